@@ -1,0 +1,49 @@
+"""Task samplers for agentdescent's ``evolve()``, selectable by name, extensible by plugins.
+
+>>> from agentdescent_sampling import create
+>>> sampler = create("difficulty-weighted:c=0.1")
+>>> sampler.pick(["a", "b"], 0)
+'a'
+"""
+
+from .errors import (
+    InvalidSamplerConfig,
+    PluginLoadError,
+    SamplerConflictError,
+    SamplerError,
+    UnknownSamplerError,
+)
+from .hookspecs import hookimpl
+from .params import REQUIRED, Parameter, Signature
+from .protocol import SOLVED, TaskSampler
+from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
+from .samplers import DifficultyWeighted, RoundRobin
+from .spec import SamplerSpec, parse_spec, spec_from_file
+from .sync import Synchronized, synchronized
+
+__all__ = [
+    "REQUIRED",
+    "SOLVED",
+    "DifficultyWeighted",
+    "InvalidSamplerConfig",
+    "Parameter",
+    "PluginFailure",
+    "PluginLoadError",
+    "Registry",
+    "RoundRobin",
+    "SamplerConflictError",
+    "SamplerError",
+    "SamplerInfo",
+    "SamplerSpec",
+    "Signature",
+    "Synchronized",
+    "TaskSampler",
+    "UnknownSamplerError",
+    "available",
+    "create",
+    "default_registry",
+    "hookimpl",
+    "parse_spec",
+    "spec_from_file",
+    "synchronized",
+]

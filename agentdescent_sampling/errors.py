@@ -1,0 +1,45 @@
+"""The errors this package raises. All derive from :class:`SamplerError`."""
+
+from __future__ import annotations
+
+__all__ = [
+    "InvalidSamplerConfig",
+    "PluginLoadError",
+    "SamplerConflictError",
+    "SamplerError",
+    "UnknownSamplerError",
+]
+
+
+class SamplerError(Exception):
+    """Base class of every error raised by agentdescent-sampling."""
+
+
+class UnknownSamplerError(SamplerError, LookupError):
+    """No installed sampler has the requested name.
+
+    The message lists the available names, suggests the closest one and mentions
+    plugins that failed to load and might have provided it.
+    """
+
+
+class InvalidSamplerConfig(SamplerError, ValueError):
+    """A sampler spec or its parameters are malformed.
+
+    The message names the sampler and its valid parameters with their defaults.
+    """
+
+
+class SamplerConflictError(SamplerError):
+    """Two distributions provide the same sampler name.
+
+    The message names both distributions; select one with ``provider=``.
+    """
+
+
+class PluginLoadError(SamplerError):
+    """A plugin failed to import, failed in its hook, or registered something invalid.
+
+    Raised when such a plugin's sampler is selected (chained to the original
+    exception), or at load time when ``AGENTDESCENT_SAMPLERS_STRICT=1``.
+    """

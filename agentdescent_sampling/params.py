@@ -1,0 +1,122 @@
+"""Read a sampler factory's parameters, for ``show``, ``list --json`` and config checks."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = ["REQUIRED", "Parameter", "Signature", "signature_of"]
+
+
+class _Required:
+    """The default of a parameter a config must set."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: The ``default`` of a :class:`Parameter` that has none.
+REQUIRED: Any = _Required()
+
+
+@attrs.frozen
+class Parameter:
+    """One keyword parameter of a sampler factory.
+
+    Args:
+        name: the keyword a config uses.
+        default: the value used when a config leaves it out, or :data:`REQUIRED`.
+        annotation: the declared type, as text ("" when undeclared).
+    """
+
+    name: str
+    default: Any
+    annotation: str = ""
+
+    @property
+    def required(self) -> bool:
+        """Whether a config must set this parameter."""
+        return self.default is REQUIRED
+
+    def __str__(self) -> str:
+        return self.name if self.required else f"{self.name}={self.default!r}"
+
+
+@attrs.frozen
+class Signature:
+    """The keyword parameters a factory takes, and whether it takes any others."""
+
+    parameters: tuple[Parameter, ...] = ()
+    accepts_any: bool = False
+
+    def describe(self) -> str:
+        """``c=0.2, pass_threshold=0.999, prior=0.5``, or ``no parameters``."""
+        names = [str(parameter) for parameter in self.parameters]
+        if self.accepts_any:
+            names.append("**kwargs")
+        return ", ".join(names) or "no parameters"
+
+    def check(self, params: Mapping[str, Any]) -> list[str]:
+        """Return one message per unknown or missing parameter in ``params``."""
+        known = {parameter.name for parameter in self.parameters}
+        problems = []
+        if not self.accepts_any:
+            problems += [f"unknown parameter {key!r}" for key in params if key not in known]
+        problems += [
+            f"missing required parameter {parameter.name!r}"
+            for parameter in self.parameters
+            if parameter.required and parameter.name not in params
+        ]
+        return problems
+
+
+def signature_of(factory: Callable[..., Any]) -> Signature:
+    """Describe ``factory``'s keyword parameters.
+
+    attrs classes are read from their fields (so defaults and aliases are exact);
+    anything else from :func:`inspect.signature`. A factory whose signature can't
+    be read is taken to accept any keyword.
+    """
+    if inspect.isclass(factory) and attrs.has(factory):
+        return Signature(
+            tuple(
+                Parameter(
+                    field.alias or field.name, _attrs_default(field.default), _text(field.type)
+                )
+                for field in attrs.fields(factory)
+                if field.init
+            )
+        )
+    try:
+        found = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return Signature(accepts_any=True)
+    parameters = []
+    accepts_any = False
+    for parameter in found.parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            accepts_any = True
+        elif parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            default = REQUIRED if parameter.default is parameter.empty else parameter.default
+            annotation = "" if parameter.annotation is parameter.empty else parameter.annotation
+            parameters.append(Parameter(parameter.name, default, _text(annotation)))
+    return Signature(tuple(parameters), accepts_any)
+
+
+def _attrs_default(default: Any) -> Any:
+    if default is attrs.NOTHING:
+        return REQUIRED
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]  # Factory is a class
+        return default.factory() if not default.takes_self else REQUIRED
+    return default
+
+
+def _text(annotation: Any) -> str:
+    if annotation is None:
+        return ""
+    if isinstance(annotation, str):
+        return annotation
+    return getattr(annotation, "__name__", None) or repr(annotation)

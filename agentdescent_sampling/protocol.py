@@ -1,0 +1,106 @@
+"""The sampler contract: the two methods ``evolve()`` calls, and the checks they share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+__all__ = ["SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"]
+
+#: The reward at or above which a rollout counts as a pass. Mirrors
+#: ``agentdescent.SOLVED`` (the default of ``evolve(solved_threshold=...)``); it is
+#: repeated here, rather than imported, so that this package never imports the engine.
+#: An integration test checks that the two agree.
+SOLVED = 0.999
+
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*\Z", re.IGNORECASE)
+_MAX_NAME = 64
+
+
+@runtime_checkable
+class TaskSampler(Protocol):
+    """Chooses which task in a worker's shard gets the next rollout, and learns from it.
+
+    Two methods and no base class: any object that has them can be passed to
+    ``evolve(task_sampler=...)``. A sampler also carries a ``name`` class attribute,
+    the name configs select it by. It is not part of the runtime ``isinstance``
+    check, which the engine's own protocol does not make either.
+    """
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        """Return one task id from ``keys``, the worker's shard, without mutating it."""
+        ...
+
+    def record(self, task_id: str, score: float) -> None:
+        """Report the reward in [0, 1] that a rollout of ``task_id`` achieved."""
+        ...
+
+
+def check_keys(keys: object) -> Sequence[str]:
+    """Return ``keys`` if it is a non-empty shard, else raise.
+
+    Raises:
+        TypeError: ``keys`` is not a sequence, or is a string (a string is a
+            sequence of characters, never a shard).
+        ValueError: the shard is empty.
+    """
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
+        raise TypeError(
+            f"pick() expects the shard as a sequence of task ids (a list or tuple), "
+            f"got {type(keys).__name__} {_short(keys)}; pass list(keys)"
+        )
+    if not keys:
+        raise ValueError(
+            "pick() got an empty shard: there is no task to roll out; "
+            "give every worker at least one task id"
+        )
+    return keys
+
+
+def check_score(task_id: object, score: object) -> float:
+    """Return ``score`` as a float if it is a valid reward for ``task_id``, else raise.
+
+    Raises:
+        TypeError: ``task_id`` is not a string, or ``score`` is not a real number
+            (``bool`` included: pass ``float(score)`` if you mean 0.0 or 1.0).
+        ValueError: ``score`` is NaN, infinite or outside [0, 1].
+    """
+    if not isinstance(task_id, str):
+        raise TypeError(
+            f"record() expects task_id as a str, got {type(task_id).__name__} {_short(task_id)}"
+        )
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise TypeError(
+            f"record({task_id!r}, ...) expects the score as a number in [0, 1], got "
+            f"{type(score).__name__} {_short(score)}; pass the reward the rollout achieved"
+        )
+    value = float(score)
+    if not 0.0 <= value <= 1.0:  # NaN fails this comparison too
+        raise ValueError(
+            f"record({task_id!r}, {value!r}): the score must be a finite number in "
+            f"[0, 1]; normalise the reward (for example accuracy / 100) before recording it"
+        )
+    return value
+
+
+def check_name(name: object) -> str:
+    """Return ``name`` if it is a valid sampler name, else raise ``ValueError``.
+
+    A name is 1 to 64 characters: a letter, then letters and digits, in words joined
+    by single ``-`` or ``_`` (``difficulty-weighted``, ``hardest_first``). Dots,
+    colons and slashes are refused, so a name can never look like an import path.
+    """
+    if not isinstance(name, str) or len(name) > _MAX_NAME or not _NAME.match(name):
+        raise ValueError(
+            f"invalid sampler name {_short(name)}: expected up to {_MAX_NAME} letters, "
+            f"digits and single '-' or '_' between words, starting with a letter "
+            f"(for example 'difficulty-weighted')"
+        )
+    return name
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters so a huge input can't flood a message."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."

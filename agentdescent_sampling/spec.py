@@ -1,0 +1,213 @@
+"""Turn what a user writes in a config into a :class:`SamplerSpec`.
+
+Three forms are accepted: a name (``"difficulty-weighted"``), a name with
+parameters (``"difficulty-weighted:c=0.1,pass_threshold=0.8"``) and a mapping as
+read from TOML, JSON or YAML (``{"name": "difficulty-weighted", "c": 0.1}``, with
+an optional ``"provider"``). Parsing never imports anything: a spec is only a name
+that the registry resolves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from .errors import InvalidSamplerConfig
+from .protocol import _short, check_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # tomllib arrived in 3.11; tomli is the same parser, published for 3.10
+    import tomli as tomllib
+
+__all__ = ["SamplerSpec", "SpecLike", "parse_spec", "spec_from_file"]
+
+_MAX_SPEC = 4096
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_PAIR = re.compile(
+    r"""\s*(?P<key>[^=,]*?)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^,]*?)\s*(?:,|\Z)"""
+)
+_INT = re.compile(r"[+-]?\d+\Z")
+_FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z")
+_RESERVED = ("name", "provider")
+
+
+def _frozen(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(params))
+
+
+@attrs.frozen(unsafe_hash=False)
+class SamplerSpec:
+    """Which sampler to build, with which parameters, from which distribution.
+
+    Args:
+        name: a registered sampler name or alias (see ``agentdescent-sampling list``).
+        params: keyword parameters for the sampler's factory.
+        provider: the distribution to take the sampler from, when two provide it.
+    """
+
+    name: str
+    params: Mapping[str, Any] = attrs.field(
+        factory=dict, converter=_frozen, repr=lambda params: repr(dict(params))
+    )
+    provider: str | None = None
+
+    def __str__(self) -> str:
+        """The spec in string form, ``name:key=value,...`` (without the provider)."""
+        if not self.params:
+            return self.name
+        pairs = ",".join(f"{key}={_format_value(value)}" for key, value in self.params.items())
+        return f"{self.name}:{pairs}"
+
+
+#: Anything :func:`parse_spec` and ``create()`` accept.
+SpecLike = str | Mapping[str, Any] | SamplerSpec
+
+
+def parse_spec(spec: SpecLike) -> SamplerSpec:
+    """Parse a name, a ``name:key=value,...`` string or a mapping into a :class:`SamplerSpec`.
+
+    Raises:
+        InvalidSamplerConfig: the spec is malformed; the message quotes the bad
+            part and shows the expected form.
+    """
+    if isinstance(spec, SamplerSpec):
+        return _validated(spec.name, dict(spec.params), spec.provider)
+    if isinstance(spec, str):
+        return _parse_string(spec)
+    if isinstance(spec, Mapping):
+        return _parse_mapping(spec)
+    raise InvalidSamplerConfig(
+        f"a sampler spec must be a name, a 'name:key=value,...' string or a mapping "
+        f"with a 'name' key, got {type(spec).__name__} {_short(spec)}"
+    )
+
+
+def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> SamplerSpec:
+    """Read a spec stored under ``key`` in a TOML or JSON file.
+
+    ``key`` may be dotted (``"tool.agentdescent.task_sampler"``). The value under it
+    is a table (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string.
+
+    Raises:
+        InvalidSamplerConfig: the file can't be read or parsed, the key is missing,
+            or the spec under it is malformed.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+        document = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        # ValueError covers both JSONDecodeError and TOMLDecodeError.
+        raise InvalidSamplerConfig(
+            f"cannot read a sampler spec from {str(file)!r}: {error}; expected a TOML file "
+            f"(or a .json file) with a [{key}] table"
+        ) from error
+    value: Any = document
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            found = sorted(value) if isinstance(value, Mapping) else []
+            raise InvalidSamplerConfig(
+                f"{str(file)!r} has no {key!r} entry (missing {part!r}; found keys: "
+                f"{', '.join(map(repr, found)) or 'none'}); add a [{key}] table with "
+                f'name = "round-robin" or pass key= to read another one'
+            )
+        value = value[part]
+    try:
+        return parse_spec(value)
+    except InvalidSamplerConfig as error:
+        raise InvalidSamplerConfig(f"in {str(file)!r} under {key!r}: {error}") from None
+
+
+def _parse_string(text: str) -> SamplerSpec:
+    if len(text) > _MAX_SPEC:
+        raise InvalidSamplerConfig(
+            f"sampler spec is {len(text)} characters long, over the limit of {_MAX_SPEC}: "
+            f"{_short(text)}"
+        )
+    name, sep, rest = text.strip().partition(":")
+    _check_name(name.strip())
+    params: dict[str, Any] = {}
+    position = 0
+    while sep and position < len(rest):
+        match = _PAIR.match(rest, position)
+        if match is None or match.end() == position:
+            raise InvalidSamplerConfig(
+                f"cannot parse parameters {_short(rest[position:])} in sampler spec "
+                f"{_short(text)}: expected 'name:key=value,key=value', for example "
+                f"'difficulty-weighted:c=0.1,pass_threshold=0.8'"
+            )
+        key = match["key"]
+        if key in params:
+            raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {_short(text)}")
+        params[key] = _parse_value(match["value"])
+        position = match.end()
+    return _validated(name.strip(), params, None)
+
+
+def _parse_mapping(mapping: Mapping[Any, Any]) -> SamplerSpec:
+    if "name" not in mapping:
+        raise InvalidSamplerConfig(
+            f"a sampler table needs a 'name' key, got keys {sorted(map(str, mapping))}; "
+            f"for example {{'name': 'difficulty-weighted', 'c': 0.1}}"
+        )
+    params = {key: value for key, value in mapping.items() if key not in _RESERVED}
+    return _validated(mapping["name"], params, mapping.get("provider"))
+
+
+def _check_name(name: Any) -> None:
+    try:
+        check_name(name)
+    except ValueError as error:
+        raise InvalidSamplerConfig(
+            f"{error}. A config selects an installed sampler by name and never imports "
+            f"code; run 'agentdescent-sampling list' to see the names"
+        ) from None
+
+
+def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
+    _check_name(name)
+    for key in params:
+        if not isinstance(key, str) or not _IDENT.match(key):
+            raise InvalidSamplerConfig(
+                f"sampler {name!r}: parameter name {_short(key)} is not a Python identifier"
+            )
+    if provider is not None and not isinstance(provider, str):
+        raise InvalidSamplerConfig(
+            f"sampler {name!r}: 'provider' must be a distribution name (a string), "
+            f"got {_short(provider)}"
+        )
+    return SamplerSpec(name, params, provider)
+
+
+def _parse_value(raw: str) -> Any:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        return json.loads(raw) if raw[0] == '"' else raw[1:-1]
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    if _INT.match(raw):
+        return int(raw)
+    if _FLOAT.match(raw):
+        return float(raw)
+    return raw
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value) if _parse_value(value) != value or "," in value else value
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value)

@@ -1,0 +1,299 @@
+"""The registry against real distributions installed by pip into a throwaway venv."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.registry.conftest import PLUGIN_MODULES
+from tests.support.venv import Venv
+
+IMPORTED_PLUGINS = f"""
+import json, sys
+print(json.dumps(sorted(m for m in {PLUGIN_MODULES!r} if m in sys.modules)))
+"""
+
+
+def records(zoo: Venv, env: dict[str, str] | None = None) -> list[dict[str, object]]:
+    result: list[dict[str, object]] = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import available
+        print(json.dumps([record.to_dict() for record in available()]))
+        """,
+        env=env,
+    )
+    return result
+
+
+def failure_of(records: list[dict[str, object]], distribution: str) -> dict[str, object]:
+    (found,) = [r for r in records if r["kind"] == "failure" and r["distribution"] == distribution]
+    return found
+
+
+def error_of(zoo: Venv, spec: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """Create ``spec`` in the venv; return the error it raised and its cause."""
+    result: dict[str, str] = zoo.json(
+        f"""
+        import json
+        from agentdescent_sampling import create
+        try:
+            create({spec!r})
+        except Exception as error:
+            cause = error.__cause__
+            print(json.dumps({{"type": type(error).__name__, "message": str(error),
+                              "cause": type(cause).__name__ if cause else None}}))
+        """,
+        env=env,
+    )
+    return result
+
+
+def test_a_class_form_plugin_is_registered_under_its_entry_point_name(zoo: Venv) -> None:
+    made = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create, default_registry
+        sampler = create("fifo:offset=1")
+        info = default_registry().get("fifo")
+        print(json.dumps([type(sampler).__name__, sampler.pick(["a", "b"], 0), info.to_dict()]))
+        """
+    )
+    assert made[:2] == ["Fifo", "b"]
+    assert made[2]["distribution"] == "ads-test-classform"
+    assert made[2]["version"] == "1.2.3"
+    assert made[2]["form"] == "class"
+    assert made[2]["parameters"] == [
+        {"name": "offset", "default": 0, "required": False, "type": ""}
+    ]
+
+
+def test_a_hook_form_plugin_registers_several_samplers_with_aliases_and_descriptions(
+    zoo: Venv,
+) -> None:
+    by_name = {r["name"]: r for r in records(zoo) if r["kind"] == "sampler"}
+    assert by_name["shuffled"]["aliases"] == ["shuf"]
+    assert by_name["shuffled"]["description"] == "Shuffled order, seeded."
+    assert by_name["shuffled"]["form"] == "hook"
+    assert by_name["first-key"]["description"] == ""
+    assert by_name["first-key"]["accepts_any_parameter"] is True
+    assert zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create
+        print(json.dumps(type(create("shuf:seed=3")).__name__))
+        """
+    ) == "Shuffled"
+
+
+def test_selecting_a_builtin_imports_no_plugin(zoo: Venv) -> None:
+    imported = zoo.json(
+        "from agentdescent_sampling import create\ncreate('difficulty-weighted')\n"
+        + IMPORTED_PLUGINS
+    )
+    assert imported == []
+
+
+def test_selecting_a_class_form_plugin_imports_only_that_plugin(zoo: Venv) -> None:
+    imported = zoo.json("from agentdescent_sampling import create\ncreate('fifo')\n" + IMPORTED_PLUGINS)
+    assert imported == ["ads_classform"]
+
+
+def test_a_name_not_found_otherwise_loads_the_hook_plugins(zoo: Venv) -> None:
+    imported = zoo.json(
+        "from agentdescent_sampling import create\ncreate('first-key')\n" + IMPORTED_PLUGINS
+    )
+    assert "ads_hookform" in imported
+
+
+def test_failed_plugins_are_recorded_with_distribution_version_and_error(zoo: Venv) -> None:
+    found = records(zoo)
+    broken = failure_of(found, "ads-test-broken-import")
+    assert broken["status"] == "failed"
+    assert broken["version"] == "1.2.3"
+    assert broken["entry_point"] == "broken = ads_broken:Sampler"
+    assert "ModuleNotFoundError" in str(broken["error"])
+    assert "hook exploded" in str(failure_of(found, "ads-test-hook-raises")["error"])
+    assert "SystemExit: 3" in str(failure_of(found, "ads-test-exits")["error"])
+    assert "neither a sampler factory" in str(failure_of(found, "ads-test-not-a-factory")["error"])
+
+
+def test_every_other_sampler_keeps_working_beside_broken_plugins(zoo: Venv) -> None:
+    names = {r["name"] for r in records(zoo) if r["kind"] == "sampler"}
+    assert {"round-robin", "difficulty-weighted", "fifo", "shuffled", "survivor"} <= names
+
+
+def test_a_misspelt_hook_is_reported_not_ignored(zoo: Venv) -> None:
+    failure = failure_of(records(zoo), "ads-test-misspelt")
+    assert "unknown hook 'agentdescent_register_sampler'" in str(failure["error"])
+
+
+def test_invalid_registrations_are_recorded_and_the_valid_one_survives(zoo: Venv) -> None:
+    found = records(zoo)
+    errors = [
+        str(r["error"])
+        for r in found
+        if r["kind"] == "failure" and r["distribution"] == "ads-test-bad-registrations"
+    ]
+    assert len(errors) == 4
+    assert any("registered int 42, which is not callable" in e for e in errors)
+    assert any("registered class NoPick, which has no pick()" in e for e in errors)
+    assert any("already registered" in e for e in errors)
+    assert any("invalid sampler name 'bad.name'" in e for e in errors)
+    assert [r["distribution"] for r in found if r.get("name") == "survivor"] == [
+        "ads-test-bad-registrations"
+    ]
+
+
+def test_selecting_a_sampler_from_a_failed_plugin_raises_chained_to_the_original(
+    zoo: Venv,
+) -> None:
+    error = error_of(zoo, "broken")
+    assert error["type"] == "PluginLoadError"
+    assert error["cause"] == "ModuleNotFoundError"
+    assert "ads-test-broken-import 1.2.3" in error["message"]
+
+
+def test_an_unknown_name_mentions_the_plugins_that_failed(zoo: Venv) -> None:
+    error = error_of(zoo, "survivr")
+    assert error["type"] == "UnknownSamplerError"
+    assert "Did you mean 'survivor'?" in error["message"]
+    assert "ads-test-broken-import" in error["message"]
+
+
+def test_strict_mode_makes_a_load_failure_raise(zoo: Venv) -> None:
+    result = zoo.python(
+        "from agentdescent_sampling import available\navailable()\n",
+        env={"AGENTDESCENT_SAMPLERS_STRICT": "1"},
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "PluginLoadError" in result.stderr
+    assert "AGENTDESCENT_SAMPLERS_STRICT=1" in result.stderr
+
+
+def test_two_distributions_with_one_name_conflict_naming_both(zoo: Venv) -> None:
+    error = error_of(zoo, "dup")
+    assert error["type"] == "SamplerConflictError"
+    assert "ads-test-dup-a 1.2.3" in error["message"]
+    assert "ads-test-dup-b 1.2.3" in error["message"]
+    conflicted = [r for r in records(zoo) if r.get("name") == "dup"]
+    assert sorted((r["distribution"], r["status"]) for r in conflicted) == [
+        ("ads-test-dup-a", "conflict"),
+        ("ads-test-dup-b", "conflict"),
+    ]
+
+
+def test_provider_picks_one_of_two_conflicting_distributions(zoo: Venv) -> None:
+    module = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create
+        sampler = create({"name": "dup", "provider": "ads_test_dup_b"})
+        print(json.dumps(type(sampler).__module__))
+        """
+    )
+    assert module == "ads_dup_b"
+
+
+def test_a_plugin_claiming_a_builtin_name_is_reported_and_the_builtin_keeps_working(
+    zoo: Venv,
+) -> None:
+    made = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import available, create
+        available()
+        print(json.dumps([type(create(n)).__module__ for n in ("round-robin", "difficulty-weighted")]))
+        """
+    )
+    assert made == ["agentdescent_sampling.samplers.round_robin"] + [
+        "agentdescent_sampling.samplers.difficulty_weighted"
+    ]
+    claims = [
+        r for r in records(zoo) if r["kind"] == "failure" and r["distribution"] == "ads-test-impostor"
+    ]
+    assert sorted(r["names"][0] for r in claims) == ["difficulty-weighted", "round-robin"]  # type: ignore[index]
+    assert {r["status"] for r in claims} == {"conflict"}
+
+
+@pytest.mark.parametrize("disabled", ["fifo", "ads-test-classform", "ADS_TEST_CLASSFORM"])
+def test_a_disabled_plugin_is_never_imported_and_says_why(zoo: Venv, disabled: str) -> None:
+    env = {"AGENTDESCENT_SAMPLERS_DISABLE": f"something-else, {disabled}"}
+    error = error_of(zoo, "fifo", env=env)
+    assert error["type"] == "UnknownSamplerError"
+    assert "AGENTDESCENT_SAMPLERS_DISABLE" in error["message"]
+    imported = zoo.json(
+        "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
+    )
+    assert "ads_classform" not in imported
+    assert failure_of(records(zoo, env=env), "ads-test-classform")["status"] == "disabled"
+
+
+def test_a_builtin_can_be_disabled_by_name(zoo: Venv) -> None:
+    error = error_of(zoo, "round-robin", env={"AGENTDESCENT_SAMPLERS_DISABLE": "round-robin"})
+    assert error["type"] == "UnknownSamplerError"
+    assert "disabled" in error["message"]
+
+
+def test_only_limits_loading_to_the_named_distributions_and_the_builtins(zoo: Venv) -> None:
+    env = {"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-classform"}
+    names = {r["name"] for r in records(zoo, env=env) if r["kind"] == "sampler"}
+    assert names == {"round-robin", "difficulty-weighted", "fifo"}
+    imported = zoo.json(
+        "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
+    )
+    assert imported == ["ads_classform"]
+    assert error_of(zoo, "shuffled", env=env)["type"] == "UnknownSamplerError"
+
+
+def test_many_threads_selecting_at_once_load_each_plugin_once(zoo: Venv) -> None:
+    outcome = zoo.json(
+        """
+        import json, sys, threading
+        from agentdescent_sampling import create, default_registry
+        sys.setswitchinterval(1e-6)
+        barrier = threading.Barrier(16)
+        def select():
+            barrier.wait()
+            create("shuffled")
+            create("fifo")
+        threads = [threading.Thread(target=select) for _ in range(16)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        import ads_hookform
+        failures = [f.message for f in default_registry().failures()
+                    if f.distribution in ("ads-test-hookform", "ads-test-classform")]
+        print(json.dumps([len(ads_hookform.CALLS), failures]))
+        """
+    )
+    assert outcome == [1, []]
+
+
+def test_list_json_shows_builtins_plugins_and_failures_with_versions(zoo: Venv) -> None:
+    listed = json.loads(zoo.run("agentdescent-sampling", "list", "--json").stdout)
+    builtins = {r["name"]: r for r in listed if r.get("distribution") == "agentdescent-sampling"}
+    assert set(builtins) == {"round-robin", "difficulty-weighted"}
+    assert {r["version"] for r in builtins.values()} == {"0.1.0"}
+    assert any(r["kind"] == "failure" for r in listed)
+
+
+def test_list_prints_a_table_with_failed_plugins(zoo: Venv) -> None:
+    table = zoo.run("agentdescent-sampling", "list").stdout
+    assert table.splitlines()[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION"]
+    assert "ads-test-broken-import" in table
+    assert "conflict" in table
+
+
+def test_show_prints_description_and_parameters(zoo: Venv) -> None:
+    shown = zoo.run("agentdescent-sampling", "show", "shuf").stdout
+    assert "shuffled (ads-test-hookform 1.2.3)" in shown
+    assert "Shuffled order, seeded." in shown
+    assert "seed = 0" in shown
+
+
+def test_show_of_an_unknown_name_fails_with_a_clear_message(zoo: Venv) -> None:
+    result = zoo.run("agentdescent-sampling", "show", "nothing-here", check=False)
+    assert result.returncode == 2
+    assert "no sampler named 'nothing-here'" in result.stderr

@@ -1,0 +1,97 @@
+"""create() and available() against this package's own installed entry points."""
+
+from pathlib import Path
+
+import pytest
+
+from agentdescent_sampling import (
+    DifficultyWeighted,
+    InvalidSamplerConfig,
+    RoundRobin,
+    SamplerInfo,
+    SamplerSpec,
+    UnknownSamplerError,
+    available,
+    create,
+    spec_from_file,
+)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "difficulty-weighted:c=0.1,pass_threshold=0.8",
+        {"name": "difficulty-weighted", "c": 0.1, "pass_threshold": 0.8},
+        SamplerSpec("difficulty-weighted", {"c": 0.1, "pass_threshold": 0.8}),
+        {"name": "DifficultyWeighted", "c": 0.1, "pass_threshold": 0.8},
+        "Difficulty_Weighted:c=0.1,pass_threshold=0.8",
+        {"name": "difficulty-weighted", "provider": "agentdescent-sampling", "c": 0.1,
+         "pass_threshold": 0.8},
+    ],
+)
+def test_every_spec_form_builds_a_working_sampler(spec: object) -> None:
+    sampler = create(spec)  # type: ignore[arg-type]
+    assert isinstance(sampler, DifficultyWeighted)
+    assert (sampler.c, sampler.pass_threshold) == (0.1, 0.8)
+    sampler.record("a", 0.85)
+    assert sampler.stats() == {"a": (1, 1)}
+    assert sampler.pick(["a", "b"], 0) == "b"
+
+
+def test_a_spec_read_from_toml_builds_the_sampler(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[task_sampler]\nname = "round-robin"\n')
+    assert isinstance(create(spec_from_file(path)), RoundRobin)
+
+
+def test_each_create_returns_a_fresh_instance() -> None:
+    assert create("difficulty-weighted") is not create("difficulty-weighted")
+
+
+def test_an_unknown_name_lists_the_available_ones_and_suggests_the_closest() -> None:
+    with pytest.raises(UnknownSamplerError) as caught:
+        create("difficulty-weigted")
+    message = str(caught.value)
+    assert "Did you mean 'difficulty-weighted'?" in message
+    assert "difficulty-weighted, round-robin" in message
+    assert isinstance(caught.value, LookupError)
+
+
+def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create("difficulty-weighted:cc=0.1")
+    assert str(caught.value) == (
+        "sampler 'difficulty-weighted': unknown parameter 'cc'. Did you mean 'c'? "
+        "Valid parameters: c=0.2, pass_threshold=0.999, prior=0.5"
+    )
+    assert isinstance(caught.value, ValueError)
+
+
+def test_a_bad_parameter_value_is_an_invalid_config_chained_to_the_validator() -> None:
+    with pytest.raises(InvalidSamplerConfig, match=r"c=-1\): expected a number >= 0") as caught:
+        create({"name": "difficulty-weighted", "c": -1})
+    assert isinstance(caught.value.__cause__, ValueError)
+
+
+def test_round_robin_takes_no_parameters() -> None:
+    with pytest.raises(InvalidSamplerConfig, match="Valid parameters: no parameters"):
+        create("round-robin:c=1")
+
+
+def test_an_unknown_provider_names_the_real_one() -> None:
+    with pytest.raises(UnknownSamplerError, match="provided by agentdescent-sampling"):
+        create({"name": "round-robin", "provider": "someone-else"})
+
+
+def test_available_describes_both_builtins() -> None:
+    records = {r.name: r for r in available() if isinstance(r, SamplerInfo)}
+    weighted = records["difficulty-weighted"].to_dict()
+    assert weighted["distribution"] == "agentdescent-sampling"
+    assert weighted["aliases"] == ["DifficultyWeighted"]
+    assert weighted["status"] == "ok"
+    assert [(p["name"], p["default"]) for p in weighted["parameters"]] == [
+        ("c", 0.2),
+        ("pass_threshold", 0.999),
+        ("prior", 0.5),
+    ]
+    assert records["round-robin"].to_dict()["parameters"] == []

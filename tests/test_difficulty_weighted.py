@@ -1,0 +1,163 @@
+import math
+import threading
+
+import pytest
+
+from agentdescent_sampling import SOLVED, DifficultyWeighted
+
+
+def reference_pick(
+    stats: dict[str, tuple[int, int]], keys: list[str], picks: int, c: float
+) -> str:
+    """The doc's rule, written out as plainly as possible."""
+    scores = []
+    for key in keys:
+        passes, trials = stats.get(key, (0, 0))
+        if trials == 0:
+            scores.append(math.inf)
+        else:
+            p = passes / trials
+            scores.append(min(1.0, 4 * p * (1 - p)) + c * math.sqrt(math.log(picks + 1) / trials))
+    return keys[scores.index(max(scores))]
+
+
+def test_every_untried_task_is_picked_before_any_repeat() -> None:
+    sampler = DifficultyWeighted()
+    keys = [f"t{i}" for i in range(10)]
+    picked = []
+    for r in range(10):
+        task = sampler.pick(keys, r)
+        picked.append(task)
+        sampler.record(task, 0.0)
+    assert picked == keys
+
+
+def test_always_pass_and_never_pass_tasks_lose_to_a_mixed_one() -> None:
+    sampler = DifficultyWeighted()
+    keys = ["always", "never", "mixed"]
+    for _ in range(4):
+        sampler.record("always", 1.0)
+        sampler.record("never", 0.0)
+    for score in (1.0, 0.0, 1.0, 0.0):
+        sampler.record("mixed", score)
+    assert [sampler.pick(keys, r) for r in range(5)] == ["mixed"] * 5
+
+
+def test_a_score_of_exactly_solved_is_a_pass_and_just_below_is_not() -> None:
+    sampler = DifficultyWeighted()
+    sampler.record("at", SOLVED)
+    sampler.record("below", math.nextafter(SOLVED, 0.0))
+    assert sampler.stats() == {"at": (1, 1), "below": (0, 1)}
+
+
+def test_a_lower_pass_threshold_counts_graded_scores() -> None:
+    sampler = DifficultyWeighted(pass_threshold=0.8)
+    sampler.record("t", 0.85)
+    sampler.record("t", 0.79)
+    assert sampler.stats() == {"t": (1, 2)}
+
+
+def test_ties_go_to_the_earliest_key() -> None:
+    sampler = DifficultyWeighted()
+    for key in ("b", "a"):
+        sampler.record(key, 1.0)
+        sampler.record(key, 0.0)
+    assert sampler.pick(["b", "a"], 0) == "b"
+    assert sampler.pick(["a", "b"], 0) == "a"
+
+
+def test_picks_follow_the_doc_formula_on_a_long_random_run() -> None:
+    import random
+
+    rng = random.Random(7)
+    sampler = DifficultyWeighted(c=0.3)
+    stats: dict[str, tuple[int, int]] = {}
+    keys = [f"t{i}" for i in range(12)]
+    truth = {key: rng.random() for key in keys}
+    for picks in range(1, 400):
+        shard = rng.sample(keys, 8)
+        expected = reference_pick(stats, shard, picks, 0.3)
+        assert sampler.pick(shard, picks) == expected
+        score = 1.0 if rng.random() < truth[expected] else 0.0
+        sampler.record(expected, score)
+        passes, trials = stats.get(expected, (0, 0))
+        stats[expected] = (passes + int(score >= SOLVED), trials + 1)
+    assert sampler.stats() == stats
+
+
+def test_pick_does_not_mutate_keys() -> None:
+    sampler = DifficultyWeighted()
+    keys = ["c", "a", "b"]
+    sampler.record("a", 1.0)
+    sampler.pick(keys, 0)
+    assert keys == ["c", "a", "b"]
+
+
+def test_record_accepts_ids_outside_the_current_shard() -> None:
+    sampler = DifficultyWeighted()
+    sampler.pick(["a"], 0)
+    sampler.record("elsewhere", 0.5)
+    assert sampler.stats() == {"elsewhere": (0, 1)}
+
+
+@pytest.mark.parametrize("score", [math.nan, math.inf, -0.5, 2.0, None, "x"])
+def test_a_rejected_score_changes_no_statistics(score: object) -> None:
+    sampler = DifficultyWeighted()
+    sampler.record("t", 1.0)
+    with pytest.raises((ValueError, TypeError)):
+        sampler.record("t", score)  # type: ignore[arg-type]
+    assert sampler.stats() == {"t": (1, 1)}
+
+
+def test_stats_is_a_copy() -> None:
+    sampler = DifficultyWeighted()
+    sampler.record("t", 1.0)
+    sampler.stats()["t"] = (9, 9)
+    assert sampler.stats() == {"t": (1, 1)}
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "fragment"),
+    [
+        ({"c": -0.1}, ValueError, "c=-0.1"),
+        ({"c": "big"}, TypeError, "c='big'"),
+        ({"c": True}, TypeError, "c=True"),
+        ({"pass_threshold": 0.0}, ValueError, "pass_threshold=0.0"),
+        ({"pass_threshold": 1.5}, ValueError, "pass_threshold=1.5"),
+        ({"prior": -0.1}, ValueError, "prior=-0.1"),
+        ({"prior": math.nan}, ValueError, "prior=nan"),
+    ],
+)
+def test_parameters_are_validated_with_clear_errors(
+    params: dict[str, object], error: type[Exception], fragment: str
+) -> None:
+    with pytest.raises(error, match=fragment.replace("(", r"\(")):
+        DifficultyWeighted(**params)  # type: ignore[arg-type]
+
+
+def test_defaults_match_the_doc() -> None:
+    assert repr(DifficultyWeighted()) == "DifficultyWeighted(c=0.2, pass_threshold=0.999, prior=0.5)"
+
+
+@pytest.mark.usefixtures("fast_thread_switching")
+def test_sixteen_threads_sharing_one_instance_lose_no_record() -> None:
+    sampler = DifficultyWeighted()
+    keys = [f"t{i}" for i in range(20)]
+    per_thread = 500
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for i in range(per_thread):
+                task = sampler.pick(keys, i)
+                sampler.record(task, float((seed + i) % 2))
+        except BaseException as error:  # noqa: BLE001  # collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sum(trials for _, trials in sampler.stats().values()) == 16 * per_thread

@@ -1,0 +1,65 @@
+import math
+
+import pytest
+
+from agentdescent_sampling import SOLVED, DifficultyWeighted, RoundRobin, TaskSampler
+from agentdescent_sampling.protocol import check_keys, check_name, check_score
+
+
+def test_solved_is_the_engines_threshold() -> None:
+    assert SOLVED == 0.999
+
+
+@pytest.mark.parametrize("sampler", [RoundRobin(), DifficultyWeighted()])
+def test_builtins_satisfy_the_protocol_and_carry_a_name(sampler: TaskSampler) -> None:
+    assert isinstance(sampler, TaskSampler)
+    check_name(type(sampler).name)  # type: ignore[attr-defined]
+
+
+def test_an_object_without_record_is_not_a_sampler() -> None:
+    class PickOnly:
+        def pick(self, keys: list[str], round_index: int) -> str:
+            return keys[0]
+
+    assert not isinstance(PickOnly(), TaskSampler)
+
+
+@pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf, -0.01, 1.0001])
+def test_out_of_range_scores_raise_value_error_naming_the_task(score: float) -> None:
+    with pytest.raises(ValueError, match="'task-7'"):
+        check_score("task-7", score)
+
+
+@pytest.mark.parametrize("score", [None, "0.5", True, [0.5], b"1"])
+def test_non_number_scores_raise_type_error(score: object) -> None:
+    with pytest.raises(TypeError, match="'task-7'"):
+        check_score("task-7", score)
+
+
+@pytest.mark.parametrize("score", [0, 1, 0.0, 0.5, 1.0])
+def test_valid_scores_come_back_as_floats(score: float) -> None:
+    assert check_score("t", score) == float(score)
+
+
+def test_task_id_must_be_a_string() -> None:
+    with pytest.raises(TypeError, match="task_id"):
+        check_score(7, 0.5)
+
+
+@pytest.mark.parametrize("keys", ["abc", b"ab", {"a", "b"}, None, iter(["a"])])
+def test_shards_that_are_not_sequences_raise_type_error(keys: object) -> None:
+    with pytest.raises(TypeError, match="sequence of task ids"):
+        check_keys(keys)
+
+
+@pytest.mark.parametrize("name", ["round-robin", "hardest_first", "A1", "x"])
+def test_valid_names(name: str) -> None:
+    assert check_name(name) == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", "pkg.mod:Class", "a/b", "../x", "-x", "x-", "a--b", "1abc", "x" * 65, None]
+)
+def test_invalid_names_are_refused(name: object) -> None:
+    with pytest.raises(ValueError, match="invalid sampler name"):
+        check_name(name)

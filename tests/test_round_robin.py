@@ -1,0 +1,42 @@
+import pytest
+
+from agentdescent_sampling import RoundRobin
+
+
+def test_picks_cycle_through_the_shard_in_order() -> None:
+    sampler = RoundRobin()
+    keys = ["a", "b", "c"]
+    assert [sampler.pick(keys, r) for r in range(7)] == ["a", "b", "c", "a", "b", "c", "a"]
+
+
+def test_record_learns_nothing() -> None:
+    sampler = RoundRobin()
+    sampler.record("a", 1.0)
+    sampler.record("b", 0.0)
+    assert [sampler.pick(["a", "b"], r) for r in range(2)] == ["a", "b"]
+
+
+def test_tuples_and_one_key_shards_work() -> None:
+    assert RoundRobin().pick(("x", "y"), 3) == "y"
+    assert RoundRobin().pick(["only"], 41) == "only"
+
+
+def test_empty_shard_raises_value_error() -> None:
+    with pytest.raises(ValueError, match="empty shard"):
+        RoundRobin().pick([], 0)
+
+
+def test_round_index_must_be_an_integer() -> None:
+    with pytest.raises(TypeError):
+        RoundRobin().pick(["a"], 0.5)  # type: ignore[arg-type]
+
+
+def test_record_rejects_bad_scores() -> None:
+    with pytest.raises(ValueError, match="'t1'"):
+        RoundRobin().record("t1", 1.5)
+    with pytest.raises(TypeError):
+        RoundRobin().record("t1", "1.0")  # type: ignore[arg-type]
+
+
+def test_repr_reads_like_the_call_that_built_it() -> None:
+    assert repr(RoundRobin()) == "RoundRobin()"

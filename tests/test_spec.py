@@ -1,0 +1,128 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from agentdescent_sampling import InvalidSamplerConfig, SamplerSpec, parse_spec, spec_from_file
+
+
+def test_a_bare_name_is_a_spec_without_parameters() -> None:
+    assert parse_spec("difficulty-weighted") == SamplerSpec("difficulty-weighted")
+
+
+def test_string_parameters_are_parsed_to_ints_floats_booleans_and_strings() -> None:
+    spec = parse_spec("s:a=1,b=0.25,c=1e-3,d=true,e=False,f=none,g=text,h='1',i=\"x, y\"")
+    assert dict(spec.params) == {
+        "a": 1,
+        "b": 0.25,
+        "c": 0.001,
+        "d": True,
+        "e": False,
+        "f": None,
+        "g": "text",
+        "h": "1",
+        "i": "x, y",
+    }
+
+
+def test_whitespace_around_names_keys_and_values_is_ignored() -> None:
+    assert parse_spec("  s : a = 1 , b = 2 ") == SamplerSpec("s", {"a": 1, "b": 2})
+
+
+def test_a_mapping_takes_name_provider_and_parameters() -> None:
+    spec = parse_spec({"name": "s", "provider": "dist-a", "c": 0.1})
+    assert spec == SamplerSpec("s", {"c": 0.1}, provider="dist-a")
+
+
+def test_a_spec_prints_as_the_string_that_parses_back_to_it() -> None:
+    spec = SamplerSpec("s", {"a": 1, "b": "x, y", "c": True, "d": None, "e": "1"})
+    assert parse_spec(str(spec)) == spec
+
+
+def test_a_spec_is_frozen() -> None:
+    spec = parse_spec("s:a=1")
+    with pytest.raises(AttributeError):
+        spec.name = "t"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        spec.params["a"] = 2  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("s:a=1,a=2", "given twice"),
+        ("s:a=1,,b=2", "cannot parse parameters"),
+        ("s:=1", "not a Python identifier"),
+        ("s:1a=1", "not a Python identifier"),
+        ("s:novalue", "cannot parse parameters"),
+        ("pkg.module:Class", "invalid sampler name 'pkg.module'"),
+        ("os.path", "invalid sampler name"),
+        ("../evil", "invalid sampler name"),
+        ("", "invalid sampler name"),
+        ("s:" + "a=1," * 2000, "over the limit"),
+    ],
+)
+def test_malformed_strings_raise_invalid_config_quoting_the_problem(
+    text: str, fragment: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=fragment.replace(".", r"\.")):
+        parse_spec(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ({"c": 0.1}, "needs a 'name' key"),
+        ({"name": 3}, "invalid sampler name 3"),
+        ({"name": "pkg.mod:Attr"}, "never imports code"),
+        ({"name": "s", "provider": 7}, "'provider' must be"),
+        ({"name": "s", 5: 1}, "parameter name 5"),
+        (42, "got int 42"),
+        (None, "got NoneType"),
+        (["s"], "got list"),
+    ],
+)
+def test_malformed_values_raise_invalid_config(value: object, fragment: str) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=fragment):
+        parse_spec(value)  # type: ignore[arg-type]
+
+
+def test_a_toml_table_is_read_under_its_key(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[task_sampler]\nname = "difficulty-weighted"\nc = 0.1\n')
+    assert spec_from_file(path) == SamplerSpec("difficulty-weighted", {"c": 0.1})
+
+
+def test_a_dotted_key_reaches_a_nested_table(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[tool.agentdescent]\ntask_sampler = "round-robin"\n')
+    assert spec_from_file(path, key="tool.agentdescent.task_sampler") == SamplerSpec("round-robin")
+
+
+def test_a_json_file_is_read_too(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"task_sampler": {"name": "s", "provider": "d"}}))
+    assert spec_from_file(path) == SamplerSpec("s", provider="d")
+
+
+def test_a_missing_key_names_the_file_and_the_keys_found(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[sampler]\nname = "s"\n')
+    with pytest.raises(InvalidSamplerConfig, match=r"no 'task_sampler' entry.*'sampler'"):
+        spec_from_file(path)
+
+
+def test_unparseable_and_missing_files_raise_invalid_config(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[task_sampler\n")
+    with pytest.raises(InvalidSamplerConfig, match="broken.toml"):
+        spec_from_file(broken)
+    with pytest.raises(InvalidSamplerConfig, match="missing.toml"):
+        spec_from_file(tmp_path / "missing.toml")
+
+
+def test_a_bad_spec_in_a_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[task_sampler]\nname = "a/b"\n')
+    with pytest.raises(InvalidSamplerConfig, match=r"run\.toml.*task_sampler.*invalid sampler name"):
+        spec_from_file(path)
