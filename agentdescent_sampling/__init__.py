@@ -15,7 +15,7 @@ from .errors import (
 )
 from .hookspecs import hookimpl
 from .params import REQUIRED, Parameter, Signature
-from .protocol import SOLVED, TaskSampler
+from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
 from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
 from .samplers import DifficultyWeighted, RoundRobin
 from .spec import SamplerSpec, parse_spec, spec_from_file
@@ -40,6 +40,9 @@ __all__ = [
     "TaskSampler",
     "UnknownSamplerError",
     "available",
+    "check_keys",
+    "check_name",
+    "check_score",
     "create",
     "default_registry",
     "hookimpl",

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from .errors import SamplerError
 from .registry import PluginFailure, SamplerInfo, available, default_registry
+from .testing import check_sampler
 
 __all__ = ["main"]
 
@@ -41,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--provider", help="the distribution to take it from, if two provide it")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(run=_show)
+
+    check = commands.add_parser(
+        "check", help="run the conformance kit against an installed sampler"
+    )
+    check.add_argument("spec", help="a sampler name, or 'name:key=value,...' with parameters")
+    check.set_defaults(run=_check)
     return parser
 
 
@@ -84,6 +91,12 @@ def _show(args: argparse.Namespace) -> int:
         lines.append("    **kwargs (any other keyword)")
     print("\n".join(line for line in lines if line))
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = check_sampler(args.spec)
+    print(report)
+    return 0 if report.ok else 1
 
 
 def _failure_row(failure: PluginFailure) -> tuple[str, ...]:

@@ -1,3 +1,5 @@
+pytest_plugins = ["pytester"]
+
 import sys
 from collections.abc import Iterator
 

@@ -25,8 +25,12 @@ from agentdescent_sampling import (
         SamplerSpec("difficulty-weighted", {"c": 0.1, "pass_threshold": 0.8}),
         {"name": "DifficultyWeighted", "c": 0.1, "pass_threshold": 0.8},
         "Difficulty_Weighted:c=0.1,pass_threshold=0.8",
-        {"name": "difficulty-weighted", "provider": "agentdescent-sampling", "c": 0.1,
-         "pass_threshold": 0.8},
+        {
+            "name": "difficulty-weighted",
+            "provider": "agentdescent-sampling",
+            "c": 0.1,
+            "pass_threshold": 0.8,
+        },
     ],
 )
 def test_every_spec_form_builds_a_working_sampler(spec: object) -> None:
@@ -53,7 +57,9 @@ def test_an_unknown_name_lists_the_available_ones_and_suggests_the_closest() -> 
         create("difficulty-weigted")
     message = str(caught.value)
     assert "Did you mean 'difficulty-weighted'?" in message
-    assert "difficulty-weighted, round-robin" in message
+    available_part = message.split("Available: ")[1].split(".")[0].split(", ")
+    assert {"difficulty-weighted", "round-robin"} <= set(available_part)
+    assert available_part == sorted(available_part)
     assert isinstance(caught.value, LookupError)
 
 

@@ -6,9 +6,7 @@ import pytest
 from agentdescent_sampling import SOLVED, DifficultyWeighted
 
 
-def reference_pick(
-    stats: dict[str, tuple[int, int]], keys: list[str], picks: int, c: float
-) -> str:
+def reference_pick(stats: dict[str, tuple[int, int]], keys: list[str], picks: int, c: float) -> str:
     """The doc's rule, written out as plainly as possible."""
     scores = []
     for key in keys:
@@ -136,7 +134,9 @@ def test_parameters_are_validated_with_clear_errors(
 
 
 def test_defaults_match_the_doc() -> None:
-    assert repr(DifficultyWeighted()) == "DifficultyWeighted(c=0.2, pass_threshold=0.999, prior=0.5)"
+    assert (
+        repr(DifficultyWeighted()) == "DifficultyWeighted(c=0.2, pass_threshold=0.999, prior=0.5)"
+    )
 
 
 @pytest.mark.usefixtures("fast_thread_switching")

@@ -115,14 +115,16 @@ def test_a_missing_key_names_the_file_and_the_keys_found(tmp_path: Path) -> None
 def test_unparseable_and_missing_files_raise_invalid_config(tmp_path: Path) -> None:
     broken = tmp_path / "broken.toml"
     broken.write_text("[task_sampler\n")
-    with pytest.raises(InvalidSamplerConfig, match="broken.toml"):
+    with pytest.raises(InvalidSamplerConfig, match=r"broken\.toml"):
         spec_from_file(broken)
-    with pytest.raises(InvalidSamplerConfig, match="missing.toml"):
+    with pytest.raises(InvalidSamplerConfig, match=r"missing\.toml"):
         spec_from_file(tmp_path / "missing.toml")
 
 
 def test_a_bad_spec_in_a_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "run.toml"
     path.write_text('[task_sampler]\nname = "a/b"\n')
-    with pytest.raises(InvalidSamplerConfig, match=r"run\.toml.*task_sampler.*invalid sampler name"):
+    with pytest.raises(
+        InvalidSamplerConfig, match=r"run\.toml.*task_sampler.*invalid sampler name"
+    ):
         spec_from_file(path)

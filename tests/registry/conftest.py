@@ -141,7 +141,48 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"raises": "ads_raises"},
     ),
     "ads-test-exits": ({"ads_exits.py": "import sys\nsys.exit(3)\n"}, {"exits": "ads_exits:X"}),
-    "ads-test-not-a-factory": ({"ads_notfactory.py": "VALUE = 42\n"}, {"value": "ads_notfactory:VALUE"}),
+    "ads-test-unsafe": (
+        {
+            "ads_unsafe.py": """
+                import time
+
+                from agentdescent_sampling import check_score
+
+
+                class Counter:
+                    '''Counts trials without a lock, and says so.'''
+
+                    name = "unsafe-counter"
+                    thread_safe = False
+
+                    def __init__(self):
+                        self.trials = {}
+
+                    def pick(self, keys, round_index):
+                        if not keys:
+                            raise ValueError("empty shard")
+                        return min(keys, key=lambda key: self.trials.get(key, 0))
+
+                    def record(self, task_id, score):
+                        check_score(task_id, score)
+                        seen = self.trials.get(task_id, 0)
+                        time.sleep(0)
+                        self.trials[task_id] = seen + 1
+
+                    def stats(self):
+                        return {key: (0, n) for key, n in self.trials.items()}
+            """
+        },
+        {"unsafe-counter": "ads_unsafe:Counter"},
+    ),
+    "ads-test-nonconforming": (
+        {"ads_nonconforming.py": SAMPLER.format(cls="Sloppy", name="sloppy")},
+        {"sloppy": "ads_nonconforming:Sloppy"},
+    ),
+    "ads-test-not-a-factory": (
+        {"ads_notfactory.py": "VALUE = 42\n"},
+        {"value": "ads_notfactory:VALUE"},
+    ),
 }
 
 PLUGIN_MODULES = sorted(

@@ -78,13 +78,16 @@ def test_a_hook_form_plugin_registers_several_samplers_with_aliases_and_descript
     assert by_name["shuffled"]["form"] == "hook"
     assert by_name["first-key"]["description"] == ""
     assert by_name["first-key"]["accepts_any_parameter"] is True
-    assert zoo.json(
-        """
+    assert (
+        zoo.json(
+            """
         import json
         from agentdescent_sampling import create
         print(json.dumps(type(create("shuf:seed=3")).__name__))
         """
-    ) == "Shuffled"
+        )
+        == "Shuffled"
+    )
 
 
 def test_selecting_a_builtin_imports_no_plugin(zoo: Venv) -> None:
@@ -96,7 +99,9 @@ def test_selecting_a_builtin_imports_no_plugin(zoo: Venv) -> None:
 
 
 def test_selecting_a_class_form_plugin_imports_only_that_plugin(zoo: Venv) -> None:
-    imported = zoo.json("from agentdescent_sampling import create\ncreate('fifo')\n" + IMPORTED_PLUGINS)
+    imported = zoo.json(
+        "from agentdescent_sampling import create\ncreate('fifo')\n" + IMPORTED_PLUGINS
+    )
     assert imported == ["ads_classform"]
 
 
@@ -205,14 +210,18 @@ def test_a_plugin_claiming_a_builtin_name_is_reported_and_the_builtin_keeps_work
         import json
         from agentdescent_sampling import available, create
         available()
-        print(json.dumps([type(create(n)).__module__ for n in ("round-robin", "difficulty-weighted")]))
+        names = ("round-robin", "difficulty-weighted")
+        print(json.dumps([type(create(name)).__module__ for name in names]))
         """
     )
-    assert made == ["agentdescent_sampling.samplers.round_robin"] + [
-        "agentdescent_sampling.samplers.difficulty_weighted"
+    assert made == [
+        "agentdescent_sampling.samplers.round_robin",
+        "agentdescent_sampling.samplers.difficulty_weighted",
     ]
     claims = [
-        r for r in records(zoo) if r["kind"] == "failure" and r["distribution"] == "ads-test-impostor"
+        r
+        for r in records(zoo)
+        if r["kind"] == "failure" and r["distribution"] == "ads-test-impostor"
     ]
     assert sorted(r["names"][0] for r in claims) == ["difficulty-weighted", "round-robin"]  # type: ignore[index]
     assert {r["status"] for r in claims} == {"conflict"}
@@ -281,7 +290,13 @@ def test_list_json_shows_builtins_plugins_and_failures_with_versions(zoo: Venv) 
 
 def test_list_prints_a_table_with_failed_plugins(zoo: Venv) -> None:
     table = zoo.run("agentdescent-sampling", "list").stdout
-    assert table.splitlines()[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION"]
+    assert table.splitlines()[0].split() == [
+        "NAME",
+        "DISTRIBUTION",
+        "VERSION",
+        "STATUS",
+        "DESCRIPTION",
+    ]
     assert "ads-test-broken-import" in table
     assert "conflict" in table
 
@@ -297,3 +312,41 @@ def test_show_of_an_unknown_name_fails_with_a_clear_message(zoo: Venv) -> None:
     result = zoo.run("agentdescent-sampling", "show", "nothing-here", check=False)
     assert result.returncode == 2
     assert "no sampler named 'nothing-here'" in result.stderr
+
+
+def test_a_class_declaring_thread_safe_false_is_served_synchronized(zoo: Venv) -> None:
+    served = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create, default_registry
+        sampler = create("unsafe-counter")
+        print(json.dumps([type(sampler).__name__, repr(sampler),
+                          default_registry().get("unsafe-counter").synchronized]))
+        """
+    )
+    assert served[0] == "Synchronized"
+    assert served[1].startswith("synchronized(<ads_unsafe.Counter object")
+    assert served[2] is True
+    assert "ok, synchronized" in zoo.run("agentdescent-sampling", "list").stdout
+    shown = zoo.run("agentdescent-sampling", "show", "unsafe-counter").stdout
+    assert "wrapped in synchronized()" in shown
+
+
+def test_check_passes_the_wrapped_sampler_that_fails_unwrapped(zoo: Venv) -> None:
+    assert zoo.run("agentdescent-sampling", "check", "unsafe-counter").returncode == 0
+    raw = zoo.json(
+        """
+        import json
+        from ads_unsafe import Counter
+        from agentdescent_sampling.testing import check_sampler
+        print(json.dumps([v.check for v in check_sampler(Counter).violations]))
+        """
+    )
+    assert raw == ["threads"]
+
+
+def test_check_fails_a_nonconforming_sampler_with_a_line_per_violation(zoo: Venv) -> None:
+    result = zoo.run("agentdescent-sampling", "check", "sloppy", check=False)
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if line.startswith("  - ")]
+    assert [line.split("]")[0] for line in lines] == ["  - [empty-shard"] + ["  - [bad-scores"] * 6

@@ -36,7 +36,11 @@ class Venv:
         self.run(str(self.bin / "python"), "-m", "pip", "-q", "--disable-pip-version-check", *args)
 
     def run(
-        self, *args: str, env: dict[str, str] | None = None, check: bool = True
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        check: bool = True,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run a command with this venv first on PATH and no inherited AGENTDESCENT_SAMPLERS_*."""
         environ = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_PREFIX)}
@@ -44,7 +48,7 @@ class Venv:
         environ["PATH"] = f"{self.bin}{os.pathsep}{environ.get('PATH', '')}"
         environ.update(env or {})
         result = subprocess.run(
-            args, capture_output=True, text=True, env=environ, cwd=self.path, timeout=300
+            args, capture_output=True, text=True, env=environ, cwd=cwd or self.path, timeout=300
         )
         if check and result.returncode != 0:
             raise AssertionError(

@@ -1,0 +1,359 @@
+"""The conformance kit: check any sampler against the contract and report every violation.
+
+>>> from agentdescent_sampling.testing import check_sampler
+>>> check_sampler("round-robin").ok
+True
+
+In a plugin's own test suite, the ``sampler_conformance`` pytest fixture (from
+:mod:`agentdescent_sampling.pytest_plugin`, registered through the ``pytest11`` entry
+point) does the same in one line::
+
+    def test_conforms(sampler_conformance):
+        sampler_conformance(MySampler, seed=1)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from .params import signature_of
+from .protocol import TaskSampler, check_name
+from .registry import Registry, default_registry
+from .spec import SamplerSpec, parse_spec
+
+__all__ = ["ConformanceReport", "Violation", "check_sampler"]
+
+THREADS = 16
+OPERATIONS_PER_THREAD = 1000
+THREAD_ROUNDS = 4
+_SHARD = [f"task-{i}" for i in range(12)]
+_BAD_SCORES: tuple[tuple[object, type[Exception]], ...] = (
+    (math.nan, ValueError),
+    (math.inf, ValueError),
+    (-0.5, ValueError),
+    (1.5, ValueError),
+    ("0.5", TypeError),
+    (None, TypeError),
+)
+
+
+@attrs.frozen
+class Violation:
+    """One broken rule: which check found it, and what exactly was wrong."""
+
+    check: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.check}] {self.message}"
+
+
+@attrs.frozen
+class ConformanceReport:
+    """The outcome of :func:`check_sampler`: every check that ran, every violation found."""
+
+    sampler: str
+    checks: tuple[str, ...]
+    violations: tuple[Violation, ...]
+
+    @property
+    def ok(self) -> bool:
+        """Whether the sampler passed every check."""
+        return not self.violations
+
+    def __str__(self) -> str:
+        if self.ok:
+            return (
+                f"{self.sampler}: all {len(self.checks)} checks passed ({', '.join(self.checks)})"
+            )
+        lines = [f"{self.sampler}: {len(self.violations)} violation(s) of the sampler contract"]
+        lines += [f"  - {violation}" for violation in self.violations]
+        return "\n".join(lines)
+
+
+Factory = Callable[..., Any]
+
+
+def check_sampler(
+    factory_or_name: Factory | str, /, *, registry: Registry | None = None, **params: Any
+) -> ConformanceReport:
+    """Run the sampler contract against a factory, or an installed sampler's name or spec.
+
+    Each check builds fresh instances with ``params``. A sampler taking a ``seed``
+    is also checked for identical picks under identical seeds. ``stats()``, when a
+    sampler has it, is used to check that concurrent records are not lost.
+
+    Args:
+        factory_or_name: a sampler class or factory, or a name or spec string that
+            ``create()`` accepts (built through the registry, so ``thread_safe = False``
+            classes are checked as they are served: wrapped).
+        registry: the registry for names; the default one if omitted.
+        params: keyword parameters for every instance the checks build.
+
+    Returns:
+        A report listing every violation, not just the first.
+    """
+    factory, label, takes_seed = _resolve(factory_or_name, registry, params)
+    violations: list[Violation] = []
+    checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
+    for check in checks:
+        try:
+            violations.extend(check(factory, params))
+        except Exception as error:  # noqa: BLE001  # a crash in one check is one violation
+            name = check.__name__.removeprefix("_check_").replace("_", "-")
+            message = f"raised {type(error).__name__}: {error}"
+            violations.append(Violation(name, message))
+    names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
+    return ConformanceReport(label, names, tuple(violations))
+
+
+def _resolve(
+    factory_or_name: Factory | str, registry: Registry | None, params: dict[str, Any]
+) -> tuple[Factory, str, bool]:
+    if isinstance(factory_or_name, str):
+        spec = parse_spec(factory_or_name)
+        chosen = registry or default_registry()
+        info = chosen.get(spec.name, provider=spec.provider)
+        params.update({**spec.params, **params})
+
+        def build(**given: Any) -> Any:
+            return chosen.create(SamplerSpec(info.name, given, info.distribution))
+
+        parameters = {parameter.name for parameter in info.signature.parameters}
+        return build, info.name, "seed" in parameters
+    parameters = {parameter.name for parameter in signature_of(factory_or_name).parameters}
+    label = getattr(factory_or_name, "name", None) or getattr(
+        factory_or_name, "__name__", repr(factory_or_name)
+    )
+    return factory_or_name, str(label), "seed" in parameters
+
+
+def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    sampler = factory(**params)
+    if not isinstance(sampler, TaskSampler):
+        missing = [m for m in ("pick", "record") if not callable(getattr(sampler, m, None))]
+        yield Violation(
+            "protocol",
+            f"{type(sampler).__name__} is not a TaskSampler: it has no {' or '.join(missing)}()",
+        )
+
+
+def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    first, second = factory(**params), factory(**params)
+    name = getattr(first, "name", None)
+    try:
+        check_name(name)
+    except ValueError as error:
+        yield Violation("name", f"the sampler's name attribute is wrong: {error}")
+        return
+    first.pick(_SHARD, 0)
+    first.record(_SHARD[0], 1.0)
+    if getattr(first, "name", None) != name or getattr(second, "name", None) != name:
+        yield Violation("name", f"name {name!r} is not stable across instances and calls")
+
+
+def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    shards: list[Sequence[str]] = [list(_SHARD), tuple(_SHARD[:5]), ["only-task"]]
+    for shard in shards:
+        sampler = factory(**params)
+        for round_index in range(3 * len(shard)):
+            picked = sampler.pick(shard, round_index)
+            if picked not in shard:
+                yield Violation(
+                    "pick-returns-a-member",
+                    f"pick({_show(shard)}, {round_index}) returned {picked!r}, which is not in "
+                    f"the {type(shard).__name__} it was given",
+                )
+                break
+            sampler.record(picked, float(round_index % 2))
+
+
+def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    sampler = factory(**params)
+    shard = list(_SHARD)
+    for round_index in range(2 * len(shard)):
+        picked = sampler.pick(shard, round_index)
+        if shard != _SHARD:
+            yield Violation(
+                "keys-unchanged",
+                f"pick() mutated the shard it was given: {_show(_SHARD)} became {_show(shard)}; "
+                f"copy it (sorted(keys), list(keys)) before reordering",
+            )
+            return
+        sampler.record(picked, 0.0)
+
+
+def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    sampler = factory(**params)
+    try:
+        picked = sampler.pick([], 0)
+    except ValueError:
+        return
+    except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
+        yield Violation(
+            "empty-shard",
+            f"pick([], 0) raised {type(error).__name__}: {error}; expected ValueError "
+            f"(agentdescent_sampling.check_keys does this)",
+        )
+        return
+    yield Violation("empty-shard", f"pick([], 0) returned {picked!r}; expected ValueError")
+
+
+def _check_record_outside_the_shard(
+    factory: Factory, params: dict[str, Any]
+) -> Iterator[Violation]:
+    sampler = factory(**params)
+    sampler.pick(_SHARD[:3], 0)
+    try:
+        sampler.record("a-task-from-another-shard", 0.5)
+    except Exception as error:  # noqa: BLE001  # any exception is the violation
+        yield Violation(
+            "record-outside-the-shard",
+            f"record() of a task outside the current shard raised {type(error).__name__}: "
+            f"{error}; shards rotate between rounds, so this must be accepted",
+        )
+        return
+    picked = sampler.pick(_SHARD[:3], 1)
+    if picked not in _SHARD[:3]:
+        yield Violation(
+            "record-outside-the-shard",
+            f"after recording a task outside the shard, pick() returned {picked!r}, not a member",
+        )
+
+
+def _check_bad_scores(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    sampler = factory(**params)
+    for score, expected in _BAD_SCORES:
+        try:
+            sampler.record(_SHARD[0], score)
+        except expected:
+            continue
+        except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
+            yield Violation(
+                "bad-scores",
+                f"record({_SHARD[0]!r}, {score!r}) raised {type(error).__name__}; expected "
+                f"{expected.__name__} (agentdescent_sampling.check_score does this)",
+            )
+            continue
+        yield Violation(
+            "bad-scores",
+            f"record({_SHARD[0]!r}, {score!r}) was accepted; expected {expected.__name__} "
+            f"(validate with agentdescent_sampling.check_score)",
+        )
+
+
+def _check_seeds(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    for seed in (0, 12345):
+        runs = [_scripted_picks(factory(**{**params, "seed": seed})) for _ in range(2)]
+        if runs[0] != runs[1]:
+            yield Violation(
+                "seeds",
+                f"two instances with seed={seed} picked differently: {runs[0][:8]} vs "
+                f"{runs[1][:8]}; draw randomness only from a generator seeded with seed",
+            )
+
+
+def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    # A race in an unguarded read-modify-write shows up in most rounds, not all; a few
+    # rounds make a miss vanishingly rare, and a correct sampler costs only the rounds.
+    for _ in range(THREAD_ROUNDS):
+        violations = list(_threads_round(factory(**params)))
+        if violations:
+            yield from violations
+            return
+
+
+def _threads_round(sampler: Any) -> Iterator[Violation]:
+    errors: list[str] = []
+    strays: list[str] = []
+    barrier = threading.Barrier(THREADS)
+
+    def work(worker: int) -> None:
+        shard = _SHARD[worker % 3 :: 3]
+        try:
+            barrier.wait()
+            for step in range(OPERATIONS_PER_THREAD):
+                picked = sampler.pick(shard, step)
+                if picked not in shard:
+                    strays.append(repr(picked))
+                sampler.record(picked, float((worker + step) % 2))
+        except Exception as error:  # noqa: BLE001  # reported as a violation below
+            errors.append(f"{type(error).__name__}: {error}")
+
+    with _fast_thread_switching():
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    if errors:
+        yield Violation(
+            "threads",
+            f"{len(errors)} of {THREADS} threads raised while sharing one instance, first: "
+            f"{errors[0]}; guard pick() and record() with a lock, or declare thread_safe = False",
+        )
+    if strays:
+        yield Violation("threads", f"under threads, pick() returned non-members: {strays[:3]}")
+    expected = (THREADS - len(errors)) * OPERATIONS_PER_THREAD
+    stats = getattr(sampler, "stats", None)
+    if callable(stats) and not errors:
+        counted = sum(int(trials) for _, trials in stats().values())
+        if counted != expected:
+            yield Violation(
+                "threads",
+                f"{expected - counted} of {expected} concurrent records were lost (stats() "
+                f"counts {counted} trials); guard the statistics with a lock, or declare "
+                f"thread_safe = False to have the registry wrap the sampler",
+            )
+    try:
+        picked = sampler.pick(_SHARD, 0)
+        sampler.record(picked, 1.0)
+    except Exception as error:  # noqa: BLE001  # reported as a violation
+        yield Violation(
+            "threads", f"the sampler is unusable after concurrent use: {type(error).__name__}"
+        )
+
+
+_CHECKS: tuple[Callable[[Factory, dict[str, Any]], Iterator[Violation]], ...] = (
+    _check_protocol,
+    _check_name,
+    _check_pick_returns_a_member,
+    _check_keys_unchanged,
+    _check_empty_shard,
+    _check_record_outside_the_shard,
+    _check_bad_scores,
+    _check_seeds,
+    _check_threads,
+)
+
+
+def _scripted_picks(sampler: Any) -> list[str]:
+    picks = []
+    for round_index in range(40):
+        picked = sampler.pick(_SHARD, round_index)
+        picks.append(picked)
+        sampler.record(picked, float(len(picked) % 2 == round_index % 2))
+    return picks
+
+
+@contextmanager
+def _fast_thread_switching() -> Iterator[None]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # races in unguarded read-modify-writes show up reliably
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def _show(shard: Sequence[str]) -> str:
+    items = list(shard)
+    text = repr(items[:4])
+    return text[:-1] + ", ...]" if len(items) > 4 else text

@@ -1,0 +1,35 @@
+"""Select a sampler by name from a TOML config, then spend rollouts with it.
+
+    python examples/select_from_toml.py examples/hardest_first.toml
+
+Rolls out a toy shard of six tasks for 24 rollouts (no engine, no model: each task
+has a fixed score) and prints where the sampler spent them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from agentdescent_sampling import create, spec_from_file
+
+SCORES = {"easy-1": 1.0, "easy-2": 1.0, "mid-1": 0.6, "mid-2": 0.4, "hard-1": 0.1, "hard-2": 0.0}
+
+
+def main(config: Path) -> None:
+    spec = spec_from_file(config)
+    sampler = create(spec)
+    keys = list(SCORES)
+    spent: Counter[str] = Counter()
+    for round_index in range(24):
+        task = sampler.pick(keys, round_index)
+        sampler.record(task, SCORES[task])
+        spent[task] += 1
+    print(f"{spec} -> {sampler!r}")
+    for task in keys:
+        print(f"  {task:<7} score {SCORES[task]:.1f}  rollouts {spent[task]:>2}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("hardest_first.toml")))

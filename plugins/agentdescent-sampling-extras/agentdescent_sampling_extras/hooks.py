@@ -1,0 +1,23 @@
+"""The hook-form entry point: registers both samplers with aliases and descriptions."""
+
+from __future__ import annotations
+
+from agentdescent_sampling import hookimpl
+from agentdescent_sampling.hookspecs import Register
+
+from .samplers import EpochShuffle, UniformRandom
+
+
+@hookimpl
+def agentdescent_register_samplers(register: Register) -> None:
+    """Register ``epoch-shuffle`` and ``uniform-random``."""
+    register(
+        EpochShuffle,
+        aliases=("epoch", "shuffled"),
+        description="Every task once per epoch, in a seeded random order (full coverage).",
+    )
+    register(
+        UniformRandom,
+        aliases=("random",),
+        description="Uniformly random task from the shard, with replacement, seeded.",
+    )

@@ -1,0 +1,39 @@
+import pytest
+from agentdescent_sampling_extras import EpochShuffle, UniformRandom
+
+
+@pytest.mark.parametrize("factory", [EpochShuffle, UniformRandom])
+def test_conforms_to_the_sampler_contract(sampler_conformance, factory) -> None:  # type: ignore[no-untyped-def]
+    sampler_conformance(factory, seed=3)
+
+
+def test_every_task_is_picked_once_per_epoch() -> None:
+    sampler = EpochShuffle(seed=1)
+    keys = [f"t{i}" for i in range(10)]
+    for epoch in range(3):
+        picked = [sampler.pick(keys, epoch * 10 + r) for r in range(10)]
+        assert sorted(picked) == sorted(keys)
+
+
+def test_epochs_come_in_different_orders() -> None:
+    sampler = EpochShuffle(seed=1)
+    keys = [f"t{i}" for i in range(10)]
+    first = [sampler.pick(keys, r) for r in range(10)]
+    second = [sampler.pick(keys, r) for r in range(10)]
+    assert first != second
+
+
+def test_seed_zero_is_honoured_and_differs_from_seed_one() -> None:
+    keys = [f"t{i}" for i in range(20)]
+
+    def picks(seed: int) -> list[str]:
+        sampler = UniformRandom(seed=seed)
+        return [sampler.pick(keys, r) for r in range(30)]
+
+    assert picks(0) == picks(0)
+    assert picks(0) != picks(1)
+
+
+def test_seed_must_be_an_int() -> None:
+    with pytest.raises(TypeError, match=r"EpochShuffle\(seed='1'\): expected an int"):
+        EpochShuffle(seed="1")  # type: ignore[arg-type]

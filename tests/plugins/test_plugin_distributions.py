@@ -1,0 +1,80 @@
+"""The plugins/ distributions, pip-installed beside this package into a fresh venv."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.plugins.conftest import EXTRAS, HARDEST
+from tests.support.venv import REPO, Venv
+
+
+def test_hardest_first_is_created_by_name_after_pip_install(plugins_env: Venv) -> None:
+    made = plugins_env.json(
+        """
+        import json
+        from agentdescent_sampling import create
+        sampler = create("hardest-first")
+        sampler.record("a", 0.9)
+        print(json.dumps([type(sampler).__module__, sampler.pick(["a", "b"], 0)]))
+        """
+    )
+    assert made == ["agentdescent_sampling_hardest", "b"]
+
+
+def test_list_shows_the_plugins_with_their_versions(plugins_env: Venv) -> None:
+    listed = json.loads(plugins_env.run("agentdescent-sampling", "list", "--json").stdout)
+    found = {r["name"]: (r["distribution"], r["version"], r["form"], r["status"]) for r in listed}
+    assert found["hardest-first"] == ("agentdescent-sampling-hardest", "0.1.0", "class", "ok")
+    assert found["epoch-shuffle"] == ("agentdescent-sampling-extras", "0.1.0", "hook", "ok")
+    assert found["uniform-random"] == ("agentdescent-sampling-extras", "0.1.0", "hook", "ok")
+    assert not [r for r in listed if r["kind"] == "failure"]
+    assert "hardest-first" in plugins_env.run("agentdescent-sampling", "list").stdout
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "round-robin",
+        "difficulty-weighted",
+        "hardest-first",
+        "epoch-shuffle",
+        "uniform-random:seed=4",
+    ],
+)
+def test_check_passes_every_builtin_and_plugin_sampler(plugins_env: Venv, name: str) -> None:
+    result = plugins_env.run("agentdescent-sampling", "check", name)
+    assert "checks passed" in result.stdout
+
+
+def test_the_plugins_own_test_suites_pass_with_the_kit_fixture(plugins_env: Venv) -> None:
+    result = plugins_env.run(
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        str(HARDEST / "tests"),
+        str(EXTRAS / "tests"),
+    )
+    assert " passed" in result.stdout
+    assert "failed" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ("hardest_first.toml", "hardest-first -> Hardest()"),
+        ("epoch_shuffle.toml", "EpochShuffle(seed=7)"),
+    ],
+)
+def test_the_example_selects_a_third_party_sampler_from_toml(
+    plugins_env: Venv, config: str, expected: str
+) -> None:
+    result = plugins_env.run(
+        "python", str(REPO / "examples" / "select_from_toml.py"), str(REPO / "examples" / config)
+    )
+    assert expected in result.stdout
+    assert "rollouts" in result.stdout

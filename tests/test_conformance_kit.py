@@ -1,0 +1,153 @@
+import random
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from agentdescent_sampling import DifficultyWeighted, RoundRobin, check_score, synchronized
+from agentdescent_sampling.testing import check_sampler
+
+
+class Broken:
+    """Breaks every rule the kit checks."""
+
+    name = "Not A Valid Name"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if isinstance(keys, list):
+            keys.reverse()
+        return "not-a-member"
+
+    def record(self, task_id: str, score: float) -> None:
+        if task_id.startswith("a-task-from"):
+            raise KeyError(task_id)
+
+
+class UnsafeCounter:
+    """Keeps stats with an unguarded read-modify-write, the bug the doc warns about."""
+
+    name = "unsafe-counter"
+
+    def __init__(self) -> None:
+        self.trials: dict[str, int] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if not keys:
+            raise ValueError("empty shard")
+        return min(keys, key=lambda key: self.trials.get(key, 0))
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        seen = self.trials.get(task_id, 0)
+        time.sleep(0)  # any work between the read and the write lets another thread in
+        self.trials[task_id] = seen + 1
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        return {key: (0, trials) for key, trials in self.trials.items()}
+
+
+class GlobalRandom:
+    """Takes a seed and ignores it."""
+
+    name = "global-random"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if not keys:
+            raise ValueError("empty shard")
+        return random.choice(list(keys))
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+@pytest.mark.parametrize("factory", [RoundRobin, DifficultyWeighted])
+def test_the_builtins_conform(factory: type) -> None:
+    report = check_sampler(factory)
+    assert report.ok, str(report)
+
+
+def test_a_broken_sampler_gets_one_message_per_violation() -> None:
+    report = check_sampler(Broken)
+    assert not report.ok
+    assert {violation.check for violation in report.violations} == {
+        "name",
+        "pick-returns-a-member",
+        "keys-unchanged",
+        "empty-shard",
+        "record-outside-the-shard",
+        "bad-scores",
+        "threads",
+    }
+    text = str(report)
+    assert "invalid sampler name 'Not A Valid Name'" in text
+    assert "returned 'not-a-member', which is not in the list" in text
+    assert "mutated the shard" in text
+    assert "pick([], 0) returned 'not-a-member'; expected ValueError" in text
+    assert "raised KeyError" in text
+    assert "record('task-0', nan) was accepted; expected ValueError" in text
+
+
+def test_an_object_without_record_fails_the_protocol_check() -> None:
+    class PickOnly:
+        name = "pick-only"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return keys[0]
+
+    report = check_sampler(PickOnly)
+    assert "[protocol] PickOnly is not a TaskSampler: it has no record()" in str(report)
+
+
+def test_the_concurrency_check_catches_an_unlocked_stateful_sampler() -> None:
+    report = check_sampler(UnsafeCounter)
+    assert [violation.check for violation in report.violations] == ["threads"]
+    assert "concurrent records were lost" in report.violations[0].message
+
+
+def test_synchronized_makes_the_unlocked_sampler_pass() -> None:
+    report = check_sampler(lambda: synchronized(UnsafeCounter()))
+    assert report.ok, str(report)
+
+
+def test_a_sampler_that_ignores_its_seed_is_caught() -> None:
+    report = check_sampler(GlobalRandom)
+    assert "seeds" in report.checks
+    assert [violation.check for violation in report.violations] == ["seeds", "seeds"]
+    assert "seed=0 picked differently" in report.violations[0].message
+
+
+def test_samplers_without_a_seed_skip_the_seed_check() -> None:
+    assert "seeds" not in check_sampler(RoundRobin).checks
+
+
+def test_a_name_is_checked_through_the_registry_with_its_parameters() -> None:
+    report = check_sampler("difficulty-weighted:c=0.5")
+    assert report.ok
+    assert report.sampler == "difficulty-weighted"
+
+
+def test_the_pytest_fixture_passes_a_conforming_sampler(sampler_conformance) -> None:  # type: ignore[no-untyped-def]
+    assert sampler_conformance(DifficultyWeighted, c=0.3).ok
+
+
+def test_the_pytest_fixture_fails_with_the_whole_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        class NoEmptyCheck:
+            name = "no-empty-check"
+            def pick(self, keys, round_index):
+                return keys[0] if keys else None
+            def record(self, task_id, score):
+                if not 0 <= score <= 1:
+                    raise ValueError(score)
+
+        def test_conforms(sampler_conformance):
+            sampler_conformance(NoEmptyCheck)
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]empty-shard[]] pick([[][]], 0) returned None*"])
