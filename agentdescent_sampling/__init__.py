@@ -18,13 +18,16 @@ from .params import REQUIRED, Parameter, Signature
 from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
 from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
 from .samplers import DifficultyWeighted, RoundRobin
+from .samplers._graded import GradedScoreWarning
 from .spec import SamplerSpec, parse_spec, spec_from_file
+from .state import StateError, Stateful, load_state, save_state
 from .sync import Synchronized, synchronized
 
 __all__ = [
     "REQUIRED",
     "SOLVED",
     "DifficultyWeighted",
+    "GradedScoreWarning",
     "InvalidSamplerConfig",
     "Parameter",
     "PluginFailure",
@@ -36,6 +39,8 @@ __all__ = [
     "SamplerInfo",
     "SamplerSpec",
     "Signature",
+    "StateError",
+    "Stateful",
     "Synchronized",
     "TaskSampler",
     "UnknownSamplerError",
@@ -46,7 +51,9 @@ __all__ = [
     "create",
     "default_registry",
     "hookimpl",
+    "load_state",
     "parse_spec",
+    "save_state",
     "spec_from_file",
     "synchronized",
 ]

@@ -68,7 +68,7 @@ def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> No
         create("difficulty-weighted:cc=0.1")
     assert str(caught.value) == (
         "sampler 'difficulty-weighted': unknown parameter 'cc'. Did you mean 'c'? "
-        "Valid parameters: c=0.2, pass_threshold=0.999, prior=0.5"
+        "Valid parameters: c=0.2, pass_threshold=0.999, prior=0.5, spread_in_flight=False"
     )
     assert isinstance(caught.value, ValueError)
 
@@ -99,5 +99,6 @@ def test_available_describes_both_builtins() -> None:
         ("c", 0.2),
         ("pass_threshold", 0.999),
         ("prior", 0.5),
+        ("spread_in_flight", False),
     ]
     assert records["round-robin"].to_dict()["parameters"] == []

@@ -134,8 +134,8 @@ def test_parameters_are_validated_with_clear_errors(
 
 
 def test_defaults_match_the_doc() -> None:
-    assert (
-        repr(DifficultyWeighted()) == "DifficultyWeighted(c=0.2, pass_threshold=0.999, prior=0.5)"
+    assert repr(DifficultyWeighted()) == (
+        "DifficultyWeighted(c=0.2, pass_threshold=0.999, prior=0.5, spread_in_flight=False)"
     )
 
 
@@ -161,3 +161,66 @@ def test_sixteen_threads_sharing_one_instance_lose_no_record() -> None:
         thread.join()
     assert errors == []
     assert sum(trials for _, trials in sampler.stats().values()) == 16 * per_thread
+
+
+def test_without_spreading_concurrent_picks_all_take_the_same_argmax() -> None:
+    sampler = DifficultyWeighted()
+    assert [sampler.pick(["a", "b", "c"], 0) for _ in range(3)] == ["a", "a", "a"]
+
+
+def test_spreading_hands_in_flight_workers_different_tasks() -> None:
+    sampler = DifficultyWeighted(spread_in_flight=True)
+    keys = ["a", "b", "c"]
+    assert [sampler.pick(keys, 0) for _ in range(3)] == ["a", "b", "c"]
+    assert sampler.pick(keys, 0) == "a"  # every task in flight: the rule applies as usual
+    sampler.record("b", 1.0)
+    assert sampler.pick(keys, 0) == "b"  # b came back; a and c are still in flight
+
+
+def test_spreading_leaves_sequential_picks_exactly_as_the_doc_rule() -> None:
+    import random
+
+    rng = random.Random(3)
+    plain, spread = DifficultyWeighted(), DifficultyWeighted(spread_in_flight=True)
+    keys = [f"t{i}" for i in range(15)]
+    for r in range(300):
+        picked = plain.pick(keys, r)
+        assert spread.pick(keys, r) == picked
+        score = float(rng.random() < 0.4)
+        plain.record(picked, score)
+        spread.record(picked, score)
+
+
+def test_a_pick_never_recorded_stops_counting_as_in_flight_after_the_ttl() -> None:
+    from agentdescent_sampling.samplers._pending import TTL_PICKS
+
+    sampler = DifficultyWeighted(spread_in_flight=True)
+    assert sampler.pick(["lost", "b"], 0) == "lost"  # its rollout fails: no record
+    for r in range(TTL_PICKS):
+        picked = sampler.pick(["lost", "b"], r)
+        assert picked == "b"
+        sampler.record("b", 0.0)
+    assert sampler.pick(["lost", "b"], 0) == "lost"
+
+
+def test_graded_scores_that_never_pass_warn_once_naming_both_thresholds() -> None:
+    from agentdescent_sampling import GradedScoreWarning
+
+    def record_graded(sampler: DifficultyWeighted) -> None:
+        for i in range(60):
+            sampler.record(f"t{i % 5}", 0.7)
+
+    with pytest.warns(GradedScoreWarning, match=r"pass_threshold=0\.999.*solved_threshold") as got:
+        record_graded(DifficultyWeighted())
+    assert len(got) == 1
+
+
+def test_binary_scores_and_matching_thresholds_do_not_warn() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        binary, graded = DifficultyWeighted(), DifficultyWeighted(pass_threshold=0.6)
+        for i in range(60):
+            binary.record(f"t{i % 5}", float(i % 2))
+            graded.record(f"t{i % 5}", 0.7)

@@ -5,15 +5,21 @@ from __future__ import annotations
 import math
 import operator
 import threading
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
+from ..state import StateError, check_state
 from ..validators import number_in
+from ._graded import GradedScoreWatch
+from ._index import ShardIndex
+from ._pending import Pending
 
 __all__ = ["DifficultyWeighted"]
+
+_STATE_VERSION = 1
 
 
 @attrs.define(eq=False)
@@ -30,20 +36,31 @@ class DifficultyWeighted:
     or never pass. An untried task wins outright, so every task in a shard is
     tried once before any is repeated; ties go to the earliest key.
 
+    Picks cost O(distinct statistics) rather than O(keys): tasks with equal
+    ``(passes, trials)`` score equally and are grouped (see ``_index.py``). The
+    result is exactly the straightforward loop's.
+
     One lock guards ``pick`` and ``record``: workers share one instance when
-    ``evolve(max_concurrency > 1)``.
+    ``evolve(max_concurrency > 1)``. ``state_dict()`` and ``load_state_dict()``
+    save and restore the statistics (see :func:`agentdescent_sampling.save_state`).
 
     Args:
         c: exploration constant. Lower focuses harder, higher explores more; the
             default 0.2 is the doc's measured choice.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
             equal to ``evolve(solved_threshold=...)``; lower both for graded scorers.
+            If most scores are graded and none reaches it, a ``GradedScoreWarning``
+            says so once.
         prior: the pass rate assumed for an untried task. The doc's rule lets an
             untried task win outright, so the prior never changes a pick; it is
             kept for parity with the engine's constructor.
+        spread_in_flight: when true, a task picked but not yet recorded is not
+            picked again while another task in the shard is free, so concurrent
+            workers spread out instead of all taking the same argmax. Off by
+            default, which keeps the doc's rule exactly.
 
     Raises:
-        TypeError: a parameter is not a number.
+        TypeError: a parameter has the wrong type.
         ValueError: ``c < 0``, ``pass_threshold`` outside (0, 1] or ``prior``
             outside [0, 1].
     """
@@ -56,9 +73,19 @@ class DifficultyWeighted:
         validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
     )
     prior: float = attrs.field(default=0.5, validator=number_in(0.0, 1.0))
+    spread_in_flight: bool = attrs.field(
+        default=False, validator=attrs.validators.instance_of(bool)
+    )
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
+    _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
+    _index: ShardIndex[tuple[int, int]] = attrs.field(init=False, repr=False)
+    _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._index = ShardIndex(self._signature)
+        self._watch = GradedScoreWatch(self.name, self.pass_threshold)
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the key with the highest UCB score; the first untried key wins outright."""
@@ -67,16 +94,19 @@ class DifficultyWeighted:
         with self._lock:
             self._picks += 1
             log_t = math.log(self._picks + 1.0)
-            best, best_score = keys[0], -math.inf
-            for key in keys:
-                passes, trials = self._stats.get(key, (0, 0))
+
+            def score(signature: tuple[int, int]) -> float:
+                passes, trials = signature
                 if trials == 0:
-                    return key
+                    return math.inf
                 p = passes / trials
-                score = min(1.0, 4.0 * p * (1.0 - p)) + self.c * math.sqrt(log_t / trials)
-                if score > best_score:
-                    best, best_score = key, score
-            return best
+                return min(1.0, 4.0 * p * (1.0 - p)) + self.c * math.sqrt(log_t / trials)
+
+            if not self.spread_in_flight:
+                return self._index.pick(keys, score)
+            picked = self._index.pick(keys, score, exclude=self._pending.tasks(self._picks))
+            self._pending.add(picked, self._picks)
+            return picked
 
     def record(self, task_id: str, score: float) -> None:
         """Count one trial of ``task_id``, and a pass if ``score >= pass_threshold``."""
@@ -84,8 +114,69 @@ class DifficultyWeighted:
         with self._lock:
             passes, trials = self._stats.get(task_id, (0, 0))
             self._stats[task_id] = (passes + (value >= self.pass_threshold), trials + 1)
+            self._index.moved(task_id)
+            self._pending.remove(task_id)
+            self._watch.observe(value)
 
     def stats(self) -> dict[str, tuple[int, int]]:
         """Return a copy of ``{task_id: (passes, trials)}``."""
         with self._lock:
             return dict(self._stats)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The statistics and pick count, JSON-ready. Picks still in flight are not saved:
+        their rollouts do not survive a restart."""
+        with self._lock:
+            return {
+                "sampler": self.name,
+                "version": _STATE_VERSION,
+                "params": {"c": self.c, "pass_threshold": self.pass_threshold},
+                "picks": self._picks,
+                "stats": {task: [passes, trials] for task, (passes, trials) in self._stats.items()},
+            }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace the statistics with a ``state_dict()``; check it all before changing anything.
+
+        Raises:
+            StateError: the state is malformed, of another version or sampler, or was
+                saved with a different ``c`` or ``pass_threshold``.
+        """
+        state = check_state(state, self.name, _STATE_VERSION)
+        saved = state.get("params")
+        mine = {"c": self.c, "pass_threshold": self.pass_threshold}
+        if saved != mine:
+            raise StateError(
+                f"{self.name}: the state was saved with {saved}, this sampler has {mine}; "
+                f"build it with the saved parameters to resume, or start fresh"
+            )
+        picks: Any = state.get("picks")
+        stats: Any = state.get("stats")
+        if not _is_count(picks) or not isinstance(stats, Mapping):
+            raise StateError(f"{self.name}: state needs an int 'picks' and a 'stats' mapping")
+        restored = {}
+        for task, entry in stats.items():
+            if not (
+                isinstance(task, str)
+                and isinstance(entry, (list, tuple))
+                and len(entry) == 2
+                and all(map(_is_count, entry))
+                and entry[0] <= entry[1]
+            ):
+                raise StateError(
+                    f"{self.name}: bad statistics for task {task!r}: {entry!r}; expected "
+                    f"[passes, trials] with 0 <= passes <= trials"
+                )
+            restored[task] = (int(entry[0]), int(entry[1]))
+        with self._lock:
+            self._stats = restored
+            self._picks = picks
+            self._pending = Pending()
+            self._index = ShardIndex(self._signature)
+
+    def _signature(self, task_id: str) -> tuple[int, int]:
+        return self._stats.get(task_id, (0, 0))
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

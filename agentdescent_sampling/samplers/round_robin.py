@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 
 from ..protocol import check_keys, check_score
+from ..state import check_state
 
 __all__ = ["RoundRobin"]
 
@@ -34,3 +35,11 @@ class RoundRobin:
     def record(self, task_id: str, score: float) -> None:
         """Check the score; round-robin has nothing to learn from it."""
         check_score(task_id, score)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Round-robin keeps no statistics: its picks depend only on ``round_index``."""
+        return {"sampler": self.name, "version": 1}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Check that ``state`` is a round-robin state; there is nothing to restore."""
+        check_state(state, self.name, 1)

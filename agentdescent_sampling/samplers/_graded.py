@@ -1,0 +1,50 @@
+"""Notice when a graded scorer meets a binary pass threshold, and say so once."""
+
+from __future__ import annotations
+
+import warnings
+
+import attrs
+
+__all__ = ["GradedScoreWarning", "GradedScoreWatch"]
+
+_MIN_RECORDS = 20
+
+
+class GradedScoreWarning(UserWarning):
+    """Scores look graded but none reaches ``pass_threshold``: every task looks unsolved."""
+
+
+@attrs.define
+class GradedScoreWatch:
+    """Counts scores strictly between 0 and the threshold; warns once if they dominate.
+
+    The degenerate case: after at least 20 records, most scores are strictly between
+    0 and ``pass_threshold`` and not one reached it, so every pass rate is 0 and the
+    sampler's targeting is gone.
+    """
+
+    sampler: str
+    pass_threshold: float
+    records: int = 0
+    graded: int = 0
+    passes: int = 0
+    warned: bool = False
+
+    def observe(self, score: float) -> None:
+        """Count one recorded score; warn if the run now looks degenerate."""
+        self.records += 1
+        self.passes += score >= self.pass_threshold
+        self.graded += 0.0 < score < self.pass_threshold
+        degenerate = self.passes == 0 and 2 * self.graded > self.records
+        if degenerate and not self.warned and self.records >= _MIN_RECORDS:
+            self.warned = True
+            warnings.warn(
+                f"{self.sampler}: {self.graded} of {self.records} recorded scores lie strictly "
+                f"between 0 and pass_threshold={self.pass_threshold} and none reached it, so "
+                f"every task looks unsolved and the sampler cannot target. For a graded "
+                f"scorer lower pass_threshold and the engine's solved_threshold together, "
+                f"e.g. pass_threshold=0.8 with evolve(solved_threshold=0.8).",
+                GradedScoreWarning,
+                stacklevel=4,
+            )

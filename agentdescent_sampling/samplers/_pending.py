@@ -1,0 +1,38 @@
+"""Picks handed out but not yet recorded: the rollouts in flight."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["Pending"]
+
+#: A pick not recorded within this many later picks is taken as lost (its rollout
+#: failed, and the engine records nothing for a failed rollout) and stops counting.
+TTL_PICKS = 256
+
+
+@attrs.define
+class Pending:
+    """Tasks with a rollout in flight: task id -> (count, pick number of the latest)."""
+
+    _entries: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+
+    def add(self, task_id: str, pick: int) -> None:
+        """Count one more rollout of ``task_id`` in flight, handed out at pick ``pick``."""
+        count, _ = self._entries.get(task_id, (0, pick))
+        self._entries[task_id] = (count + 1, pick)
+
+    def remove(self, task_id: str) -> None:
+        """A rollout of ``task_id`` came back (records of unknown tasks are fine)."""
+        count, pick = self._entries.get(task_id, (0, 0))
+        if count > 1:
+            self._entries[task_id] = (count - 1, pick)
+        else:
+            self._entries.pop(task_id, None)
+
+    def tasks(self, now: int) -> set[str]:
+        """The tasks in flight at pick ``now``, after forgetting the expired ones."""
+        for task_id, (_, pick) in list(self._entries.items()):
+            if now - pick > TTL_PICKS:
+                del self._entries[task_id]
+        return set(self._entries)

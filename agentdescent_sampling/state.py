@@ -1,0 +1,116 @@
+"""Save and restore a sampler's statistics, so a resumed run picks as if never stopped.
+
+A sampler that supports this has ``state_dict()`` (a JSON-ready dict carrying the
+sampler's name and a format version) and ``load_state_dict(state)``, which checks
+the whole state before changing anything. :func:`save_state` writes atomically: a
+temporary file in the same directory, flushed to disk, then renamed over the target,
+so a crash or a full disk never leaves a half-written file or loses the last good one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import SamplerError
+
+__all__ = ["FORMAT", "StateError", "Stateful", "check_state", "load_state", "save_state"]
+
+#: Marks a file as sampler state; checked on load.
+FORMAT = "agentdescent-sampling/state"
+
+
+class StateError(SamplerError, ValueError):
+    """A state file or dict is unreadable, corrupt, of another version or of another sampler."""
+
+
+@runtime_checkable
+class Stateful(Protocol):
+    """A sampler whose statistics can be saved and restored."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return the statistics as a JSON-ready dict."""
+        ...
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace the statistics with ``state``; raise :class:`StateError` if it is invalid."""
+        ...
+
+
+def check_state(state: object, name: str, version: int) -> Mapping[str, Any]:
+    """Return ``state`` if it is a state dict of sampler ``name`` at ``version``, else raise.
+
+    Samplers call this first in ``load_state_dict``.
+    """
+    if not isinstance(state, Mapping):
+        raise StateError(f"{name}: sampler state must be a mapping, got {type(state).__name__}")
+    if state.get("sampler") != name:
+        raise StateError(
+            f"this state belongs to sampler {state.get('sampler')!r}, not {name!r}; "
+            f"load it into a {state.get('sampler')!r} sampler or start {name!r} fresh"
+        )
+    if state.get("version") != version:
+        raise StateError(
+            f"{name}: state version {state.get('version')!r} is not supported (this version "
+            f"of agentdescent-sampling reads version {version}); start fresh or use the "
+            f"release that wrote it"
+        )
+    return state
+
+
+def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
+    """Write ``sampler.state_dict()`` to ``path`` atomically.
+
+    Raises:
+        StateError: the directory is missing or not writable; any existing file at
+            ``path`` is left as it was.
+    """
+    target = Path(path)
+    document = {"format": FORMAT, "state": sampler.state_dict()}
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    except OSError as error:
+        raise StateError(f"cannot write sampler state to {str(target)!r}: {error}") from error
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, allow_nan=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, (OSError, ValueError)):
+            raise StateError(f"cannot write sampler state to {str(target)!r}: {error}") from error
+        raise
+
+
+def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
+    """Read a file written by :func:`save_state` into ``sampler``.
+
+    Raises:
+        StateError: the file is missing, truncated, corrupt, of another version or
+            of another sampler; ``sampler`` is left unchanged.
+    """
+    source = Path(path)
+    try:
+        document = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise StateError(
+            f"cannot read sampler state from {str(source)!r}: {error}; the file is missing, "
+            f"truncated or not JSON"
+        ) from error
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise StateError(
+            f"{str(source)!r} is not an agentdescent-sampling state file (no "
+            f"'format': {FORMAT!r} marker)"
+        )
+    state: Any = document.get("state")
+    try:
+        sampler.load_state_dict(state)
+    except StateError as error:
+        raise StateError(f"{str(source)!r}: {error}") from None

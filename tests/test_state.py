@@ -1,0 +1,138 @@
+"""Save, restart and load: a resumed run picks exactly what an uninterrupted one would."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling import (
+    SamplerInfo,
+    StateError,
+    Stateful,
+    available,
+    create,
+    load_state,
+    save_state,
+)
+
+BUILT_INS = sorted(
+    record.name
+    for record in available()
+    if isinstance(record, SamplerInfo) and record.distribution == "agentdescent-sampling"
+)
+
+
+def rollouts(sampler: Any, rng: random.Random, start: int, count: int) -> list[str]:
+    """Drive ``sampler`` over rotating shards with seeded outcomes; return its picks."""
+    keys = [f"t{i}" for i in range(30)]
+    picks = []
+    for r in range(start, start + count):
+        shard = keys[r % 3 :: 2]
+        picked = sampler.pick(shard, r)
+        picks.append(picked)
+        sampler.record(picked, rng.choice([0.0, 1.0, 0.5]))
+    return picks
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_save_restart_load_continues_with_the_same_picks(name: str, tmp_path: Path) -> None:
+    uninterrupted = create(name)
+    expected = rollouts(uninterrupted, random.Random(1), 0, 300)
+
+    first = create(name)
+    rng = random.Random(1)
+    before = rollouts(first, rng, 0, 137)
+    assert isinstance(first, Stateful)
+    save_state(first, tmp_path / "state.json")
+    resumed = create(name)
+    load_state(resumed, tmp_path / "state.json")  # type: ignore[arg-type]
+    after = rollouts(resumed, rng, 137, 163)
+
+    assert before + after == expected
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_state_is_json_with_the_sampler_name_and_a_version(name: str) -> None:
+    state = create(name).state_dict()  # type: ignore[attr-defined]
+    assert json.loads(json.dumps(state)) == state
+    assert state["sampler"] == name
+    assert state["version"] == 1
+
+
+def good_state_file(tmp_path: Path) -> Path:
+    sampler = create("difficulty-weighted")
+    rollouts(sampler, random.Random(2), 0, 50)
+    path = tmp_path / "state.json"
+    save_state(sampler, path)  # type: ignore[arg-type]
+    return path
+
+
+BAD_FILES: dict[str, Callable[[str], str]] = {
+    "truncated": lambda text: text[: len(text) // 2],
+    "not json": lambda text: "\x00garbage",
+    "empty": lambda text: "",
+    "no format marker": lambda text: json.dumps(json.loads(text)["state"]),
+    "wrong version": lambda text: text.replace('"version": 1', '"version": 99'),
+    "wrong sampler": lambda text: text.replace('"difficulty-weighted"', '"round-robin"'),
+    "negative trials": lambda text: text.replace("[0, 1]", "[0, -1]", 1),
+    "passes above trials": lambda text: text.replace("[0, 1]", "[5, 1]", 1),
+    "wrong parameters": lambda text: text.replace('"c": 0.2', '"c": 0.9'),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(BAD_FILES))
+def test_a_bad_state_file_raises_state_error_and_changes_nothing(
+    damage: str, tmp_path: Path
+) -> None:
+    path = good_state_file(tmp_path)
+    text = BAD_FILES[damage](path.read_text())
+    assert text != path.read_text()
+    path.write_text(text)
+    sampler = create("difficulty-weighted")
+    sampler.record("kept", 1.0)
+    with pytest.raises(StateError, match="state"):
+        load_state(sampler, path)  # type: ignore[arg-type]
+    assert sampler.stats() == {"kept": (1, 1)}  # type: ignore[attr-defined]
+    assert path.read_text() == text
+
+
+def test_a_missing_file_raises_state_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(StateError, match=r"nothing-here\.json"):
+        load_state(create("round-robin"), tmp_path / "nothing-here.json")  # type: ignore[arg-type]
+
+
+def test_a_failed_save_leaves_the_last_good_file_and_no_temporary(tmp_path: Path) -> None:
+    path = good_state_file(tmp_path)
+    good = path.read_text()
+
+    class Unserializable:
+        def state_dict(self) -> dict[str, Any]:
+            return {"sampler": "x", "version": 1, "stats": {"t": float("nan")}}
+
+        def load_state_dict(self, state: object) -> None:
+            raise AssertionError("not called")
+
+    with pytest.raises(StateError, match="cannot write"):
+        save_state(Unserializable(), path)
+    assert path.read_text() == good
+    assert os.listdir(tmp_path) == ["state.json"]
+
+
+def test_saving_into_a_missing_directory_raises_state_error(tmp_path: Path) -> None:
+    with pytest.raises(StateError, match="cannot write"):
+        save_state(create("round-robin"), tmp_path / "no" / "such" / "dir" / "s.json")  # type: ignore[arg-type]
+
+
+def test_saving_over_a_directory_raises_state_error_and_removes_the_temporary(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(StateError, match="cannot write"):
+        save_state(create("round-robin"), tmp_path / "taken")  # type: ignore[arg-type]
+    assert os.listdir(tmp_path) == ["taken"]
