@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-__all__ = ["SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"]
+__all__ = ["SOLVED", "TaskSampler", "check_keys", "check_name", "check_score", "short_repr"]
 
 #: The reward at or above which a rollout counts as a pass. Mirrors
 #: ``agentdescent.SOLVED`` (the default of ``evolve(solved_threshold=...)``); it is
@@ -48,7 +48,7 @@ def check_keys(keys: object) -> Sequence[str]:
     if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
         raise TypeError(
             f"pick() expects the shard as a sequence of task ids (a list or tuple), "
-            f"got {type(keys).__name__} {_short(keys)}; pass list(keys)"
+            f"got {type(keys).__name__} {short_repr(keys)}; pass list(keys)"
         )
     if not keys:
         raise ValueError(
@@ -68,17 +68,17 @@ def check_score(task_id: object, score: object) -> float:
     """
     if not isinstance(task_id, str):
         raise TypeError(
-            f"record() expects task_id as a str, got {type(task_id).__name__} {_short(task_id)}"
+            f"record() expects task_id as a str, got {type(task_id).__name__} {short_repr(task_id)}"
         )
     if isinstance(score, bool) or not isinstance(score, (int, float)):
         raise TypeError(
-            f"record({task_id!r}, ...) expects the score as a number in [0, 1], got "
-            f"{type(score).__name__} {_short(score)}; pass the reward the rollout achieved"
+            f"record({short_repr(task_id)}, ...) expects the score as a number in [0, 1], got "
+            f"{type(score).__name__} {short_repr(score)}; pass the reward the rollout achieved"
         )
     value = float(score)
     if not 0.0 <= value <= 1.0:  # NaN fails this comparison too
         raise ValueError(
-            f"record({task_id!r}, {value!r}): the score must be a finite number in "
+            f"record({short_repr(task_id)}, {value!r}): the score must be a finite number in "
             f"[0, 1]; normalise the reward (for example accuracy / 100) before recording it"
         )
     return value
@@ -93,14 +93,14 @@ def check_name(name: object) -> str:
     """
     if not isinstance(name, str) or len(name) > _MAX_NAME or not _NAME.match(name):
         raise ValueError(
-            f"invalid sampler name {_short(name)}: expected up to {_MAX_NAME} letters, "
+            f"invalid sampler name {short_repr(name)}: expected up to {_MAX_NAME} letters, "
             f"digits and single '-' or '_' between words, starting with a letter "
             f"(for example 'difficulty-weighted')"
         )
     return name
 
 
-def _short(value: object, limit: int = 80) -> str:
+def short_repr(value: object, limit: int = 80) -> str:
     """``repr(value)``, cut to ``limit`` characters so a huge input can't flood a message."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 3]}..."

@@ -28,7 +28,7 @@ from .errors import (
     UnknownSamplerError,
 )
 from .params import Signature, signature_of
-from .protocol import TaskSampler, _short, check_name
+from .protocol import TaskSampler, check_name, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
 from .sync import synchronized
 
@@ -328,8 +328,8 @@ class Registry:
                 self._fail(
                     ep,
                     "failed",
-                    f"{ep.value} is {type(loaded).__name__} {_short(loaded)}, neither a sampler "
-                    f"factory nor a module of @hookimpl functions",
+                    f"{ep.value} is {type(loaded).__name__} {short_repr(loaded)}, neither a "
+                    f"sampler factory nor a module of @hookimpl functions",
                 )
 
     def _is_hook_plugin(self, loaded: object) -> bool:
@@ -514,13 +514,14 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
         sampler = info.factory(**params)
     except (TypeError, ValueError) as error:
         raise InvalidSamplerConfig(
-            f"sampler {info.name!r} rejected {str(spec)!r}: {error}. "
+            f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
+            f"{short_repr(str(error), 300)}. "
             f"Valid parameters: {info.signature.describe()}"
         ) from error
     except Exception as error:
         raise PluginLoadError(
             f"sampler {info.name!r} ({info.distribution} {info.version}) raised while being "
-            f"built from {str(spec)!r}: {_describe(error)}"
+            f"built from {short_repr(str(spec))}: {short_repr(_describe(error), 300)}"
         ) from error
     if not isinstance(sampler, TaskSampler):
         raise PluginLoadError(
@@ -532,7 +533,7 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
 
 def _factory_problem(factory: object) -> str | None:
     if not callable(factory):
-        return f"registered {type(factory).__name__} {_short(factory)}, which is not callable"
+        return f"registered {type(factory).__name__} {short_repr(factory)}, which is not callable"
     if inspect.isclass(factory):
         missing = [m for m in ("pick", "record") if not callable(getattr(factory, m, None))]
         if missing:

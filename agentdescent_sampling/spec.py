@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from .errors import InvalidSamplerConfig
-from .protocol import _short, check_name
+from .protocol import check_name, short_repr
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,7 +31,7 @@ else:  # tomllib arrived in 3.11; tomli is the same parser, published for 3.10
 __all__ = ["SamplerSpec", "SpecLike", "parse_spec", "spec_from_file"]
 
 _MAX_SPEC = 4096
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _PAIR = re.compile(
     r"""\s*(?P<key>[^=,]*?)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^,]*?)\s*(?:,|\Z)"""
 )
@@ -87,7 +87,7 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
         return _parse_mapping(spec)
     raise InvalidSamplerConfig(
         f"a sampler spec must be a name, a 'name:key=value,...' string or a mapping "
-        f"with a 'name' key, got {type(spec).__name__} {_short(spec)}"
+        f"with a 'name' key, got {type(spec).__name__} {short_repr(spec)}"
     )
 
 
@@ -131,7 +131,7 @@ def _parse_string(text: str) -> SamplerSpec:
     if len(text) > _MAX_SPEC:
         raise InvalidSamplerConfig(
             f"sampler spec is {len(text)} characters long, over the limit of {_MAX_SPEC}: "
-            f"{_short(text)}"
+            f"{short_repr(text)}"
         )
     name, sep, rest = text.strip().partition(":")
     _check_name(name.strip())
@@ -141,13 +141,13 @@ def _parse_string(text: str) -> SamplerSpec:
         match = _PAIR.match(rest, position)
         if match is None or match.end() == position:
             raise InvalidSamplerConfig(
-                f"cannot parse parameters {_short(rest[position:])} in sampler spec "
-                f"{_short(text)}: expected 'name:key=value,key=value', for example "
+                f"cannot parse parameters {short_repr(rest[position:])} in sampler spec "
+                f"{short_repr(text)}: expected 'name:key=value,key=value', for example "
                 f"'difficulty-weighted:c=0.1,pass_threshold=0.8'"
             )
         key = match["key"]
         if key in params:
-            raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {_short(text)}")
+            raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
         params[key] = _parse_value(match["value"])
         position = match.end()
     return _validated(name.strip(), params, None)
@@ -178,12 +178,13 @@ def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
     for key in params:
         if not isinstance(key, str) or not _IDENT.match(key):
             raise InvalidSamplerConfig(
-                f"sampler {name!r}: parameter name {_short(key)} is not a Python identifier"
+                f"sampler {name!r}: bad parameter name {short_repr(key)}; expected a Python "
+                f"identifier of at most 64 characters, such as pass_threshold"
             )
     if provider is not None and not isinstance(provider, str):
         raise InvalidSamplerConfig(
             f"sampler {name!r}: 'provider' must be a distribution name (a string), "
-            f"got {_short(provider)}"
+            f"got {short_repr(provider)}"
         )
     return SamplerSpec(name, params, provider)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import SamplerError
+from .protocol import short_repr
 
 __all__ = ["FORMAT", "StateError", "Stateful", "check_state", "load_state", "save_state"]
 
@@ -49,15 +50,16 @@ def check_state(state: object, name: str, version: int) -> Mapping[str, Any]:
     """
     if not isinstance(state, Mapping):
         raise StateError(f"{name}: sampler state must be a mapping, got {type(state).__name__}")
+    owner = short_repr(state.get("sampler"))
     if state.get("sampler") != name:
         raise StateError(
-            f"this state belongs to sampler {state.get('sampler')!r}, not {name!r}; "
-            f"load it into a {state.get('sampler')!r} sampler or start {name!r} fresh"
+            f"this state belongs to sampler {owner}, not {name!r}; "
+            f"load it into a {owner} sampler or start {name!r} fresh"
         )
     if state.get("version") != version:
         raise StateError(
-            f"{name}: state version {state.get('version')!r} is not supported (this version "
-            f"of agentdescent-sampling reads version {version}); start fresh or use the "
+            f"{name}: state version {short_repr(state.get('version'))} is not supported (this "
+            f"version of agentdescent-sampling reads version {version}); start fresh or use the "
             f"release that wrote it"
         )
     return state

@@ -6,6 +6,8 @@ from typing import Any
 
 import attrs
 
+from .protocol import short_repr
+
 __all__ = ["number_in"]
 
 
@@ -31,7 +33,7 @@ def number_in(
     expected = _describe(low, high, low_open)
 
     def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        where = f"{type(instance).__name__}({attribute.alias}={value!r})"
+        where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"{where}: expected a number {expected}, got {type(value).__name__}")
         below = low is not None and (value <= low if low_open else value < low)

@@ -179,6 +179,11 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"ads_nonconforming.py": SAMPLER.format(cls="Sloppy", name="sloppy")},
         {"sloppy": "ads_nonconforming:Sloppy"},
     ),
+    "ads-test-syntax-error": ({"ads_syntax.py": "def broken(:\n"}, {"syntax": "ads_syntax:X"}),
+    "ads-test-slow-import": (
+        {"ads_slow.py": "import time\ntime.sleep(0.5)\n" + SAMPLER.format(cls="Slow", name="slow")},
+        {"slow": "ads_slow:Slow"},
+    ),
     "ads-test-not-a-factory": (
         {"ads_notfactory.py": "VALUE = 42\n"},
         {"value": "ads_notfactory:VALUE"},

@@ -121,6 +121,7 @@ def test_failed_plugins_are_recorded_with_distribution_version_and_error(zoo: Ve
     assert "ModuleNotFoundError" in str(broken["error"])
     assert "hook exploded" in str(failure_of(found, "ads-test-hook-raises")["error"])
     assert "SystemExit: 3" in str(failure_of(found, "ads-test-exits")["error"])
+    assert "SyntaxError" in str(failure_of(found, "ads-test-syntax-error")["error"])
     assert "neither a sampler factory" in str(failure_of(found, "ads-test-not-a-factory")["error"])
 
 
@@ -350,3 +351,25 @@ def test_check_fails_a_nonconforming_sampler_with_a_line_per_violation(zoo: Venv
     assert result.returncode == 1
     lines = [line for line in result.stdout.splitlines() if line.startswith("  - ")]
     assert [line.split("]")[0] for line in lines] == ["  - [empty-shard"] + ["  - [bad-scores"] * 6
+
+
+def test_a_slow_plugin_is_imported_only_when_its_name_is_selected(zoo: Venv) -> None:
+    code = "from agentdescent_sampling import create\ncreate('{}')\n" + IMPORTED_PLUGINS
+    assert "ads_slow" not in zoo.json(code.format("fifo"))
+    assert "ads_slow" in zoo.json(code.format("slow"))
+
+
+@pytest.mark.parametrize(
+    "spec", ["ads_classform:Fifo", {"name": "ads_classform.Fifo"}, "fifo/../ads_classform"]
+)
+def test_a_config_naming_a_plugin_module_path_imports_nothing(zoo: Venv, spec: object) -> None:
+    attempt = f"""
+from agentdescent_sampling import InvalidSamplerConfig, create
+try:
+    create({spec!r})
+except InvalidSamplerConfig:
+    pass
+else:
+    raise AssertionError("accepted")
+"""
+    assert zoo.json(attempt + IMPORTED_PLUGINS) == []
