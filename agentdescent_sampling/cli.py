@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .bench.command import add_bench_arguments
 from .errors import SamplerError
 from .registry import PluginFailure, SamplerInfo, available, default_registry
 from .testing import check_sampler
@@ -48,6 +49,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("spec", help="a sampler name, or 'name:key=value,...' with parameters")
     check.set_defaults(run=_check)
+
+    add_bench_arguments(
+        commands.add_parser(
+            "bench",
+            help="measure what a sampler buys on simulated or logged workloads",
+            description="Measure the share of rollouts each sampler spends on informative tasks.",
+        )
+    )
     return parser
 
 

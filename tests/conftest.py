@@ -1,9 +1,9 @@
-pytest_plugins = ["pytester"]
-
 import sys
 from collections.abc import Iterator
 
 import pytest
+
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture

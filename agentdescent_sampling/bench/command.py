@@ -1,0 +1,220 @@
+"""The ``agentdescent-sampling bench`` subcommand: its arguments, and the call into the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from ..spec import SpecLike
+from .driver import RolloutLoop
+from .errors import BenchError
+from .plot import plot_shares, require_matplotlib
+from .report import format_report, to_json
+from .runner import BenchConfig, run_bench
+from .workloads import WORKLOADS, Drift, FromLog, Stationary, Workload, read_log
+
+__all__ = ["add_bench_arguments", "bench_command"]
+
+_CHOICES = (*WORKLOADS, "from-log")
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bench`` options to ``parser`` and make :func:`bench_command` its handler."""
+    parser.description = (
+        "Measure what a sampler buys: run samplers on simulated workloads through the "
+        "engine's rollout loop and report the share of rollouts that land on informative "
+        "tasks. With no options, the doc's c sweep of difficulty-weighted against "
+        "round-robin, on stationary and noisy, plus every other installed sampler."
+    )
+    parser.add_argument(
+        "--sampler",
+        action="append",
+        metavar="SPEC",
+        help="a sampler to compare, as create() accepts it: a name, 'name:key=value,...' "
+        "or a JSON object; repeatable. Round-robin and the oracle are always added.",
+    )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        type=_workload_name,
+        metavar="NAME",
+        help=f"a workload to run on, repeatable: {', '.join(_CHOICES)} "
+        f"(default: stationary and noisy, or from-log when --from-log is given)",
+    )
+    parser.add_argument(
+        "--from-log",
+        type=Path,
+        metavar="FILE",
+        help="a JSONL log of your own rollouts ({'task_id', 'score', 'round'} per line, "
+        "optionally 'pass_threshold') to run as the from-log workload",
+    )
+    parser.add_argument("--budget", type=_whole("--budget", 200), default=200, metavar="N",
+                        help="rollouts per run (default 200)")  # fmt: skip
+    parser.add_argument("--seeds", type=_whole("--seeds", 100), default=100, metavar="N",
+                        help="seeds per sampler and workload (default 100)")  # fmt: skip
+    parser.add_argument("--first-seed", type=_whole("--first-seed", 0, low=0), default=0,
+                        metavar="N", help="the first seed (default 0)")  # fmt: skip
+    parser.add_argument(
+        "--noise",
+        type=_fraction,
+        metavar="P",
+        help="flip each observed reward with probability P, on every workload "
+        "(default: the workload's own, 0.15 for noisy and 0 for the others)",
+    )
+    parser.add_argument("--tasks", type=_whole("--tasks", 10_000), metavar="N",
+                        help="tasks per shard list, keeping the informative fraction "
+                        "(default: the workload's own; large has 10,000)")  # fmt: skip
+    parser.add_argument("--workers", type=_whole("--workers", 4), default=1, metavar="N",
+                        help="workers, each handed a shard (default 1)")  # fmt: skip
+    parser.add_argument(
+        "--max-concurrency",
+        type=_whole("--max-concurrency", 4),
+        metavar="N",
+        help="most rollouts in flight at once (default: 1 on the sync path, "
+        "--workers on the async path, as the engine does)",
+    )
+    parser.add_argument(
+        "--async",
+        dest="asynchronous",
+        action="store_true",
+        help="drive the async_evolve() path: fixed shards, a per-worker round_index",
+    )
+    parser.add_argument(
+        "--shared-shard",
+        action="store_true",
+        help="hand every worker the whole task list, so in-flight picks can collide",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="also draw the share against the budget to FILE.png (needs the plot extra)",
+    )
+    parser.set_defaults(run=bench_command)
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    """Run the bench the parsed ``args`` describe, print the report; return the exit status.
+
+    Raises:
+        SamplerError: bad input (an unknown sampler, an unreadable log, a missing
+            plot extra) or a sampler that failed during the run.
+    """
+    if args.plot is not None:
+        require_matplotlib()
+        if not args.plot.parent.is_dir():
+            raise BenchError(
+                f"--plot {str(args.plot)!r}: the directory {str(args.plot.parent)!r} does not "
+                f"exist; create it or write the plot elsewhere"
+            )
+    config = BenchConfig(
+        samplers=[_spec(value) for value in args.sampler] if args.sampler else None,
+        workloads=_workloads(args),
+        loop=RolloutLoop(
+            budget=args.budget,
+            n_workers=args.workers,
+            max_concurrency=args.max_concurrency,
+            asynchronous=args.asynchronous,
+            shared_shard=args.shared_shard,
+        ),
+        seeds=args.seeds,
+        first_seed=args.first_seed,
+    )
+    result = run_bench(config, progress=sys.stderr)
+    print(json.dumps(to_json(result), indent=2) if args.json else format_report(result))
+    if args.plot is not None:
+        written = plot_shares(result, args.plot)
+        print(f"wrote {written}", file=sys.stderr)
+    return 0
+
+
+def _spec(value: str) -> SpecLike:
+    """A JSON object is a mapping spec; anything else is a spec string for parse_spec."""
+    if not value.lstrip().startswith("{"):
+        return value
+    try:
+        mapping = json.loads(value)
+    except ValueError as error:
+        raise BenchError(
+            f"--sampler {value!r} starts like a JSON object but is not valid JSON ({error}); "
+            f'write it as \'{{"name": "difficulty-weighted", "c": 0.1}}\' or as '
+            f"'difficulty-weighted:c=0.1'"
+        ) from None
+    return mapping  # type: ignore[no-any-return]  # parse_spec checks the shape
+
+
+def _workloads(args: argparse.Namespace) -> tuple[Workload, ...]:
+    names: list[str] = args.workload or (["from-log"] if args.from_log else ["stationary", "noisy"])
+    if args.from_log is not None and "from-log" not in names:
+        names.append("from-log")
+    chosen: list[Stationary | Drift | FromLog] = []
+    for name in dict.fromkeys(names):
+        if name == "from-log":
+            if args.from_log is None:
+                raise BenchError(
+                    "--workload from-log needs the log: add --from-log FILE, a JSONL file "
+                    "with one {'task_id', 'score', 'round'} object per line"
+                )
+            chosen.append(read_log(args.from_log))
+        else:
+            preset = WORKLOADS[name]
+            assert isinstance(preset, (Stationary, Drift))  # for mypy: the presets are
+            chosen.append(preset)
+    return tuple(_adjusted(workload, args) for workload in chosen)
+
+
+def _adjusted(
+    workload: Stationary | Drift | FromLog, args: argparse.Namespace
+) -> Stationary | Drift | FromLog:
+    if args.noise is not None:
+        workload = attrs.evolve(workload, noise=args.noise)
+    if args.tasks is not None:
+        if isinstance(workload, FromLog):
+            raise BenchError(
+                f"--tasks {args.tasks}: the from-log workload's tasks come from the log; "
+                f"--tasks applies to {', '.join(WORKLOADS)}"
+            )
+        workload = workload.with_tasks(args.tasks)
+    return workload
+
+
+def _workload_name(value: str) -> str:
+    if value not in _CHOICES:
+        raise argparse.ArgumentTypeError(
+            f"unknown workload {value!r}; expected one of {', '.join(_CHOICES)}, "
+            f"for example --workload drift"
+        )
+    return value
+
+
+def _whole(option: str, example: int, low: int = 1) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            number = low - 1
+        if number < low:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number >= {low}, got {value!r}; for example {option} {example}"
+            )
+        return number
+
+    return parse
+
+
+def _fraction(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 1.0:  # NaN fails this comparison too
+        raise argparse.ArgumentTypeError(
+            f"expected a probability from 0 to 1, got {value!r}; for example --noise 0.15"
+        )
+    return number

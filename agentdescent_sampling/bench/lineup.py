@@ -1,0 +1,134 @@
+"""Which samplers a bench run compares, and how each is built afresh for every seed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from ..protocol import SOLVED, TaskSampler
+from ..registry import Registry, SamplerInfo
+from ..spec import SamplerSpec, SpecLike, parse_spec
+from .metrics import Role
+from .oracle import Oracle
+from .workloads import Scenario
+
+__all__ = ["DEFAULT_SWEEP", "Entrant", "Skipped", "default_specs", "lineup"]
+
+#: The values of difficulty-weighted's ``c`` that the doc's table compares.
+DEFAULT_SWEEP = (1.4, 0.7, 0.4, 0.2, 0.1)
+
+#: Parameters the bench fills in from the run when a sampler takes them and the
+#: spec leaves them out: the run's seed, and the workload's pass threshold (as
+#: ``evolve(solved_threshold=...)`` and the sampler must agree).
+_FROM_RUN = ("seed", "pass_threshold")
+
+
+@attrs.frozen
+class Entrant:
+    """One sampler in a bench run: how reports name it, and how to build it for a run.
+
+    Args:
+        label: the name reports show: the spec string, or ``oracle``.
+        role: ``baseline`` (round-robin), ``ceiling`` (the oracle) or ``sampler``.
+        build: ``build(scenario, budget, seed)`` returns a new sampler for one run.
+    """
+
+    label: str
+    role: Role
+    build: Callable[[Scenario, int, int], TaskSampler] = attrs.field(repr=False, eq=False)
+
+
+@attrs.frozen
+class Skipped:
+    """An installed sampler the default run left out, and why."""
+
+    label: str
+    reason: str
+
+
+def default_specs(registry: Registry) -> tuple[list[SpecLike], list[Skipped]]:
+    """The default comparison: the doc's ``c`` sweep, round-robin, then every other sampler.
+
+    Every other installed sampler runs at its defaults. One that cannot (it has a
+    required parameter, or its name is provided twice) is returned as skipped.
+    """
+    specs: list[SpecLike] = [SamplerSpec("difficulty-weighted", {"c": c}) for c in DEFAULT_SWEEP]
+    specs.append(SamplerSpec("round-robin"))
+    skipped = []
+    for record in registry.available():
+        if not isinstance(record, SamplerInfo) or record.name in (
+            "difficulty-weighted",
+            "round-robin",
+        ):
+            continue
+        required = [p.name for p in record.signature.parameters if p.required]
+        if record.status != "ok":
+            skipped.append(
+                Skipped(
+                    f"{record.name} ({record.distribution})",
+                    f"{record.status}: more than one distribution provides it; bench it with "
+                    f'--sampler \'{{"name": "{record.name}", "provider": ...}}\'',
+                )
+            )
+        elif set(required) - set(_FROM_RUN):
+            skipped.append(
+                Skipped(
+                    record.name,
+                    f"needs {', '.join(map(repr, required))} set; bench it with "
+                    f"--sampler '{record.name}:{required[0]}=...'",
+                )
+            )
+        else:
+            specs.append(SamplerSpec(record.name))
+    return specs, skipped
+
+
+def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
+    """Resolve ``specs`` into entrants, with round-robin as baseline and the oracle last.
+
+    Each spec is checked by building its sampler once, so that a typo fails before
+    the run starts rather than after minutes of it. Round-robin is added when the
+    specs leave it out, since every other sampler is reported as a ratio to it.
+
+    Raises:
+        SamplerError: a spec is malformed, names no installed sampler, or its
+            parameters are rejected (the registry's own errors, unchanged).
+    """
+    entrants: list[Entrant] = []
+    for given in [*specs, "round-robin"]:
+        spec = parse_spec(given)
+        info = registry.get(spec.name, provider=spec.provider)
+        canonical = attrs.evolve(spec, name=info.name)
+        label = str(canonical) + (f" ({spec.provider})" if spec.provider else "")
+        if any(entrant.label == label for entrant in entrants):
+            continue
+        names = {parameter.name for parameter in info.signature.parameters}
+        fills = tuple(name for name in _FROM_RUN if name in names and name not in spec.params)
+        build = _Registered(registry, canonical, fills)
+        registry.create(build.spec_for(seed=0, pass_threshold=SOLVED))  # fails before the run
+        role: Role = "baseline" if label == "round-robin" else "sampler"
+        entrants.append(Entrant(label, role, build))
+    entrants.append(Entrant("oracle", "ceiling", _oracle))
+    return entrants
+
+
+@attrs.frozen
+class _Registered:
+    """Builds a registered sampler, filling in what the run supplies."""
+
+    registry: Registry
+    spec: SamplerSpec
+    fills: tuple[str, ...]
+
+    def spec_for(self, seed: int, pass_threshold: float) -> SamplerSpec:
+        supplied = {"seed": seed, "pass_threshold": pass_threshold}
+        params = {**{name: supplied[name] for name in self.fills}, **self.spec.params}
+        return attrs.evolve(self.spec, params=params)
+
+    def __call__(self, scenario: Scenario, budget: int, seed: int) -> TaskSampler:
+        return self.registry.create(self.spec_for(seed, scenario.pass_threshold))
+
+
+def _oracle(scenario: Scenario, budget: int, seed: int) -> TaskSampler:
+    return Oracle(scenario, budget)

@@ -1,0 +1,205 @@
+"""``run_bench``: every sampler, on every workload, for every seed, through the engine's loop."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TextIO
+
+import attrs
+
+from ..registry import Registry, default_registry
+from ..spec import SpecLike
+from .driver import Rollout, RolloutLoop, drive
+from .errors import BenchError
+from .lineup import Entrant, Skipped, default_specs, lineup
+from .metrics import SamplerResult, summarise
+from .progress import Progress
+from .workloads import WORKLOADS, Workload
+
+__all__ = ["BenchConfig", "BenchResult", "Machine", "WorkloadResult", "run_bench"]
+
+
+def _specs(value: Any) -> tuple[SpecLike, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, Mapping)):
+        raise TypeError(
+            f"BenchConfig(samplers=...) takes a sequence of specs, got one spec {value!r}; "
+            f"wrap it: samplers=[{value!r}]"
+        )
+    return tuple(value)
+
+
+def _workloads(value: Iterable[Workload]) -> tuple[Workload, ...]:
+    return tuple(value)
+
+
+def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"BenchConfig({attribute.name}={value!r}): expected a whole number >= 1")
+
+
+@attrs.frozen
+class BenchConfig:
+    """What a bench run compares, on which workloads, and how the engine drives it.
+
+    ``BenchConfig()`` is the default run: the doc's ``c`` sweep of difficulty-weighted,
+    round-robin and every other installed sampler at its defaults, on ``stationary``
+    and ``noisy``, 200 rollouts, one worker, 100 seeds.
+
+    Args:
+        samplers: specs of the samplers to compare, in any form ``create()``
+            accepts; ``None`` for the default lineup. Round-robin (the baseline)
+            and the oracle (the ceiling) are always added.
+        workloads: the workloads to run every sampler on.
+        loop: how the engine calls the samplers: budget, workers, concurrency, path.
+        seeds: how many seeds, each a fresh workload realization and fresh samplers.
+        first_seed: the first seed; a run uses ``first_seed`` to ``first_seed + seeds - 1``.
+    """
+
+    samplers: tuple[SpecLike, ...] | None = attrs.field(default=None, converter=_specs)
+    workloads: tuple[Workload, ...] = attrs.field(
+        default=(WORKLOADS["stationary"], WORKLOADS["noisy"]), converter=_workloads
+    )
+    loop: RolloutLoop = attrs.field(factory=RolloutLoop)
+    seeds: int = attrs.field(default=100, validator=_at_least_one)
+    first_seed: int = 0
+
+
+@attrs.frozen
+class WorkloadResult:
+    """Every sampler's result on one workload, in the order the run listed them."""
+
+    name: str
+    label: str
+    noise: float
+    samplers: tuple[SamplerResult, ...]
+
+    def sampler(self, label: str) -> SamplerResult:
+        """The result of the sampler labelled ``label``.
+
+        Raises:
+            KeyError: no sampler in the run has that label; the message lists them.
+        """
+        for result in self.samplers:
+            if result.label == label:
+                return result
+        raise KeyError(
+            f"no sampler {label!r} in this run; it has {[s.label for s in self.samplers]}"
+        )
+
+
+def _cpus() -> int:
+    # The CPUs this process may run on (what nproc prints), not every CPU in the box.
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@attrs.frozen
+class Machine:
+    """Where a run happened: enough to tell whether two latency figures compare."""
+
+    python: str = attrs.field(factory=platform.python_version)
+    implementation: str = attrs.field(factory=platform.python_implementation)
+    cpus: int = attrs.field(factory=_cpus)
+    system: str = attrs.field(factory=platform.platform)
+
+
+@attrs.frozen
+class BenchResult:
+    """A finished bench run: its config, one result per workload, and what it left out.
+
+    Args:
+        config: the configuration that ran.
+        workloads: one result per workload, in config order.
+        skipped: installed samplers the default lineup could not run, and why.
+        seconds: wall-clock duration of the run.
+        machine: the interpreter and CPUs it ran on.
+    """
+
+    config: BenchConfig
+    workloads: tuple[WorkloadResult, ...]
+    skipped: tuple[Skipped, ...] = ()
+    seconds: float = 0.0
+    machine: Machine = attrs.field(factory=Machine)
+
+
+def run_bench(
+    config: BenchConfig | None = None,
+    *,
+    registry: Registry | None = None,
+    progress: TextIO | None = None,
+) -> BenchResult:
+    """Run every sampler of ``config`` on every workload for every seed, and summarise.
+
+    Each seed builds one realization of the workload and shares it between the
+    samplers, so they are compared on identical tasks; each run gets a new sampler.
+
+    Args:
+        config: what to run; ``None`` for the default run.
+        registry: where sampler names are looked up; the default registry if ``None``.
+        progress: a stream for the progress bar (drawn only on a terminal).
+
+    Raises:
+        SamplerError: a spec is malformed or names no installed sampler
+            (raised before anything runs).
+        BenchError: a sampler raised or broke the contract during the run; the
+            message names the sampler, the workload and the seed.
+    """
+    config = config or BenchConfig()
+    registry = registry or default_registry()
+    started = time.perf_counter()
+    if config.samplers is None:
+        specs, skipped = default_specs(registry)
+    else:
+        specs, skipped = list(config.samplers), []
+    entrants = lineup(specs, registry)
+    steps = len(config.workloads) * config.seeds * len(entrants)
+    with Progress(steps, progress) as bar:
+        results = tuple(
+            _run_workload(workload, entrants, config, bar) for workload in config.workloads
+        )
+    return BenchResult(config, results, tuple(skipped), time.perf_counter() - started)
+
+
+def _run_workload(
+    workload: Workload, entrants: Sequence[Entrant], config: BenchConfig, bar: Progress
+) -> WorkloadResult:
+    traces: dict[str, list[tuple[Rollout, ...]]] = {entrant.label: [] for entrant in entrants}
+    for seed in range(config.first_seed, config.first_seed + config.seeds):
+        # One realization per seed, shared by every sampler: a paired comparison.
+        scenario = workload.build(seed)
+        for entrant in entrants:
+            sampler = entrant.build(scenario, config.loop.budget, seed)
+            where = f"workload {workload.label}, seed {seed}"
+            try:
+                trace = drive(sampler, scenario, config.loop, seed)
+            except BenchError as error:
+                raise BenchError(f"{error} ({where})") from None
+            except Exception as error:
+                raise BenchError(
+                    f"sampler {entrant.label!r} raised {type(error).__name__}: {error} ({where}); "
+                    f"reproduce it alone with --sampler {entrant.label!r} --workload "
+                    f"{workload.name} --first-seed {seed} --seeds 1"
+                ) from error
+            traces[entrant.label].append(trace)
+            bar.advance()
+    summaries = [
+        summarise(entrant.label, entrant.role, traces[entrant.label]) for entrant in entrants
+    ]
+    baseline = next(summary.share.mean for summary in summaries if summary.role == "baseline")
+    return WorkloadResult(
+        workload.name,
+        workload.label,
+        workload.noise,
+        tuple(
+            attrs.evolve(
+                summary, ratio_to_round_robin=summary.share.mean / baseline if baseline else None
+            )
+            for summary in summaries
+        ),
+    )

@@ -1,0 +1,410 @@
+"""Simulated workloads: a shard of task ids, each with a true pass probability.
+
+A workload is a recipe; ``build(seed)`` turns it into a :class:`Scenario`, one
+realization whose numbers are identical for identical seeds. Whether a rollout is
+informative is a property of the task's **true** pass probability at pick time
+(:func:`is_informative`), never of the rewards a sampler observes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar, Protocol, TypeGuard
+
+import attrs
+
+from ..protocol import SOLVED, short_repr
+from ..validators import number_in
+from .errors import BenchError
+
+__all__ = [
+    "INFORMATIVE_BAND",
+    "WORKLOADS",
+    "Drift",
+    "FromLog",
+    "Scenario",
+    "Stationary",
+    "Workload",
+    "is_informative",
+    "read_log",
+]
+
+#: A rollout is informative when the task's true pass probability lies in this band.
+INFORMATIVE_BAND = (0.1, 0.9)
+
+
+def is_informative(p: float) -> bool:
+    """Whether a task with true pass probability ``p`` still carries learning signal."""
+    return INFORMATIVE_BAND[0] <= p <= INFORMATIVE_BAND[1]
+
+
+class Scenario(Protocol):
+    """One seeded realization of a workload: the shard and how its rollouts turn out.
+
+    ``progress`` is the fraction of the rollout budget spent when the task was
+    picked, in [0, 1); time-dependent workloads read their true p from it.
+    """
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every task id, in the order a worker's shard is built from."""
+        ...
+
+    @property
+    def pass_threshold(self) -> float:
+        """The score at which a rollout of this workload counts as a pass."""
+        ...
+
+    def true_p(self, task_id: str, progress: float) -> float:
+        """The probability that a rollout of ``task_id`` passes at ``progress``."""
+        ...
+
+    def rollout(self, task_id: str, progress: float, rng: random.Random) -> float:
+        """Draw the score one rollout reports, observation noise included."""
+        ...
+
+
+class Workload(Protocol):
+    """A seeded family of scenarios, selected by ``name`` on the command line."""
+
+    @property
+    def name(self) -> str:
+        """The name ``--workload`` selects it by."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """A row label for reports, such as ``noisy (15% noise)``."""
+        ...
+
+    @property
+    def noise(self) -> float:
+        """The probability that an observed reward is flipped."""
+        ...
+
+    def build(self, seed: int) -> Scenario:
+        """The realization for ``seed``; the same seed always gives the same numbers."""
+        ...
+
+
+def _count(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"{type(instance).__name__}({attribute.name}={value!r}): expected a whole "
+            f"number >= 1, for example {attribute.default!r}"
+        )
+
+
+_noise = number_in(0.0, 1.0, hint="; 0.15 flips about one reward in seven")
+
+
+@attrs.frozen
+class Stationary:
+    """The doc's shape: a few tasks with mixed outcomes among always- and never-passing ones.
+
+    By default 40 tasks: 6 with p drawn uniformly from [0.2, 0.8], 17 that always
+    pass and 17 that never pass. Probabilities are dealt to the ids at random, so
+    a task's position in the shard says nothing about it. ``noise`` flips each
+    observed reward with that probability; the true p, and so what counts as
+    informative, is unchanged.
+
+    Args:
+        name: the name reports show (presets reuse this class as ``noisy`` and ``large``).
+        n_tasks: how many tasks the shard holds.
+        n_informative: how many of them get a p in [0.2, 0.8]; the rest split
+            evenly between always-pass and never-pass.
+        noise: probability that an observed reward is flipped.
+    """
+
+    name: str = "stationary"
+    n_tasks: int = attrs.field(default=40, validator=_count)
+    n_informative: int = attrs.field(default=6)
+    noise: float = attrs.field(default=0.0, validator=_noise)
+
+    @n_informative.validator
+    def _check_informative(self, attribute: attrs.Attribute[int], value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= self.n_tasks:
+            raise ValueError(
+                f"Stationary(n_informative={value!r}): expected a whole number from 0 to "
+                f"n_tasks={self.n_tasks}"
+            )
+
+    @property
+    def label(self) -> str:
+        """``stationary (clean)``, ``noisy (15% noise)``."""
+        return _label(self.name, self.noise)
+
+    def with_tasks(self, n_tasks: int) -> Stationary:
+        """The same workload with ``n_tasks`` tasks and the same informative fraction."""
+        informative = round(self.n_informative * n_tasks / self.n_tasks)
+        return attrs.evolve(self, n_tasks=n_tasks, n_informative=informative)
+
+    def build(self, seed: int) -> Scenario:
+        """Deal the pass probabilities to the task ids for ``seed``."""
+        rng = random.Random(seed)
+        rest = self.n_tasks - self.n_informative
+        probabilities = [rng.uniform(0.2, 0.8) for _ in range(self.n_informative)]
+        probabilities += [1.0] * (rest - rest // 2) + [0.0] * (rest // 2)
+        rng.shuffle(probabilities)
+        keys = _task_ids(self.n_tasks)
+        return _Fixed(keys, dict(zip(keys, probabilities, strict=True)), self.noise)
+
+
+@attrs.frozen
+class Drift:
+    """The artifact improves during the run, so tasks pass through the informative band.
+
+    Each task has a difficulty d drawn uniformly from [0, 10]. Skill rises linearly
+    from 0 to 10 over the budget, and ``p = sigmoid(steepness * (skill - d))``. With
+    the default steepness a task is informative for about a fifth of the run.
+
+    Args:
+        n_tasks: how many tasks the shard holds.
+        steepness: the k in the sigmoid; higher makes each task's band crossing quicker.
+        noise: probability that an observed reward is flipped.
+    """
+
+    name: ClassVar[str] = "drift"
+    n_tasks: int = attrs.field(default=40, validator=_count)
+    steepness: float = attrs.field(default=2.0, validator=number_in(0.0, low_open=True))
+    noise: float = attrs.field(default=0.0, validator=_noise)
+
+    @property
+    def label(self) -> str:
+        """``drift (clean)`` or ``drift (15% noise)``."""
+        return _label(self.name, self.noise)
+
+    def with_tasks(self, n_tasks: int) -> Drift:
+        """The same workload with ``n_tasks`` tasks."""
+        return attrs.evolve(self, n_tasks=n_tasks)
+
+    def build(self, seed: int) -> Scenario:
+        """Draw each task's difficulty for ``seed``."""
+        rng = random.Random(seed)
+        keys = _task_ids(self.n_tasks)
+        difficulty = {key: rng.uniform(0.0, 10.0) for key in keys}
+        return _Drifting(keys, difficulty, self.steepness, self.noise)
+
+
+def _frozen(scores: Mapping[str, Sequence[float]]) -> Mapping[str, tuple[float, ...]]:
+    return MappingProxyType({task: tuple(logged) for task, logged in scores.items()})
+
+
+@attrs.frozen
+class FromLog:
+    """Your own logged rollouts, as an empirical workload: is a sampler worth it on your data?
+
+    Each seed bootstraps every task's logged scores (draws as many as were logged,
+    with replacement). A task's true p is the share of its resampled scores that
+    reach ``pass_threshold``, and a rollout reports one of them at random, so
+    graded scores stay graded. Estimates pool all rounds: a task in a typical log
+    has too few rollouts per round to estimate its drift.
+
+    Args:
+        scores: every task's logged scores, in log order.
+        pass_threshold: the score at which a logged rollout counted as a pass.
+        noise: probability that an observed reward is flipped, on top of the log's own.
+        source: where the scores came from, for reports.
+    """
+
+    name: ClassVar[str] = "from-log"
+    scores: Mapping[str, tuple[float, ...]] = attrs.field(converter=_frozen, repr=False)
+    pass_threshold: float = attrs.field(
+        default=SOLVED, validator=number_in(0.0, 1.0, low_open=True)
+    )
+    noise: float = attrs.field(default=0.0, validator=_noise)
+    source: str = "rollouts"
+
+    @scores.validator
+    def _check_scores(self, attribute: attrs.Attribute[Any], value: Mapping[str, Any]) -> None:
+        if not value or not all(value.values()):
+            raise ValueError(
+                f"FromLog({self.source}): every task needs at least one logged score, and "
+                f"there must be at least one task; got {len(value)} tasks"
+            )
+
+    @property
+    def label(self) -> str:
+        """``from-log rollouts.jsonl`` plus the added noise, if any."""
+        return _label(f"{self.name} {self.source}", self.noise, clean="")
+
+    def build(self, seed: int) -> Scenario:
+        """Resample the log for ``seed`` and shuffle the shard order."""
+        rng = random.Random(seed)
+        resampled = {
+            task: tuple(rng.choice(logged) for _ in logged) for task, logged in self.scores.items()
+        }
+        keys = list(resampled)
+        rng.shuffle(keys)
+        return _Logged(tuple(keys), resampled, self.pass_threshold, self.noise)
+
+
+def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
+    """Read a JSONL rollout log into a :class:`FromLog` workload.
+
+    Each non-blank line is an object with ``task_id`` (a string), ``score`` (a number
+    in [0, 1]) and ``round`` (a whole number), and optionally ``pass_threshold``,
+    which must agree across lines (default :data:`SOLVED`). Other keys are ignored.
+
+    Raises:
+        BenchError: the file can't be read, or a line is malformed; the message
+            names the file and line.
+    """
+    file = Path(path)
+    example = '{"task_id": "t1", "score": 0.0, "round": 0}'
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BenchError(
+            f"cannot read the rollout log {str(file)!r}: {error}; expected a JSONL file "
+            f"with one rollout per line, such as {example}"
+        ) from error
+    scores: dict[str, list[float]] = {}
+    thresholds: dict[float, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{file.name} line {number}"
+        try:
+            entry = json.loads(line)
+        except ValueError as error:
+            raise BenchError(f"{where} is not JSON ({error}); expected {example}") from None
+        if not isinstance(entry, dict):
+            raise BenchError(
+                f"{where} is {short_repr(entry)}, not a JSON object; expected {example}"
+            )
+        task, score = entry.get("task_id"), entry.get("score")
+        if not isinstance(task, str) or not task:
+            raise BenchError(
+                f"{where}: 'task_id' must be a non-empty string, got {short_repr(task)}"
+            )
+        if not _is_fraction(score):
+            raise BenchError(
+                f"{where}: 'score' must be a number in [0, 1], got {short_repr(score)}; "
+                f"normalise the reward (for example accuracy / 100)"
+            )
+        round_index = entry.get("round")
+        if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
+            raise BenchError(
+                f"{where}: 'round' must be a whole number >= 0, got {short_repr(round_index)}"
+            )
+        if "pass_threshold" in entry:
+            threshold = entry["pass_threshold"]
+            if not _is_fraction(threshold) or threshold == 0:
+                raise BenchError(
+                    f"{where}: 'pass_threshold' must be a number in (0, 1], "
+                    f"got {short_repr(threshold)}"
+                )
+            thresholds.setdefault(float(threshold), number)
+        scores.setdefault(task, []).append(float(score))
+    if len(thresholds) > 1:
+        found = ", ".join(f"{value:g} (line {line})" for value, line in thresholds.items())
+        raise BenchError(
+            f"{file.name}: lines disagree on pass_threshold: {found}; a run has one threshold, "
+            f"so split the log by run"
+        )
+    if not scores:
+        raise BenchError(
+            f"the rollout log {str(file)!r} has no rollouts; expected lines like {example}"
+        )
+    return FromLog(
+        scores,
+        pass_threshold=next(iter(thresholds), SOLVED),
+        noise=noise,
+        source=file.name,
+    )
+
+
+#: The built-in workloads by name; ``from-log`` is built from a file with :func:`read_log`.
+WORKLOADS: Mapping[str, Workload] = MappingProxyType(
+    {
+        "stationary": Stationary(),
+        "noisy": Stationary(name="noisy", noise=0.15),
+        "drift": Drift(),
+        "large": Stationary(name="large", n_tasks=10_000, n_informative=200),
+    }
+)
+
+
+@attrs.frozen
+class _Fixed:
+    keys: tuple[str, ...]
+    p: Mapping[str, float]
+    noise: float
+    pass_threshold: float = SOLVED
+
+    def true_p(self, task_id: str, progress: float) -> float:
+        return self.p[task_id]
+
+    def rollout(self, task_id: str, progress: float, rng: random.Random) -> float:
+        return _flip(
+            1.0 if rng.random() < self.p[task_id] else 0.0, self.pass_threshold, self.noise, rng
+        )
+
+
+@attrs.frozen
+class _Drifting:
+    keys: tuple[str, ...]
+    difficulty: Mapping[str, float]
+    steepness: float
+    noise: float
+    pass_threshold: float = SOLVED
+
+    def true_p(self, task_id: str, progress: float) -> float:
+        x = self.steepness * (10.0 * progress - self.difficulty[task_id])
+        # The two branches keep exp() from overflowing for a large steepness.
+        return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+    def rollout(self, task_id: str, progress: float, rng: random.Random) -> float:
+        passed = rng.random() < self.true_p(task_id, progress)
+        return _flip(1.0 if passed else 0.0, self.pass_threshold, self.noise, rng)
+
+
+@attrs.frozen
+class _Logged:
+    keys: tuple[str, ...]
+    scores: Mapping[str, tuple[float, ...]]
+    pass_threshold: float
+    noise: float
+    p: Mapping[str, float] = attrs.field(init=False)
+
+    @p.default
+    def _pass_rates(self) -> Mapping[str, float]:
+        threshold = self.pass_threshold
+        return {
+            task: sum(score >= threshold for score in drawn) / len(drawn)
+            for task, drawn in self.scores.items()
+        }
+
+    def true_p(self, task_id: str, progress: float) -> float:
+        return self.p[task_id]
+
+    def rollout(self, task_id: str, progress: float, rng: random.Random) -> float:
+        return _flip(rng.choice(self.scores[task_id]), self.pass_threshold, self.noise, rng)
+
+
+def _flip(score: float, pass_threshold: float, noise: float, rng: random.Random) -> float:
+    # The draw happens even without noise, so that clean and noisy runs of one seed
+    # consume the generator identically and differ only where a reward was flipped.
+    if rng.random() < noise:
+        return 0.0 if score >= pass_threshold else 1.0
+    return score
+
+
+def _task_ids(n_tasks: int) -> tuple[str, ...]:
+    width = len(str(n_tasks - 1))
+    return tuple(f"task-{index:0{width}d}" for index in range(n_tasks))
+
+
+def _label(name: str, noise: float, clean: str = " (clean)") -> str:
+    return f"{name} ({noise:.0%} noise)" if noise else f"{name}{clean}"
+
+
+def _is_fraction(value: object) -> TypeGuard[float]:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0.0 <= value <= 1.0

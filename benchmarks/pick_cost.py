@@ -1,0 +1,150 @@
+"""Pick cost against shard size, for each built-in sampler and a reference of the same rule.
+
+Run it with ``python benchmarks/pick_cost.py``. It is a timing script, not a test:
+it asserts nothing about speed, and only checks that each built-in picks exactly
+what its reference picks, so a later optimisation has a baseline to beat and a rule
+it must keep.
+
+Every shard is warmed up first: each key is recorded once (a pass or a fail) and
+one key in seven gets a second, opposite score, so the sampler holds statistics for
+every key and a pick has to weigh all of them, which is the steady state of a run.
+Then, as in a run, each timed pick is followed by an (untimed) record of its task,
+so a sampler cannot serve every pick from one cached answer.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+from agentdescent_sampling import SOLVED, SamplerInfo, TaskSampler, available, create
+
+SIZES = (100, 1_000, 10_000, 100_000)
+MIN_SECONDS = 0.3  # per sampler and size: enough picks for a stable median
+MAX_PICKS = 2_000
+
+
+class ReferenceRoundRobin:
+    """``keys[round_index % len(keys)]``."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[round_index % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        return None
+
+
+class ReferenceDifficultyWeighted:
+    """The doc's rule written the obvious way: ``max`` over a score function."""
+
+    def __init__(self, c: float = 0.2, pass_threshold: float = SOLVED) -> None:
+        self.c = c
+        self.pass_threshold = pass_threshold
+        self.stats: dict[str, tuple[int, int]] = {}
+        self.picks = 0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.picks += 1
+        log_t = math.log(self.picks + 1)
+
+        def score(key: str) -> float:
+            passes, trials = self.stats.get(key, (0, 0))
+            if trials == 0:
+                return math.inf
+            p = passes / trials
+            return min(1.0, 4 * p * (1 - p)) + self.c * math.sqrt(log_t / trials)
+
+        return max(keys, key=score)  # max keeps the first of equal scores: ties go early
+
+    def record(self, task_id: str, score: float) -> None:
+        passes, trials = self.stats.get(task_id, (0, 0))
+        self.stats[task_id] = (passes + (score >= self.pass_threshold), trials + 1)
+
+
+#: Each built-in's reference; a new built-in adds its own here.
+REFERENCES: dict[str, Callable[[], TaskSampler]] = {
+    "round-robin": ReferenceRoundRobin,
+    "difficulty-weighted": ReferenceDifficultyWeighted,
+}
+
+
+def warm(samplers: Sequence[TaskSampler], keys: Sequence[str]) -> None:
+    """Give every sampler the same statistics: every key tried, one in seven mixed."""
+    rng = random.Random(0)
+    for index, key in enumerate(keys):
+        score = float(rng.random() < 0.5)
+        for sampler in samplers:
+            sampler.record(key, score)
+            if index % 7 == 0:
+                sampler.record(key, 1.0 - score)
+
+
+def time_picks(
+    built_in: TaskSampler, reference: TaskSampler, keys: list[str]
+) -> tuple[float, float, bool]:
+    """Median microseconds per pick of each, alternating, and whether they always agreed."""
+    own: list[float] = []
+    ref: list[float] = []
+    agree = True
+    deadline = time.perf_counter() + MIN_SECONDS
+    round_index = 0
+    while (time.perf_counter() < deadline or len(own) < 3) and len(own) < MAX_PICKS:
+        before = time.perf_counter()
+        mine = built_in.pick(keys, round_index)
+        middle = time.perf_counter()
+        theirs = reference.pick(keys, round_index)
+        after = time.perf_counter()
+        own.append((middle - before) * 1e6)
+        ref.append((after - middle) * 1e6)
+        agree = agree and mine == theirs
+        round_index += 1
+    return statistics.median(own), statistics.median(ref), agree
+
+
+def main() -> None:
+    """Print the table."""
+    built_ins = [
+        record.name
+        for record in available()
+        if isinstance(record, SamplerInfo) and record.distribution == "agentdescent-sampling"
+    ]
+    print(f"pick cost against shard size; Python {platform.python_version()}, {platform.machine()}")
+    print("(median microseconds per pick after every key has been tried; lower is better)")
+    print()
+    header = ("sampler", "keys", "built-in us", "reference us", "speed-up", "same picks")
+    rows = [header]
+    for name in built_ins:
+        if name not in REFERENCES:
+            rows.append((name, "-", "-", "-", "-", "no reference yet; add one to REFERENCES"))
+            continue
+        for size in SIZES:
+            keys = [f"task-{index:06d}" for index in range(size)]
+            built_in, reference = create(name), REFERENCES[name]()
+            warm([built_in, reference], keys)
+            own, ref, agree = time_picks(built_in, reference, keys)
+            rows.append(
+                (
+                    name,
+                    f"{size:,}",
+                    f"{own:,.1f}",
+                    f"{ref:,.1f}",
+                    f"{ref / own:.2f}x",
+                    "yes" if agree else "NO",
+                )
+            )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    for row in rows:
+        print(
+            "   ".join(
+                cell.rjust(width) if column else cell.ljust(width)
+                for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

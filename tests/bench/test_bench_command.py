@@ -1,0 +1,178 @@
+"""The bench subcommand: options wired to the library, and bad input named with a fix."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling import SamplerError
+from agentdescent_sampling.bench import JSON_SCHEMA, BenchError, BenchResult, command
+from agentdescent_sampling.bench.command import bench_command
+from agentdescent_sampling.bench.progress import Progress
+
+Args = Callable[..., argparse.Namespace]
+SMALL = ("--seeds", "2", "--budget", "40", "--sampler", "difficulty-weighted")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--budget", "lots"], "argument --budget: expected a whole number >= 1, got 'lots'; "
+         "for example --budget 200"),
+        (["--seeds", "0"], "argument --seeds: expected a whole number >= 1, got '0'"),
+        (["--workers", "-2"], "argument --workers: expected a whole number >= 1, got '-2'"),
+        (["--noise", "1.5"], "argument --noise: expected a probability from 0 to 1, got '1.5'; "
+         "for example --noise 0.15"),
+        (["--noise", "nan"], "got 'nan'"),
+        (["--workload", "noisey"], "unknown workload 'noisey'; expected one of stationary, "
+         "noisy, drift, large, from-log"),
+    ],
+)  # fmt: skip
+def test_bad_options_are_refused_naming_the_value_and_an_example(
+    bench_args: Args, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench_args(*argv)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_json_prints_one_document_in_the_documented_shape(
+    bench_args: Args,
+    capsys: pytest.CaptureFixture[str],
+    schema_errors: Callable[[Any, Mapping[str, Any]], list[str]],
+) -> None:
+    assert bench_command(bench_args(*SMALL, "--json", "--workload", "drift")) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert schema_errors(document, JSON_SCHEMA) == []
+    assert document["config"]["workloads"] == ["drift"]
+    assert document["config"]["budget"] == 40
+
+
+def test_options_reach_the_rollout_loop(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--json", "--workers", "3", "--async", "--shared-shard", "--max-concurrency", "2"]
+    bench_command(bench_args(*SMALL, *argv))
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert (config["n_workers"], config["in_flight"]) == (3, 2)
+    assert (config["asynchronous"], config["shared_shard"]) == (True, True)
+
+
+def test_noise_and_tasks_reshape_the_workload(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_command(bench_args(*SMALL, "--json", "--noise", "0.3", "--tasks", "80"))
+    workloads = json.loads(capsys.readouterr().out)["workloads"]
+    assert [w["label"] for w in workloads] == ["stationary (30% noise)", "noisy (30% noise)"]
+    round_robin = workloads[0]["samplers"][1]
+    assert round_robin["share"]["mean"] == pytest.approx(12 / 80)
+
+
+def test_the_default_text_output_is_the_docs_table(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_command(bench_args(*SMALL))
+    out = capsys.readouterr().out
+    assert "stationary (clean)" in out
+    assert "noisy (15% noise)" in out
+
+
+def test_from_log_runs_on_the_example_log(
+    bench_args: Args, capsys: pytest.CaptureFixture[str], example_log: Path
+) -> None:
+    assert bench_command(bench_args(*SMALL, "--from-log", str(example_log))) == 0
+    out = capsys.readouterr().out
+    assert "from-log rollouts.jsonl" in out
+    assert "stationary" not in out
+
+
+def test_from_log_workload_without_a_file_says_how_to_give_one(bench_args: Args) -> None:
+    with pytest.raises(BenchError, match="add --from-log FILE"):
+        bench_command(bench_args(*SMALL, "--workload", "from-log"))
+
+
+def test_tasks_does_not_apply_to_a_log(bench_args: Args, example_log: Path) -> None:
+    with pytest.raises(BenchError, match="--tasks 80: the from-log workload's tasks come from"):
+        bench_command(bench_args(*SMALL, "--from-log", str(example_log), "--tasks", "80"))
+
+
+def test_a_sampler_may_be_given_as_a_json_object(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_command(bench_args("--seeds", "1", "--budget", "40", "--json", "--sampler",
+                             '{"name": "difficulty-weighted", "c": 0.4}'))  # fmt: skip
+    samplers = json.loads(capsys.readouterr().out)["config"]["samplers"]
+    assert samplers[0] == "difficulty-weighted:c=0.4"
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [("{nope", "is not valid JSON"), ("difficulty-weighted:k=2", "unknown parameter 'k'")],
+)
+def test_a_bad_sampler_spec_is_refused_before_the_run(
+    bench_args: Args, spec: str, error: str
+) -> None:
+    with pytest.raises(SamplerError, match=error):
+        bench_command(bench_args("--seeds", "100000", "--sampler", spec))
+
+
+def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
+    bench_args: Args,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The drawing itself is tested in test_bench_report; this pins the wiring only.
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    drawn: list[tuple[BenchResult, Path]] = []
+
+    def plot_shares(result: BenchResult, path: Path) -> Path:
+        drawn.append((result, path))
+        return path
+
+    monkeypatch.setattr(command, "plot_shares", plot_shares)
+    target = tmp_path / "shares.png"
+    bench_command(bench_args(*SMALL, "--plot", str(target)))
+    [(result, path)] = drawn
+    assert path == target
+    assert result.config.seeds == 2
+    assert f"wrote {target}" in capsys.readouterr().err
+
+
+def test_plot_into_a_missing_directory_fails_before_the_run(
+    bench_args: Args, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    with pytest.raises(BenchError, match="does not exist"):
+        bench_command(bench_args("--seeds", "100000", "--plot", str(tmp_path / "no" / "x.png")))
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal_after_its_delay_and_erases_itself() -> None:
+    stream = _Terminal()
+    with Progress(4, stream, delay=0.0) as bar:
+        bar.advance()
+    assert "bench [" in stream.getvalue()
+    assert "25%" in stream.getvalue()
+    assert stream.getvalue().endswith("\r\033[K")
+
+
+def test_progress_bar_stays_silent_off_a_terminal_and_during_short_runs() -> None:
+    piped = io.StringIO()
+    with Progress(4, piped, delay=0.0) as bar:
+        bar.advance(4)
+    terminal = _Terminal()
+    with Progress(4, terminal, delay=60.0) as bar:
+        bar.advance(4)
+    assert piped.getvalue() == terminal.getvalue() == ""

@@ -1,0 +1,159 @@
+"""Reports: the doc's table shape in text, and JSON that validates against the documented schema."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling.bench import (
+    JSON_SCHEMA,
+    SCHEMA_ID,
+    WORKLOADS,
+    BenchConfig,
+    BenchError,
+    BenchResult,
+    format_report,
+    plot_shares,
+    run_bench,
+    to_json,
+)
+from agentdescent_sampling.bench.metrics import checkpoints, share_across_seeds
+
+SchemaErrors = Callable[[Any, Mapping[str, Any]], list[str]]
+
+
+@pytest.fixture(scope="module")
+def result() -> BenchResult:
+    config = BenchConfig(
+        samplers=["difficulty-weighted:c=1.4", "difficulty-weighted:c=0.2"],
+        workloads=(WORKLOADS["stationary"], WORKLOADS["noisy"]),
+        seeds=3,
+    )
+    return run_bench(config)
+
+
+def test_json_validates_against_the_documented_schema(
+    result: BenchResult, schema_errors: SchemaErrors
+) -> None:
+    document = json.loads(json.dumps(to_json(result), allow_nan=False))
+    assert schema_errors(document, JSON_SCHEMA) == []
+    assert document["schema"] == SCHEMA_ID
+
+
+def test_the_schema_check_catches_a_document_that_drifts(
+    result: BenchResult, schema_errors: SchemaErrors
+) -> None:
+    document = to_json(result)
+    document["workloads"][0]["samplers"][0]["share"]["mean"] = 1.5
+    del document["config"]["budget"]
+    document["extra"] = True
+    assert schema_errors(document, JSON_SCHEMA) == [
+        "$: unexpected 'extra'",
+        "$.config: missing 'budget'",
+        "$.workloads[0].samplers[0].share.mean: 1.5 > 1",
+    ]
+
+
+def test_json_carries_every_sampler_on_every_workload_with_the_run_config(
+    result: BenchResult,
+) -> None:
+    document = to_json(result)
+    assert document["config"]["samplers"] == [
+        "difficulty-weighted:c=1.4",
+        "difficulty-weighted:c=0.2",
+        "round-robin",
+        "oracle",
+    ]
+    assert [w["label"] for w in document["workloads"]] == [
+        "stationary (clean)",
+        "noisy (15% noise)",
+    ]
+    baseline = document["workloads"][1]["samplers"][2]
+    assert (baseline["role"], baseline["ratio_to_round_robin"]) == ("baseline", 1.0)
+    assert document["workloads"][0]["samplers"][0]["curve"][-1]["rollouts"] == 200
+
+
+def test_text_report_has_the_docs_shape_a_row_per_regime_a_column_per_c(
+    result: BenchResult,
+) -> None:
+    lines = format_report(result).splitlines()
+    header = next(index for index, line in enumerate(lines) if "difficulty-weighted" in line)
+    assert lines[header].split() == ["difficulty-weighted", "round-robin", "oracle"]
+    assert lines[header + 1].split() == ["c=1.4", "c=0.2"]
+    clean, noisy = lines[header + 2], lines[header + 3]
+    assert clean.startswith("stationary (clean)")
+    assert clean.split()[-2:] == ["15.0%", "100.0%"]
+    assert noisy.startswith("noisy (15% noise)")
+
+
+def test_text_report_details_interval_percentiles_ratio_duplicates_and_latency(
+    result: BenchResult,
+) -> None:
+    lines = format_report(result).splitlines()
+    header = next(line for line in lines if line.startswith("sampler"))
+    assert re.split(r"\s{3,}", header) == [
+        "sampler", "share", "95% interval", "p10", "p50", "p90", "vs RR", "dup",
+        "pick us p50/p99", "record us p50/p99",
+    ]  # fmt: skip
+    baseline = next(line for line in lines if line.startswith("round-robin"))
+    assert baseline.split()[:8] == [
+        "round-robin", "15.0%", "15.0%-15.0%", "15.0%", "15.0%", "15.0%", "1.00x", "0.0%",
+    ]  # fmt: skip
+
+
+def test_share_summary_of_known_values() -> None:
+    share = share_across_seeds([0.1, 0.2, 0.3, 0.4, 0.5])
+    half = 2.776 * math.sqrt(0.025 / 5)  # t(0.975, 4 df) times the standard error
+    assert share.mean == pytest.approx(0.3)
+    assert share.low == pytest.approx(0.3 - half)
+    assert share.high == pytest.approx(0.3 + half)
+    assert (share.p10, share.p50, share.p90) == pytest.approx((0.14, 0.3, 0.46))
+
+
+def test_a_single_seed_interval_collapses_onto_the_mean() -> None:
+    share = share_across_seeds([0.25])
+    assert (share.low, share.mean, share.high) == (0.25, 0.25, 0.25)
+
+
+def test_the_curve_runs_to_the_full_budget_and_ends_at_the_overall_share(
+    result: BenchResult,
+) -> None:
+    assert checkpoints(200) == tuple(range(10, 201, 10))
+    assert checkpoints(7) == (1, 2, 3, 4, 5, 6, 7)
+    for sampler in result.workloads[0].samplers:
+        assert sampler.curve[-1].mean == pytest.approx(sampler.share.mean)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", header[16:24])
+    return width, height
+
+
+def test_plot_writes_a_png_a_person_can_read(result: BenchResult, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    written = plot_shares(result, tmp_path / "shares.png")
+    width, height = _png_size(written)
+    assert width > 800
+    assert height > 400
+    assert written.stat().st_size > 30_000  # curves, bands, labels and a legend, not a blank
+
+
+def test_plotting_without_matplotlib_names_the_extra_to_install(
+    result: BenchResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [name for name in sys.modules if name.startswith("matplotlib")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(BenchError, match=r"agentdescent-sampling\[plot\]"):
+        plot_shares(result, tmp_path / "shares.png")
+    assert not (tmp_path / "shares.png").exists()

@@ -1,0 +1,192 @@
+"""Workloads: the doc's shapes, seeded, with informativeness a property of the true p."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from agentdescent_sampling import SOLVED
+from agentdescent_sampling.bench import (
+    WORKLOADS,
+    BenchError,
+    Drift,
+    Stationary,
+    is_informative,
+    read_log,
+)
+
+
+def _pass_rates(seed: int, name: str = "stationary") -> list[float]:
+    scenario = WORKLOADS[name].build(seed)
+    return [scenario.true_p(key, 0.0) for key in scenario.keys]
+
+
+def test_stationary_has_6_mixed_17_always_passing_and_17_never_passing_tasks() -> None:
+    rates = _pass_rates(seed=3)
+    assert len(rates) == 40
+    counts = Counter("never" if p == 0.0 else "always" if p == 1.0 else "mixed" for p in rates)
+    assert counts == {"mixed": 6, "always": 17, "never": 17}
+    assert all(0.2 <= p <= 0.8 for p in rates if 0.0 < p < 1.0)
+    assert sum(map(is_informative, rates)) == 6
+
+
+def test_the_same_seed_builds_the_same_workload_and_another_seed_a_different_one() -> None:
+    assert _pass_rates(seed=5) == _pass_rates(seed=5)
+    assert _pass_rates(seed=5) != _pass_rates(seed=6)
+
+
+def test_where_informative_tasks_sit_in_the_shard_changes_with_the_seed() -> None:
+    positions = {
+        tuple(index for index, p in enumerate(_pass_rates(seed)) if is_informative(p))
+        for seed in range(10)
+    }
+    assert len(positions) == 10
+
+
+def test_noise_flips_observed_rewards_but_leaves_the_true_p_alone() -> None:
+    scenario = WORKLOADS["noisy"].build(0)
+    always = next(key for key in scenario.keys if scenario.true_p(key, 0.0) == 1.0)
+    rng = random.Random(0)
+    scores = [scenario.rollout(always, 0.0, rng) for _ in range(4000)]
+    assert set(scores) == {0.0, 1.0}
+    assert scores.count(0.0) / len(scores) == pytest.approx(0.15, abs=0.02)
+    assert scenario.true_p(always, 0.5) == 1.0
+
+
+def test_drift_moves_tasks_from_failing_through_the_band_to_passing() -> None:
+    scenario = Drift(n_tasks=40).build(1)
+    for key in scenario.keys:
+        trajectory = [scenario.true_p(key, step / 100) for step in range(100)]
+        assert trajectory == sorted(trajectory)
+    start = [scenario.true_p(key, 0.0) for key in scenario.keys]
+    end = [scenario.true_p(key, 0.99) for key in scenario.keys]
+    assert sum(p < 0.1 for p in start) > 30
+    assert sum(p > 0.9 for p in end) > 30
+
+
+def test_drift_informative_share_changes_over_the_run() -> None:
+    scenario = Drift().build(2)
+    band = [
+        sum(is_informative(scenario.true_p(key, progress)) for key in scenario.keys)
+        for progress in (0.0, 0.5, 0.99)
+    ]
+    assert len(set(band)) > 1
+
+
+def test_large_has_ten_thousand_tasks_of_which_two_percent_are_informative() -> None:
+    rates = _pass_rates(seed=0, name="large")
+    assert len(rates) == 10_000
+    assert sum(map(is_informative, rates)) == 200
+
+
+def test_with_tasks_keeps_the_informative_fraction() -> None:
+    resized = Stationary().with_tasks(400)
+    assert (resized.n_tasks, resized.n_informative) == (400, 60)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_tasks": 0}, "n_tasks=0"),
+        ({"n_informative": 41}, "n_informative=41"),
+        ({"noise": 1.5}, "noise=1.5"),
+    ],
+)
+def test_bad_workload_parameters_are_rejected_naming_the_value(
+    kwargs: dict[str, float], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        Stationary(**kwargs)  # type: ignore[arg-type]
+
+
+def _write_log(tmp_path: Path, *lines: object) -> Path:
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text(
+        "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n"
+    )
+    return path
+
+
+def test_a_log_becomes_per_task_pass_rates_at_its_own_threshold(tmp_path: Path) -> None:
+    log = _write_log(
+        tmp_path,
+        {"task_id": "a", "score": 0.9, "round": 0, "pass_threshold": 0.8},
+        {"task_id": "b", "score": 0.1, "round": 0, "pass_threshold": 0.8},
+        "",
+        {"task_id": "a", "score": 0.85, "round": 1, "pass_threshold": 0.8, "extra": "ignored"},
+        {"task_id": "b", "score": 0.3, "round": 1, "pass_threshold": 0.8},
+    )
+    workload = read_log(log)
+    assert workload.pass_threshold == 0.8
+    scenario = workload.build(0)
+    assert sorted(scenario.keys) == ["a", "b"]
+    assert (scenario.true_p("a", 0.0), scenario.true_p("b", 0.0)) == (1.0, 0.0)
+    assert scenario.rollout("a", 0.0, random.Random(0)) in (0.9, 0.85)
+
+
+def test_a_log_without_a_threshold_uses_the_engines_solved(tmp_path: Path) -> None:
+    log = _write_log(tmp_path, {"task_id": "a", "score": 1.0, "round": 0})
+    assert read_log(log).pass_threshold == SOLVED
+
+
+def test_resampling_a_log_varies_a_mixed_tasks_pass_rate_between_seeds(tmp_path: Path) -> None:
+    lines = [{"task_id": "m", "score": float(index % 2), "round": index} for index in range(6)]
+    workload = read_log(_write_log(tmp_path, *lines))
+    assert len({workload.build(seed).true_p("m", 0.0) for seed in range(20)}) > 1
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "line 1 is not JSON"),
+        ("[1, 2]", "line 1 is \\[1, 2\\], not a JSON object"),
+        ({"score": 1.0, "round": 0}, "'task_id' must be a non-empty string"),
+        ({"task_id": "a", "score": 1.5, "round": 0}, "'score' must be a number in \\[0, 1\\]"),
+        ({"task_id": "a", "score": True, "round": 0}, "'score' must be a number"),
+        ({"task_id": "a", "score": 1.0, "round": -1}, "'round' must be a whole number"),
+        ({"task_id": "a", "score": 1.0}, "'round' must be a whole number"),
+        (
+            {"task_id": "a", "score": 1.0, "round": 0, "pass_threshold": 0},
+            "'pass_threshold' must be a number in \\(0, 1\\]",
+        ),
+    ],
+)
+def test_a_malformed_log_line_is_reported_with_file_and_line(
+    tmp_path: Path, line: object, message: str
+) -> None:
+    with pytest.raises(
+        BenchError, match=f"rollouts.jsonl {message}|rollouts.jsonl line 1: {message}"
+    ):
+        read_log(_write_log(tmp_path, line))
+
+
+def test_log_lines_that_disagree_on_the_threshold_are_refused(tmp_path: Path) -> None:
+    log = _write_log(
+        tmp_path,
+        {"task_id": "a", "score": 1.0, "round": 0, "pass_threshold": 0.8},
+        {"task_id": "a", "score": 1.0, "round": 1, "pass_threshold": 0.9},
+    )
+    expected = re.escape("disagree on pass_threshold: 0.8 (line 1), 0.9 (line 2)")
+    with pytest.raises(BenchError, match=expected):
+        read_log(log)
+
+
+def test_an_empty_or_missing_log_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BenchError, match="has no rollouts"):
+        read_log(_write_log(tmp_path, ""))
+    with pytest.raises(BenchError, match="cannot read the rollout log"):
+        read_log(tmp_path / "missing.jsonl")
+
+
+def test_the_example_log_is_a_graded_run_with_some_informative_tasks(example_log: Path) -> None:
+    workload = read_log(example_log)
+    assert workload.pass_threshold == 0.8
+    scenario = workload.build(0)
+    informative = sum(is_informative(scenario.true_p(key, 0.0)) for key in scenario.keys)
+    assert len(scenario.keys) == 40
+    assert 0 < informative < 20
