@@ -14,6 +14,7 @@ point) does the same in one line::
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import threading
@@ -192,18 +193,9 @@ def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[
 
 def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     sampler = factory(**params)
-    try:
-        picked = sampler.pick([], 0)
-    except ValueError:
-        return
-    except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
-        yield Violation(
-            "empty-shard",
-            f"pick([], 0) raised {type(error).__name__}: {error}; expected ValueError "
-            f"(agentdescent_sampling.check_keys does this)",
-        )
-        return
-    yield Violation("empty-shard", f"pick([], 0) returned {picked!r}; expected ValueError")
+    yield from _expect(
+        lambda: sampler.pick([], 0), ValueError, "empty-shard", "pick([], 0)", "check_keys"
+    )
 
 
 def _check_record_outside_the_shard(
@@ -231,22 +223,32 @@ def _check_record_outside_the_shard(
 def _check_bad_scores(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     sampler = factory(**params)
     for score, expected in _BAD_SCORES:
-        try:
-            sampler.record(_SHARD[0], score)
-        except expected:
-            continue
-        except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
-            yield Violation(
-                "bad-scores",
-                f"record({_SHARD[0]!r}, {score!r}) raised {type(error).__name__}; expected "
-                f"{expected.__name__} (agentdescent_sampling.check_score does this)",
-            )
-            continue
-        yield Violation(
+        yield from _expect(
+            functools.partial(sampler.record, _SHARD[0], score),
+            expected,
             "bad-scores",
-            f"record({_SHARD[0]!r}, {score!r}) was accepted; expected {expected.__name__} "
-            f"(validate with agentdescent_sampling.check_score)",
+            f"record({_SHARD[0]!r}, {score!r})",
+            "check_score",
         )
+
+
+def _expect(
+    call: Callable[[], object], expected: type[Exception], check: str, what: str, helper: str
+) -> Iterator[Violation]:
+    """Yield a violation unless ``call`` raises ``expected``."""
+    try:
+        result = call()
+    except expected:
+        return
+    except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
+        outcome = f"raised {type(error).__name__}: {error}"
+    else:
+        outcome = f"returned {result!r}"
+    yield Violation(
+        check,
+        f"{what} {outcome}; expected {expected.__name__} "
+        f"(agentdescent_sampling.{helper} raises it for you)",
+    )
 
 
 def _check_seeds(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:

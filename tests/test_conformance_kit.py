@@ -87,7 +87,7 @@ def test_a_broken_sampler_gets_one_message_per_violation() -> None:
     assert "mutated the shard" in text
     assert "pick([], 0) returned 'not-a-member'; expected ValueError" in text
     assert "raised KeyError" in text
-    assert "record('task-0', nan) was accepted; expected ValueError" in text
+    assert "record('task-0', nan) returned None; expected ValueError" in text
 
 
 def test_an_object_without_record_fails_the_protocol_check() -> None:
