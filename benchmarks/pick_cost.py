@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agentdescent_sampling import SOLVED, SamplerInfo, TaskSampler, available, create
+from agentdescent_sampling.samplers.informative_band import InformativeBand, _score
 
 SIZES = (100, 1_000, 10_000, 100_000)
 MIN_SECONDS = 0.3  # per sampler and size: enough picks for a stable median
@@ -65,10 +66,27 @@ class ReferenceDifficultyWeighted:
         self.stats[task_id] = (passes + (score >= self.pass_threshold), trials + 1)
 
 
+class ReferenceInformativeBand(InformativeBand):
+    """The same model, picking with a plain loop that scores every key."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        with self._lock:
+            self._picks += 1
+            self._refile_stale()
+            weight = self._short_weight()
+            in_flight = self._pending.tasks(self._picks)
+            free = [key for key in keys if key not in in_flight] or list(keys)
+            scores = [_score(self._signature(key), weight, self.noise) for key in free]
+            picked = free[scores.index(max(scores))]
+            self._pending.add(picked, self._picks)
+            return picked
+
+
 #: Each built-in's reference; a new built-in adds its own here.
 REFERENCES: dict[str, Callable[[], TaskSampler]] = {
     "round-robin": ReferenceRoundRobin,
     "difficulty-weighted": ReferenceDifficultyWeighted,
+    "informative-band": ReferenceInformativeBand,
 }
 
 

@@ -1,6 +1,7 @@
 """The built-in samplers, registered through this package's own entry points."""
 
 from .difficulty_weighted import DifficultyWeighted
+from .informative_band import InformativeBand
 from .round_robin import RoundRobin
 
-__all__ = ["DifficultyWeighted", "RoundRobin"]
+__all__ = ["DifficultyWeighted", "InformativeBand", "RoundRobin"]

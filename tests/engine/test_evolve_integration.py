@@ -40,6 +40,11 @@ BUILT_IN_SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "difficulty-weighted:c=0.1,prior=0.6",
         {"name": "difficulty-weighted", "c": 0.4, "pass_threshold": SOLVED},
     ),
+    "informative-band": (
+        "informative-band",
+        "informative-band:noise=0.05,window=4",
+        {"name": "informative-band", "graded": False, "pass_threshold": SOLVED},
+    ),
 }
 #: Third-party samplers from plugins/, installed by the test command like any plugin.
 PLUGIN_SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
