@@ -46,6 +46,7 @@ __all__ = [
     "ONLY_ENV",
     "STRICT_ENV",
     "PluginFailure",
+    "Record",
     "Registry",
     "SamplerInfo",
     "available",
@@ -195,7 +196,7 @@ class Registry:
         self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT)
         self.plugin_manager.add_hookspecs(hookspecs)
         self._lock = threading.RLock()
-        self._entry_points: list[_EntryPoint] | None = None
+        self._discovered = False
         self._pending: list[_EntryPoint] = []
         self._samplers: dict[str, list[SamplerInfo]] = {}
         self._failures: list[PluginFailure] = []
@@ -227,20 +228,22 @@ class Registry:
         with self._lock:
             self._discover()
             self._load(ep for ep in self._pending if normalize(ep.name) == key)
-            if key not in self._samplers:
+            candidates = self._candidates(key, provider)
+            if not candidates:  # maybe a hook-form plugin registers it: load the rest
                 self._load(list(self._pending))
-            candidates = self._samplers.get(key, [])
-            if provider is not None:
-                candidates = [
-                    info
-                    for info in candidates
-                    if normalize(info.distribution) == normalize(provider)
-                ]
+                candidates = self._candidates(key, provider)
             if len(candidates) == 1:
                 return candidates[0]
             if candidates:
                 raise SamplerConflictError(_conflict_message(name, candidates))
             raise self._not_found(name, key, provider)
+
+    def _candidates(self, key: str, provider: str | None) -> list[SamplerInfo]:
+        return [
+            info
+            for info in self._samplers.get(key, [])
+            if provider is None or normalize(info.distribution) == normalize(provider)
+        ]
 
     def available(self) -> list[Record]:
         """One record per sampler and one per failed, conflicting or disabled plugin.
@@ -271,14 +274,14 @@ class Registry:
     # -- discovery and loading ------------------------------------------------------
 
     def _discover(self) -> None:
-        if self._entry_points is not None:
+        if self._discovered:
             return
+        self._discovered = True
         try:
             found = metadata.entry_points(group=self.group)
         except Exception as error:  # noqa: BLE001  # broken metadata must not break the host
             found = metadata.EntryPoints(())
             self._fail(None, "failed", f"reading installed entry points failed: {error!r}", error)
-        self._entry_points = []
         for entry in found:
             dist = entry.dist
             ep = _EntryPoint(
@@ -288,7 +291,6 @@ class Registry:
                 dist.version if dist is not None else _UNKNOWN,
                 entry,
             )
-            self._entry_points.append(ep)
             blocked = self._blocked_by(ep)
             if blocked:
                 self._fail(ep, "disabled", blocked)

@@ -206,7 +206,8 @@ def _parse_value(raw: str) -> Any:
 
 def _format_value(value: Any) -> str:
     if isinstance(value, str):
-        return json.dumps(value) if _parse_value(value) != value or "," in value else value
+        plain = _parse_value(value) == value and "," not in value and value == value.strip()
+        return value if plain else json.dumps(value)
     if value is None:
         return "none"
     if isinstance(value, bool):

@@ -104,14 +104,12 @@ def check_sampler(
     factory, label, takes_seed = _resolve(factory_or_name, registry, params)
     violations: list[Violation] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
-    for check in checks:
+    names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
+    for check, name in zip(checks, names, strict=True):
         try:
             violations.extend(check(factory, params))
         except Exception as error:  # noqa: BLE001  # a crash in one check is one violation
-            name = check.__name__.removeprefix("_check_").replace("_", "-")
-            message = f"raised {type(error).__name__}: {error}"
-            violations.append(Violation(name, message))
-    names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
+            violations.append(Violation(name, f"raised {type(error).__name__}: {error}"))
     return ConformanceReport(label, names, tuple(violations))
 
 

@@ -2,6 +2,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentdescent_sampling import InvalidSamplerConfig, SamplerSpec, parse_spec, spec_from_file
 
@@ -128,3 +130,21 @@ def test_a_bad_spec_in_a_file_names_the_file(tmp_path: Path) -> None:
         InvalidSamplerConfig, match=r"run\.toml.*task_sampler.*invalid sampler name"
     ):
         spec_from_file(path)
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z_][a-z0-9_]{0,10}", fullmatch=True),
+        st.one_of(
+            st.text(max_size=20),
+            st.integers(),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.booleans(),
+            st.none(),
+        ),
+        max_size=5,
+    )
+)
+def test_any_spec_round_trips_through_its_string_form(params: dict[str, object]) -> None:
+    spec = SamplerSpec("some-sampler", params)
+    assert parse_spec(str(spec)) == spec
