@@ -1,5 +1,4 @@
 import math
-import threading
 
 import pytest
 
@@ -137,30 +136,6 @@ def test_defaults_match_the_doc() -> None:
     assert repr(DifficultyWeighted()) == (
         "DifficultyWeighted(c=0.2, pass_threshold=0.999, prior=0.5, spread_in_flight=False)"
     )
-
-
-@pytest.mark.usefixtures("fast_thread_switching")
-def test_sixteen_threads_sharing_one_instance_lose_no_record() -> None:
-    sampler = DifficultyWeighted()
-    keys = [f"t{i}" for i in range(20)]
-    per_thread = 500
-    errors: list[BaseException] = []
-
-    def work(seed: int) -> None:
-        try:
-            for i in range(per_thread):
-                task = sampler.pick(keys, i)
-                sampler.record(task, float((seed + i) % 2))
-        except BaseException as error:  # noqa: BLE001  # collected and asserted below
-            errors.append(error)
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert sum(trials for _, trials in sampler.stats().values()) == 16 * per_thread
 
 
 def test_without_spreading_concurrent_picks_all_take_the_same_argmax() -> None:
