@@ -39,8 +39,6 @@ _MAX_TIE_PASSES = 999
 #: Graded scores are rounded to this step, so that tasks with similar histories share a
 #: signature and picks stay cheap on large shards.
 _GRADE_STEP = 0.25
-#: The flip rates the likelihood weighs when ``noise`` is None.
-_NOISE_GRID = (0.0, 0.05, 0.1, 0.15, 0.2)
 
 # (passes, fails) in the short memory, then in the long memory. Graded counts are
 # multiples of _GRADE_STEP, so they are exact floats.
@@ -128,11 +126,8 @@ class InformativeBand:
 
     name: ClassVar[str] = "informative-band"
 
-    noise: float | None = attrs.field(
-        default=None,
-        validator=attrs.validators.optional(
-            number_in(0.0, 0.4, hint="; 0.1 assumes one reward in ten flipped, None learns it")
-        ),
+    noise: float = attrs.field(
+        default=0.1, validator=number_in(0.0, 0.4, hint="; 0.1 assumes one reward in ten flipped")
     )
     window: int = attrs.field(default=5)
     pass_threshold: float = attrs.field(
@@ -142,7 +137,7 @@ class InformativeBand:
     graded: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
-    _log_scores: list[float] = attrs.field(init=False, repr=False)
+    _lead: float = attrs.field(init=False, default=0.0, repr=False)
     _stale_due: list[tuple[int, int, str]] = attrs.field(init=False, factory=list, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _index: ShardIndex[_Signature] = attrs.field(init=False, repr=False)
@@ -159,7 +154,6 @@ class InformativeBand:
     def __attrs_post_init__(self) -> None:
         self._index = ShardIndex(self._signature)
         self._watch = GradedScoreWatch(self.name, self.pass_threshold)
-        self._log_scores = [0.0] * (2 * len(self._noises()))
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the key most likely to be informative now; the first untried key wins outright."""
@@ -168,10 +162,10 @@ class InformativeBand:
         with self._lock:
             self._picks += 1
             self._refile_stale()
-            weights, noises = self._weights(), self._noises()
+            weight = self._short_weight()
 
             def score(signature: _Signature) -> float:
-                return _score(signature, weights, noises)
+                return _score(signature, weight, self.noise)
 
             picked = self._index.pick(keys, score, exclude=self._pending.tasks(self._picks))
             self._pending.add(picked, self._picks)
@@ -338,26 +332,15 @@ class InformativeBand:
             else:
                 heapq.heappush(due, (self._stale_at(task), trials, task_id))
 
-    def _noises(self) -> tuple[float, ...]:
-        return _NOISE_GRID if self.noise is None else (self.noise,)
-
-    def _weights(self) -> tuple[float, ...]:
-        top = max(self._log_scores)
-        raw = [math.exp(score - top) for score in self._log_scores]
-        total = sum(raw)
-        return tuple(value / total for value in raw)
+    def _short_weight(self) -> float:
+        return 1.0 / (1.0 + math.exp(-self._lead))
 
     def _score_predictions(self, task: _Task, outcome: float) -> None:
-        """Add each hypothesis's log predictive probability of ``outcome``."""
-        counts = (self._short_counts(task), (task.score_sum, task.trials - task.score_sum))
-        scores = self._log_scores
-        i = 0
-        for passes, fails in counts:
-            for noise in self._noises():
-                scores[i] += _log_likelihood(_pass_probability(passes, fails, noise), outcome)
-                i += 1
-        floor = max(scores) - _MAX_LEAD
-        self._log_scores = [max(floor, score) for score in scores]
+        """Add how much better the short memory predicted ``outcome`` than the long one."""
+        short = _pass_probability(*self._short_counts(task), self.noise)
+        long = _pass_probability(task.score_sum, task.trials - task.score_sum, self.noise)
+        lead = self._lead + _log_likelihood(short, outcome) - _log_likelihood(long, outcome)
+        self._lead = max(-_MAX_LEAD, min(_MAX_LEAD, lead))
 
     def _short_counts(self, task: _Task) -> tuple[float, float]:
         current = -1 if self._is_stale(task) else task.segment
@@ -385,23 +368,20 @@ class _Task:
     stale: bool = False
 
 
-def _score(signature: _Signature, weights: tuple[float, ...], noises: tuple[float, ...]) -> float:
+def _score(signature: _Signature, short_weight: float, noise: float) -> float:
     """The model-averaged probability that the task is informative; an untried task wins."""
     short_passes, short_fails, long_passes, long_fails = signature
     if long_passes + long_fails == 0:
         return math.inf
-    k = len(noises)
-    total = 0.0
-    for i, noise in enumerate(noises):
-        total += weights[i] * _band_probability(short_passes, short_fails, noise)
-        total += weights[k + i] * _band_probability(long_passes, long_fails, noise)
+    short = _band_probability(short_passes, short_fails, noise)
+    long = _band_probability(long_passes, long_fails, noise)
     # Probabilities equal in exact arithmetic (one pass or one fail tells nothing, by
     # the prior's symmetry) must tie on every platform, so they are rounded to 1e-9.
     # Ties then go to the task with more passes (counted below 1e-9, so never against
     # the probability): a failure after a pass is the surest sign a task is still in
     # the band. Measured on held-out seeds, this finds band tasks sooner under noise
     # and drift than ties by key order alone.
-    probability = round(total, 9)
+    probability = round(short_weight * short + (1.0 - short_weight) * long, 9)
     return probability + min(long_passes, _MAX_TIE_PASSES) * 1e-12
 
 
