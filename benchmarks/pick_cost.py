@@ -73,10 +73,10 @@ class ReferenceInformativeBand(InformativeBand):
         with self._lock:
             self._picks += 1
             self._refile_stale()
-            weight = self._short_weight()
+            weights, noises = self._weights(), self._noises()
             in_flight = self._pending.tasks(self._picks)
             free = [key for key in keys if key not in in_flight] or list(keys)
-            scores = [_score(self._signature(key), weight, self.noise) for key in free]
+            scores = [_score(self._signature(key), weights, noises) for key in free]
             picked = free[scores.index(max(scores))]
             self._pending.add(picked, self._picks)
             return picked

@@ -30,15 +30,33 @@ def mean_share(factory: type, workload: str, seeds: range) -> float:
     return sum(shares) / len(shares)
 
 
-def test_every_untried_task_is_picked_before_any_repeat() -> None:
+def test_an_untried_task_is_scored_by_its_prior_and_does_not_win_outright() -> None:
     sampler = InformativeBand()
-    keys = [f"t{i}" for i in range(10)]
-    picked = []
-    for r in range(10):
-        task = sampler.pick(keys, r)
-        picked.append(task)
-        sampler.record(task, float(r % 2))
-    assert picked == keys
+    record_all(sampler, "mixed", [1.0, 0.0])
+    record_all(sampler, "never", [0.0, 0.0, 0.0])
+    assert sampler.pick(["fresh", "never", "mixed"], 0) == "mixed"  # evidence beats the prior
+    assert sampler.pick(["never", "fresh"], 0) == "fresh"  # the prior beats a hopeless task
+    assert _score((0.0, 0.0, 0.0, 0.0), sampler._weights(), sampler._noises()) == pytest.approx(
+        0.8 / 3
+    )
+
+
+def test_the_flip_rate_is_learned_from_the_outcomes() -> None:
+    def weight_of_clean(outcomes: list[tuple[str, float]]) -> float:
+        sampler = InformativeBand()
+        for task, score in outcomes:
+            sampler.record(task, score)
+        noises = sampler._noises()
+        weights = sampler._weights()
+        return sum(w for w, n in zip(weights, noises + noises, strict=True) if n == 0.0)
+
+    rng = random.Random(3)
+    tasks = [(f"t{i}", float(i % 2)) for i in range(20)]
+    clean = [(task, p) for _ in range(5) for task, p in tasks]
+    flipped = [(task, p if rng.random() >= 0.15 else 1.0 - p) for task, p in clean]
+    assert weight_of_clean(clean) > 0.9
+    assert weight_of_clean(flipped) < 0.01
+    assert InformativeBand(noise=0.1)._noises() == (0.1,)
 
 
 def test_a_task_with_mixed_outcomes_beats_tasks_that_always_or_never_pass() -> None:
@@ -78,6 +96,13 @@ def test_it_keeps_targeting_under_noise_where_the_doc_rule_collapses() -> None:
     ours = mean_share(InformativeBand, "noisy", seeds)
     assert ours > 3.0 * mean_share(RoundRobin, "noisy", seeds)
     assert ours > 1.3 * mean_share(DifficultyWeighted, "noisy", seeds)
+
+
+def test_it_beats_the_doc_rule_on_clean_stationary_rewards() -> None:
+    seeds = range(40)
+    ours = mean_share(InformativeBand, "stationary", seeds)
+    assert ours > 5.0 * mean_share(RoundRobin, "stationary", seeds)
+    assert ours > mean_share(DifficultyWeighted, "stationary", seeds)
 
 
 def test_it_forgets_solved_tasks_when_the_artifact_improves() -> None:
@@ -165,7 +190,7 @@ def test_parameters_are_validated_with_clear_errors(
 
 def test_defaults_are_the_measured_ones() -> None:
     assert repr(InformativeBand()) == (
-        "InformativeBand(noise=0.1, window=5, pass_threshold=0.999, graded=False)"
+        "InformativeBand(noise=None, window=5, pass_threshold=0.999, graded=False)"
     )
 
 
@@ -248,8 +273,8 @@ def test_picks_equal_the_straightforward_loop_over_every_key(
     keys = [f"t{i}" for i in range(n_keys)]
     for r, reward in enumerate(rewards):
         picked = sampler.pick(keys, r)
-        weight = sampler._short_weight()
-        scores = [_score(sampler._signature(key), weight, sampler.noise) for key in keys]
+        weights = sampler._weights()
+        scores = [_score(sampler._signature(key), weights, sampler._noises()) for key in keys]
         assert picked == keys[scores.index(max(scores))]
         sampler.record(picked, reward)
 
@@ -279,6 +304,8 @@ def test_a_restored_run_makes_exactly_the_picks_of_an_uninterrupted_one() -> Non
         lambda state: state.update(sampler="difficulty-weighted"),
         lambda state: state["params"].update(noise=0.2),
         lambda state: state.update(picks=-1),
+        lambda state: state.update(log_scores=[0.0]),
+        lambda state: state.update(log_scores=None),
         lambda state: state["tasks"]["t0"].update(passes=9),
         lambda state: state["tasks"]["t0"].update(window=[[2.0, 0]]),
         lambda state: state["tasks"]["t0"].update(stale="no"),
