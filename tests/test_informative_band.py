@@ -1,7 +1,6 @@
 import json
 import math
 import random
-import threading
 import warnings
 
 import pytest
@@ -210,30 +209,6 @@ def test_stats_counts_every_record_and_is_a_copy() -> None:
     assert sampler.stats() == {"t": (2, 5)}
     sampler.stats()["t"] = (9, 9)
     assert sampler.stats() == {"t": (2, 5)}
-
-
-@pytest.mark.usefixtures("fast_thread_switching")
-def test_sixteen_threads_sharing_one_instance_lose_no_record() -> None:
-    sampler = InformativeBand()
-    keys = [f"t{i}" for i in range(20)]
-    per_thread = 300
-    errors: list[BaseException] = []
-
-    def work(seed: int) -> None:
-        try:
-            for i in range(per_thread):
-                task = sampler.pick(keys, i)
-                sampler.record(task, float((seed + i) % 3 == 0))
-        except BaseException as error:  # noqa: BLE001  # collected and asserted below
-            errors.append(error)
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert sum(trials for _, trials in sampler.stats().values()) == 16 * per_thread
 
 
 def test_in_flight_workers_are_handed_different_tasks() -> None:
