@@ -176,26 +176,3 @@ def test_a_pick_never_recorded_stops_counting_as_in_flight_after_the_ttl() -> No
         assert picked == "b"
         sampler.record("b", 0.0)
     assert sampler.pick(["lost", "b"], 0) == "lost"
-
-
-def test_graded_scores_that_never_pass_warn_once_naming_both_thresholds() -> None:
-    from agentdescent_sampling import GradedScoreWarning
-
-    def record_graded(sampler: DifficultyWeighted) -> None:
-        for i in range(60):
-            sampler.record(f"t{i % 5}", 0.7)
-
-    with pytest.warns(GradedScoreWarning, match=r"pass_threshold=0\.999.*solved_threshold") as got:
-        record_graded(DifficultyWeighted())
-    assert len(got) == 1
-
-
-def test_binary_scores_and_matching_thresholds_do_not_warn() -> None:
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        binary, graded = DifficultyWeighted(), DifficultyWeighted(pass_threshold=0.6)
-        for i in range(60):
-            binary.record(f"t{i % 5}", float(i % 2))
-            graded.record(f"t{i % 5}", 0.7)

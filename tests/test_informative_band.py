@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdescent_sampling import GradedScoreWarning
 from agentdescent_sampling.bench import WORKLOADS, RolloutLoop, drive
 from agentdescent_sampling.samplers import DifficultyWeighted, RoundRobin
 from agentdescent_sampling.samplers.informative_band import InformativeBand, _score
@@ -146,16 +145,6 @@ def test_graded_scores_are_rounded_to_quarters_so_similar_tasks_share_a_signatur
     sampler.record("a", 0.52)
     sampler.record("b", 0.46)
     assert sampler._signature("a") == sampler._signature("b") == (0.5, 0.5, 0.5, 0.5)
-
-
-def test_graded_scores_in_threshold_mode_warn_once_naming_both_thresholds() -> None:
-    def record_graded(sampler: InformativeBand) -> None:
-        for i in range(60):
-            sampler.record(f"t{i % 5}", 0.7)
-
-    with pytest.warns(GradedScoreWarning, match=r"pass_threshold=0\.999.*solved_threshold") as got:
-        record_graded(InformativeBand())
-    assert len(got) == 1
 
 
 def test_a_score_of_exactly_pass_threshold_is_a_pass_and_just_below_is_not() -> None:

@@ -1,0 +1,46 @@
+"""Graded scores that never reach pass_threshold warn once, naming both thresholds."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import pytest
+
+from agentdescent_sampling import DifficultyWeighted, GradedScoreWarning, InformativeBand
+
+THRESHOLD_SAMPLERS = [
+    pytest.param(DifficultyWeighted, id="difficulty-weighted"),
+    pytest.param(InformativeBand, id="informative-band"),
+]
+
+
+def record_many(sampler: object, score: Callable[[int], float]) -> None:
+    for i in range(60):
+        sampler.record(f"t{i % 5}", score(i))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("factory", THRESHOLD_SAMPLERS)
+def test_graded_scores_that_never_pass_warn_once_naming_both_thresholds(
+    factory: Callable[..., object],
+) -> None:
+    with pytest.warns(GradedScoreWarning, match=r"pass_threshold=0\.999.*solved_threshold") as got:
+        record_many(factory(), lambda i: 0.7)
+    assert len(got) == 1
+
+
+@pytest.mark.parametrize(
+    ("sampler", "score"),
+    [
+        pytest.param(DifficultyWeighted(), lambda i: float(i % 2), id="binary"),
+        pytest.param(DifficultyWeighted(pass_threshold=0.6), lambda i: 0.7, id="matching"),
+        pytest.param(InformativeBand(pass_threshold=0.6), lambda i: 0.7, id="matching-band"),
+        pytest.param(InformativeBand(graded=True), lambda i: 0.7, id="graded-mode"),
+    ],
+)
+def test_binary_scores_matching_thresholds_and_graded_mode_do_not_warn(
+    sampler: object, score: Callable[[int], float]
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        record_many(sampler, score)
