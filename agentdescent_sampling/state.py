@@ -10,17 +10,27 @@ so a crash or a full disk never leaves a half-written file or loses the last goo
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from .errors import SamplerError
 from .protocol import short_repr
 
-__all__ = ["FORMAT", "StateError", "Stateful", "check_state", "load_state", "save_state"]
+__all__ = [
+    "FORMAT",
+    "StateError",
+    "Stateful",
+    "check_state",
+    "is_count",
+    "is_real",
+    "load_state",
+    "save_state",
+]
 
 #: Marks a file as sampler state; checked on load.
 FORMAT = "agentdescent-sampling/state"
@@ -43,10 +53,14 @@ class Stateful(Protocol):
         ...
 
 
-def check_state(state: object, name: str, version: int) -> Mapping[str, Any]:
+def check_state(
+    state: object, name: str, version: int, params: Mapping[str, Any] | None = None
+) -> Mapping[str, Any]:
     """Return ``state`` if it is a state dict of sampler ``name`` at ``version``, else raise.
 
-    Samplers call this first in ``load_state_dict``.
+    Samplers call this first in ``load_state_dict``. ``params``, when given, must equal
+    the state's ``"params"``: statistics gathered under other parameters (another
+    ``pass_threshold``, say) would mean something else.
     """
     if not isinstance(state, Mapping):
         raise StateError(f"{name}: sampler state must be a mapping, got {type(state).__name__}")
@@ -62,7 +76,23 @@ def check_state(state: object, name: str, version: int) -> Mapping[str, Any]:
             f"version of agentdescent-sampling reads version {version}); start fresh or use the "
             f"release that wrote it"
         )
+    if params is not None and state.get("params") != params:
+        raise StateError(
+            f"{name}: the state was saved with {short_repr(state.get('params'), 200)}, this "
+            f"sampler has {dict(params)}; build it with the saved parameters to resume, or "
+            f"start fresh"
+        )
     return state
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number >= 0 (not a bool), as state counts must be."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_real(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a finite number (not a bool), as state measurements must be."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
-from ..state import StateError, check_state
+from ..state import StateError, check_state, is_count
 from ..validators import number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
@@ -130,7 +130,7 @@ class DifficultyWeighted:
             return {
                 "sampler": self.name,
                 "version": _STATE_VERSION,
-                "params": {"c": self.c, "pass_threshold": self.pass_threshold},
+                "params": self._params(),
                 "picks": self._picks,
                 "stats": {task: [passes, trials] for task, (passes, trials) in self._stats.items()},
             }
@@ -142,17 +142,10 @@ class DifficultyWeighted:
             StateError: the state is malformed, of another version or sampler, or was
                 saved with a different ``c`` or ``pass_threshold``.
         """
-        state = check_state(state, self.name, _STATE_VERSION)
-        saved = state.get("params")
-        mine = {"c": self.c, "pass_threshold": self.pass_threshold}
-        if saved != mine:
-            raise StateError(
-                f"{self.name}: the state was saved with {saved}, this sampler has {mine}; "
-                f"build it with the saved parameters to resume, or start fresh"
-            )
+        state = check_state(state, self.name, _STATE_VERSION, self._params())
         picks: Any = state.get("picks")
         stats: Any = state.get("stats")
-        if not _is_count(picks) or not isinstance(stats, Mapping):
+        if not is_count(picks) or not isinstance(stats, Mapping):
             raise StateError(f"{self.name}: state needs an int 'picks' and a 'stats' mapping")
         restored = {}
         for task, entry in stats.items():
@@ -160,7 +153,7 @@ class DifficultyWeighted:
                 isinstance(task, str)
                 and isinstance(entry, (list, tuple))
                 and len(entry) == 2
-                and all(map(_is_count, entry))
+                and all(map(is_count, entry))
                 and entry[0] <= entry[1]
             ):
                 raise StateError(
@@ -174,9 +167,9 @@ class DifficultyWeighted:
             self._pending = Pending()
             self._index = ShardIndex(self._signature)
 
+    def _params(self) -> dict[str, float]:
+        """The parameters the saved statistics depend on."""
+        return {"c": self.c, "pass_threshold": self.pass_threshold}
+
     def _signature(self, task_id: str) -> tuple[int, int]:
         return self._stats.get(task_id, (0, 0))
-
-
-def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -9,12 +9,12 @@ import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar
 
 import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
-from ..state import StateError, check_state
+from ..state import StateError, check_state, is_count, is_real
 from ..validators import number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
@@ -247,20 +247,14 @@ class InformativeBand:
             StateError: the state is malformed, of another version or sampler, or was
                 saved with different parameters.
         """
-        state = check_state(state, self.name, _STATE_VERSION)
-        saved, mine = state.get("params"), self._params()
-        if saved != mine:
-            raise StateError(
-                f"{self.name}: the state was saved with {saved}, this sampler has {mine}; "
-                f"build it with the saved parameters to resume, or start fresh"
-            )
+        state = check_state(state, self.name, _STATE_VERSION, self._params())
         picks, scores, tasks = state.get("picks"), state.get("log_scores"), state.get("tasks")
         hypotheses = 2 * len(self._noises())
         if not (
-            _is_count(picks)
+            is_count(picks)
             and isinstance(scores, list)
             and len(scores) == hypotheses
-            and all(_is_real(score) for score in scores)
+            and all(is_real(score) for score in scores)
             and isinstance(tasks, Mapping)
         ):
             raise StateError(
@@ -297,22 +291,22 @@ class InformativeBand:
         segment, last, window = entry.get("segment"), entry.get("last"), entry.get("window")
         stale = entry.get("stale")
         if not (
-            _is_count(passes)
-            and _is_count(trials)
+            is_count(passes)
+            and is_count(trials)
             and passes <= trials
-            and _is_real(score_sum)
+            and is_real(score_sum)
             and 0 <= score_sum <= trials
-            and _is_count(segment)
-            and _is_count(last)
+            and is_count(segment)
+            and is_count(last)
             and isinstance(stale, bool)
             and isinstance(window, list)
             and len(window) <= min(self.window, trials)
             and all(
                 isinstance(item, list)
                 and len(item) == 2
-                and _is_real(item[0])
+                and is_real(item[0])
                 and 0 <= item[0] <= 1
-                and _is_count(item[1])
+                and is_count(item[1])
                 and item[1] <= segment
                 for item in window
             )
@@ -535,11 +529,3 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
         if abs(c * d - 1.0) < 1e-14:
             break
     return result
-
-
-def _is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _is_real(value: object) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
