@@ -14,72 +14,22 @@ so a sampler cannot serve every pick from one cached answer.
 
 from __future__ import annotations
 
-import math
 import platform
 import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from agentdescent_sampling import SOLVED, SamplerInfo, TaskSampler, available, create
-from agentdescent_sampling.samplers.informative_band import InformativeBand, _score
+from agentdescent_sampling import SamplerInfo, TaskSampler, available, create
+from agentdescent_sampling.bench.reference import (
+    ReferenceDifficultyWeighted,
+    ReferenceInformativeBand,
+    ReferenceRoundRobin,
+)
 
 SIZES = (100, 1_000, 10_000, 100_000)
 MIN_SECONDS = 0.3  # per sampler and size: enough picks for a stable median
 MAX_PICKS = 2_000
-
-
-class ReferenceRoundRobin:
-    """``keys[round_index % len(keys)]``."""
-
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        return keys[round_index % len(keys)]
-
-    def record(self, task_id: str, score: float) -> None:
-        return None
-
-
-class ReferenceDifficultyWeighted:
-    """The doc's rule written the obvious way: ``max`` over a score function."""
-
-    def __init__(self, c: float = 0.2, pass_threshold: float = SOLVED) -> None:
-        self.c = c
-        self.pass_threshold = pass_threshold
-        self.stats: dict[str, tuple[int, int]] = {}
-        self.picks = 0
-
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        self.picks += 1
-        log_t = math.log(self.picks + 1)
-
-        def score(key: str) -> float:
-            passes, trials = self.stats.get(key, (0, 0))
-            if trials == 0:
-                return math.inf
-            p = passes / trials
-            return min(1.0, 4 * p * (1 - p)) + self.c * math.sqrt(log_t / trials)
-
-        return max(keys, key=score)  # max keeps the first of equal scores: ties go early
-
-    def record(self, task_id: str, score: float) -> None:
-        passes, trials = self.stats.get(task_id, (0, 0))
-        self.stats[task_id] = (passes + (score >= self.pass_threshold), trials + 1)
-
-
-class ReferenceInformativeBand(InformativeBand):
-    """The same model, picking with a plain loop that scores every key."""
-
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        with self._lock:
-            self._picks += 1
-            self._refile_stale()
-            weights, noises = self._weights(), self._noises()
-            in_flight = self._pending.tasks(self._picks)
-            free = [key for key in keys if key not in in_flight] or list(keys)
-            scores = [_score(self._signature(key), weights, noises) for key in free]
-            picked = free[scores.index(max(scores))]
-            self._pending.add(picked, self._picks)
-            return picked
 
 
 #: Each built-in's reference; a new built-in adds its own here.

@@ -3,19 +3,7 @@ import math
 import pytest
 
 from agentdescent_sampling import SOLVED, DifficultyWeighted
-
-
-def reference_pick(stats: dict[str, tuple[int, int]], keys: list[str], picks: int, c: float) -> str:
-    """The doc's rule, written out as plainly as possible."""
-    scores = []
-    for key in keys:
-        passes, trials = stats.get(key, (0, 0))
-        if trials == 0:
-            scores.append(math.inf)
-        else:
-            p = passes / trials
-            scores.append(min(1.0, 4 * p * (1 - p)) + c * math.sqrt(math.log(picks + 1) / trials))
-    return keys[scores.index(max(scores))]
+from agentdescent_sampling.bench.reference import ReferenceDifficultyWeighted
 
 
 def test_every_untried_task_is_picked_before_any_repeat() -> None:
@@ -68,18 +56,17 @@ def test_picks_follow_the_doc_formula_on_a_long_random_run() -> None:
 
     rng = random.Random(7)
     sampler = DifficultyWeighted(c=0.3)
-    stats: dict[str, tuple[int, int]] = {}
+    reference = ReferenceDifficultyWeighted(c=0.3)
     keys = [f"t{i}" for i in range(12)]
     truth = {key: rng.random() for key in keys}
     for picks in range(1, 400):
         shard = rng.sample(keys, 8)
-        expected = reference_pick(stats, shard, picks, 0.3)
+        expected = reference.pick(shard, picks)
         assert sampler.pick(shard, picks) == expected
         score = 1.0 if rng.random() < truth[expected] else 0.0
         sampler.record(expected, score)
-        passes, trials = stats.get(expected, (0, 0))
-        stats[expected] = (passes + int(score >= SOLVED), trials + 1)
-    assert sampler.stats() == stats
+        reference.record(expected, score)
+    assert sampler.stats() == reference.stats
 
 
 def test_pick_does_not_mutate_keys() -> None:
