@@ -29,7 +29,7 @@ from .protocol import TaskSampler, check_name
 from .registry import Registry, default_registry
 from .spec import SamplerSpec, parse_spec
 
-__all__ = ["ConformanceReport", "Violation", "check_sampler"]
+__all__ = ["ConformanceReport", "Violation", "check_sampler", "fast_thread_switching"]
 
 THREADS = 16
 OPERATIONS_PER_THREAD = 1000
@@ -287,7 +287,7 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
         except Exception as error:  # noqa: BLE001  # reported as a violation below
             errors.append(f"{type(error).__name__}: {error}")
 
-    with _fast_thread_switching():
+    with fast_thread_switching():
         threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
         for thread in threads:
             thread.start()
@@ -344,9 +344,10 @@ def _scripted_picks(sampler: Any) -> list[str]:
 
 
 @contextmanager
-def _fast_thread_switching() -> Iterator[None]:
+def fast_thread_switching() -> Iterator[None]:
+    """Switch threads every microsecond inside the block, so unguarded races show up."""
     previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # races in unguarded read-modify-writes show up reliably
+    sys.setswitchinterval(1e-6)
     try:
         yield
     finally:

@@ -1,7 +1,8 @@
-import sys
 from collections.abc import Iterator
 
 import pytest
+
+from agentdescent_sampling.testing import fast_thread_switching as switching
 
 pytest_plugins = ["pytester"]
 
@@ -9,7 +10,5 @@ pytest_plugins = ["pytester"]
 @pytest.fixture
 def fast_thread_switching() -> Iterator[None]:
     """Switch threads every microsecond, so an unguarded read-modify-write races visibly."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(previous)
+    with switching():
+        yield
