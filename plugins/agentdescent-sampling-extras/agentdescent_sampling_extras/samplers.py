@@ -21,7 +21,23 @@ def _seed(instance: object, attribute: attrs.Attribute[int], value: object) -> N
 
 
 @attrs.define(eq=False)
-class EpochShuffle:
+class _Seeded:
+    """What both samplers share: a seed, their own generator, a lock, nothing to learn."""
+
+    seed: int = attrs.field(default=0, validator=_seed)
+    _rng: random.Random = attrs.field(init=False, repr=False)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def record(self, task_id: str, score: float) -> None:
+        """Validate the score; the picks do not depend on outcomes."""
+        check_score(task_id, score)
+
+
+@attrs.define(eq=False)
+class EpochShuffle(_Seeded):
     """Every task in the shard once per epoch, in a seeded random order.
 
     The usual default of dataset-driven optimizers: full coverage, no task repeated
@@ -32,13 +48,7 @@ class EpochShuffle:
 
     name: ClassVar[str] = "epoch-shuffle"
 
-    seed: int = attrs.field(default=0, validator=_seed)
-    _rng: random.Random = attrs.field(init=False, repr=False)
     _seen: set[str] = attrs.field(init=False, factory=set, repr=False)
-    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
-
-    def __attrs_post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an unseen task of this epoch, starting a new epoch when all are seen."""
@@ -52,30 +62,15 @@ class EpochShuffle:
             self._seen.add(picked)
             return picked
 
-    def record(self, task_id: str, score: float) -> None:
-        """Validate the score; the order does not depend on outcomes."""
-        check_score(task_id, score)
-
 
 @attrs.define(eq=False)
-class UniformRandom:
+class UniformRandom(_Seeded):
     """A task drawn uniformly at random from the shard, with replacement, seeded."""
 
     name: ClassVar[str] = "uniform-random"
-
-    seed: int = attrs.field(default=0, validator=_seed)
-    _rng: random.Random = attrs.field(init=False, repr=False)
-    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
-
-    def __attrs_post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a uniformly random key."""
         check_keys(keys)
         with self._lock:
             return keys[self._rng.randrange(len(keys))]
-
-    def record(self, task_id: str, score: float) -> None:
-        """Validate the score; uniform sampling learns nothing."""
-        check_score(task_id, score)
