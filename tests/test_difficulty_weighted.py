@@ -130,15 +130,6 @@ def test_without_spreading_concurrent_picks_all_take_the_same_argmax() -> None:
     assert [sampler.pick(["a", "b", "c"], 0) for _ in range(3)] == ["a", "a", "a"]
 
 
-def test_spreading_hands_in_flight_workers_different_tasks() -> None:
-    sampler = DifficultyWeighted(spread_in_flight=True)
-    keys = ["a", "b", "c"]
-    assert [sampler.pick(keys, 0) for _ in range(3)] == ["a", "b", "c"]
-    assert sampler.pick(keys, 0) == "a"  # every task in flight: the rule applies as usual
-    sampler.record("b", 1.0)
-    assert sampler.pick(keys, 0) == "b"  # b came back; a and c are still in flight
-
-
 def test_spreading_leaves_sequential_picks_exactly_as_the_doc_rule() -> None:
     import random
 

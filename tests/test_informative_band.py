@@ -200,15 +200,6 @@ def test_stats_counts_every_record_and_is_a_copy() -> None:
     assert sampler.stats() == {"t": (2, 5)}
 
 
-def test_in_flight_workers_are_handed_different_tasks() -> None:
-    sampler = InformativeBand()
-    keys = ["a", "b", "c"]
-    assert [sampler.pick(keys, 0) for _ in range(3)] == ["a", "b", "c"]
-    assert sampler.pick(keys, 0) == "a"  # every task in flight: the rule applies as usual
-    sampler.record("b", 1.0)
-    assert sampler.pick(keys, 0) == "b"  # b came back; a and c are still in flight
-
-
 def test_the_same_rewards_give_the_same_picks() -> None:
     def run() -> list[str]:
         rng = random.Random(7)

@@ -172,7 +172,7 @@ class InformativeBand:
         self._log_scores = [0.0] * (2 * len(self._noises()))
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """Return the key most likely to be informative now; the first untried key wins outright."""
+        """Return the key most likely to be informative now, skipping tasks in flight."""
         keys = check_keys(keys)
         operator.index(round_index)
         with self._lock:
