@@ -20,6 +20,8 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
+from _table import format_table  # benchmarks/, on sys.path when a script runs
+
 from agentdescent_sampling import SamplerInfo, TaskSampler, available, create
 from agentdescent_sampling.bench.reference import (
     ReferenceDifficultyWeighted,
@@ -104,14 +106,7 @@ def main() -> None:
                     "yes" if agree else "NO",
                 )
             )
-    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
-    for row in rows:
-        print(
-            "   ".join(
-                cell.rjust(width) if column else cell.ljust(width)
-                for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-            )
-        )
+    print(format_table(rows))
 
 
 if __name__ == "__main__":

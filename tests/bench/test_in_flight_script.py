@@ -1,0 +1,70 @@
+"""benchmarks/in_flight.py: its idealized learner and its rows measure what they claim."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "in_flight.py"
+
+
+@pytest.fixture(scope="module")
+def in_flight() -> ModuleType:
+    # Run as a script, it finds its sibling _table.py on sys.path; so must the import here.
+    sys.path.insert(0, str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("in_flight_benchmark", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def rows(in_flight: ModuleType) -> dict[str, tuple[str, ...]]:
+    header, *body = in_flight.table(range(3))
+    return {row[0]: dict(zip(header, row, strict=True)) for row in body}
+
+
+def test_with_one_rollout_in_flight_spreading_changes_nothing(rows: dict) -> None:
+    # Nothing is in flight at any pick, so each pair must pick, and score, the same.
+    for spreads, doubles in [
+        ("one-look learner, spreads", "one-look learner, doubles up"),
+        ("informative-band", "informative-band, pending ignored"),
+    ]:
+        assert rows[spreads]["shared, 1 in flight"] == rows[doubles]["shared, 1 in flight"]
+
+
+def test_only_the_rows_that_double_up_pick_tasks_in_flight(rows: dict) -> None:
+    spreading = ["one-look learner, spreads", "informative-band"]
+    spreading.append("difficulty-weighted:spread_in_flight=true")
+    for label, row in rows.items():
+        assert (row["dup, shared 4"] == "0.0%") == (label in spreading), label
+
+
+def test_the_one_look_learner_learns_from_its_first_rollout(in_flight: ModuleType) -> None:
+    from agentdescent_sampling.bench import WORKLOADS, is_informative
+
+    scenario = WORKLOADS["stationary"].build(0)
+    learner = in_flight.OneLookLearner(scenario, doubles_up=False)
+    keys = list(scenario.keys)
+    informative = next(k for k in keys if is_informative(scenario.true_p(k, 0)))
+    learner.in_flight[informative] += 1
+    learner.record(informative, 0.0)
+    assert learner.pick(keys, 0) == informative
+    # It is in flight now, so a spreading learner moves on to the first untried task.
+    assert learner.pick(keys, 0) == next(k for k in keys if k != informative)
+
+
+def test_the_script_prints_a_row_per_entrant(
+    in_flight: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    in_flight.main(["--seeds", "2"])
+    out = capsys.readouterr().out
+    for label in in_flight.ENTRANTS:
+        assert label in out
