@@ -1,6 +1,6 @@
 """What four picks in flight cost in informative share, and how much of it spreading causes.
 
-Run it with ``python benchmarks/in_flight.py`` (about a minute; ``--seeds 10`` for a
+Run it with ``python benchmarks/in_flight.py`` (about 45 s; ``--seeds 10`` for a
 quick look). It is a measurement script, not a test: it prints one table and asserts
 nothing about the figures.
 
@@ -14,17 +14,17 @@ budget of 200 rollouts with four workers, through the bench's rollout loop:
 
 Each is run with one rollout in flight and with four (the sync path).
 
-Besides the built-ins, two rows show an idealized *one-look learner*: it is told
-whether a task is informative as soon as one rollout of that task has been recorded,
-which no real sampler can match, since a single pass or fail cannot tell a solved or
+Besides the built-ins, some rows show an idealized learner that is told whether a task
+is informative once one (two, three) rollouts of it have been recorded. No real sampler
+recognises a task from one rollout, since a single pass or fail cannot tell a solved or
 hopeless task from an informative one. It takes a free task it knows to be informative,
-else an untried one. The ``spreads`` row never hands out a task already in flight while
-another task is free; the ``doubles up`` row puts a worker on a known-informative task
-even when that task is in flight already. How far the spreading row falls from one
-rollout in flight to four is what spreading costs a learner that recognises tasks
-faster than any real one. ``informative-band, pending ignored`` is the built-in with
-its in-flight bookkeeping switched off, which is what it would score if duplicates
-were allowed.
+else the free task it is closest to recognising. The ``spreads`` rows never hand out a
+task already in flight while another task is free; the ``doubles up`` row puts a worker
+on a known-informative task even when that task is in flight already. How far a
+spreading row falls from one rollout in flight to four is what spreading costs a
+learner that needs that many rollouts to recognise a task. ``informative-band, pending
+ignored`` is the built-in with its in-flight bookkeeping switched off, which is what it
+would score if duplicates were allowed.
 """
 
 from __future__ import annotations
@@ -51,32 +51,35 @@ LOOPS = {
 }
 
 
-class OneLookLearner:
-    """Knows whether a task is informative once one rollout of it has been recorded.
+class IdealizedLearner:
+    """Is told whether a task is informative once ``looks`` rollouts of it have been recorded.
 
     Args:
         scenario: a stationary realization, whose true p it reads.
+        looks: how many recorded rollouts of a task it takes to recognise it.
         doubles_up: put a worker on a known-informative task already in flight
-            rather than on a task it has not tried.
+            rather than on a task it does not know yet.
     """
 
-    name = "one-look"
+    name = "idealized"
 
-    def __init__(self, scenario: Scenario, doubles_up: bool) -> None:
+    def __init__(self, scenario: Scenario, looks: int = 1, doubles_up: bool = False) -> None:
         self.informative = {key for key in scenario.keys if is_informative(scenario.true_p(key, 0))}
+        self.looks = looks
         self.doubles_up = doubles_up
-        self.known: set[str] = set()
+        self.recorded: Counter[str] = Counter()
         self.in_flight: Counter[str] = Counter()
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """A free known-informative task, else (doubling up) a busy one, else an untried one."""
-        good = [key for key in keys if key in self.known and key in self.informative]
+        """A free known-informative task, else (doubling up) a busy one, else the free
+        task it is closest to recognising."""
+        good = [key for key in keys if self.known(key) and key in self.informative]
         free = [key for key in keys if not self.in_flight[key]]
-        untried = [key for key in free if key not in self.known]
+        unknown = [key for key in free if not self.known(key)]
         choices = (
             [key for key in good if key in free],
             sorted(good, key=self.in_flight.__getitem__) if self.doubles_up else [],
-            untried,
+            sorted(unknown, key=self.recorded.__getitem__, reverse=True),
             free,
             list(keys),
         )
@@ -85,9 +88,13 @@ class OneLookLearner:
         return task
 
     def record(self, task_id: str, score: float) -> None:
-        """Learn whether ``task_id`` is informative; its rollout is no longer in flight."""
-        self.known.add(task_id)
+        """Count a look at ``task_id``; its rollout is no longer in flight."""
+        self.recorded[task_id] += 1
         self.in_flight[task_id] -= 1
+
+    def known(self, task_id: str) -> bool:
+        """Whether it knows yet if ``task_id`` is informative."""
+        return self.recorded[task_id] >= self.looks
 
 
 class _NothingPending:
@@ -111,8 +118,10 @@ def informative_band_ignoring_pending() -> TaskSampler:
 
 
 ENTRANTS: dict[str, Callable[[Scenario], TaskSampler]] = {
-    "one-look learner, spreads": lambda scenario: OneLookLearner(scenario, doubles_up=False),
-    "one-look learner, doubles up": lambda scenario: OneLookLearner(scenario, doubles_up=True),
+    "one-look learner, spreads": lambda scenario: IdealizedLearner(scenario),
+    "one-look learner, doubles up": lambda scenario: IdealizedLearner(scenario, doubles_up=True),
+    "two-look learner, spreads": lambda scenario: IdealizedLearner(scenario, looks=2),
+    "three-look learner, spreads": lambda scenario: IdealizedLearner(scenario, looks=3),
     "informative-band": lambda _: create("informative-band"),
     "informative-band, pending ignored": lambda _: informative_band_ignoring_pending(),
     "difficulty-weighted:spread_in_flight=true": lambda _: create(
