@@ -79,8 +79,8 @@ def test_a_bad_parameter_value_is_an_invalid_config_chained_to_the_validator() -
     assert isinstance(caught.value.__cause__, ValueError)
 
 
-def test_round_robin_takes_no_parameters() -> None:
-    with pytest.raises(InvalidSamplerConfig, match="Valid parameters: no parameters"):
+def test_round_robin_takes_only_spread_in_flight() -> None:
+    with pytest.raises(InvalidSamplerConfig, match=r"Valid parameters: spread_in_flight=False$"):
         create("round-robin:c=1")
 
 
@@ -101,4 +101,5 @@ def test_available_describes_both_builtins() -> None:
         ("prior", 0.5),
         ("spread_in_flight", False),
     ]
-    assert records["round-robin"].to_dict()["parameters"] == []
+    round_robin = records["round-robin"].to_dict()["parameters"]
+    assert [(p["name"], p["default"]) for p in round_robin] == [("spread_in_flight", False)]

@@ -39,4 +39,21 @@ def test_record_rejects_bad_scores() -> None:
 
 
 def test_repr_reads_like_the_call_that_built_it() -> None:
-    assert repr(RoundRobin()) == "RoundRobin()"
+    assert repr(RoundRobin()) == "RoundRobin(spread_in_flight=False)"
+
+
+def test_spreading_hands_workers_in_one_round_the_next_free_keys() -> None:
+    sampler = RoundRobin(spread_in_flight=True)
+    keys = ["a", "b", "c", "d"]
+    assert [sampler.pick(keys, 2) for _ in range(3)] == ["c", "d", "a"]
+    sampler.record("c", 1.0)
+    assert sampler.pick(keys, 2) == "c"  # c came back; d and a are still in flight
+
+
+def test_spreading_changes_nothing_for_a_single_worker() -> None:
+    plain, spreading = RoundRobin(), RoundRobin(spread_in_flight=True)
+    keys = ["a", "b", "c"]
+    for r in range(7):
+        picked = spreading.pick(keys, r)
+        assert picked == plain.pick(keys, r)
+        spreading.record(picked, 0.0)

@@ -80,11 +80,12 @@ def hammer(sampler: Any, operations: int) -> tuple[int, list[str]]:
     return sum(records), errors
 
 
-def built_in(name: str) -> Callable[[], Any]:
-    return lambda: create(name)
+def built_in(spec: str) -> Callable[[], Any]:
+    return lambda: create(spec)
 
 
-FACTORIES = [pytest.param(built_in(name), id=name) for name in BUILT_INS] + [
+SPREADING = ["round-robin:spread_in_flight=true", "difficulty-weighted:spread_in_flight=true"]
+FACTORIES = [pytest.param(built_in(spec), id=spec) for spec in BUILT_INS + SPREADING] + [
     pytest.param(lambda: synchronized_(Unsafe()), id="synchronized-unsafe")
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -10,6 +11,7 @@ import attrs
 
 from ..protocol import check_keys, check_score
 from ..state import check_state
+from ._pending import Pending
 
 __all__ = ["RoundRobin"]
 
@@ -23,21 +25,53 @@ class RoundRobin:
     Reproducible and dependency-free. It spends rollouts uniformly, including on
     tasks the agent already solves, which teach nothing; that is fine while most
     tasks still fail. ``record`` validates the score and learns nothing.
+
+    Args:
+        spread_in_flight: when true, a task picked but not yet recorded is passed
+            over for the next free key in cycle order, so workers that share a shard
+            and pick in the same round get different tasks instead of all getting
+            ``keys[round_index % len(keys)]``. Off by default, which keeps the doc's
+            rule exactly; a single worker picks the same either way.
+
+    Raises:
+        TypeError: ``spread_in_flight`` is not a bool.
     """
 
     name: ClassVar[str] = "round-robin"
 
+    spread_in_flight: bool = attrs.field(
+        default=False, validator=attrs.validators.instance_of(bool)
+    )
+    _picks: int = attrs.field(init=False, default=0, repr=False)
+    _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """Return ``keys[round_index % len(keys)]``."""
+        """Return ``keys[round_index % len(keys)]``, or with spreading the first free key
+        from there on."""
         keys = check_keys(keys)
-        return keys[operator.index(round_index) % len(keys)]
+        start = operator.index(round_index) % len(keys)
+        if not self.spread_in_flight:
+            return keys[start]
+        with self._lock:
+            self._picks += 1
+            in_flight = self._pending.tasks(self._picks)
+            size = len(keys)
+            cycle = (keys[(start + step) % size] for step in range(size))
+            picked = next((key for key in cycle if key not in in_flight), keys[start])
+            self._pending.add(picked, self._picks)
+            return picked
 
     def record(self, task_id: str, score: float) -> None:
-        """Check the score; round-robin has nothing to learn from it."""
+        """Check the score; round-robin learns nothing from it, but its rollout is back."""
         check_score(task_id, score)
+        if self.spread_in_flight:
+            with self._lock:
+                self._pending.remove(task_id)
 
     def state_dict(self) -> dict[str, Any]:
-        """Round-robin keeps no statistics: its picks depend only on ``round_index``."""
+        """Round-robin keeps no statistics: its picks depend only on ``round_index``.
+        Picks still in flight are not saved: their rollouts do not survive a restart."""
         return {"sampler": self.name, "version": 1}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
