@@ -1,6 +1,6 @@
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -63,8 +63,17 @@ class GlobalRandom:
         check_score(task_id, score)
 
 
-@pytest.mark.parametrize("factory", [RoundRobin, DifficultyWeighted])
-def test_the_builtins_conform(factory: type) -> None:
+@pytest.mark.parametrize(
+    "factory",
+    [
+        RoundRobin,
+        DifficultyWeighted,
+        lambda: RoundRobin(spread_in_flight=True),
+        lambda: DifficultyWeighted(spread_in_flight=True),
+    ],
+    ids=["round-robin", "difficulty-weighted", "round-robin-spreading", "difficulty-spreading"],
+)
+def test_the_builtins_conform(factory: Callable[[], object]) -> None:
     report = check_sampler(factory)
     assert report.ok, str(report)
 
