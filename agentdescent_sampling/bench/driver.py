@@ -11,7 +11,10 @@ one sampler instance between the workers:
 
 Split shards are disjoint, so two in-flight picks can only collide when every
 worker is handed the whole task list, as a ``PipelineParallel`` plan does
-(``shared_shard``).
+(``shared_shard``). The driver records every pick; agentdescent 0.7.0 runs
+``PipelineParallel`` only with ``extra_artifacts`` and records only the picks of
+workers on the primary artifact's stage, which the driver does not model. Its
+``async_evolve`` always splits shards.
 
 Concurrency is simulated rather than raced on real threads: each rollout takes an
 exponentially distributed time drawn from the seed, and the sampler's calls are
