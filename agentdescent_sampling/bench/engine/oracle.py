@@ -1,0 +1,49 @@
+"""The ceiling: a sampler that knows which train tasks the reflector can still learn from."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from .workloads import Built, passes
+
+__all__ = ["EngineOracle"]
+
+
+class EngineOracle:
+    """Picks a task that needs the fewest more failures for its fix, skipping in-flight ones.
+
+    It reads the playbook the agent last rolled out and each task's plan, which no real
+    sampler can see: the ceiling the bench reports beside the real samplers.
+    """
+
+    name = "oracle"
+
+    def __init__(self, built: Built) -> None:
+        self._built = built
+        self._lock = threading.Lock()
+        self._pending: dict[str, int] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        agent = self._built.agent
+        with agent.lock:
+            playbook, failures = agent.playbook, dict(agent.failures)
+        with self._lock:
+            best, best_cost = keys[0], float("inf")
+            for key in keys:
+                plan = agent.by_id[key]
+                if plan.rule is None or passes(plan, playbook, self._built.breaker_rule):
+                    continue
+                cost = plan.failures_needed - failures.get(key, 0) % plan.failures_needed
+                cost += 1000 * self._pending.get(key, 0)
+                if cost < best_cost:
+                    best, best_cost = key, cost
+            if best_cost == float("inf"):
+                best = keys[round_index % len(keys)]
+            self._pending[best] = self._pending.get(best, 0) + 1
+            return best
+
+    def record(self, task_id: str, score: float) -> None:
+        with self._lock:
+            if self._pending.get(task_id):
+                self._pending[task_id] -= 1
