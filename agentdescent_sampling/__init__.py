@@ -17,7 +17,7 @@ from .hookspecs import hookimpl
 from .params import REQUIRED, Parameter, Signature
 from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
 from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
-from .samplers import DifficultyWeighted, InformativeBand, RoundRobin
+from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
 from .samplers._graded import GradedScoreWarning
 from .spec import SamplerSpec, parse_spec, spec_from_file
 from .state import StateError, Stateful, load_state, save_state
@@ -27,6 +27,7 @@ __all__ = [
     "REQUIRED",
     "SOLVED",
     "DifficultyWeighted",
+    "FixableFirst",
     "GradedScoreWarning",
     "InformativeBand",
     "InvalidSamplerConfig",

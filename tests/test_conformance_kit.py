@@ -4,7 +4,13 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from agentdescent_sampling import DifficultyWeighted, RoundRobin, check_score, synchronized
+from agentdescent_sampling import (
+    DifficultyWeighted,
+    FixableFirst,
+    RoundRobin,
+    check_score,
+    synchronized,
+)
 from agentdescent_sampling.testing import check_sampler
 
 
@@ -70,8 +76,15 @@ class GlobalRandom:
         DifficultyWeighted,
         lambda: RoundRobin(spread_in_flight=True),
         lambda: DifficultyWeighted(spread_in_flight=True),
+        FixableFirst,
     ],
-    ids=["round-robin", "difficulty-weighted", "round-robin-spreading", "difficulty-spreading"],
+    ids=[
+        "round-robin",
+        "difficulty-weighted",
+        "round-robin-spreading",
+        "difficulty-spreading",
+        "fixable-first",
+    ],
 )
 def test_the_builtins_conform(factory: Callable[[], object]) -> None:
     report = check_sampler(factory)

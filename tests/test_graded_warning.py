@@ -7,11 +7,17 @@ from collections.abc import Callable
 
 import pytest
 
-from agentdescent_sampling import DifficultyWeighted, GradedScoreWarning, InformativeBand
+from agentdescent_sampling import (
+    DifficultyWeighted,
+    FixableFirst,
+    GradedScoreWarning,
+    InformativeBand,
+)
 
 THRESHOLD_SAMPLERS = [
     pytest.param(DifficultyWeighted, id="difficulty-weighted"),
     pytest.param(InformativeBand, id="informative-band"),
+    pytest.param(FixableFirst, id="fixable-first"),
 ]
 
 

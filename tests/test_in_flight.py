@@ -6,12 +6,19 @@ from collections.abc import Callable
 
 import pytest
 
-from agentdescent_sampling import DifficultyWeighted, InformativeBand, RoundRobin, TaskSampler
+from agentdescent_sampling import (
+    DifficultyWeighted,
+    FixableFirst,
+    InformativeBand,
+    RoundRobin,
+    TaskSampler,
+)
 
 SPREADING = [
     pytest.param(lambda: RoundRobin(spread_in_flight=True), id="round-robin"),
     pytest.param(lambda: DifficultyWeighted(spread_in_flight=True), id="difficulty-weighted"),
     pytest.param(InformativeBand, id="informative-band"),
+    pytest.param(FixableFirst, id="fixable-first"),
 ]
 
 

@@ -1,0 +1,321 @@
+"""FixableFirst: spend the next rollout where a failure is most likely to teach a fix soon."""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from ..protocol import SOLVED, check_keys, check_score
+from ..state import StateError, check_state, is_count
+from ..validators import number_in
+from ._graded import GradedScoreWatch
+from ._pending import Pending
+
+__all__ = ["FixableFirst"]
+
+_STATE_VERSION = 1
+#: Prior chance that a fixable task's next failure is the one that yields its fix, for the
+#: first ``_FLAT`` failures; it halves with each failure after that.
+_PRIOR_HAZARD = 0.3
+_FLAT = 2
+#: How many pseudo-observations the prior is worth against the run's own evidence.
+_PRIOR_WEIGHT = 1.0
+#: How many rollouts ahead a task's value looks (a fix may take several failures).
+_HORIZON = 6
+#: The assumed chance that a lucky task passes, before its own record says otherwise.
+_LUCK = 0.5
+
+
+@attrs.define
+class _Task:
+    """What the sampler knows of one task: its outcomes, in the order that matters."""
+
+    fails: int = 0
+    passes: int = 0
+    streak: int = 0  # passes since the last failure
+    mixed: bool = False  # failed after a pass: flaky, or broken by a commit
+    last: int = -1  # the pick number that last handed it out
+
+    def row(self) -> list[int]:
+        return [self.fails, self.passes, self.streak, int(self.mixed), self.last]
+
+
+@attrs.define(eq=False)
+class FixableFirst:
+    """Roll out the task whose next failure is most likely to make the reflector propose a fix.
+
+    The artifact improves only when a rollout *fails* on a task the reflector can fix, often
+    only after several failures of that task. A task that passes teaches nothing; one that
+    never passes whatever the artifact says teaches nothing either, but looks the same as a
+    fixable one until its fix arrives. So the sampler estimates, from the run's own outcomes,
+    how many failures a fix takes (a hazard per failure count, learned from tasks seen to
+    flip from failing to passing), and picks the task with the best expected fixes per
+    rollout over the next few rollouts:
+
+    - a task that has only failed is worth its learned hazard, so it is retried while a fix
+      is still likely and dropped once its failures outrun every fix seen;
+    - an untried task is worth that times the share of first rollouts that fail;
+    - a task that flipped to passing is probably fixed, and is retried only while luck could
+      explain the pass; a task that failed after passing (flaky, or broken by a commit) is
+      known to be fixable and is kept in play;
+    - a task that has only passed is retried only as often as passing tasks have been seen
+      to start failing.
+
+    Ties go to the task picked least recently, then to the earliest key. A task with a
+    rollout in flight is passed over while another is free, so concurrent workers spread.
+
+    Measured in the real ``evolve()`` with ``agentdescent-sampling bench --engine``: see
+    BENCHMARKS.md, "The artifact, measured in the engine", for what it buys and where it
+    falls short.
+
+    Args:
+        pass_threshold: the score at which a rollout counts as a pass. Keep it equal to
+            ``evolve(solved_threshold=...)``; lower both for graded scorers.
+
+    Raises:
+        TypeError: ``pass_threshold`` is not a number.
+        ValueError: ``pass_threshold`` outside (0, 1].
+    """
+
+    name: ClassVar[str] = "fixable-first"
+
+    pass_threshold: float = attrs.field(
+        default=SOLVED,
+        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+    )
+    _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
+    # Population evidence, each as [events, trials] with the prior's pseudo-counts included.
+    _first_fail: list[float] = attrs.field(init=False, factory=lambda: [1.0, 2.0], repr=False)
+    _flip_luck: list[float] = attrs.field(init=False, factory=lambda: [1.0, 3.0], repr=False)
+    _pass_breaks: list[float] = attrs.field(init=False, factory=lambda: [1.0, 3.0], repr=False)
+    _picks: int = attrs.field(init=False, default=0, repr=False)
+    _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
+    _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._watch = GradedScoreWatch(self.name, self.pass_threshold)
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        """Return the free key with the most expected fixes per rollout; see the class."""
+        keys = check_keys(keys)
+        operator.index(round_index)
+        with self._lock:
+            in_flight = self._pending.tasks(self._picks + 1)
+            value = _Values(self)
+            best, best_rank = keys[0], (-1.0, 1)
+            for key in [key for key in keys if key not in in_flight] or keys:
+                task = self._tasks.get(key)
+                rank = (value.of(task), -(-1 if task is None else task.last))
+                if rank > best_rank:
+                    best, best_rank = key, rank
+            self._picks += 1
+            if best in self._tasks:
+                self._tasks[best].last = self._picks
+            self._pending.add(best, self._picks)
+            return best
+
+    def record(self, task_id: str, score: float) -> None:
+        """Add one outcome of ``task_id`` (a pass if ``score >= pass_threshold``)."""
+        value = check_score(task_id, score)
+        passed = value >= self.pass_threshold
+        with self._lock:
+            self._watch.observe(value)
+            self._pending.remove(task_id)
+            task = self._tasks.get(task_id)
+            if task is None:
+                task = self._tasks[task_id] = _Task(last=self._picks)
+                _count(self._first_fail, not passed)
+            elif task.fails == 0:
+                _count(self._pass_breaks, not passed)
+            if passed:
+                if task.fails and not task.streak and not task.mixed:
+                    self._flip_luck[1] += 1  # a flip to passing: fixed, or lucky
+                task.passes += 1
+                task.streak += 1
+                return
+            if task.streak and task.fails and not task.mixed:
+                self._flip_luck[0] += 1  # the flip to passing was luck, not a fix
+            if task.streak:
+                task.mixed = True
+            task.fails += 1
+            task.streak = 0
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """Return a copy of ``{task_id: (passes, trials)}``."""
+        with self._lock:
+            return {
+                key: (task.passes, task.passes + task.fails) for key, task in self._tasks.items()
+            }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every task's outcomes and the run's evidence, JSON-ready. Picks still in flight are
+        not saved: their rollouts do not survive a restart."""
+        with self._lock:
+            return {
+                "sampler": self.name,
+                "version": _STATE_VERSION,
+                "params": {"pass_threshold": self.pass_threshold},
+                "picks": self._picks,
+                "tasks": {task_id: task.row() for task_id, task in self._tasks.items()},
+                "evidence": [self._first_fail, self._flip_luck, self._pass_breaks],
+            }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace everything with a ``state_dict()``; check it all before changing anything.
+
+        Raises:
+            StateError: the state is malformed, of another version or sampler, or was saved
+                with a different ``pass_threshold``.
+        """
+        state = check_state(
+            state, self.name, _STATE_VERSION, {"pass_threshold": self.pass_threshold}
+        )
+        picks: Any = state.get("picks")
+        rows: Any = state.get("tasks")
+        evidence: Any = state.get("evidence")
+        if not (is_count(picks) and isinstance(rows, Mapping) and _is_evidence(evidence)):
+            raise StateError(
+                f"{self.name}: state needs an int 'picks', a 'tasks' mapping and 'evidence' "
+                f"as three [events, trials] pairs; start fresh or load the file that "
+                f"state_dict() wrote"
+            )
+        tasks = {}
+        for task_id, row in rows.items():
+            if not (isinstance(task_id, str) and _is_row(row)):
+                raise StateError(
+                    f"{self.name}: bad record for task {task_id!r}: {row!r}; expected "
+                    f"[fails, passes, streak, mixed, last] of whole numbers, streak <= passes"
+                )
+            fails, passes, streak, mixed, last = row
+            tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last)
+        with self._lock:
+            self._tasks = tasks
+            self._picks = picks
+            self._first_fail, self._flip_luck, self._pass_breaks = (
+                [float(events), float(trials)] for events, trials in evidence
+            )
+            self._pending = Pending()
+
+
+class _Values:
+    """The expected fixes per rollout of each kind of task, from one moment's evidence."""
+
+    def __init__(self, sampler: FixableFirst) -> None:
+        tasks = sampler._tasks.values()
+        # Tasks that have only failed, by failure count; and tasks seen to flip to passing
+        # (and not fail since), by the failure count at which they flipped.
+        failing = Counter(t.fails for t in tasks if t.fails and not t.streak and not t.mixed)
+        flipped = Counter(t.fails for t in tasks if t.fails and t.streak and not t.mixed)
+        self._flipped = flipped
+        top = max([*failing, *flipped, 0]) + _HORIZON + 1
+        at_risk_above = [0] * (top + 2)
+        for j in range(top, -1, -1):
+            at_risk_above[j] = at_risk_above[j + 1] + failing[j + 1] + flipped[j + 1]
+        # hazard[j]: chance the j-th failure of a task that has only failed yields its fix.
+        self._hazard = [0.0] + [
+            (flipped[j] + _PRIOR_WEIGHT * _prior(j))
+            / (at_risk_above[j] + flipped[j] + _PRIOR_WEIGHT)
+            for j in range(1, top + 1)
+        ]
+        self._first_fail = _rate(sampler._first_fail)
+        self._flip_luck = _rate(sampler._flip_luck)
+        self._pass_breaks = _rate(sampler._pass_breaks)
+        self._index: dict[int, float] = {}
+
+    def of(self, task: _Task | None) -> float:
+        """Expected fixes per rollout of spending the next rollout on ``task``."""
+        if task is None:
+            return self._first_fail * self._failing(0)
+        if task.mixed:  # failed after a pass: fixable, maybe lucky now and then
+            luck = (task.passes + 0.5) / (task.passes + task.fails + 2.0)
+            hazard = self._fixable(task.fails)
+            if not task.streak:
+                return (1 - luck) * hazard
+            unfixed = (1 - hazard) * luck**task.streak
+            return unfixed / (unfixed + hazard) * (1 - luck) * hazard
+        if not task.streak:  # only failures so far
+            return self._failing(task.fails)
+        if not task.fails:  # only passes so far: flaky, or broken since by a commit
+            odds = _posterior(self._pass_breaks, task.streak - 1)
+            return odds * (1 - _LUCK) * self._fixable(0)
+        # failures, then passes: fixed, unless the passes were luck
+        odds = _posterior(self._flip_luck, task.streak - 1)
+        return odds * (1 - _LUCK) * self._fixable(task.fails)
+
+    def _failing(self, fails: int) -> float:
+        """The best fixes per rollout over the next few rollouts of a task that only failed.
+
+        The best rate over any horizon, not the next rollout's, because a fix that takes
+        three failures is worth pursuing even when the next failure alone is unlikely to
+        yield it.
+        """
+        if fails not in self._index:
+            best = fixes = spent = 0.0
+            surviving = 1.0
+            for j in range(fails + 1, min(len(self._hazard), fails + 1 + _HORIZON)):
+                spent += surviving
+                fixes += surviving * self._hazard[j]
+                surviving *= 1 - self._hazard[j]
+                best = max(best, fixes / spent)
+            self._index[fails] = best
+        return self._index[fails]
+
+    def _fixable(self, fails: int) -> float:
+        """Chance the next failure of a task known to be fixable yields its fix."""
+        here = self._flipped[fails + 1]
+        later = sum(count for j, count in self._flipped.items() if j > fails)
+        return (here + _PRIOR_WEIGHT * _prior(fails + 1)) / (later + _PRIOR_WEIGHT)
+
+
+def _prior(failures: int) -> float:
+    """The prior hazard of a task's ``failures``-th failure."""
+    return _PRIOR_HAZARD * 0.5 ** max(0, failures - _FLAT)
+
+
+def _posterior(rate: float, extra_passes: int) -> float:
+    """Chance an event of prior ``rate`` still holds after ``extra_passes`` more lucky passes."""
+    odds = rate * _LUCK**extra_passes
+    return odds / (odds + 1 - rate)
+
+
+def _rate(counts: list[float]) -> float:
+    return counts[0] / counts[1]
+
+
+def _count(counts: list[float], event: bool) -> None:
+    counts[0] += event
+    counts[1] += 1
+
+
+def _is_row(row: object) -> bool:
+    return (
+        isinstance(row, (list, tuple))
+        and len(row) == 5
+        and all(is_count(value) for value in row[:4])
+        and isinstance(row[4], int)
+        and not isinstance(row[4], bool)
+        and row[4] >= -1
+        and row[3] in (0, 1)
+        and row[2] <= row[1]
+    )
+
+
+def _is_evidence(evidence: object) -> bool:
+    return (
+        isinstance(evidence, (list, tuple))
+        and len(evidence) == 3
+        and all(
+            isinstance(pair, (list, tuple))
+            and len(pair) == 2
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pair)
+            and 0 <= pair[0] <= pair[1]
+            and pair[1] > 0
+            for pair in evidence
+        )
+    )

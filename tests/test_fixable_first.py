@@ -1,0 +1,118 @@
+"""fixable-first spends rollouts where a failure is most likely to teach a fix soon."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentdescent_sampling import FixableFirst, StateError, create
+
+
+def outcomes(sampler: FixableFirst, history: list[tuple[str, float]]) -> FixableFirst:
+    """Feed ``history`` through pick and record, as a run would."""
+    for task_id, score in history:
+        sampler.pick([task_id], 0)
+        sampler.record(task_id, score)
+    return sampler
+
+
+def test_a_task_that_failed_is_retried_before_an_untried_one() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    assert sampler.pick(["u", "a"], 0) == "a"
+
+
+def test_a_task_that_passed_waits_behind_untried_tasks() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 1.0)])
+    assert sampler.pick(["a", "u"], 0) == "u"
+
+
+def test_a_task_whose_failures_outrun_every_fix_seen_is_dropped() -> None:
+    fixed_at_two = [(f"fix{i}", score) for i in range(4) for score in (0.0, 0.0, 1.0, 1.0)]
+    sampler = outcomes(FixableFirst(), fixed_at_two + [("hopeless", 0.0)] * 6)
+    assert sampler.pick(["hopeless", "u"], 0) == "u"
+    sampler = outcomes(FixableFirst(), [*fixed_at_two, ("young", 0.0)])
+    assert sampler.pick(["u", "young"], 0) == "young"  # its second failure may fix it
+
+
+def test_a_flip_to_passing_counts_as_a_fix_unless_the_task_fails_again() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0), ("a", 1.0)])
+    assert sampler.pick(["a", "u"], 0) == "u"
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0), ("a", 0.0), ("p", 1.0)])
+    assert sampler.stats()["a"] == (1, 3)
+    assert sampler.pick(["p", "a"], 0) == "a"  # failed after passing: known to be fixable
+
+
+def test_a_task_that_breaks_after_passing_is_kept_in_play() -> None:
+    sampler = outcomes(FixableFirst(), [("victim", 1.0), ("victim", 1.0), ("victim", 0.0)])
+    sampler = outcomes(sampler, [("solved", 1.0)])
+    assert sampler.pick(["solved", "victim"], 0) == "victim"
+
+
+def test_ties_go_to_the_task_picked_least_recently_then_the_earliest_key() -> None:
+    sampler = FixableFirst()
+    first = sampler.pick(["a", "b"], 0)
+    sampler.record(first, 1.0)
+    second = sampler.pick(["a", "b"], 1)
+    sampler.record(second, 1.0)
+    assert (first, second) == ("a", "b")
+    assert sampler.pick(["a", "b"], 2) == "a"
+
+
+def test_pass_threshold_decides_what_counts_as_a_pass() -> None:
+    sampler = outcomes(FixableFirst(pass_threshold=0.8), [("a", 0.85)])
+    assert sampler.stats() == {"a": (1, 1)}
+    sampler = outcomes(FixableFirst(), [("a", 0.85)])
+    assert sampler.stats() == {"a": (0, 1)}
+
+
+def run(sampler: FixableFirst, seed: int, start: int, stop: int) -> list[str]:
+    """Picks on a workload of fixable, hopeless and solved tasks, each with seeded luck."""
+    keys = [f"t{i}" for i in range(12)]
+    picks = []
+    for step in range(start, stop):
+        task = sampler.pick(keys, step)
+        kind = int(task[1:]) % 3
+        lucky = random.Random(f"{seed}:{step}").random() < 0.3
+        fixed = kind == 0 and sampler.stats().get(task, (0, 0))[1] >= 2
+        sampler.record(task, 1.0 if kind == 2 or fixed or lucky else 0.0)
+        picks.append(task)
+    return picks
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int) -> None:
+    whole = run(FixableFirst(), seed, 0, 200)
+    first = FixableFirst()
+    head = run(first, seed, 0, 90)
+    resumed = FixableFirst()
+    resumed.load_state_dict(first.state_dict())
+    assert head + run(resumed, seed, 90, 200) == whole
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda s: s["tasks"].update({"t0": [1, 0, 2, 0, 3]}),  # streak above passes
+        lambda s: s["tasks"].update({"t0": [1, 0, 0, 2, 3]}),  # mixed is not 0 or 1
+        lambda s: s.update({"evidence": [[1, 2]]}),
+        lambda s: s.update({"picks": -1}),
+        lambda s: s["params"].update({"pass_threshold": 0.5}),
+    ],
+    ids=["streak", "mixed", "evidence", "picks", "params"],
+)
+def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
+    sampler = FixableFirst()
+    run(sampler, 0, 0, 30)
+    before = sampler.state_dict()
+    state = sampler.state_dict()
+    damage(state)  # type: ignore[operator]
+    with pytest.raises(StateError):
+        sampler.load_state_dict(state)
+    assert sampler.state_dict() == before
+
+
+def test_it_is_a_built_in_selected_by_name() -> None:
+    sampler = create("fixable-first:pass_threshold=0.8")
+    assert isinstance(sampler, FixableFirst)
+    assert sampler.pass_threshold == 0.8
