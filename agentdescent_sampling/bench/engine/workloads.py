@@ -303,8 +303,8 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
         ),
         EngineWorkload(
             name="sparse",
-            summary="240 train tasks, mostly solved or hopeless: 12 lessons (k=1-3)",
-            lessons=12, always=120, never=108, held_out_always=24, held_out_never=24,
+            summary="240 train tasks, a mature artifact: 168 solved, 60 hopeless, 12 lessons",
+            lessons=12, always=168, never=60, held_out_always=24, held_out_never=24,
             workers=4, rounds=150,
         ),
         EngineWorkload(
