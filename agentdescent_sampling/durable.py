@@ -153,6 +153,13 @@ class DurableSampler:
             self._stateful.load_state_dict(state)
         except StateError as error:
             raise StateError(f"{where!r}: {error} (the file was left as it is)") from None
+        # A plugin's load_state_dict may raise anything on a state it cannot take.
+        except Exception as error:
+            raise StateError(
+                f"{where!r}: sampler {self._name!r} could not load this state: "
+                f"{type(error).__name__}: {short_repr(str(error), 200)} "
+                f"(the file was left as it is)"
+            ) from error
         self._records, self._round_base, self._next_round = records, rounds, rounds
 
     def __getattr__(self, attribute: str) -> Any:

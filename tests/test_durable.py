@@ -241,6 +241,21 @@ def test_another_plugin_samplers_file_is_refused_even_without_its_own_checks(
     assert state.read_bytes() == before
 
 
+def test_a_plugin_samplers_own_error_on_a_foreign_state_is_a_state_error(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.json"
+    save_state(create("difficulty-weighted"), state)  # no envelope: only the sampler can judge
+    before = state.read_bytes()
+
+    with pytest.raises(
+        StateError, match="sampler 'last-score' could not load this state: KeyError"
+    ):
+        DurableSampler(LastScore(), state)
+
+    assert state.read_bytes() == before
+
+
 def test_a_failed_save_raises_state_error_and_keeps_the_record_in_memory(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("", encoding="utf-8")
