@@ -2,17 +2,18 @@
 
 Usage::
 
-    python benchmarks/resume.py            # both parts, about 3 minutes on a busy 2-core box
+    python benchmarks/resume.py            # both parts, about 10 minutes on a busy 2-core box
     python benchmarks/resume.py --part save
     python benchmarks/resume.py --part resume
 
 **resume**: the real ``agentdescent`` CLI on the example workload (``examples/run_spec``,
-the engine's offline agent, 12 train tasks in 2 shards, 2 workers). For each sampler a run
+the engine's offline agent, 11 train tasks in 2 shards, 2 workers). For each sampler a run
 of ``2R`` rounds is compared with a run of ``R`` rounds that is then resumed (the engine
-runs the spec's ``R`` rounds again on the same ledger). It prints the share of the picks
-after the resume that equal the uninterrupted run's pick at the same position, with one
-worker at a time (``max_concurrency=1``) and with both at once (the engine's default for
-a run spec), and, as a baseline, how often two uninterrupted runs agree.
+runs the spec's ``R`` rounds again on the same ledger): how many of the picks after the
+resume equal the uninterrupted run's pick at the same position, and within the same round
+in any order of its workers; with one worker at a time (``max_concurrency=1``) and with
+both at once (the engine's default for a run spec). As a baseline, the same for two
+uninterrupted runs.
 
 **save**: milliseconds per ``record()`` of a sampler made with ``create(..., state=PATH)``
 (a JSON dump, an fsync and a rename each time), by the number of tasks with statistics.
@@ -111,12 +112,12 @@ def same_rounds(first: Sequence[str], second: Sequence[str]) -> str:
 def resume_table(root: Path) -> list[str]:
     """The resume comparison, as markdown rows."""
     rows = [
-        "| sampler | workers at once | stopped after | picks after the resume equal to an "
-        "uninterrupted run's: same position | same round | two uninterrupted runs agree |",
-        "|---|---|---|---|---|---|",
+        "| sampler | workers at once | stopped after | resumed = uninterrupted, same position "
+        "| same round | uninterrupted twice, same position | same round |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, (config, stateful) in SAMPLERS.items():
-        for concurrency, stop in ((1, 2), (1, 3), (WORKERS, 2)):
+        for concurrency, stop in ((1, 4), (1, 5), (WORKERS, 4)):
             where = root / f"{len(rows)}"
             whole = picks_of(where / "a", config, stateful, 2 * stop, concurrency, False)
             again = picks_of(where / "b", config, stateful, 2 * stop, concurrency, False)
@@ -125,7 +126,8 @@ def resume_table(root: Path) -> list[str]:
             rows.append(
                 f"| {label} | {concurrency} | round {stop} of {2 * stop} | "
                 f"{agreement(resumed[tail:], whole[tail:])} | "
-                f"{same_rounds(resumed[tail:], whole[tail:])} | {agreement(again, whole)} |"
+                f"{same_rounds(resumed[tail:], whole[tail:])} | "
+                f"{agreement(again, whole)} | {same_rounds(again, whole)} |"
             )
             print(rows[-1], flush=True)
     return rows
