@@ -6,6 +6,7 @@
 'a'
 """
 
+from .durable import DurableSampler
 from .errors import (
     InvalidSamplerConfig,
     PluginLoadError,
@@ -17,6 +18,7 @@ from .hookspecs import hookimpl
 from .params import REQUIRED, Parameter, Signature
 from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
 from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
+from .runspec import from_run_spec
 from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
 from .samplers._graded import GradedScoreWarning
 from .spec import SamplerSpec, parse_spec, spec_from_file
@@ -27,6 +29,7 @@ __all__ = [
     "REQUIRED",
     "SOLVED",
     "DifficultyWeighted",
+    "DurableSampler",
     "FixableFirst",
     "GradedScoreWarning",
     "InformativeBand",
@@ -52,6 +55,7 @@ __all__ = [
     "check_score",
     "create",
     "default_registry",
+    "from_run_spec",
     "hookimpl",
     "load_state",
     "parse_spec",

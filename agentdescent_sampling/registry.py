@@ -21,6 +21,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
+from .durable import DurableSampler
 from .errors import (
     InvalidSamplerConfig,
     PluginLoadError,
@@ -204,8 +205,11 @@ class Registry:
 
     # -- public API ---------------------------------------------------------------
 
-    def create(self, spec: SpecLike) -> TaskSampler:
+    def create(self, spec: SpecLike, *, state: str | os.PathLike[str] | None = None) -> TaskSampler:
         """Build a sampler from a name, a ``name:key=value`` string, a mapping or a spec.
+
+        With ``state``, the sampler is a :class:`DurableSampler`: it loads that file if
+        it exists and rewrites it atomically after every record.
 
         Raises:
             UnknownSamplerError: no sampler has that name.
@@ -213,10 +217,12 @@ class Registry:
             SamplerConflictError: two distributions provide the name; set ``provider``.
             PluginLoadError: the plugin that provides the name failed to load or
                 its factory did not return a sampler.
+            StateError: the ``state`` file belongs to another sampler or other parameters.
         """
         parsed = parse_spec(spec)
         info = self.get(parsed.name, provider=parsed.provider)
-        return _build(info, parsed)
+        sampler = _build(info, parsed)
+        return sampler if state is None else DurableSampler(sampler, state)
 
     def get(self, name: str, *, provider: str | None = None) -> SamplerInfo:
         """Return the record of the sampler that ``name`` selects (loading its plugin).
@@ -622,15 +628,19 @@ def default_registry() -> Registry:
         return _default
 
 
-def create(spec: SpecLike | Mapping[str, Any]) -> TaskSampler:
+def create(
+    spec: SpecLike | Mapping[str, Any], *, state: str | os.PathLike[str] | None = None
+) -> TaskSampler:
     """Build a sampler from a config value, using the default registry.
 
     ``spec`` is a name (``"difficulty-weighted"``), a string with parameters
     (``"difficulty-weighted:c=0.1"``), a mapping as read from TOML or JSON
     (``{"name": "difficulty-weighted", "c": 0.1}``, with an optional
-    ``"provider"``) or a :class:`SamplerSpec`. See :meth:`Registry.create`.
+    ``"provider"``) or a :class:`SamplerSpec`. ``state`` is a file that keeps the
+    sampler's statistics across runs (see :class:`DurableSampler`). See
+    :meth:`Registry.create`.
     """
-    return default_registry().create(spec)
+    return default_registry().create(spec, state=state)
 
 
 def available() -> list[Record]:

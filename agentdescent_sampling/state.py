@@ -29,7 +29,9 @@ __all__ = [
     "is_count",
     "is_real",
     "load_state",
+    "read_state_file",
     "save_state",
+    "write_state_file",
 ]
 
 #: Marks a file as sampler state; checked on load.
@@ -102,8 +104,17 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
         StateError: the directory is missing or not writable; any existing file at
             ``path`` is left as it was.
     """
+    write_state_file(path, {"format": FORMAT, "state": sampler.state_dict()})
+
+
+def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
+    """Write ``document`` as JSON to ``path`` atomically: a flushed temporary file, renamed.
+
+    Raises:
+        StateError: the directory is missing or not writable, or ``document`` is not
+            JSON; any existing file at ``path`` is left as it was.
+    """
     target = Path(path)
-    document = {"format": FORMAT, "state": sampler.state_dict()}
     try:
         descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     except OSError as error:
@@ -128,6 +139,20 @@ def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
         StateError: the file is missing, truncated, corrupt, of another version or
             of another sampler; ``sampler`` is left unchanged.
     """
+    document = read_state_file(path)
+    state: Any = document.get("state")
+    try:
+        sampler.load_state_dict(state)
+    except StateError as error:
+        raise StateError(f"{str(path)!r}: {error}") from None
+
+
+def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
+    """Read the JSON document of a state file and check its format marker.
+
+    Raises:
+        StateError: the file is missing, truncated, not JSON or has no format marker.
+    """
     source = Path(path)
     try:
         document = json.loads(source.read_text(encoding="utf-8"))
@@ -141,8 +166,4 @@ def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
             f"{str(source)!r} is not an agentdescent-sampling state file (no "
             f"'format': {FORMAT!r} marker)"
         )
-    state: Any = document.get("state")
-    try:
-        sampler.load_state_dict(state)
-    except StateError as error:
-        raise StateError(f"{str(source)!r}: {error}") from None
+    return document

@@ -1,0 +1,159 @@
+"""The real ``agentdescent`` CLI on a throwaway copy of ``examples/run_spec``.
+
+Each test gets a directory with the example's skill and cases, a ``HOME`` and an
+``AGENTDESCENT_HOME`` of its own, and writes specs that differ from the example only in
+the sampler ref and the ``evolve`` block. Runs use the engine's offline agent and
+reflector (``agentdescent.demo``), so nothing calls a model.
+
+:func:`logged_sampler` is a ref target for the resume tests: our
+:func:`~agentdescent_sampling.from_run_spec` sampler, with every pick and record appended
+to a log file, so a test can compare the picks of two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentdescent_sampling import TaskSampler, from_run_spec
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "run_spec"
+CLI = Path(sys.executable).with_name("agentdescent")
+#: Long enough for a loaded two-core machine; a run here takes a few seconds.
+TIMEOUT = 120.0
+
+
+class Workspace:
+    """A throwaway directory to run the CLI in, with the example's skill and cases."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.store = root / "runs"
+        self.home = root / "home"
+        self.home.mkdir(parents=True)
+        shutil.copytree(EXAMPLE / "csv-total", root / "csv-total")
+        shutil.copy(EXAMPLE / "cases.jsonl", root / "cases.jsonl")
+
+    def env(self) -> dict[str, str]:
+        """The CLI's environment: this workspace's homes; the repo importable for refs."""
+        return {
+            **os.environ,
+            "HOME": str(self.home),
+            "AGENTDESCENT_HOME": str(self.home),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        }
+
+    def spec(
+        self,
+        task_sampler: Any,
+        *,
+        name: str = "spec.json",
+        allow: Sequence[str] = ("agentdescent_sampling.",),
+        **evolve: Any,
+    ) -> Path:
+        """Write the example spec with another ``policies.task_sampler`` and ``evolve`` block."""
+        spec = json.loads((EXAMPLE / "spec.json").read_text(encoding="utf-8"))
+        spec["target"] = str(self.root / "csv-total")
+        spec["data"]["path"] = str(self.root / "cases.jsonl")
+        spec["policies"] = {"task_sampler": task_sampler}
+        spec["allow"] = list(allow)
+        spec["evolve"] = {**spec["evolve"], **evolve}
+        path = self.root / name
+        path.write_text(json.dumps(spec, indent=2), encoding="utf-8")
+        return path
+
+    def cli(self, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """Run ``agentdescent --store STORE ARGS`` and capture its output."""
+        return subprocess.run(
+            [str(CLI), "--store", str(self.store), *map(str, args)],
+            cwd=cwd or self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+    def evolve(self, spec: Path, *flags: str) -> dict[str, Any]:
+        """``agentdescent --json evolve SPEC``; the run's JSON summary."""
+        done = self.cli("--json", "evolve", spec, *flags)
+        assert done.returncode == 0, done.stdout + done.stderr
+        summary: dict[str, Any] = json.loads(done.stdout)
+        return summary
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        """The run's ``status.json``, as ``agentdescent status`` reads it."""
+        status: dict[str, Any] = json.loads(
+            (self.store / run_id / "status.json").read_text(encoding="utf-8")
+        )
+        return status
+
+    def wait_for_exit(self, run_id: str) -> dict[str, Any]:
+        """Poll a detached run until its process has exited; its last status."""
+        from agentdescent.runstore import RunStatus  # the engine's own liveness check
+
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            status = self.status(run_id)
+            if not RunStatus.from_dict(status).alive():
+                return status
+            time.sleep(0.1)
+        raise AssertionError(f"run {run_id} did not exit in {TIMEOUT}s: {self.status(run_id)}")
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A state file's document, or an empty one before the first save."""
+    if not path.exists():
+        return {}
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+def wait_for_records(path: Path, at_least: int) -> dict[str, Any]:
+    """Poll a state file until it holds ``at_least`` records; its document."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        document = read_state(path)
+        if document.get("records", 0) >= at_least:
+            return document
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {at_least} records: {read_state(path)}")
+
+
+class _PickLog:
+    """A sampler that appends ``[round_index, picked]`` and ``[task, score]`` lines to a log."""
+
+    def __init__(self, sampler: TaskSampler, log: Path) -> None:
+        self.sampler = sampler
+        self.log = log
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        picked = self.sampler.pick(keys, round_index)
+        self._append({"round": round_index, "shard": list(keys), "pick": picked})
+        return picked
+
+    def record(self, task_id: str, score: float) -> None:
+        self.sampler.record(task_id, score)
+        self._append({"record": task_id, "score": score})
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        with self.log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry) + "\n")
+
+
+def logged_sampler(log: str, **config: Any) -> TaskSampler:
+    """``from_run_spec(**config)``, logging every pick and record to ``log``."""
+    return _PickLog(from_run_spec(**config), Path(log))
+
+
+def read_log(log: Path) -> list[dict[str, Any]]:
+    """The entries :func:`logged_sampler` wrote, in order."""
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]

@@ -1,0 +1,188 @@
+"""A run spec selects our samplers through the real ``agentdescent plan`` and ``evolve``.
+
+Every test runs the engine's own CLI in a subprocess, in a throwaway directory with its
+own ``HOME`` and run store (see ``runspec_cli.py``); the agent and reflector are the
+engine's offline pair, so nothing calls a model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling import create
+from tests.engine.runspec_cli import REPO, Workspace, read_state
+
+pytest.importorskip(
+    "agentdescent",
+    reason="drives the agentdescent CLI: pip install 'agentdescent-sampling[engine]'",
+)
+
+REF = "agentdescent_sampling:from_run_spec"
+#: Where the shipped example keeps its sampler's state, under the test's HOME.
+EXAMPLE_STATE = Path(".agentdescent", "sampler-state", "run-spec-example.json")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    """A throwaway directory with the example's skill and cases, and homes of its own."""
+    return Workspace(tmp_path)
+
+
+def _plan(workspace: Workspace, spec: Path) -> dict[str, Any]:
+    done = workspace.cli("--json", "plan", spec)
+    assert "Traceback" not in done.stderr, done.stderr
+    payload: dict[str, Any] = json.loads(done.stdout)
+    assert (done.returncode == 0) == payload["ok"], done.stdout
+    return payload
+
+
+def test_the_example_spec_runs_offline_with_agentdescent_evolve(workspace: Workspace) -> None:
+    # As the README says: the shipped file, from the repository root.
+    done = workspace.cli("--json", "evolve", "examples/run_spec/spec.json", cwd=REPO)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["state"] == "done"
+    rollouts = workspace.status(summary["run_id"])["rollouts"]
+    state = read_state(workspace.home / EXAMPLE_STATE)
+    assert state["sampler"] == "informative-band"
+    assert state["records"] == rollouts == 8  # rounds=4 x n_workers=2
+    assert sum(task["trials"] for task in state["state"]["tasks"].values()) == rollouts
+
+
+def test_agentdescent_plan_accepts_the_example_spec(workspace: Workspace) -> None:
+    done = workspace.cli("--json", "plan", "examples/run_spec/spec.json", cwd=REPO)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["ok"] is True
+    assert payload["spec"]["policies"]["task_sampler"]["ref"] == REF
+    assert payload["evolve_kwargs"]["policies"] == "Policies"
+    assert not (workspace.home / EXAMPLE_STATE).exists(), "plan must not write the state"
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        {"spec": "difficulty-weighted:c=0.1"},
+        {"spec": {"name": "DifficultyWeighted", "c": 0.1, "provider": "agentdescent-sampling"}},
+        {"file": "{root}/run.toml", "key": "tool.agentdescent.task_sampler"},
+    ],
+    ids=["string", "mapping-with-provider", "config-file"],
+)
+def test_parameters_a_provider_and_a_config_file_reach_the_sampler(
+    workspace: Workspace, selection: dict[str, Any]
+) -> None:
+    (workspace.root / "run.toml").write_text(
+        '[tool.agentdescent.task_sampler]\nname = "difficulty-weighted"\nc = 0.1\n',
+        encoding="utf-8",
+    )
+    state = workspace.root / "sampler.json"
+    ref = {
+        key: value.format(root=workspace.root) if isinstance(value, str) else value
+        for key, value in selection.items()
+    }
+    spec = workspace.spec({"ref": REF, **ref, "state": str(state)}, rounds=1)
+
+    workspace.evolve(spec)
+
+    saved = read_state(state)
+    assert saved["sampler"] == "difficulty-weighted"
+    assert saved["state"]["params"] == {"c": 0.1, "pass_threshold": 0.999}
+    assert saved["records"] == 2
+
+
+def test_a_typo_in_the_sampler_name_is_our_error_not_a_traceback(workspace: Workspace) -> None:
+    spec = workspace.spec({"ref": REF, "spec": "informative-bnad"})
+
+    planned = _plan(workspace, spec)
+    evolved = workspace.cli("evolve", spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith("policies.task_sampler: no sampler named 'informative-bnad'")
+    assert "Did you mean 'informative-band'?" in planned["error"]
+    assert evolved.returncode == 2
+    assert "Traceback" not in evolved.stderr
+    assert evolved.stderr.startswith(
+        "spec error: policies.task_sampler: no sampler named 'informative-bnad'. "
+        "Did you mean 'informative-band'?"
+    )
+    assert not workspace.store.exists(), "a spec error must not leave a run behind"
+
+
+def test_the_plain_create_ref_ends_a_typo_in_a_traceback(workspace: Workspace) -> None:
+    # Why from_run_spec exists: the engine reports only ValueError as a spec error, and
+    # create() raises UnknownSamplerError, a LookupError. If this starts failing, the
+    # engine has learned to report it, and the README's reason can go.
+    good = workspace.spec({"ref": "agentdescent_sampling:create", "spec": "informative-band"})
+    typo = workspace.spec(
+        {"ref": "agentdescent_sampling:create", "spec": "informative-bnad"}, name="typo.json"
+    )
+
+    assert _plan(workspace, good)["ok"] is True
+    done = workspace.cli("evolve", typo)
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr
+    assert "UnknownSamplerError: no sampler named 'informative-bnad'" in done.stderr
+
+
+def test_a_plugin_sampler_that_cannot_keep_state_is_refused_before_the_run(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.json"
+    spec = workspace.spec({"ref": REF, "spec": "hardest-first", "state": str(state)})
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert "sampler 'hardest-first' (Hardest) cannot keep its state" in planned["error"]
+    assert "state_dict() and load_state_dict()" in planned["error"]
+
+
+def test_a_relative_state_path_is_refused_with_the_reason(workspace: Workspace) -> None:
+    spec = workspace.spec({"ref": REF, "spec": "round-robin", "state": "sampler.json"})
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert "state path 'sampler.json' is relative" in planned["error"]
+    assert "'agentdescent resume' from the run's directory" in planned["error"]
+
+
+def test_a_mismatched_state_file_stops_plan_and_evolve_and_is_left_untouched(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.json"
+    other = create("informative-band", state=state)
+    other.record(other.pick(["a", "b"], 0), 1.0)
+    before = state.read_bytes()
+    spec = workspace.spec({"ref": REF, "spec": "difficulty-weighted", "state": str(state)})
+
+    planned = _plan(workspace, spec)
+    evolved = workspace.cli("evolve", spec)
+
+    assert planned["ok"] is False
+    assert (
+        "holds the state of sampler 'informative-band', not 'difficulty-weighted'"
+        in (planned["error"])
+    )
+    assert evolved.returncode == 2
+    assert evolved.stderr.startswith("spec error: ")
+    assert state.read_bytes() == before
+
+
+def test_the_run_spec_has_no_way_to_wire_an_on_round_callback(workspace: Workspace) -> None:
+    # The README says so: `evolve` knobs must be JSON, and the run store passes its own
+    # on_round to compose(). If this starts failing, the engine has gained a way.
+    spec = workspace.spec(
+        {"ref": REF, "spec": "round-robin"}, on_round="agentdescent_sampling:from_run_spec"
+    )
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith("evolve.on_round: evolve() takes an object here")

@@ -1,0 +1,137 @@
+"""Stop a run, ``agentdescent resume`` it, and the sampler keeps what it learned.
+
+The real CLI in a throwaway directory (see ``runspec_cli.py``): a detached run is
+cancelled or killed with SIGKILL mid-run, then resumed; and a run that stopped on its
+round budget and was resumed is compared pick by pick with one that never stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling import create
+from tests.engine.runspec_cli import Workspace, read_log, read_state, wait_for_records
+
+pytest.importorskip(
+    "agentdescent",
+    reason="drives the agentdescent CLI: pip install 'agentdescent-sampling[engine]'",
+)
+
+REF = "agentdescent_sampling:from_run_spec"
+WORKERS = 2
+#: Enough rounds that `agentdescent cancel`, a new process on a busy machine, lands mid-run.
+ROUNDS = 16
+#: A run stops on its round budget here, never on patience; max_concurrency=1 makes
+#: the engine run each round's workers in order, so the picks of a run are repeatable.
+STEADY = {"n_workers": WORKERS, "patience": 1000, "max_concurrency": 1}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    """A throwaway directory with the example's skill and cases, and homes of its own."""
+    return Workspace(tmp_path)
+
+
+def _trials(document: dict[str, Any]) -> dict[str, int]:
+    return {task: trials for task, (_, trials) in document["state"]["stats"].items()}
+
+
+def _start_detached(workspace: Workspace, state: Path) -> str:
+    spec = workspace.spec(
+        {"ref": REF, "spec": "difficulty-weighted", "state": str(state)}, rounds=ROUNDS, **STEADY
+    )
+    run_id: str = workspace.evolve(spec, "--detach")["run_id"]
+    return run_id
+
+
+def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
+    done = workspace.cli("resume", run_id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = workspace.wait_for_exit(run_id)
+    assert status["state"] == "done", status
+    return status
+
+
+def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> None:
+    state = workspace.root / "sampler.json"
+    run_id = _start_detached(workspace, state)
+    wait_for_records(state, WORKERS)
+
+    cancelled = workspace.cli("cancel", run_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert workspace.wait_for_exit(run_id)["state"] == "cancelled"
+    stopped = read_state(state)
+    assert stopped["rounds"] < ROUNDS, "the run must be stopped mid-run for this test"
+    resumed = _resume(workspace, run_id)
+
+    final = read_state(state)
+    # Everything recorded before the stop is still counted, and the resumed process
+    # added exactly its own rollouts: the statistics were loaded, not started afresh.
+    assert resumed["rollouts"] == ROUNDS * WORKERS
+    assert final["records"] == stopped["records"] + resumed["rollouts"]
+    assert sum(_trials(final).values()) == final["records"]
+    final_trials = _trials(final)
+    assert all(final_trials[task] >= trials for task, trials in _trials(stopped).items())
+    # The engine numbers the resumed rounds from 0 again; the sampler continues.
+    assert final["rounds"] == stopped["rounds"] + ROUNDS
+
+
+def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.json"
+    run_id = _start_detached(workspace, state)
+    seen = wait_for_records(state, 3)["records"]
+
+    os.killpg(os.getpgid(workspace.status(run_id)["pid"]), signal.SIGKILL)
+    workspace.wait_for_exit(run_id)
+
+    killed = read_state(state)
+    assert killed["records"] >= seen  # nothing acknowledged before the kill is lost
+    assert sum(_trials(killed).values()) == killed["records"]  # a whole, consistent save
+    assert create("difficulty-weighted", state=state).records == killed["records"]
+    resumed = _resume(workspace, run_id)
+    assert read_state(state)["records"] == killed["records"] + resumed["rollouts"]
+
+
+@pytest.mark.parametrize("sampler", ["round-robin", "difficulty-weighted", "informative-band"])
+def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
+    tmp_path: Path, sampler: str
+) -> None:
+    def run(name: str, rounds: int, *, resume: bool) -> tuple[list[dict[str, Any]], Path]:
+        workspace = Workspace(tmp_path / name)
+        log, state = workspace.root / "picks.jsonl", workspace.root / "sampler.json"
+        ref = {
+            "ref": "tests.engine.runspec_cli:logged_sampler",
+            "log": str(log),
+            "spec": sampler,
+            "state": str(state),
+        }
+        spec = workspace.spec(
+            ref, allow=["agentdescent_sampling.", "tests.engine."], rounds=rounds, **STEADY
+        )
+        run_id = workspace.evolve(spec)["run_id"]
+        if resume:  # `resume` runs the spec's rounds again, on the same ledger
+            _resume(workspace, run_id)
+        return read_log(log), state
+
+    # Stopped after 2 rounds: a multiple of the 2 shards, which the engine rotates by
+    # its round number (numbered from 0 again after a resume), so each worker gets the
+    # shard it would have had. After an odd round the shard order would differ.
+    uninterrupted, whole = run("uninterrupted", 4, resume=False)
+    resumed, stopped = run("resumed", 2, resume=True)
+
+    def picks(log: list[dict[str, Any]]) -> list[tuple[list[str], str]]:
+        return [(entry["shard"], entry["pick"]) for entry in log if "pick" in entry]
+
+    assert len(picks(uninterrupted)) == 4 * WORKERS
+    assert picks(resumed) == picks(uninterrupted)
+    assert [e for e in resumed if "record" in e] == [e for e in uninterrupted if "record" in e]
+    assert read_state(stopped) == read_state(whole)
+    # What the engine hands the sampler, for the README: round numbers restart at 0.
+    assert [entry["round"] for entry in resumed if "pick" in entry] == [0, 0, 1, 1] * 2

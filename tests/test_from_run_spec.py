@@ -1,0 +1,84 @@
+"""``from_run_spec``: what a run spec's ref gets, and the errors the engine can report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentdescent_sampling import (
+    DurableSampler,
+    InvalidSamplerConfig,
+    StateError,
+    UnknownSamplerError,
+    create,
+    from_run_spec,
+)
+
+
+def test_a_name_gives_the_sampler_create_gives() -> None:
+    sampler = from_run_spec({"name": "difficulty-weighted", "c": 0.1})
+
+    assert repr(sampler) == repr(create("difficulty-weighted:c=0.1"))
+
+
+def test_a_config_file_under_a_dotted_key_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.runs.task_sampler]\nname = "round-robin"\n', encoding="utf-8")
+
+    sampler = from_run_spec(file=str(config), key="tool.runs.task_sampler")
+
+    assert repr(sampler) == repr(create("round-robin"))
+
+
+def test_a_path_starting_with_a_tilde_is_under_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    sampler = from_run_spec("round-robin", state="~/states/sampler.json")
+    sampler.record(sampler.pick(["a"], 0), 1.0)
+
+    assert isinstance(sampler, DurableSampler)
+    assert (tmp_path / "states" / "sampler.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("spec", "file"), [(None, None), ("round-robin", "/abs/run.toml")], ids=["neither", "both"]
+)
+def test_exactly_one_of_spec_and_file_is_required(spec: str | None, file: str | None) -> None:
+    with pytest.raises(InvalidSamplerConfig, match="give exactly one of 'spec'"):
+        from_run_spec(spec, file=file)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"file": "run.toml"}, {"spec": "round-robin", "state": "states/sampler.json"}],
+    ids=["file", "state"],
+)
+def test_a_relative_path_is_refused_before_anything_is_read(arguments: dict[str, str]) -> None:
+    with pytest.raises(InvalidSamplerConfig, match="is relative, but 'agentdescent evolve'"):
+        from_run_spec(**arguments)
+
+
+def test_a_state_that_is_not_a_string_is_refused() -> None:
+    with pytest.raises(InvalidSamplerConfig, match="'state' must be a path string, got int 3"):
+        from_run_spec("round-robin", state=3)  # type: ignore[arg-type]  # JSON can hold it
+
+
+def test_an_unknown_name_becomes_a_value_error_with_the_same_message() -> None:
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec("informative-bnad")
+
+    assert isinstance(raised.value, ValueError)
+    assert isinstance(raised.value.__cause__, UnknownSamplerError)
+    assert str(raised.value) == f"policies.task_sampler: {raised.value.__cause__}"
+
+
+def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.json"
+    other = create("informative-band", state=state)
+    other.record(other.pick(["a"], 0), 1.0)
+
+    with pytest.raises(StateError, match="holds the state of sampler 'informative-band'"):
+        from_run_spec("difficulty-weighted", state=str(state))
