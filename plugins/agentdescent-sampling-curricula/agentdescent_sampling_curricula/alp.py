@@ -181,7 +181,8 @@ class AbsoluteLearningProgress:
                 raise StateError(
                     f"{self.name}: bad {what!r}: expected up to {self.fit_rate} [task, ALP] pairs"
                 )
-        assert isinstance(history, list) and isinstance(fitted, list)  # for mypy: checked
+        assert isinstance(history, list)  # for mypy: checked above
+        assert isinstance(fitted, list)
         with self._lock:
             self._previous = {key: float(value) for key, value in previous.items()}
             self._history = deque(((k, float(a)) for k, a in history), maxlen=self.fit_rate)

@@ -11,8 +11,7 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_real
-
+from agentdescent_sampling.state import StateError, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import InFlight, check_entries, check_seed, restore_rng, rng_state, whole
@@ -52,7 +51,7 @@ class ModelPredictivePromptSelection:
     posteriors and the generator.
 
     Args:
-        target: γ*, the pass rate a selected task should have.
+        target: gamma*, the pass rate a selected task should have.
         decay: λ, how much of a posterior survives each step (1 keeps all).
         candidates: how many random tasks a pick chooses among.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
@@ -92,7 +91,9 @@ class ModelPredictivePromptSelection:
         with self._lock:
             self._picks += 1
             now = self._picks
-            pool = [keys[i] for i in self._rng.sample(range(len(keys)), min(self.candidates, len(keys)))]
+            pool = [
+                keys[i] for i in self._rng.sample(range(len(keys)), min(self.candidates, len(keys)))
+            ]
             free = [key for key in pool if not self._in_flight.holds(key, now)] or pool
             picked = min(free, key=self._distance)
             self._in_flight.add(picked, now)
@@ -144,7 +145,7 @@ class ModelPredictivePromptSelection:
         picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
         entries = check_entries(self.name, state.get("posterior"), "posterior")
-        if not isinstance(picks, int) or isinstance(picks, bool) or picks < 0:
+        if not is_count(picks):
             raise StateError(f"{self.name}: state needs a whole number 'picks'")
         posterior = {}
         for key, entry in entries.items():

@@ -148,9 +148,9 @@ class PrioritizedLevelReplay:
     generator included.
 
     Args:
-        temperature: β, how sharply the rank decides (0.1 in the paper: rank 1 takes
+        temperature: beta, how sharply the rank decides (0.1 in the paper: rank 1 takes
             99.9% of ``P_S``).
-        staleness: ρ, the share of ``P_C`` in the replay distribution (0.1 in the paper).
+        staleness: rho, the share of ``P_C`` in the replay distribution (0.1 in the paper).
         seed: seeds the generator; the same seed and calls give the same picks.
 
     Raises:

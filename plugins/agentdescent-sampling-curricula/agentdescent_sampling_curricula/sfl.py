@@ -57,7 +57,7 @@ class SamplingForLearnability:
 
     Args:
         buffer_size: K, how many tasks the buffer holds.
-        sample_ratio: ρ, the probability that a pick comes from the buffer.
+        sample_ratio: rho, the probability that a pick comes from the buffer.
         refresh: T, the picks between two rebuilds of the buffer.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
             equal to ``evolve(solved_threshold=...)``.

@@ -1,4 +1,4 @@
-"""SPEED: screen each task with a few rollouts, continue on the informative ones (Zhang et al., 2025)."""
+"""SPEED: screen each task with a few rollouts, continue on the informative ones (2025)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,16 @@ from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.state import StateError, check_state, is_count
 from agentdescent_sampling.validators import number_in
 
-from ._common import TTL_PICKS, LazyHeap, Shard, ShardCache, check_entries, check_seed, order_key
-from ._common import whole
+from ._common import (
+    TTL_PICKS,
+    LazyHeap,
+    Shard,
+    ShardCache,
+    check_entries,
+    check_seed,
+    order_key,
+    whole,
+)
 
 __all__ = ["Speed"]
 

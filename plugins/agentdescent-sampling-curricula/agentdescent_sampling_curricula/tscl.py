@@ -221,7 +221,9 @@ class TeacherStudentCurriculum:
                 "picks": self._picks,
                 "records": self._records,
                 "rng": rng_state(self._rng),
-                "windows": {key: [list(p) for p in window] for key, window in self._windows.items()},
+                "windows": {
+                    key: [list(p) for p in window] for key, window in self._windows.items()
+                },
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
