@@ -39,8 +39,9 @@ class _FilterShard(Shard):
 class DynamicFiltering:
     """DAPO's dynamic sampling (Yu et al., 2025, arXiv:2503.14476), one rollout at a time.
 
-    DAPO drops prompts whose group of G = 16 rollouts all passed or all failed:
-    they carry no advantage, so no gradient. Here tasks are taken in a seeded random
+    DAPO drops prompts whose group of G rollouts all passed or all failed: they
+    carry no advantage, so no gradient. G = 16 is the responses per prompt as we
+    read the paper's training setup; we did not find it in released scripts. Here tasks are taken in a seeded random
     order, each once per epoch, and a task whose last ``group`` outcomes are all
     passes or all failures is skipped; if every task of the shard is skipped, the
     epoch order is followed regardless.
