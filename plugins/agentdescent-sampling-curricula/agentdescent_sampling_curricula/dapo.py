@@ -41,10 +41,10 @@ class DynamicFiltering:
 
     DAPO drops prompts whose group of G rollouts all passed or all failed: they
     carry no advantage, so no gradient. G = 16 is the responses per prompt as we
-    read the paper's training setup; we did not find it in released scripts. Here tasks are taken in a seeded random
-    order, each once per epoch, and a task whose last ``group`` outcomes are all
-    passes or all failures is skipped; if every task of the shard is skipped, the
-    epoch order is followed regardless.
+    read the paper's training setup; we did not find it in released scripts. Here
+    tasks are taken in a seeded random order, each once per epoch, and a task whose
+    last ``group`` outcomes are all passes or all failures is skipped; if every task
+    of the shard is skipped, the epoch order is followed regardless.
 
     Departs from the paper: DAPO rolls out a group of G responses at once and
     discards a uniform group after paying for it; a pick here is one rollout, so
