@@ -3,7 +3,8 @@
 Run it with ``python benchmarks/pick_cost.py``. It is a timing script, not a test:
 it asserts nothing about speed, and only checks that each built-in picks exactly
 what its reference picks, so a later optimisation has a baseline to beat and a rule
-it must keep.
+it must keep. A second table times the built-ins beside the seven rules of the
+``agentdescent-sampling-curricula`` pack, when it is installed, in the same run.
 
 Every shard is warmed up first: each key is recorded once (a pass or a fail) and
 one key in seven gets a second, opposite score, so the sampler holds statistics for
@@ -30,6 +31,7 @@ from agentdescent_sampling.bench.reference import (
 )
 
 SIZES = (100, 1_000, 10_000, 100_000)
+PACK = "agentdescent-sampling-curricula"
 MIN_SECONDS = 0.3  # per sampler and size: enough picks for a stable median
 MAX_PICKS = 2_000
 
@@ -75,8 +77,47 @@ def time_picks(
     return statistics.median(own), statistics.median(ref), agree
 
 
+def time_alone(sampler: TaskSampler, keys: list[str]) -> tuple[float, float, float]:
+    """Microseconds of the first pick (it builds the shard's structures), then the median
+    and 99th percentile of the picks after it."""
+    outcomes = random.Random(1)
+    before = time.perf_counter()
+    picked = sampler.pick(keys, 0)
+    first = (time.perf_counter() - before) * 1e6
+    sampler.record(picked, float(outcomes.random() < 0.5))
+    spent: list[float] = []
+    deadline = time.perf_counter() + MIN_SECONDS
+    while (time.perf_counter() < deadline or len(spent) < 3) and len(spent) < MAX_PICKS:
+        before = time.perf_counter()
+        picked = sampler.pick(keys, len(spent) + 1)
+        spent.append((time.perf_counter() - before) * 1e6)
+        sampler.record(picked, float(outcomes.random() < 0.5))
+    spent.sort()
+    return first, statistics.median(spent), spent[min(len(spent) - 1, int(0.99 * len(spent)))]
+
+
+def pack_table(built_ins: list[str]) -> str:
+    """The built-ins and the curricula pack's rules at their defaults, timed alike."""
+    pack = [
+        record.name
+        for record in available()
+        if isinstance(record, SamplerInfo) and record.distribution == PACK
+    ]
+    if not pack:
+        return f"({PACK} is not installed: pip install ./plugins/{PACK} to time its rules)"
+    rows = [("sampler", "keys", "first pick us", "pick us p50", "pick us p99")]
+    for name in [*built_ins, *pack]:
+        for size in SIZES:
+            keys = [f"task-{index:06d}" for index in range(size)]
+            sampler = create(name)
+            warm([sampler], keys)
+            first, median, p99 = time_alone(sampler, keys)
+            rows.append((name, f"{size:,}", f"{first:,.1f}", f"{median:,.1f}", f"{p99:,.1f}"))
+    return format_table(rows)
+
+
 def main() -> None:
-    """Print the table."""
+    """Print the tables."""
     built_ins = [
         record.name
         for record in available()
@@ -107,6 +148,10 @@ def main() -> None:
                 )
             )
     print(format_table(rows))
+    print()
+    print("beside the curricula pack (each timed pick followed by a record, as in a run)")
+    print()
+    print(pack_table(built_ins))
 
 
 if __name__ == "__main__":

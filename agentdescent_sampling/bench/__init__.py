@@ -12,7 +12,7 @@
 
 from .driver import Rollout, RolloutLoop, drive
 from .errors import BenchError
-from .lineup import DEFAULT_SWEEP, Skipped
+from .lineup import DEFAULT_SWEEP, LINEUPS, Skipped, lineup_specs
 from .metrics import CurvePoint, Latency, SamplerResult, Share
 from .oracle import Oracle
 from .plot import plot_shares
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_SWEEP",
     "INFORMATIVE_BAND",
     "JSON_SCHEMA",
+    "LINEUPS",
     "SCHEMA_ID",
     "WORKLOADS",
     "BenchConfig",
@@ -57,6 +58,7 @@ __all__ = [
     "drive",
     "format_report",
     "is_informative",
+    "lineup_specs",
     "plot_shares",
     "read_log",
     "run_bench",

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import attrs
 
+from ..registry import default_registry
 from ..spec import SpecLike
 from .driver import RolloutLoop
 from .errors import BenchError
+from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares, require_matplotlib
 from .report import format_report, to_json
 from .runner import BenchConfig, run_bench
@@ -37,6 +39,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="a sampler to compare, as create() accepts it: a name, 'name:key=value,...' "
         "or a JSON object; repeatable. Round-robin and the oracle are always added.",
+    )
+    parser.add_argument(
+        "--lineup",
+        choices=sorted(LINEUPS),
+        help="a named lineup run beside any --sampler: 'curricula' is the built-ins and the "
+        "seven published rules of agentdescent-sampling-curricula, each at its defaults",
     )
     parser.add_argument(
         "--workload",
@@ -113,8 +121,12 @@ def bench_command(args: argparse.Namespace) -> int:
                 f"--plot {str(args.plot)!r}: the directory {str(args.plot.parent)!r} does not "
                 f"exist; create it or write the plot elsewhere"
             )
+    samplers: list[SpecLike] = (
+        [*lineup_specs(args.lineup, default_registry())] if args.lineup else []
+    )
+    samplers += [_spec(value) for value in args.sampler or ()]
     config = BenchConfig(
-        samplers=[_spec(value) for value in args.sampler] if args.sampler else None,
+        samplers=samplers or None,
         workloads=_workloads(args),
         loop=RolloutLoop(
             budget=args.budget,

@@ -2,21 +2,54 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 
 import attrs
 
+from ..errors import UnknownSamplerError
 from ..protocol import SOLVED, TaskSampler
 from ..registry import Registry, SamplerInfo
 from ..spec import SamplerSpec, SpecLike, parse_spec
+from .errors import BenchError
 from .metrics import Role
 from .oracle import Oracle
 from .workloads import Scenario
 
-__all__ = ["DEFAULT_SWEEP", "Entrant", "Skipped", "default_specs", "lineup"]
+__all__ = [
+    "DEFAULT_SWEEP",
+    "LINEUPS",
+    "Entrant",
+    "Skipped",
+    "default_specs",
+    "lineup",
+    "lineup_specs",
+]
 
 #: The values of difficulty-weighted's ``c`` that the doc's table compares.
 DEFAULT_SWEEP = (1.4, 0.7, 0.4, 0.2, 0.1)
+
+#: Named lineups (``bench --lineup NAME``): the built-ins, then a plugin pack's samplers,
+#: each at its defaults; and the distribution that provides the pack.
+LINEUPS: Mapping[str, tuple[tuple[str, ...], str]] = MappingProxyType(
+    {
+        "curricula": (
+            (
+                "round-robin",
+                "difficulty-weighted",
+                "informative-band",
+                "plr",
+                "sfl",
+                "mopps",
+                "tscl",
+                "learning-progress",
+                "speed",
+                "dapo-filter",
+            ),
+            "agentdescent-sampling-curricula",
+        ),
+    }
+)
 
 #: Parameters the bench fills in from the run when a sampler takes them and the
 #: spec leaves them out: the run's seed, and the workload's pass threshold (as
@@ -82,6 +115,41 @@ def default_specs(registry: Registry) -> tuple[list[SpecLike], list[Skipped]]:
         else:
             specs.append(SamplerSpec(record.name))
     return specs, skipped
+
+
+def lineup_specs(name: str, registry: Registry | None = None) -> list[str]:
+    """The spec strings of the lineup ``name``, for ``bench --lineup`` and the engine bench.
+
+    Args:
+        name: a key of :data:`LINEUPS`, such as ``"curricula"``.
+        registry: when given, every sampler of the lineup must be installed in it.
+
+    Raises:
+        BenchError: ``name`` is no lineup, or a sampler of it is not installed (the
+            message names the distribution to install).
+    """
+    if name not in LINEUPS:
+        raise BenchError(
+            f"no lineup named {name!r}; expected one of {', '.join(LINEUPS)}, "
+            f"for example --lineup curricula"
+        )
+    specs, distribution = LINEUPS[name]
+    missing = [spec for spec in specs if registry is not None and not _installed(registry, spec)]
+    if missing:
+        raise BenchError(
+            f"the {name!r} lineup needs {', '.join(map(repr, missing))}, which are not "
+            f"installed; install {distribution} (from a checkout: pip install "
+            f"./plugins/{distribution})"
+        )
+    return list(specs)
+
+
+def _installed(registry: Registry, name: str) -> bool:
+    try:
+        registry.get(name)
+    except UnknownSamplerError:
+        return False
+    return True
 
 
 def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:

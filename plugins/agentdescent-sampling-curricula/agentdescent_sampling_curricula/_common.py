@@ -1,0 +1,230 @@
+"""What the seven rules share: seeds, generator state, shards, rollouts in flight, lazy heaps."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from agentdescent_sampling.state import StateError, is_count, is_real
+
+__all__ = [
+    "TTL_PICKS",
+    "InFlight",
+    "LazyHeap",
+    "Shard",
+    "ShardCache",
+    "check_entries",
+    "check_seed",
+    "draw_free",
+    "order_key",
+    "restore_rng",
+    "rng_state",
+    "whole",
+]
+
+#: A pick not recorded within this many later picks is taken as lost (its rollout
+#: failed, and the engine records nothing for a failed rollout) and stops counting.
+TTL_PICKS = 256
+#: Workers rotate through a few shards; keep the structures of this many.
+_CACHED_SHARDS = 8
+#: Random draws tried before a rule scans for a task that is not in flight.
+_TRIES = 8
+
+
+def check_seed(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: ``seed`` is an int (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"{type(instance).__name__}(seed={value!r}): expected an int, got "
+            f"{type(value).__name__}; for example seed=0"
+        )
+
+
+def whole(low: int, example: int) -> Callable[[object, attrs.Attribute[Any], object], None]:
+    """An attrs validator: a whole number >= ``low`` (not a bool)."""
+
+    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(
+                f"{type(instance).__name__}({attribute.alias}={value!r}): expected a whole "
+                f"number >= {low}; for example {attribute.alias}={example}"
+            )
+
+    return validate
+
+
+def rng_state(rng: random.Random) -> list[Any]:
+    """The generator's state as JSON-ready lists."""
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def restore_rng(name: str, value: object) -> random.Random:
+    """A generator in the state :func:`rng_state` saved; raise :class:`StateError` if malformed."""
+    rng = random.Random()
+    if (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[1], list)
+        and all(map(is_count, value[1]))
+        and (value[2] is None or is_real(value[2]))
+    ):
+        try:
+            rng.setstate((value[0], tuple(value[1]), value[2]))
+        except (TypeError, ValueError):
+            pass
+        else:
+            return rng
+    raise StateError(
+        f"{name}: bad generator state {str(value)[:60]!r}; expected the 'rng' list that "
+        f"state_dict() wrote"
+    )
+
+
+def order_key(seed: int, visits: int, task: str) -> int:
+    """A task's seeded place in its ``visits``-th epoch: a shuffle without per-shard state."""
+    digest = hashlib.blake2b(f"{seed}:{visits}:{task}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class Shard:
+    """One shard's keys and each distinct key's first position."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+        self.position: dict[str, int] = {}
+        for index, key in enumerate(keys):
+            self.position.setdefault(key, index)
+
+
+S = TypeVar("S", bound=Shard)
+
+
+class ShardCache(Generic[S]):
+    """The structures of the shards seen recently, most recently used first.
+
+    A shard is recognised by comparing it with a cached copy, which runs in C and
+    costs mostly pointer comparisons when the engine passes the same ids again.
+    """
+
+    def __init__(self, build: Callable[[list[str]], S]) -> None:
+        self._build = build
+        self._shards: list[S] = []
+
+    def get(self, keys: Sequence[str]) -> S:
+        """The structure of ``keys``, built on first sight."""
+        probe = keys if type(keys) is list else list(keys)
+        for position, shard in enumerate(self._shards):
+            if len(shard.keys) == len(probe) and shard.keys == probe:
+                if position:
+                    self._shards.insert(0, self._shards.pop(position))
+                return shard
+        shard = self._build(list(probe))
+        self._shards.insert(0, shard)
+        del self._shards[_CACHED_SHARDS:]
+        return shard
+
+    def holding(self, task: str) -> Iterator[tuple[S, int]]:
+        """Every cached shard that holds ``task``, with the task's position in it."""
+        for shard in self._shards:
+            index = shard.position.get(task)
+            if index is not None:
+                yield shard, index
+
+    def clear(self) -> None:
+        """Forget every shard (after the statistics were replaced)."""
+        self._shards.clear()
+
+
+@attrs.define
+class InFlight:
+    """Tasks picked but not yet recorded: task id -> (count, pick number of the latest)."""
+
+    _entries: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+
+    def add(self, task: str, pick: int) -> None:
+        """Count one more rollout of ``task`` in flight, handed out at pick ``pick``."""
+        count, _ = self._entries.get(task, (0, pick))
+        self._entries[task] = (count + 1, pick)
+
+    def remove(self, task: str) -> None:
+        """A rollout of ``task`` came back (records of unknown tasks are fine)."""
+        count, pick = self._entries.get(task, (0, 0))
+        if count > 1:
+            self._entries[task] = (count - 1, pick)
+        else:
+            self._entries.pop(task, None)
+
+    def holds(self, task: str, now: int) -> bool:
+        """Whether ``task`` has a rollout in flight at pick ``now`` (lost ones expire)."""
+        entry = self._entries.get(task)
+        if entry is None:
+            return False
+        if now - entry[1] > TTL_PICKS:
+            del self._entries[task]
+            return False
+        return True
+
+    def tasks(self, now: int) -> list[str]:
+        """The tasks in flight at pick ``now``, after forgetting the expired ones."""
+        return [task for task in list(self._entries) if self.holds(task, now)]
+
+
+def draw_free(keys: Sequence[str], rng: random.Random, in_flight: InFlight, now: int) -> str:
+    """A uniformly random key of ``keys`` with no rollout in flight, if there is one."""
+    for _ in range(_TRIES):
+        key = keys[rng.randrange(len(keys))]
+        if not in_flight.holds(key, now):
+            return key
+    # Most keys are in flight (a small shard, many workers): scan from a random start.
+    start = rng.randrange(len(keys))
+    for step in range(len(keys)):
+        key = keys[(start + step) % len(keys)]
+        if not in_flight.holds(key, now):
+            return key
+    return keys[start]
+
+
+E = TypeVar("E", bound=tuple[Any, ...])
+
+
+class LazyHeap(Generic[E]):
+    """A min-heap whose stale entries are dropped when they reach the top.
+
+    Entries are never updated in place: a changed item is pushed again, and
+    ``valid`` tells a current entry from a stale one. The heap is rebuilt from
+    ``current()`` when stale entries outnumber current ones, so memory stays bounded.
+    """
+
+    def __init__(self, current: Callable[[], list[E]]) -> None:
+        self._current = current
+        self._heap = current()
+        heapq.heapify(self._heap)
+        self._limit = 2 * len(self._heap) + 64
+
+    def push(self, entry: E) -> None:
+        """Add ``entry``; compact first if stale entries have piled up."""
+        if len(self._heap) > self._limit:
+            self._heap = self._current()
+            heapq.heapify(self._heap)
+            self._limit = 2 * len(self._heap) + 64
+        heapq.heappush(self._heap, entry)
+
+    def first(self, valid: Callable[[E], bool]) -> E | None:
+        """The smallest valid entry (left in place), or None."""
+        heap = self._heap
+        while heap and not valid(heap[0]):
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+
+def check_entries(name: str, entries: object, what: str) -> Mapping[str, Any]:
+    """``entries`` if it is a mapping from task ids, else raise :class:`StateError`."""
+    if not isinstance(entries, Mapping) or not all(isinstance(key, str) for key in entries):
+        raise StateError(f"{name}: state needs {what!r} as a mapping from task ids")
+    return entries

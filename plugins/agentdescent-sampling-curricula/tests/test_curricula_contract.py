@@ -1,0 +1,131 @@
+"""What every rule of the pack promises: the kit's contract, registration, seeds, resuming."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentdescent_sampling_curricula import (
+    AbsoluteLearningProgress,
+    DynamicFiltering,
+    ModelPredictivePromptSelection,
+    PrioritizedLevelReplay,
+    SamplingForLearnability,
+    Speed,
+    TeacherStudentCurriculum,
+)
+
+from agentdescent_sampling import (
+    SamplerInfo,
+    StateError,
+    available,
+    create,
+    load_state,
+    save_state,
+)
+
+# Small settings where a default would leave a short run looking uniform, so the
+# round trip crosses refreshes, refits, screenings and skips.
+RULES: dict[str, dict[str, Any]] = {
+    "plr": {},
+    "sfl": {"refresh": 7, "buffer_size": 3},
+    "mopps": {},
+    "tscl": {},
+    "learning-progress": {"fit_rate": 9},
+    "speed": {"screen": 2, "continuation": 3},
+    "dapo-filter": {"group": 2},
+}
+FACTORIES = {
+    "plr": PrioritizedLevelReplay,
+    "sfl": SamplingForLearnability,
+    "mopps": ModelPredictivePromptSelection,
+    "tscl": TeacherStudentCurriculum,
+    "learning-progress": AbsoluteLearningProgress,
+    "speed": Speed,
+    "dapo-filter": DynamicFiltering,
+}
+TASKS = [f"t{i:02d}" for i in range(24)]
+SHARDS = [TASKS[0::2], TASKS[1::2], TASKS[:9]]
+
+
+def run(sampler: Any, steps: range, outcomes: random.Random) -> list[str]:
+    """Pick and record on rotating shards; tasks t00-t05 pass half the time."""
+    picks = []
+    for step in steps:
+        picked = sampler.pick(SHARDS[step % len(SHARDS)], step)
+        picks.append(picked)
+        chance = 0.5 if picked < "t06" else (1.0 if picked < "t15" else 0.0)
+        sampler.record(picked, float(outcomes.random() < chance))
+    return picks
+
+
+@pytest.mark.parametrize("name", RULES)
+def test_conforms_to_the_sampler_contract(sampler_conformance, name: str) -> None:  # type: ignore[no-untyped-def]
+    sampler_conformance(FACTORIES[name], seed=3)
+
+
+def test_pip_install_registers_all_seven_with_their_citations() -> None:
+    pack = {
+        info.name: info
+        for info in available()
+        if isinstance(info, SamplerInfo) and info.distribution == "agentdescent-sampling-curricula"
+    }
+    assert sorted(pack) == sorted(RULES)
+    for info in pack.values():
+        assert "arXiv:" in info.description, info.name
+        assert info.status == "ok"
+
+
+@pytest.mark.parametrize("name", RULES)
+def test_a_resumed_run_picks_exactly_as_an_uninterrupted_one(name: str, tmp_path: Path) -> None:
+    whole = create({"name": name, "seed": 5, **RULES[name]})
+    expected = run(whole, range(300), random.Random(1))
+
+    outcomes = random.Random(1)
+    first = create({"name": name, "seed": 5, **RULES[name]})
+    before = run(first, range(170), outcomes)
+    save_state(first, tmp_path / "state.json")
+    resumed = create({"name": name, "seed": 5, **RULES[name]})
+    load_state(resumed, tmp_path / "state.json")
+    after = run(resumed, range(170, 300), outcomes)
+
+    assert before + after == expected
+
+
+@pytest.mark.parametrize("name", RULES)
+def test_a_bad_state_is_refused_and_changes_nothing(name: str) -> None:
+    sampler = create({"name": name, **RULES[name]})
+    run(sampler, range(40), random.Random(2))
+    good = sampler.state_dict()
+    json.dumps(good)  # JSON-ready
+    for field in set(good) - {"sampler", "version", "params"}:
+        broken = {**good, field: "garbage"}
+        with pytest.raises(StateError):
+            sampler.load_state_dict(broken)
+    with pytest.raises(StateError, match="belongs to sampler 'round-robin'"):
+        sampler.load_state_dict(create("round-robin").state_dict())
+    assert sampler.state_dict() == good
+
+
+@pytest.mark.parametrize("name", RULES)
+def test_other_seeds_pick_differently(name: str) -> None:
+    runs = [run(create({"name": name, "seed": s, **RULES[name]}), range(60), random.Random(0))
+            for s in (0, 1)]  # fmt: skip
+    assert runs[0] != runs[1]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("plr:temperature=0", r"temperature=0\): expected a number > 0"),
+        ("sfl:buffer_size=0", r"buffer_size=0\): expected a whole number >= 1"),
+        ("speed:screen=1", r"screen=1\): expected a whole number >= 2"),
+        ("tscl:seed='1'", r"seed='1'\): expected an int"),
+    ],
+)
+def test_bad_parameters_say_what_was_expected(spec: str, message: str) -> None:
+    with pytest.raises(Exception, match=message):  # InvalidSamplerConfig or TypeError
+        create(spec)

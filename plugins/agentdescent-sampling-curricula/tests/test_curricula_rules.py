@@ -1,0 +1,263 @@
+"""Each rule's defining behaviour, against small cases computed by hand from its paper."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+from agentdescent_sampling_curricula import (
+    AbsoluteLearningProgress,
+    DynamicFiltering,
+    ModelPredictivePromptSelection,
+    PrioritizedLevelReplay,
+    SamplingForLearnability,
+    Speed,
+    TeacherStudentCurriculum,
+)
+from agentdescent_sampling_curricula._common import rng_state
+from agentdescent_sampling_curricula.tscl import abs_slope
+
+ABC = ["a", "b", "c"]
+
+
+def next_picks(sampler: Any, state: dict[str, Any], keys: list[str], draws: int) -> Counter[str]:
+    """The next pick from ``state`` under ``draws`` different generator states."""
+    counts: Counter[str] = Counter()
+    for seed in range(draws):
+        sampler.load_state_dict({**state, "rng": rng_state(random.Random(seed))})
+        counts[sampler.pick(keys, 0)] += 1
+    return counts
+
+
+# --- PLR ---------------------------------------------------------------------------
+
+
+def test_plr_tries_every_unseen_task_once_before_any_replay() -> None:
+    sampler = PrioritizedLevelReplay(seed=4)
+    first = []
+    for round_index in range(3):
+        first.append(sampler.pick(ABC, round_index))
+        sampler.record(first[-1], 1.0)
+    assert sorted(first) == ABC
+
+
+def test_plr_scores_a_rollout_by_its_distance_from_the_tasks_mean_so_far() -> None:
+    sampler = PrioritizedLevelReplay()
+    scores = []
+    for outcome in (1.0, 0.0, 1.0):
+        sampler.record("a", outcome)
+        scores.append(sampler.state_dict()["tasks"]["a"][3])
+    # |1 - 0.5| (no mean yet), |0 - 1|, |1 - 0.5|
+    assert scores == [0.5, 1.0, 0.5]
+
+
+def seen(last: int, score: float) -> list[float]:
+    return [last, 1.0, 1, score]
+
+
+@pytest.mark.parametrize(
+    ("temperature", "expected"),
+    [
+        # (1/rank)^(1/β), normalised: β = 0.1 gives 1 : 2^-10 : 3^-10
+        (0.1, {"b": 1 / (1 + 2**-10 + 3**-10)}),
+        (1.0, {"b": 6 / 11, "c": 3 / 11, "a": 2 / 11}),
+    ],
+)
+def test_plr_replays_by_rank_with_temperature(
+    temperature: float, expected: dict[str, float]
+) -> None:
+    sampler = PrioritizedLevelReplay(temperature=temperature, staleness=0.0)
+    state = {
+        **sampler.state_dict(),
+        "picks": 3,
+        "tasks": {"a": seen(1, 0.0), "b": seen(2, 1.0), "c": seen(3, 0.5)},
+    }
+    counts = next_picks(sampler, state, ABC, 4000)
+    for task, probability in expected.items():
+        assert counts[task] / 4000 == pytest.approx(probability, abs=0.025)
+
+
+def test_plr_staleness_draws_in_proportion_to_picks_since_last_pick() -> None:
+    sampler = PrioritizedLevelReplay(staleness=1.0)
+    # Picked at 1, 2 and 3; the next pick is number 4: weights 3, 2, 1.
+    state = {
+        **sampler.state_dict(),
+        "picks": 3,
+        "tasks": {"a": seen(1, 0.2), "b": seen(2, 0.9), "c": seen(3, 0.4)},
+    }
+    counts = next_picks(sampler, state, ABC, 4000)
+    assert counts["a"] / 4000 == pytest.approx(3 / 6, abs=0.025)
+    assert counts["b"] / 4000 == pytest.approx(2 / 6, abs=0.025)
+    assert counts["c"] / 4000 == pytest.approx(1 / 6, abs=0.025)
+
+
+def test_plr_spreads_picks_in_flight_down_the_ranks() -> None:
+    sampler = PrioritizedLevelReplay(staleness=0.0)
+    keys = [f"t{i}" for i in range(6)]
+    for index, key in enumerate(keys):
+        sampler.pick(keys, index)
+        sampler.record(key, 0.5 + index / 20)  # t5 scores highest
+    in_flight = [sampler.pick(keys, 6) for _ in range(3)]
+    assert len(set(in_flight)) == 3
+    assert in_flight[0] == "t5"
+
+
+# --- SFL ---------------------------------------------------------------------------
+
+
+def record_all(sampler: Any, outcomes: dict[str, str]) -> None:
+    for task, results in outcomes.items():
+        for result in results:
+            sampler.record(task, float(result == "1"))
+
+
+def test_sfl_buffers_the_top_k_by_learnability_and_only_mixed_tasks() -> None:
+    sampler = SamplingForLearnability(buffer_size=2)
+    # p(1-p): a 1/2 -> 0.25, e 2/3 -> 0.222, b 1/4 -> 0.1875, c and d -> 0
+    record_all(sampler, {"a": "10", "b": "1000", "c": "111", "d": "00", "e": "110"})
+    sampler.pick(list("abcde"), 0)
+    assert sampler.buffer() == ["a", "e"]
+
+
+def test_sfl_draws_from_the_buffer_with_the_sample_ratio_and_refreshes_every_t_picks() -> None:
+    sampler = SamplingForLearnability(buffer_size=1, sample_ratio=1.0, refresh=3)
+    record_all(sampler, {"a": "10", "b": "1"})
+    picks = []
+    for round_index in range(3):
+        picks.append(sampler.pick(["a", "b", "c"], round_index))
+        sampler.record(picks[-1], 1.0)
+        record_all(sampler, {"b": "0"})  # b is mixed now, but the buffer waits
+    assert picks == ["a", "a", "a"]
+    # Pick 4 refreshes: b (1 pass in 4, 0.1875) now beats a (4 passes in 5, 0.16).
+    sampler.pick(["a", "b", "c"], 3)
+    assert sampler.buffer() == ["b"]
+
+
+# --- MoPPS -------------------------------------------------------------------------
+
+
+def test_mopps_updates_a_beta_posterior_with_decay_per_rollout() -> None:
+    sampler = ModelPredictivePromptSelection(decay=0.5)
+    keep = 0.5 ** (1 / 8)
+    sampler.record("a", 1.0)
+    assert sampler.posterior("a") == pytest.approx((2.0, 1.0))  # keep*1 + (1-keep)*1 + 1
+    sampler.record("a", 0.0)
+    assert sampler.posterior("a") == pytest.approx((1 + keep, 2.0))
+
+
+def test_mopps_without_decay_counts_passes_and_failures_on_the_uniform_prior() -> None:
+    sampler = ModelPredictivePromptSelection(decay=1.0)
+    for outcome in (1.0, 1.0, 0.0):
+        sampler.record("a", outcome)
+    assert sampler.posterior("a") == (3.0, 2.0)
+
+
+@pytest.mark.parametrize(("target", "chosen"), [(0.5, "b"), (0.95, "c"), (0.05, "a")])
+def test_mopps_picks_the_thompson_sample_nearest_the_target(target: float, chosen: str) -> None:
+    sampler = ModelPredictivePromptSelection(target=target, candidates=3, seed=2)
+    state = {
+        **sampler.state_dict(),
+        "posterior": {"a": [50.0, 950.0], "b": [500.0, 500.0], "c": [950.0, 50.0]},
+    }
+    assert next_picks(sampler, state, ABC, 50) == {chosen: 50}
+
+
+# --- TSCL --------------------------------------------------------------------------
+
+
+def test_tscl_slope_is_the_least_squares_fit_through_the_window() -> None:
+    assert abs_slope([(1, 0.0), (2, 1.0)]) == 1.0
+    # t = 1, 3, 5 (mean 3), s = 0, 1, 1 (mean 2/3): cov 2, var 8
+    assert abs_slope([(1, 0.0), (3, 1.0), (5, 1.0)]) == pytest.approx(0.25)
+    assert abs_slope([(1, 1.0), (3, 0.0), (5, 0.0)]) == pytest.approx(0.25)  # forgetting counts
+    assert abs_slope([(7, 1.0)]) == 1.0  # too few scores: try it
+
+
+def test_tscl_picks_the_highest_absolute_slope() -> None:
+    sampler = TeacherStudentCurriculum(epsilon=0.0)
+    record_all(sampler, {"a": "0"})  # record 1
+    record_all(sampler, {"b": "0"})  # record 2
+    record_all(sampler, {"a": "1"})  # record 3: a's slope is 1/2
+    assert sampler.pick(["a", "b"], 0) == "b"  # one score: slope 1
+    record_all(sampler, {"b": "0"})  # record 4: b's slope is 0
+    assert sampler.pick(["a", "b"], 1) == "a"
+
+
+def test_tscl_window_keeps_only_the_last_k_scores() -> None:
+    sampler = TeacherStudentCurriculum(window=2)
+    record_all(sampler, {"a": "011"})  # the window holds (2, 1), (3, 1): flat
+    assert sampler.slope("a") == 0.0
+
+
+def test_tscl_breaks_ties_at_random() -> None:
+    keys = [f"t{i}" for i in range(10)]
+    first = {TeacherStudentCurriculum(epsilon=0.0, seed=seed).pick(keys, 0) for seed in range(20)}
+    assert len(first) > 3
+
+
+# --- ALP ---------------------------------------------------------------------------
+
+
+def test_alp_draws_by_mean_absolute_progress_after_the_bootstrap() -> None:
+    sampler = AbsoluteLearningProgress(fit_rate=4, random_ratio=0.0)
+    # ALPs: a 0 (first), a |1 - 0| = 1, b 0 (first), b |1 - 1| = 0
+    record_all(sampler, {"a": "01", "b": "11"})
+    assert sampler.progress() == {"a": 0.5}
+    picks = []
+    for round_index in range(3):
+        picks.append(sampler.pick(["a", "b", "c"], round_index))
+        sampler.record(picks[-1], 1.0)
+    assert picks == ["a", "a", "a"]
+
+
+def test_alp_is_uniform_during_the_bootstrap() -> None:
+    sampler = AbsoluteLearningProgress(fit_rate=250, random_ratio=0.0)
+    record_all(sampler, {"a": "01" * 5})
+    picks = Counter(sampler.pick(ABC, r) for r in range(300))
+    assert min(picks.values()) > 60
+
+
+# --- SPEED -------------------------------------------------------------------------
+
+
+def test_speed_continues_only_tasks_neither_solved_nor_hopeless() -> None:
+    sampler = Speed(screen=2, continuation=3, seed=1)
+    results = {"a": iter("11" * 9), "b": iter("10" * 9), "c": iter("00" * 9)}
+    epoch = Counter()
+    for round_index in range(2 + 5 + 2):  # one epoch: a 2, b 2 + 3, c 2
+        picked = sampler.pick(ABC, round_index)
+        epoch[picked] += 1
+        sampler.record(picked, float(next(results[picked]) == "1"))
+    assert epoch == {"a": 2, "b": 5, "c": 2}
+
+
+def test_speed_screens_concurrently_but_never_hands_out_more_than_the_screen_needs() -> None:
+    sampler = Speed(screen=4, seed=1)
+    picks = Counter(sampler.pick(ABC, 0) for _ in range(10))
+    assert sorted(picks.values()) == [2, 4, 4]
+
+
+# --- DAPO --------------------------------------------------------------------------
+
+
+def test_dapo_filter_skips_tasks_whose_last_g_outcomes_agree() -> None:
+    sampler = DynamicFiltering(group=2, seed=3)
+    results = {"a": iter("1" * 20), "b": iter("10" * 20), "c": iter("0" * 20)}
+    picks = []
+    for round_index in range(12):
+        picks.append(sampler.pick(ABC, round_index))
+        sampler.record(picks[-1], float(next(results[picks[-1]]) == "1"))
+    assert sorted(picks[:3]) == ABC  # two full epochs
+    assert sorted(picks[3:6]) == ABC
+    assert picks[6:] == ["b"] * 6  # then a (all pass) and c (all fail) are skipped
+    assert [sampler.skipped(task) for task in ABC] == [True, False, True]
+
+
+def test_dapo_filter_follows_the_epoch_order_when_every_task_is_skipped() -> None:
+    sampler = DynamicFiltering(group=2)
+    record_all(sampler, {"a": "11", "b": "00"})
+    picks = [sampler.pick(["a", "b"], r) for r in range(4)]
+    assert sorted(picks[:2]) == ["a", "b"]
+    assert sorted(picks[2:]) == ["a", "b"]
