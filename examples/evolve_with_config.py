@@ -15,6 +15,7 @@ nothing. The counts printed at the end show where the configured sampler spent t
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
 from collections import Counter
@@ -124,4 +125,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # End quietly when the reader of a pipe stops early (`... | head -1`), as Unix tools do.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())
