@@ -13,7 +13,7 @@ def test_each_documented_parameter_gets_its_whole_description() -> None:
     assert set(meanings) == {"c", "pass_threshold", "prior", "spread_in_flight"}
     assert meanings["c"] == (
         "exploration constant. Lower focuses harder, higher explores more; the "
-        "default 0.2 is the doc's measured choice."
+        "default 0.2 is the choice agentdescent's task-sampling guide measured."
     )
 
 
