@@ -103,9 +103,9 @@ _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from importlib.metadata import version
+        from ._version import __version__
 
-        return version("agentdescent-sampling")
+        return __version__
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
 from .paramdoc import parameter_help
@@ -52,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Task samplers for agentdescent's evolve(): list, inspect, check, "
         "measure and scaffold them.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     listing = commands.add_parser("list", help="every installed sampler and every failed plugin")
@@ -123,12 +124,6 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     return parser
-
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("agentdescent-sampling")
 
 
 def _list(args: argparse.Namespace) -> int:

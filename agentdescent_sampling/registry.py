@@ -16,13 +16,12 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import pluggy
 
-from . import hookspecs
 from .errors import (
     InvalidSamplerConfig,
     PluginLoadError,
@@ -33,6 +32,9 @@ from .params import Signature, signature_of
 from .protocol import TaskSampler, check_name, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
 from .sync import synchronized
+
+if TYPE_CHECKING:
+    import pluggy
 
 __all__ = [
     "DISABLE_ENV",
@@ -195,14 +197,23 @@ class Registry:
         self.only = frozenset(map(normalize, only_names)) if only_names else None
         self.strict = os.environ.get(STRICT_ENV, "") == "1" if strict is None else strict
         self.group = group
-        self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT)
-        self.plugin_manager.add_hookspecs(hookspecs)
         self._lock = threading.RLock()
         self._discovered = False
         self._pending: list[_EntryPoint] = []
         self._samplers: dict[str, list[SamplerInfo]] = {}
         self._failures: list[PluginFailure] = []
         self._reserved: set[str] = set()
+
+    @cached_property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The pluggy manager hook-form plugins register with, made when the first plugin loads."""
+        import pluggy
+
+        from . import hookspecs
+
+        manager = pluggy.PluginManager(hookspecs.PROJECT)
+        manager.add_hookspecs(hookspecs)
+        return manager
 
     # -- public API ---------------------------------------------------------------
 
@@ -639,9 +650,9 @@ def _metadata() -> ModuleType:
 
 
 def _own_version() -> str:
-    from importlib.metadata import version  # only this package's own METADATA file
+    from ._version import __version__  # pyproject.toml reads the version from here too
 
-    return version(_OWN_DISTRIBUTION)
+    return __version__
 
 
 def _from_env(variable: str, given: Iterable[str] | None) -> list[str]:

@@ -38,7 +38,8 @@ def test_creating_a_built_in_imports_no_plugin_no_other_built_in_and_no_tooling(
     assert not {m for m in modules if m.startswith(("agentdescent_sampling.bench",
                                                     "agentdescent_sampling.testing",
                                                     "agentdescent_sampling.cli"))}  # fmt: skip
-    assert "importlib_metadata" not in modules  # no scan of every installed distribution
+    # No scan of installed distributions, no hook machinery, no config-file parser.
+    assert not modules & {"importlib_metadata", "importlib.metadata", "pluggy", "tomllib", "tomli"}
 
 
 def test_the_built_in_table_matches_the_installed_entry_points() -> None:
