@@ -15,6 +15,7 @@ function's)::
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from typing import Any
@@ -28,9 +29,11 @@ def parameter_help(factory: Any) -> dict[str, str]:
     """Map each parameter named in ``factory``'s ``Args:`` section to its description.
 
     A class is read from its own docstring, then from ``__init__``'s if its own has no
-    ``Args:`` section. Continuation lines are joined with spaces. A factory without a
-    readable docstring gives ``{}``.
+    ``Args:`` section; a :func:`functools.partial` from what it wraps. Continuation lines
+    are joined with spaces. A factory without a readable docstring gives ``{}``.
     """
+    while isinstance(factory, functools.partial):  # a preset: its function documents it
+        factory = factory.func
     sources = [factory]
     if inspect.isclass(factory):
         sources.append(factory.__dict__.get("__init__"))

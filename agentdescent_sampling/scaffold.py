@@ -103,6 +103,9 @@ _PYPROJECT = """\
 
     [tool.setuptools.package-data]
     {package} = ["py.typed"]
+
+    [tool.ruff]
+    line-length = 100
 """
 
 _SAMPLER = '''\
@@ -115,7 +118,6 @@ _SAMPLER = '''\
     from typing import ClassVar
 
     import attrs
-
     from agentdescent_sampling import check_keys, check_score
     from agentdescent_sampling.validators import number_in
 
@@ -135,9 +137,7 @@ _SAMPLER = '''\
 
         name: ClassVar[str] = "{name}"
 
-        pass_threshold: float = attrs.field(
-            default=0.999, validator=number_in(0.0, 1.0, low_open=True)
-        )
+        pass_threshold: float = attrs.field(default=0.999, validator=number_in(0, 1, low_open=True))
         _trials: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
         _passes: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
         # evolve(max_concurrency > 1) shares one instance between worker threads.
@@ -154,9 +154,8 @@ _SAMPLER = '''\
             value = check_score(task_id, score)
             with self._lock:
                 self._trials[task_id] = self._trials.get(task_id, 0) + 1
-                self._passes[task_id] = self._passes.get(task_id, 0) + (
-                    value >= self.pass_threshold
-                )
+                passed = value >= self.pass_threshold
+                self._passes[task_id] = self._passes.get(task_id, 0) + passed
 
         def stats(self) -> dict[str, tuple[int, int]]:
             """``{task_id: (passes, trials)}``; the conformance kit counts records with it."""

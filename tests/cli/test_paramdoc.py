@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from agentdescent_sampling import DifficultyWeighted
@@ -39,6 +41,11 @@ def test_a_plain_class_is_read_from_its_init_docstring_and_a_function_from_its_o
 
     assert parameter_help(Plain) == {"floor": "scores below this count as 0."}
     assert parameter_help(factory) == {"seed": "the random seed."}
+
+
+def test_a_preset_made_with_partial_is_read_from_the_function_it_wraps() -> None:
+    preset = functools.partial(functools.partial(DifficultyWeighted, c=0.4), prior=0.3)
+    assert parameter_help(preset) == parameter_help(DifficultyWeighted)
 
 
 def test_a_factory_without_an_args_section_has_no_meanings() -> None:

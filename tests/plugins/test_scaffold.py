@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,16 @@ def test_new_plugin_never_overwrites_and_refuses_a_bad_name(tmp_path: Path) -> N
     with pytest.raises(ScaffoldError, match="for example: new-plugin least-tried"):
         write_plugin("bad name!", directory=tmp_path / "two")
     assert not (tmp_path / "two").exists()
+
+
+@pytest.mark.parametrize("hooks", [False, True], ids=["class-form", "hook-form"])
+def test_a_new_plugin_passes_ruff_as_written(tmp_path: Path, hooks: bool) -> None:
+    project = write_plugin("least-tried", directory=tmp_path / "plugin", hooks=hooks)
+    for command in (["check", "--select", "E,F,W,I,B,UP,RUF"], ["format", "--check"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "."],
+            capture_output=True,
+            text=True,
+            cwd=project,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
