@@ -2,7 +2,7 @@
 
 Usage::
 
-    pip install 'agentdescent-sampling[engine]'
+    python -m pip install '.[engine]'                      # in a clone of this repository
     python examples/evolve_with_config.py                  # uses evolve_with_config.toml
     python examples/evolve_with_config.py other.toml       # any file with a [task_sampler] table
 
