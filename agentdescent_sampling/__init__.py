@@ -4,26 +4,36 @@
 >>> sampler = create("difficulty-weighted:c=0.1")
 >>> sampler.pick(["a", "b"], 0)
 'a'
+
+Names are imported on first use (PEP 562), so selecting one sampler by name imports
+that sampler's module and the registry, not the bench, the conformance kit or the
+other built-ins.
 """
 
-from .durable import DurableSampler
-from .errors import (
-    InvalidSamplerConfig,
-    PluginLoadError,
-    SamplerConflictError,
-    SamplerError,
-    UnknownSamplerError,
-)
-from .hookspecs import hookimpl
-from .params import REQUIRED, Parameter, Signature
-from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
-from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
-from .runspec import from_run_spec
-from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
-from .samplers._graded import GradedScoreWarning
-from .spec import SamplerSpec, parse_spec, spec_from_file
-from .state import StateError, Stateful, load_state, save_state
-from .sync import Synchronized, synchronized
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .durable import DurableSampler
+    from .errors import (
+        InvalidSamplerConfig,
+        PluginLoadError,
+        SamplerConflictError,
+        SamplerError,
+        UnknownSamplerError,
+    )
+    from .hookspecs import hookimpl
+    from .params import REQUIRED, Parameter, Signature
+    from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
+    from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
+    from .runspec import from_run_spec
+    from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
+    from .samplers._graded import GradedScoreWarning
+    from .spec import SamplerSpec, parse_spec, spec_from_file
+    from .state import StateError, Stateful, load_state, save_state
+    from .sync import Synchronized, synchronized
 
 __all__ = [
     "REQUIRED",
@@ -49,6 +59,7 @@ __all__ = [
     "Synchronized",
     "TaskSampler",
     "UnknownSamplerError",
+    "__version__",
     "available",
     "check_keys",
     "check_name",
@@ -63,3 +74,53 @@ __all__ = [
     "spec_from_file",
     "synchronized",
 ]
+
+#: Where each public name lives, for the lazy imports below.
+_MODULES: dict[str, tuple[str, ...]] = {
+    ".durable": ("DurableSampler",),
+    ".errors": (
+        "InvalidSamplerConfig",
+        "PluginLoadError",
+        "SamplerConflictError",
+        "SamplerError",
+        "UnknownSamplerError",
+    ),
+    ".hookspecs": ("hookimpl",),
+    ".params": ("REQUIRED", "Parameter", "Signature"),
+    ".protocol": ("SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"),
+    ".registry": (
+        "PluginFailure",
+        "Registry",
+        "SamplerInfo",
+        "available",
+        "create",
+        "default_registry",
+    ),
+    ".runspec": ("from_run_spec",),
+    ".samplers.difficulty_weighted": ("DifficultyWeighted",),
+    ".samplers.fixable_first": ("FixableFirst",),
+    ".samplers.informative_band": ("InformativeBand",),
+    ".samplers.round_robin": ("RoundRobin",),
+    ".samplers._graded": ("GradedScoreWarning",),
+    ".spec": ("SamplerSpec", "parse_spec", "spec_from_file"),
+    ".state": ("StateError", "Stateful", "load_state", "save_state"),
+    ".sync": ("Synchronized", "synchronized"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from ._version import __version__
+
+        return __version__
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

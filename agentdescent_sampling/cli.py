@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import textwrap
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
+from .paramdoc import parameter_help
 from .registry import PluginFailure, SamplerInfo, available, default_registry
-from .testing import check_sampler
+from .scaffold import write_plugin
+from .spec import SamplerSpec, parse_spec
+from .testing import ConformanceReport, check_sampler
 
 __all__ = ["main"]
+
+#: The exit status of a command whose reader closed the pipe (``... | head -1``),
+#: as for a command that SIGPIPE ended.
+_PIPE_CLOSED = 141
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -20,22 +33,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.run(args)
-    except SamplerError as error:
-        print(f"agentdescent-sampling: error: {error}", file=sys.stderr)
-        return 2
+        try:
+            status: int = args.run(args)
+        except SamplerError as error:
+            print(f"agentdescent-sampling: error: {error}", file=sys.stderr)
+            status = 2
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
+    except BrokenPipeError:
+        # The reader has all it wanted. Point stdout at /dev/null so the interpreter's
+        # own flush at exit does not raise again and print a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _PIPE_CLOSED
     return status
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentdescent-sampling",
-        description="Task samplers for agentdescent's evolve(): list, inspect and check them.",
+        description="Task samplers for agentdescent's evolve(): list, inspect, check, "
+        "measure and scaffold them.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     listing = commands.add_parser("list", help="every installed sampler and every failed plugin")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 if any plugin failed to load or conflicts (disabled plugins do not "
+        "count); for scripts and CI",
+    )
+    listing.add_argument(
+        "--tracebacks",
+        action="store_true",
+        help="print each failed plugin's whole error with its traceback (in JSON, as 'traceback')",
+    )
     listing.set_defaults(run=_list)
 
     show = commands.add_parser("show", help="one sampler's description and parameters")
@@ -45,16 +78,49 @@ def _parser() -> argparse.ArgumentParser:
     show.set_defaults(run=_show)
 
     check = commands.add_parser(
-        "check", help="run the conformance kit against an installed sampler"
+        "check",
+        help="run the conformance kit against installed samplers",
+        description="Run the conformance kit (agentdescent_sampling.testing.check_sampler) "
+        "against a sampler, or every installed one. Exits 1 on a contract violation, 2 on "
+        "a bad name or parameter.",
     )
-    check.add_argument("spec", help="a sampler name, or 'name:key=value,...' with parameters")
+    target = check.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "spec", nargs="?", help="a sampler name, or 'name:key=value,...' with parameters"
+    )
+    target.add_argument(
+        "--all",
+        action="store_true",
+        help="check every installed sampler at its defaults; a plugin that failed to load "
+        "or conflicts also makes the exit status 1",
+    )
     check.set_defaults(run=_check)
+
+    scaffold = commands.add_parser(
+        "new-plugin",
+        help="write a new plugin distribution whose own tests pass",
+        description="Write a pip-installable plugin distribution: pyproject.toml with the "
+        "agentdescent.samplers entry point, a sampler, a README and tests that run the "
+        "conformance kit. Then: pip install -e DIR && pytest DIR.",
+    )
+    scaffold.add_argument("name", help="the sampler's name, for example 'hardest-first'")
+    scaffold.add_argument(
+        "--hooks",
+        action="store_true",
+        help="write a hook-form plugin (a module of @hookimpl functions) instead of the class form",
+    )
+    scaffold.add_argument(
+        "--directory",
+        type=Path,
+        metavar="DIR",
+        help="where to write it (default: ./agentdescent-sampling-NAME); must not exist",
+    )
+    scaffold.set_defaults(run=_new_plugin)
 
     add_bench_arguments(
         commands.add_parser(
             "bench",
             help="measure what a sampler buys on simulated or logged workloads",
-            description="Measure the share of rollouts each sampler spends on informative tasks.",
         )
     )
     return parser
@@ -62,26 +128,65 @@ def _parser() -> argparse.ArgumentParser:
 
 def _list(args: argparse.Namespace) -> int:
     records = available()
+    failures = [
+        record
+        for record in records
+        if isinstance(record, PluginFailure) and record.status in ("failed", "conflict")
+    ]
     if args.json:
-        print(json.dumps([record.to_dict() for record in records], indent=2))
-        return 0
-    rows: list[tuple[str, ...]] = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION")]
-    for record in records:
-        if isinstance(record, SamplerInfo):
-            status = record.status + (", synchronized" if record.synchronized else "")
-            rows.append(
-                (record.name, record.distribution, record.version, status, record.description)
+        print(json.dumps([_record_json(record, args.tracebacks) for record in records], indent=2))
+    else:
+        rows: list[tuple[str, ...]] = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION")]
+        for record in records:
+            if isinstance(record, SamplerInfo):
+                status = record.status + (", synchronized" if record.synchronized else "")
+                rows.append(
+                    (record.name, record.distribution, record.version, status, record.description)
+                )
+            else:
+                rows.append(_failure_row(record))
+        print(_table(rows))
+        if args.tracebacks:
+            for failure in failures:
+                print(f"\n{_failure_title(failure)}\n{_traceback(failure)}", end="")
+        elif failures:
+            print(
+                f"\n{len(failures)} plugin(s) failed or conflict; "
+                f"'agentdescent-sampling list --tracebacks' prints each whole error."
             )
-        else:
-            rows.append(_failure_row(record))
-    print(_table(rows))
-    return 0
+    return 1 if args.strict and failures else 0
+
+
+def _record_json(record: SamplerInfo | PluginFailure, tracebacks: bool) -> dict[str, Any]:
+    data = record.to_dict()
+    if tracebacks and isinstance(record, PluginFailure):
+        data["traceback"] = _traceback(record)
+    return data
+
+
+def _traceback(failure: PluginFailure) -> str:
+    """The failure's whole error: its traceback and chained causes, or its message."""
+    error = failure.error
+    if error is None:
+        return failure.message + "\n"
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
+def _failure_title(failure: PluginFailure) -> str:
+    return (
+        f"== {', '.join(failure.names) or '?'}: {failure.distribution} {failure.version}, "
+        f"entry point {failure.entry_point!r} ({failure.status})"
+    )
 
 
 def _show(args: argparse.Namespace) -> int:
     info = default_registry().get(args.name, provider=args.provider)
+    meanings = parameter_help(info.factory)
     if args.json:
-        print(json.dumps(info.to_dict(), indent=2))
+        data = info.to_dict()
+        for parameter in data["parameters"]:
+            parameter["help"] = meanings.get(parameter["name"], "")
+        print(json.dumps(data, indent=2))
         return 0
     lines = [
         f"{info.name} ({info.distribution} {info.version})",
@@ -96,16 +201,84 @@ def _show(args: argparse.Namespace) -> int:
         default = "(required)" if parameter.required else f"= {parameter.default!r}"
         annotation = f": {parameter.annotation}" if parameter.annotation else ""
         lines.append(f"    {parameter.name}{annotation} {default}")
+        if parameter.name in meanings:
+            lines += _wrapped(meanings[parameter.name], indent=8)
     if info.signature.accepts_any:
         lines.append("    **kwargs (any other keyword)")
     print("\n".join(line for line in lines if line))
     return 0
 
 
+def _wrapped(text: str, indent: int, width: int = 100) -> list[str]:
+    return textwrap.wrap(
+        text, width=width, initial_indent=" " * indent, subsequent_indent=" " * indent
+    )
+
+
 def _check(args: argparse.Namespace) -> int:
+    if args.all:
+        return _check_all()
+    spec = parse_spec(args.spec)
+    registry = default_registry()
+    info = registry.get(spec.name, provider=spec.provider)
+    # Build once first: a bad parameter is a config error (exit 2), not eight violations.
+    registry.create(spec)
+    print(f"checking {_described(info, spec)}")
     report = check_sampler(args.spec)
     print(report)
     return 0 if report.ok else 1
+
+
+def _check_all() -> int:
+    problems = 0
+    for record in available():
+        if isinstance(record, PluginFailure):
+            if record.status in ("failed", "conflict"):
+                problems += 1
+                print(f"{_failure_title(record)}: not checked: {record.message}")
+            continue
+        required = [p.name for p in record.signature.parameters if p.required]
+        if record.status != "ok":
+            problems += 1
+            print(
+                f"{record.name} ({record.distribution}): not checked: more than one "
+                f"distribution provides it; uninstall one"
+            )
+            continue
+        if required:
+            print(
+                f"{record.name}: not checked: it needs {', '.join(map(repr, required))}; "
+                f"check it with 'agentdescent-sampling check {record.name}:{required[0]}=...'"
+            )
+            continue
+        print(f"checking {_described(record, SamplerSpec(record.name))}")
+        report: ConformanceReport = check_sampler(record.name)
+        print(report)
+        problems += not report.ok
+    return 1 if problems else 0
+
+
+def _described(info: SamplerInfo, spec: SamplerSpec) -> str:
+    """``name (distribution version) with c=0.1, prior=0.5 (default), ...``."""
+    given = dict(spec.params)
+    parts = [f"{key}={value!r}" for key, value in given.items()]
+    parts += [
+        f"{parameter}" + " (default)"
+        for parameter in info.signature.parameters
+        if parameter.name not in given and not parameter.required
+    ]
+    with_ = f" with {', '.join(parts)}" if parts else " (no parameters)"
+    return f"{info.name} ({info.distribution} {info.version}){with_}"
+
+
+def _new_plugin(args: argparse.Namespace) -> int:
+    written = write_plugin(args.name, directory=args.directory, hooks=args.hooks)
+    print(f"wrote {written}")
+    print(
+        f"next: python -m pip install -e {written} && python -m pytest {written}\n"
+        f"then: agentdescent-sampling show {args.name}"
+    )
+    return 0
 
 
 def _failure_row(failure: PluginFailure) -> tuple[str, ...]:

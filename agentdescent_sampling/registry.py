@@ -9,19 +9,19 @@ found otherwise or the full list is asked for. Every load failure is recorded as
 from __future__ import annotations
 
 import difflib
+import importlib
 import inspect
 import os
 import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from functools import cached_property
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import pluggy
 
-from . import hookspecs
-from .durable import DurableSampler
 from .errors import (
     InvalidSamplerConfig,
     PluginLoadError,
@@ -33,13 +33,8 @@ from .protocol import TaskSampler, check_name, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
 from .sync import synchronized
 
-if sys.version_info >= (3, 12):
-    from importlib import metadata
-else:
-    # The backport gives 3.10 and 3.11 the 3.12 API this module is written against:
-    # an immutable EntryPoint that carries its distribution (on 3.10 it is a named
-    # tuple whose equality ignores the distribution) and EntryPoints.select().
-    import importlib_metadata as metadata
+if TYPE_CHECKING:
+    import pluggy
 
 __all__ = [
     "DISABLE_ENV",
@@ -67,6 +62,15 @@ STRICT_ENV = "AGENTDESCENT_SAMPLERS_STRICT"
 
 _OWN_DISTRIBUTION = "agentdescent-sampling"
 _UNKNOWN = "unknown"
+#: The built-ins' entry points, exactly as pyproject.toml declares them. Known without
+#: reading installed metadata, so selecting a built-in before anything else has been
+#: looked up imports that one sampler's module and no plugin (see Registry._builtin).
+_BUILTINS = {
+    "round-robin": "agentdescent_sampling.samplers:RoundRobin",
+    "difficulty-weighted": "agentdescent_sampling.samplers:DifficultyWeighted",
+    "informative-band": "agentdescent_sampling.samplers:InformativeBand",
+    "fixable-first": "agentdescent_sampling.samplers:FixableFirst",
+}
 
 
 def normalize(name: str) -> str:
@@ -194,14 +198,23 @@ class Registry:
         self.only = frozenset(map(normalize, only_names)) if only_names else None
         self.strict = os.environ.get(STRICT_ENV, "") == "1" if strict is None else strict
         self.group = group
-        self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT)
-        self.plugin_manager.add_hookspecs(hookspecs)
         self._lock = threading.RLock()
         self._discovered = False
         self._pending: list[_EntryPoint] = []
         self._samplers: dict[str, list[SamplerInfo]] = {}
         self._failures: list[PluginFailure] = []
         self._reserved: set[str] = set()
+
+    @cached_property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The pluggy manager hook-form plugins register with, made when the first plugin loads."""
+        import pluggy
+
+        from . import hookspecs
+
+        manager = pluggy.PluginManager(hookspecs.PROJECT)
+        manager.add_hookspecs(hookspecs)
+        return manager
 
     # -- public API ---------------------------------------------------------------
 
@@ -222,7 +235,11 @@ class Registry:
         parsed = parse_spec(spec)
         info = self.get(parsed.name, provider=parsed.provider)
         sampler = _build(info, parsed)
-        return sampler if state is None else DurableSampler(sampler, state)
+        if state is None:
+            return sampler
+        from .durable import DurableSampler  # only a durable sampler needs the state module
+
+        return DurableSampler(sampler, state)
 
     def get(self, name: str, *, provider: str | None = None) -> SamplerInfo:
         """Return the record of the sampler that ``name`` selects (loading its plugin).
@@ -232,6 +249,10 @@ class Registry:
         """
         key = normalize(name)
         with self._lock:
+            if not self._discovered:
+                builtin = self._builtin(key, provider)
+                if builtin is not None:
+                    return builtin
             self._discover()
             self._load(ep for ep in self._pending if normalize(ep.name) == key)
             candidates = self._candidates(key, provider)
@@ -243,6 +264,26 @@ class Registry:
             if candidates:
                 raise SamplerConflictError(_conflict_message(name, candidates))
             raise self._not_found(name, key, provider)
+
+    def _builtin(self, key: str, provider: str | None) -> SamplerInfo | None:
+        """The built-in ``key`` names, registered from :data:`_BUILTINS`; None if it names none.
+
+        Built-in names are reserved, so no plugin could change the answer: there is no
+        need to read every installed distribution's metadata to give it.
+        """
+        if (provider is not None and not _is_own(provider)) or _OWN_DISTRIBUTION in self.disable:
+            return None
+        for name, value in _BUILTINS.items():
+            module, _, attribute = value.partition(":")
+            keys = {normalize(name), normalize(attribute)}
+            if key not in keys or self.disable & keys:
+                continue
+            if normalize(name) not in self._samplers:
+                factory = getattr(importlib.import_module(module), attribute)
+                ep = _EntryPoint(name, value, _OWN_DISTRIBUTION, _own_version(), None)
+                self._register(ep, "class", factory, name, (), None)
+            return self._samplers[normalize(name)][0]
+        return None
 
     def _candidates(self, key: str, provider: str | None) -> list[SamplerInfo]:
         return [
@@ -283,6 +324,7 @@ class Registry:
         if self._discovered:
             return
         self._discovered = True
+        metadata = _metadata()
         try:
             found = metadata.entry_points(group=self.group)
         except Exception as error:  # noqa: BLE001  # broken metadata must not break the host
@@ -297,6 +339,8 @@ class Registry:
                 dist.version if dist is not None else _UNKNOWN,
                 entry,
             )
+            if _is_own(ep.distribution) and normalize(ep.name) in self._samplers:
+                continue  # a built-in that _builtin() has already registered
             blocked = self._blocked_by(ep)
             if blocked:
                 self._fail(ep, "disabled", blocked)
@@ -601,6 +645,24 @@ def _describe(error: BaseException) -> str:
 
 def _is_own(distribution: str) -> bool:
     return normalize(distribution) == _OWN_DISTRIBUTION
+
+
+def _metadata() -> ModuleType:
+    """importlib.metadata, imported on first discovery: selecting a built-in never needs it."""
+    if sys.version_info >= (3, 12):
+        from importlib import metadata
+    else:
+        # The backport gives 3.10 and 3.11 the 3.12 API this module is written against:
+        # an immutable EntryPoint that carries its distribution (on 3.10 it is a named
+        # tuple whose equality ignores the distribution) and EntryPoints.select().
+        import importlib_metadata as metadata
+    return metadata
+
+
+def _own_version() -> str:
+    from ._version import __version__  # pyproject.toml reads the version from here too
+
+    return __version__
 
 
 def _from_env(variable: str, given: Iterable[str] | None) -> list[str]:

@@ -23,11 +23,6 @@ import attrs
 from .errors import InvalidSamplerConfig
 from .protocol import check_name, short_repr
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # tomllib arrived in 3.11; tomli is the same parser, published for 3.10
-    import tomli as tomllib
-
 __all__ = ["SamplerSpec", "SpecLike", "parse_spec", "spec_from_file"]
 
 _MAX_SPEC = 4096
@@ -38,6 +33,16 @@ _PAIR = re.compile(
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z")
 _RESERVED = ("name", "provider")
+
+
+def _toml(text: str) -> dict[str, Any]:
+    """Parse TOML, importing the parser only now: create() by name never needs it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # tomllib arrived in 3.11; tomli is the same parser, published for 3.10
+        import tomli as tomllib
+    document: dict[str, Any] = tomllib.loads(text)
+    return document
 
 
 def _frozen(params: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -104,7 +109,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
-        document = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
+        document = json.loads(text) if file.suffix == ".json" else _toml(text)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         # ValueError covers both JSONDecodeError and TOMLDecodeError.
         raise InvalidSamplerConfig(

@@ -2,7 +2,7 @@
 
 Usage::
 
-    pip install 'agentdescent-sampling[engine]'
+    python -m pip install '.[engine]'                      # in a clone of this repository
     python examples/evolve_with_config.py                  # uses evolve_with_config.toml
     python examples/evolve_with_config.py other.toml       # any file with a [task_sampler] table
 
@@ -15,6 +15,7 @@ nothing. The counts printed at the end show where the configured sampler spent t
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
 from collections import Counter
@@ -124,4 +125,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # End quietly when the reader of a pipe stops early (`... | head -1`), as Unix tools do.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())

@@ -8,6 +8,7 @@ has a fixed score) and prints where the sampler spent them.
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -32,4 +33,6 @@ def main(config: Path) -> None:
 
 
 if __name__ == "__main__":
+    # End quietly when the reader of a pipe stops early (`... | head -1`), as Unix tools do.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("hardest_first.toml")))

@@ -30,8 +30,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Measure what a sampler buys: run samplers on simulated workloads through the "
         "engine's rollout loop and report the share of rollouts that land on informative "
-        "tasks. With no options, the doc's c sweep of difficulty-weighted against "
-        "round-robin, on stationary and noisy, plus every other installed sampler."
+        "tasks. With no options: the c sweep of difficulty-weighted from agentdescent's "
+        "task-sampling guide ('Task sampling - which rollout to spend', the "
+        "agentdescent.sampling docs) against round-robin, on stationary and noisy, plus "
+        "every other installed sampler. The default run takes seconds; --workload large "
+        "takes minutes. BENCHMARKS.md in the source tree has measured runs."
     )
     parser.add_argument(
         "--sampler",

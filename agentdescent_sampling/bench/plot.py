@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 __all__ = ["plot_shares", "require_matplotlib"]
 
-_EXTRA = "pip install 'agentdescent-sampling[plot]'"
+# The package is not on PyPI yet: from a clone the extra is '.[plot]'; matplotlib is all it adds.
+_EXTRA = "python -m pip install '.[plot]' in a clone of agentdescent-sampling, or matplotlib"
 # matplotlib's tab10 without its grey, which is kept for round-robin alone.
 _PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",

@@ -46,11 +46,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .metrics import SamplerResult
+from ..errors import SamplerError
+from ..registry import default_registry
+from ..spec import parse_spec
+from .metrics import Latency, SamplerResult
 from .runner import BenchResult, WorkloadResult
 from .workloads import INFORMATIVE_BAND
 
-__all__ = ["JSON_SCHEMA", "SCHEMA_ID", "format_report", "to_json"]
+__all__ = ["DEFAULT_MARK", "JSON_SCHEMA", "SCHEMA_ID", "WIDTH", "format_report", "to_json"]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
 SCHEMA_ID = "agentdescent-sampling/bench/1"
@@ -169,27 +172,43 @@ def to_json(result: BenchResult) -> dict[str, Any]:
 
 
 def format_report(result: BenchResult) -> str:
-    """The result as text: the doc's table (workloads by samplers), then one detail table each."""
+    """The result as text, at most 100 columns wide.
+
+    First the summary (a row per sampler, a column per workload, the default setting of
+    a swept sampler marked ``*``), then per workload the share's interval, percentiles,
+    ratio to round-robin and duplicate rate, then pick and record latency.
+    """
     config = result.config
     loop = config.loop
     low, high = INFORMATIVE_BAND
     path = "async" if loop.asynchronous else "sync"
     shard = "one shared shard" if loop.shared_shard else "split shards"
+    labels = _marked_labels(result.workloads[0].samplers)
     lines = [
         f"Share of rollouts on informative tasks (true p in [{low}, {high}]), "
         f"mean over {config.seeds} seeds",
         f"budget {loop.budget} rollouts, {_plural(loop.n_workers, 'worker')} ({shard}), "
-        f"{path} path, up to {loop.in_flight} in flight; {result.seconds:.1f} s on "
-        f"{_plural(result.machine.cpus, 'CPU')}, Python {result.machine.python}",
+        f"{path} path, up to {loop.in_flight} in flight",
+        f"{result.seconds:.1f} s on {_plural(result.machine.cpus, 'CPU')}, "
+        f"Python {result.machine.python}",
         "",
-        *_summary(result.workloads),
+        *_summary(result.workloads, labels),
     ]
+    if any(label.endswith(DEFAULT_MARK) for label in labels):
+        lines.append(f"{DEFAULT_MARK.strip()} the sampler's default setting")
     for workload in result.workloads:
-        lines += ["", workload.label, *_details(workload)]
+        lines += ["", workload.label, *_details(workload, labels)]
+    lines += ["", *_latencies(result.workloads, labels)]
     if result.skipped:
         lines += ["", "Not benched:"]
         lines += [f"  {skip.label}: {skip.reason}" for skip in result.skipped]
     return "\n".join(lines)
+
+
+#: Appended to the label of the variant of a swept sampler that uses its defaults.
+DEFAULT_MARK = " *"
+#: The width the text report keeps to.
+WIDTH = 100
 
 
 def _sampler_json(sampler: SamplerResult) -> dict[str, Any]:
@@ -220,62 +239,50 @@ def _sampler_json(sampler: SamplerResult) -> dict[str, Any]:
     }
 
 
-def _summary(workloads: Sequence[WorkloadResult]) -> list[str]:
-    """The doc's shape: a row per workload, a column per sampler, variants grouped by name."""
-    samplers = [sampler.label for sampler in workloads[0].samplers]
-    groups = [label.partition(":")[0] for label in samplers]
-    variants = [label.partition(":")[2] for label in samplers]
-    rows = [
-        [workload.label, *(_percent(sampler.share.mean) for sampler in workload.samplers)]
-        for workload in workloads
-    ]
-    widths = [max(len(row[0]) for row in rows)]
-    widths += [
-        max(len(variants[column]), *(len(row[column + 1]) for row in rows))
-        for column in range(len(samplers))
-    ]
-    # A sampler name heads the run of columns that are its variants; widen the last
-    # column of the run when the name is longer than the columns under it.
-    spans: list[tuple[str, list[int]]] = []
-    for column, group in enumerate(groups, start=1):
-        if spans and spans[-1][0] == group:
-            spans[-1][1].append(column)
-        else:
-            spans.append((group, [column]))
-    for group, columns in spans:
-        spanned = sum(widths[column] for column in columns) + 3 * (len(columns) - 1)
-        widths[columns[-1]] += max(0, len(group) - spanned)
-    header = " " * widths[0] + "".join(
-        "   " + group.ljust(sum(widths[c] for c in columns) + 3 * (len(columns) - 1))
-        for group, columns in spans
-    )
-    lines = [header.rstrip()]
-    if any(variants):
-        lines.append(_row(["", *variants], widths))
-    lines += [_row(row, widths) for row in rows]
-    return lines
+def _marked_labels(samplers: Sequence[SamplerResult]) -> list[str]:
+    """Each sampler's label; a swept sampler's default-setting variant gets :data:`DEFAULT_MARK`.
+
+    A sampler is swept when the run has it in more than one variant (the default run
+    sweeps difficulty-weighted's ``c``); a variant is its default setting when every
+    parameter it sets equals that parameter's default.
+    """
+    names = [label.partition(":")[0] for label in (s.label for s in samplers)]
+    marked = []
+    for sampler, name in zip(samplers, names, strict=True):
+        swept = names.count(name) > 1 and sampler.role != "ceiling"
+        default = swept and _is_default_setting(sampler.label)
+        marked.append(sampler.label + (DEFAULT_MARK if default else ""))
+    return marked
 
 
-def _details(workload: WorkloadResult) -> list[str]:
-    header = [
-        "sampler",
-        "share",
-        "95% interval",
-        "p10",
-        "p50",
-        "p90",
-        "vs RR",
-        "dup",
-        "pick us p50/p99",
-        "record us p50/p99",
+def _is_default_setting(label: str) -> bool:
+    try:
+        spec = parse_spec(label.partition(" (")[0])  # drop a "(provider)" suffix
+        info = default_registry().get(spec.name)
+    except SamplerError:
+        return False  # a run on another registry: no mark rather than a guess
+    defaults = {p.name: p.default for p in info.signature.parameters if not p.required}
+    return all(key in defaults and defaults[key] == value for key, value in spec.params.items())
+
+
+def _summary(workloads: Sequence[WorkloadResult], labels: Sequence[str]) -> list[str]:
+    """A row per sampler, a column per workload: the mean share."""
+    rows = [["sampler", *(workload.name for workload in workloads)]]
+    rows += [
+        [label, *(_percent(workload.samplers[index].share.mean) for workload in workloads)]
+        for index, label in enumerate(labels)
     ]
-    rows = [header]
-    for sampler in workload.samplers:
+    return _fitted(rows)
+
+
+def _details(workload: WorkloadResult, labels: Sequence[str]) -> list[str]:
+    rows = [["sampler", "share", "95% interval", "p10", "p50", "p90", "vs RR", "dup"]]
+    for label, sampler in zip(labels, workload.samplers, strict=True):
         share = sampler.share
         ratio = sampler.ratio_to_round_robin
         rows.append(
             [
-                sampler.label,
+                label,
                 _percent(share.mean),
                 f"{_percent(share.low)}-{_percent(share.high)}",
                 _percent(share.p10),
@@ -283,12 +290,63 @@ def _details(workload: WorkloadResult) -> list[str]:
                 _percent(share.p90),
                 "-" if ratio is None else f"{ratio:.2f}x",
                 _percent(sampler.duplicate_rate),
-                f"{sampler.pick_latency.p50_us:.1f}/{sampler.pick_latency.p99_us:.1f}",
-                f"{sampler.record_latency.p50_us:.1f}/{sampler.record_latency.p99_us:.1f}",
             ]
         )
-    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
-    return [_row(row, widths) for row in rows]
+    return _fitted(rows)
+
+
+def _latencies(workloads: Sequence[WorkloadResult], labels: Sequence[str]) -> list[str]:
+    """Pick and record latency per workload, as many workloads side by side as fit."""
+    lines = ["Latency per call in microseconds, p50/p99"]
+    cells = [
+        [_latency(latency) for w in workloads for latency in _both(w.samplers[index])]
+        for index in range(len(labels))
+    ]
+    cell = max(len("record"), *(len(text) for row in cells for text in row))
+    label_width = min(max(map(len, labels)), WIDTH // 3)
+    per_table = max(1, (WIDTH - label_width) // (2 * (3 + cell)))
+    for first in range(0, len(workloads), per_table):
+        chunk = workloads[first : first + per_table]
+        columns = slice(2 * first, 2 * (first + len(chunk)))
+        rows = [["sampler", *(what for _ in chunk for what in ("pick", "record"))]]
+        rows += [[label, *row[columns]] for label, row in zip(labels, cells, strict=True)]
+        widths = _widths(rows)
+        ends = [sum(widths[: column + 1]) + 3 * column for column in range(len(widths))]
+        heading = ""
+        for index, workload in enumerate(chunk):
+            # Centred over its two columns: from the end of the previous one to its record's.
+            start, end = ends[2 * index] + 3, ends[2 + 2 * index]
+            heading = heading.ljust(start) + workload.name.center(end - start).rstrip()
+        lines += ["", heading, *_fitted(rows)]
+    return lines
+
+
+def _both(sampler: SamplerResult) -> tuple[Latency, Latency]:
+    return sampler.pick_latency, sampler.record_latency
+
+
+def _latency(latency: Latency) -> str:
+    return f"{latency.p50_us:.1f}/{latency.p99_us:.1f}"
+
+
+def _fitted(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows aligned by :func:`_row`; a first cell too long for :data:`WIDTH` gets its own line."""
+    widths = _widths(rows)
+    lines = []
+    for row in rows:
+        if len(row[0]) > widths[0]:
+            lines += [row[0], _row(["", *row[1:]], widths)]
+        else:
+            lines.append(_row(row, widths))
+    return lines
+
+
+def _widths(rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column's width; the first is capped so that a row fits in :data:`WIDTH`."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    rest = sum(3 + width for width in widths[1:])
+    widths[0] = min(widths[0], max(WIDTH - rest, len(rows[0][0])))
+    return widths
 
 
 def _row(cells: Sequence[str], widths: Sequence[int]) -> str:

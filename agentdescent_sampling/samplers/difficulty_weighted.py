@@ -46,18 +46,18 @@ class DifficultyWeighted:
 
     Args:
         c: exploration constant. Lower focuses harder, higher explores more; the
-            default 0.2 is the doc's measured choice.
+            default 0.2 is the choice agentdescent's task-sampling guide measured.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
             equal to ``evolve(solved_threshold=...)``; lower both for graded scorers.
             If most scores are graded and none reaches it, a ``GradedScoreWarning``
             says so once.
-        prior: the pass rate assumed for an untried task. The doc's rule lets an
+        prior: the pass rate assumed for an untried task. The engine's rule lets an
             untried task win outright, so the prior never changes a pick; it is
             kept for parity with the engine's constructor.
         spread_in_flight: when true, a task picked but not yet recorded is not
             picked again while another task in the shard is free, so concurrent
             workers spread out instead of all taking the same argmax. Off by
-            default, which keeps the doc's rule exactly.
+            default, which keeps the engine's rule exactly.
 
     Raises:
         TypeError: a parameter has the wrong type.

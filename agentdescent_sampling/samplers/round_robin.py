@@ -30,7 +30,7 @@ class RoundRobin:
         spread_in_flight: when true, a task picked but not yet recorded is passed
             over for the next free key in cycle order, so workers that share a shard
             and pick in the same round get different tasks instead of all getting
-            ``keys[round_index % len(keys)]``. Off by default, which keeps the doc's
+            ``keys[round_index % len(keys)]``. Off by default, which keeps the engine's
             rule exactly; a single worker picks the same either way.
 
     Raises:

@@ -81,32 +81,72 @@ def test_json_carries_every_sampler_on_every_workload_with_the_run_config(
     assert document["workloads"][0]["samplers"][0]["curve"][-1]["rollouts"] == 200
 
 
-def test_text_report_has_the_docs_shape_a_row_per_regime_a_column_per_c(
+def test_summary_has_a_row_per_sampler_and_a_column_per_workload(
     result: BenchResult,
 ) -> None:
     lines = format_report(result).splitlines()
-    header = next(index for index, line in enumerate(lines) if "difficulty-weighted" in line)
-    assert lines[header].split() == ["difficulty-weighted", "round-robin", "oracle"]
-    assert lines[header + 1].split() == ["c=1.4", "c=0.2"]
-    clean, noisy = lines[header + 2], lines[header + 3]
-    assert clean.startswith("stationary (clean)")
-    assert clean.split()[-2:] == ["15.0%", "100.0%"]
-    assert noisy.startswith("noisy (15% noise)")
+    header = lines.index(next(line for line in lines if line.startswith("sampler")))
+    assert lines[header].split() == ["sampler", "stationary", "noisy"]
+    rows = [line.split() for line in lines[header + 1 : header + 5]]
+    assert [row[0] for row in rows] == [
+        "difficulty-weighted:c=1.4",
+        "difficulty-weighted:c=0.2",
+        "round-robin",
+        "oracle",
+    ]
+    assert rows[2][-2:] == ["15.0%", "15.0%"]
+    assert rows[3][-2:] == ["100.0%", "100.0%"]
 
 
-def test_text_report_details_interval_percentiles_ratio_duplicates_and_latency(
+def test_the_swept_samplers_default_setting_is_marked(result: BenchResult) -> None:
+    report = format_report(result)
+    assert "difficulty-weighted:c=0.2 *" in report  # c=0.2 is the default
+    assert "difficulty-weighted:c=1.4 *" not in report
+    assert "* the sampler's default setting" in report
+    assert "round-robin *" not in report  # a sampler run once is not a sweep
+
+
+def test_text_report_details_interval_percentiles_ratio_and_duplicates(
     result: BenchResult,
 ) -> None:
     lines = format_report(result).splitlines()
-    header = next(line for line in lines if line.startswith("sampler"))
+    header = next(line for line in lines if line.startswith("sampler") and "share" in line)
     assert re.split(r"\s{3,}", header) == [
         "sampler", "share", "95% interval", "p10", "p50", "p90", "vs RR", "dup",
-        "pick us p50/p99", "record us p50/p99",
     ]  # fmt: skip
-    baseline = next(line for line in lines if line.startswith("round-robin"))
-    assert baseline.split()[:8] == [
+    after = lines[lines.index(header) :]
+    baseline = next(line for line in after if line.startswith("round-robin"))
+    assert baseline.split() == [
         "round-robin", "15.0%", "15.0%-15.0%", "15.0%", "15.0%", "15.0%", "1.00x", "0.0%",
     ]  # fmt: skip
+
+
+def test_text_report_gives_pick_and_record_latency_per_workload(result: BenchResult) -> None:
+    lines = format_report(result).splitlines()
+    start = lines.index("Latency per call in microseconds, p50/p99")
+    assert lines[start + 2].split() == ["stationary", "noisy"]
+    assert lines[start + 3].split() == ["sampler", "pick", "record", "pick", "record"]
+    baseline = next(line for line in lines[start:] if line.startswith("round-robin")).split()
+    assert len(baseline) == 5
+    assert all(re.fullmatch(r"\d+\.\d/\d+\.\d", cell) for cell in baseline[1:])
+
+
+def test_the_default_run_reads_in_100_columns_with_nine_samplers_or_more() -> None:
+    config = BenchConfig(
+        samplers=[
+            *(f"difficulty-weighted:c={c}" for c in (1.4, 0.7, 0.4, 0.2, 0.1)),
+            "difficulty-weighted:spread_in_flight=true",
+            "round-robin:spread_in_flight=true",
+            "informative-band",
+            "informative-band:window=9",
+        ],
+        workloads=(WORKLOADS["stationary"], WORKLOADS["noisy"], WORKLOADS["drift"]),
+        seeds=1,
+    )
+    report = format_report(run_bench(config))
+    assert max(map(len, report.splitlines())) <= 100
+    # The longest label does not fit beside the numbers: it gets its own line.
+    assert "\ndifficulty-weighted:spread_in_flight=true\n" in report
 
 
 def test_share_summary_of_known_values() -> None:
@@ -154,6 +194,6 @@ def test_plotting_without_matplotlib_names_the_extra_to_install(
     for name in [name for name in sys.modules if name.startswith("matplotlib")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(BenchError, match=r"agentdescent-sampling\[plot\]"):
+    with pytest.raises(BenchError, match=r"install '\.\[plot\]' in a clone .*, or matplotlib"):
         plot_shares(result, tmp_path / "shares.png")
     assert not (tmp_path / "shares.png").exists()

@@ -13,8 +13,9 @@ __all__ = ["Hardest"]
 class Hardest:
     """Roll out the task whose last score was lowest; an untried task counts as 0.
 
-    Ties go to the earliest key. The sampler from the product doc's "Writing your
-    own" section, with the lock the doc asks of any sampler that keeps state.
+    Ties go to the earliest key. The sampler from the "Writing your own" section of
+    agentdescent's task-sampling guide, with the lock the guide asks of any sampler
+    that keeps state.
     """
 
     name = "hardest-first"

@@ -1,0 +1,82 @@
+"""What each parameter of a sampler factory means, read from its Google-style docstring.
+
+``show`` prints it next to each parameter's type and default. A plugin author gets the
+same by documenting the factory's parameters the way the built-ins do, in an
+``Args:`` section of the class docstring (or of ``__init__``'s, or of a factory
+function's)::
+
+    class Hardest:
+        '''Roll out the task whose last score was lowest.
+
+        Args:
+            floor: scores below this count as 0.
+        '''
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from typing import Any
+
+__all__ = ["parameter_help"]
+
+_ENTRY = re.compile(r"(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)")
+
+
+def parameter_help(factory: Any) -> dict[str, str]:
+    """Map each parameter named in ``factory``'s ``Args:`` section to its description.
+
+    A class is read from its own docstring, then from ``__init__``'s if its own has no
+    ``Args:`` section; a :func:`functools.partial` from what it wraps. Continuation lines
+    are joined with spaces. A factory without a readable docstring gives ``{}``.
+    """
+    while isinstance(factory, functools.partial):  # a preset: its function documents it
+        factory = factory.func
+    sources = [factory]
+    if inspect.isclass(factory):
+        sources.append(factory.__dict__.get("__init__"))
+    for source in sources:
+        try:
+            doc = inspect.getdoc(source) if source is not None else None
+        except Exception:  # noqa: BLE001  # a hostile __doc__ just means "no help"
+            doc = None
+        found = _args_section(doc) if isinstance(doc, str) else {}
+        if found:
+            return found
+    return {}
+
+
+def _args_section(doc: str) -> dict[str, str]:
+    lines = doc.expandtabs().splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Args:")
+    except StopIteration:
+        return {}
+    header_indent = _indent(lines[start])
+    entry_indent: int | None = None
+    found: dict[str, str] = {}
+    current: str | None = None
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        if indent <= header_indent:
+            break  # the next section, or the end of this one
+        if entry_indent is None:
+            entry_indent = indent
+        if indent == entry_indent:
+            match = _ENTRY.fullmatch(line.strip())
+            if match is None:
+                current = None
+                continue
+            current = match["name"].lstrip("*")
+            found[current] = match["text"].strip()
+        elif current is not None:
+            found[current] = f"{found[current]} {line.strip()}".strip()
+    return found
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())

@@ -1,0 +1,248 @@
+"""``agentdescent-sampling new-plugin``: write a plugin distribution whose own tests pass.
+
+The distribution holds a working sampler (the fewest-tried task first, a lock, one
+documented parameter), the ``agentdescent.samplers`` entry point in either form, a
+README, and tests that run the conformance kit and check that the installed name
+resolves. An author renames the rule and keeps the tests green.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from .errors import SamplerError
+from .protocol import check_name
+
+__all__ = ["ScaffoldError", "write_plugin"]
+
+
+class ScaffoldError(SamplerError, ValueError):
+    """The plugin cannot be written: a bad name, or the directory already exists."""
+
+
+def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = False) -> Path:
+    """Write a new plugin distribution for a sampler called ``name``; return its directory.
+
+    Args:
+        name: the sampler's name, as ``create()`` will select it (``"least-tried"``).
+        directory: where to write; ``./agentdescent-sampling-NAME`` if omitted. It must
+            not exist yet, so nothing is ever overwritten.
+        hooks: write the hook form (a module of ``@hookimpl`` functions that registers
+            the sampler with a description and an alias) instead of the class form.
+
+    Raises:
+        ScaffoldError: ``name`` is not a valid sampler name, or ``directory`` exists.
+    """
+    try:
+        check_name(name)
+    except ValueError as error:
+        raise ScaffoldError(f"{error}; for example: new-plugin least-tried") from None
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    distribution = f"agentdescent-sampling-{slug.replace('_', '-')}"
+    package = f"agentdescent_sampling_{slug}"
+    cls = "".join(part.capitalize() for part in slug.split("_")) or "Sampler"
+    target = directory if directory is not None else Path(distribution)
+    if target.exists():
+        raise ScaffoldError(
+            f"{str(target)!r} already exists; new-plugin never overwrites: remove it or "
+            f"pass --directory with a new path"
+        )
+    values = {
+        "name": name,
+        "distribution": distribution,
+        "package": package,
+        "cls": cls,
+        "entry_point": f'"{name}-hooks" = "{package}.hooks"'
+        if hooks
+        else f'"{name}" = "{package}:{cls}"',
+        "form": "hook" if hooks else "class",
+    }
+    files = {
+        "pyproject.toml": _PYPROJECT,
+        "README.md": _README,
+        f"{package}/__init__.py": _SAMPLER,
+        f"{package}/py.typed": "",
+        f"tests/test_{slug}.py": _TESTS,
+    }
+    if hooks:
+        files[f"{package}/hooks.py"] = _HOOKS
+    for relative, template in files.items():
+        path = target / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = textwrap.dedent(template)
+        for key, value in values.items():
+            text = text.replace("{" + key + "}", value)
+        path.write_text(text, encoding="utf-8")
+    return target
+
+
+_PYPROJECT = """\
+    [build-system]
+    requires = ["setuptools>=64"]
+    build-backend = "setuptools.build_meta"
+
+    [project]
+    name = "{distribution}"
+    version = "0.1.0"
+    description = "The {name} task sampler for agentdescent's evolve(), as a plugin"
+    readme = "README.md"
+    requires-python = ">=3.10"
+    dependencies = ["agentdescent-sampling>=0.1", "attrs>=23.1"]
+
+    [project.optional-dependencies]
+    test = ["pytest>=8"]
+
+    # The line that makes create("{name}") find this sampler ({form} form).
+    [project.entry-points."agentdescent.samplers"]
+    {entry_point}
+
+    [tool.setuptools.packages.find]
+    include = ["{package}*"]
+
+    [tool.setuptools.package-data]
+    {package} = ["py.typed"]
+
+    [tool.ruff]
+    line-length = 100
+"""
+
+_SAMPLER = '''\
+    """``{name}``: a task sampler for agentdescent's ``evolve()``."""
+
+    from __future__ import annotations
+
+    import threading
+    from collections.abc import Sequence
+    from typing import ClassVar
+
+    import attrs
+    from agentdescent_sampling import check_keys, check_score
+    from agentdescent_sampling.validators import number_in
+
+    __all__ = ["{cls}"]
+
+
+    @attrs.define(eq=False)
+    class {cls}:
+        """Roll out the task with the fewest rollouts so far; ties go to the earliest key.
+
+        Replace this rule with your own; the tests in ``tests/`` keep the contract.
+
+        Args:
+            pass_threshold: the score at which a rollout counts as a pass. Keep it
+                equal to ``evolve(solved_threshold=...)``.
+        """
+
+        name: ClassVar[str] = "{name}"
+
+        pass_threshold: float = attrs.field(default=0.999, validator=number_in(0, 1, low_open=True))
+        _trials: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
+        _passes: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
+        # evolve(max_concurrency > 1) shares one instance between worker threads.
+        _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            """Return the key of ``keys`` with the fewest recorded rollouts."""
+            check_keys(keys)
+            with self._lock:
+                return min(keys, key=lambda key: self._trials.get(key, 0))
+
+        def record(self, task_id: str, score: float) -> None:
+            """Count one rollout of ``task_id``, a pass if ``score >= pass_threshold``."""
+            value = check_score(task_id, score)
+            with self._lock:
+                self._trials[task_id] = self._trials.get(task_id, 0) + 1
+                passed = value >= self.pass_threshold
+                self._passes[task_id] = self._passes.get(task_id, 0) + passed
+
+        def stats(self) -> dict[str, tuple[int, int]]:
+            """``{task_id: (passes, trials)}``; the conformance kit counts records with it."""
+            with self._lock:
+                return {key: (self._passes[key], trials) for key, trials in self._trials.items()}
+'''
+
+_HOOKS = '''\
+    """The hook-form entry point: registers ``{name}`` with a description and an alias."""
+
+    from __future__ import annotations
+
+    from collections.abc import Callable
+    from typing import Any
+
+    from agentdescent_sampling import hookimpl
+
+    from . import {cls}
+
+
+    @hookimpl
+    def agentdescent_register_samplers(register: Callable[..., Any]) -> None:
+        """Register this distribution's samplers."""
+        register(
+            {cls},
+            aliases=("{name}-sampler",),
+            description="The task with the fewest rollouts so far, ties to the earliest key.",
+        )
+'''
+
+_TESTS = '''\
+    """{name}: the sampler contract, the installed name, and the sampler's own rule."""
+
+    from __future__ import annotations
+
+    from collections.abc import Callable
+
+    from agentdescent_sampling import create
+    from agentdescent_sampling.testing import check_sampler
+
+    from {package} import {cls}
+
+
+    def test_conforms_to_the_sampler_contract(sampler_conformance: Callable[..., object]) -> None:
+        sampler_conformance({cls})
+
+
+    def test_is_selected_by_name_once_installed() -> None:
+        assert create("{name}").name == "{name}"
+        report = check_sampler("{name}:pass_threshold=0.8")
+        assert report.ok, str(report)
+
+
+    def test_untried_tasks_are_picked_before_any_repeat() -> None:
+        sampler = {cls}()
+        keys = ["a", "b", "c"]
+        picked = []
+        for round_index in range(3):
+            task = sampler.pick(keys, round_index)
+            sampler.record(task, 0.0)
+            picked.append(task)
+        assert sorted(picked) == keys
+'''
+
+_README = """\
+    # {distribution}
+
+    The `{name}` task sampler for [agentdescent](https://pypi.org/project/agentdescent/)'s
+    `evolve()`, as a plugin for
+    [agentdescent-sampling](https://pypi.org/project/agentdescent-sampling/) ({form} form).
+
+    ```bash
+    python -m pip install -e ".[test]"
+    python -m pytest                          # the conformance kit and the sampler's own tests
+    agentdescent-sampling show {name}         # its description and parameters
+    agentdescent-sampling check {name}        # the conformance kit, from the command line
+    ```
+
+    ```python
+    from agentdescent_sampling import create
+
+    sampler = create("{name}:pass_threshold=0.8")
+    # evolve(tasks, reward, agent=agent, task_sampler=sampler, solved_threshold=0.8)
+    ```
+
+    Edit `pick` and `record` in `{package}/__init__.py`. Document every parameter in
+    the class docstring's `Args:` section: `agentdescent-sampling show` prints it. The
+    author's guide (`docs/writing-a-sampler.md` in agentdescent-sampling) has the whole
+    contract.
+"""

@@ -1,0 +1,116 @@
+"""The command line as a user meets it: version, ``python -m``, pipes, check and show."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+
+import pytest
+
+import agentdescent_sampling
+from agentdescent_sampling.cli import main
+from tests.support.venv import REPO
+
+COMMAND = [sys.executable, "-m", "agentdescent_sampling"]
+
+
+def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert (
+        capsys.readouterr().out.strip()
+        == f"agentdescent-sampling {version('agentdescent-sampling')}"
+    )
+    assert agentdescent_sampling.__version__ == version("agentdescent-sampling")
+
+
+def test_python_dash_m_runs_the_command() -> None:
+    result = subprocess.run([*COMMAND, "show", "round-robin"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("round-robin (agentdescent-sampling ")
+
+
+def _into_a_closed_pipe(*command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` with stdout a pipe whose reader has already gone, as after ``head -1``."""
+    read, write = os.pipe()
+    os.close(read)  # closed before the child writes, so every write fails with EPIPE
+    try:
+        return subprocess.run(
+            command, stdout=write, stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=300
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["show", "difficulty-weighted"], ["list", "--json"], ["list"]],
+    ids=["show", "list-json", "list"],
+)
+def test_a_closed_pipe_ends_the_command_without_a_traceback(args: list[str]) -> None:
+    result = _into_a_closed_pipe(*COMMAND, *args)
+    assert "Traceback" not in result.stderr
+    assert "BrokenPipeError" not in result.stderr
+    assert result.returncode == 141
+
+
+@pytest.mark.parametrize("example", ["select_from_toml.py", "evolve_with_config.py"])
+def test_a_closed_pipe_ends_an_example_without_a_traceback(example: str) -> None:
+    result = _into_a_closed_pipe(sys.executable, f"examples/{example}")
+    assert result.stderr == ""
+
+
+def test_check_echoes_the_parameters_it_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "difficulty-weighted:c=0.1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        f"checking difficulty-weighted (agentdescent-sampling {version('agentdescent-sampling')}) "
+        "with c=0.1, pass_threshold=0.999 (default), prior=0.5 (default), "
+        "spread_in_flight=False (default)"
+    )
+
+
+def test_check_with_a_bad_parameter_is_a_config_error_not_violations(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "difficulty-weighted:c=-1"]) == 2
+    captured = capsys.readouterr()
+    assert "violation" not in captured.out + captured.err
+    assert "c=-1" in captured.err
+    assert captured.err.count("\n") == 1  # one error, not one per check
+
+
+def test_check_needs_a_name_or_all(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check"])
+    assert exited.value.code == 2
+    assert "one of the arguments spec --all is required" in capsys.readouterr().err
+
+
+def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
+    # informative-band alone takes seconds on a shared machine; the rest show the loop.
+    env = {**os.environ, "AGENTDESCENT_SAMPLERS_DISABLE": "informative-band"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*COMMAND, *args], capture_output=True, text=True, env=env)
+
+    result = run("check", "--all")
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    checked = [line.split()[1] for line in lines if line.startswith("checking")]
+    listed = json.loads(run("list", "--json").stdout)
+    assert checked == [record["name"] for record in listed if record["kind"] == "sampler"]
+    assert "round-robin: all 8 checks passed" in result.stdout
+
+
+def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "difficulty-weighted"]) == 0
+    shown = capsys.readouterr().out
+    assert "    c: float = 0.2\n        exploration constant." in shown
+    assert main(["show", "difficulty-weighted", "--json"]) == 0
+    parameters = json.loads(capsys.readouterr().out)["parameters"]
+    assert parameters[0]["help"].startswith("exploration constant.")

@@ -1,0 +1,70 @@
+"""``agentdescent-sampling new-plugin`` writes distributions whose own tests pass once installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentdescent_sampling.cli import main
+from agentdescent_sampling.scaffold import ScaffoldError, write_plugin
+from tests.support.venv import REPO, Venv
+
+
+@pytest.fixture(scope="module")
+def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Venv, Path, Path]:
+    """Both forms, written by the command, pip-installed with this package into a fresh venv."""
+    root = tmp_path_factory.mktemp("scaffold")
+    assert main(["new-plugin", "least-tried", "--directory", str(root / "classy")]) == 0
+    assert main(["new-plugin", "least-hooked", "--hooks", "--directory", str(root / "hooky")]) == 0
+    env = Venv.create(root / "venv", REPO)
+    env.pip(
+        "install", "--no-build-isolation", f"{root / 'classy'}[test]", f"{root / 'hooky'}[test]"
+    )
+    return env, root / "classy", root / "hooky"
+
+
+@pytest.mark.parametrize("form", ["classy", "hooky"])
+def test_a_new_plugins_own_tests_pass_out_of_the_box(
+    scaffolded: tuple[Venv, Path, Path], form: str
+) -> None:
+    env, classy, hooky = scaffolded
+    project = classy if form == "classy" else hooky
+    result = env.run(str(env.bin / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                     str(project / "tests"), cwd=project)  # fmt: skip
+    assert result.stdout.splitlines()[-1].startswith("3 passed"), result.stdout
+
+
+def test_a_new_plugin_is_listed_ok_and_shows_its_parameters_meaning(
+    scaffolded: tuple[Venv, Path, Path],
+) -> None:
+    env, _, _ = scaffolded
+    assert env.run("agentdescent-sampling", "list", "--strict").returncode == 0
+    shown = env.run("agentdescent-sampling", "show", "least-hooked").stdout
+    assert "least-hooked (agentdescent-sampling-least-hooked 0.1.0)" in shown
+    assert "entry point: least-hooked-hooks = agentdescent_sampling_least_hooked.hooks" in shown
+    assert "the score at which a rollout counts as a pass" in shown
+
+
+def test_new_plugin_never_overwrites_and_refuses_a_bad_name(tmp_path: Path) -> None:
+    write_plugin("least-tried", directory=tmp_path / "one")
+    with pytest.raises(ScaffoldError, match="already exists; new-plugin never overwrites"):
+        write_plugin("least-tried", directory=tmp_path / "one")
+    with pytest.raises(ScaffoldError, match="for example: new-plugin least-tried"):
+        write_plugin("bad name!", directory=tmp_path / "two")
+    assert not (tmp_path / "two").exists()
+
+
+@pytest.mark.parametrize("hooks", [False, True], ids=["class-form", "hook-form"])
+def test_a_new_plugin_passes_ruff_as_written(tmp_path: Path, hooks: bool) -> None:
+    project = write_plugin("least-tried", directory=tmp_path / "plugin", hooks=hooks)
+    for command in (["check", "--select", "E,F,W,I,B,UP,RUF"], ["format", "--check"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "."],
+            capture_output=True,
+            text=True,
+            cwd=project,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr

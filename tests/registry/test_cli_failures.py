@@ -1,0 +1,61 @@
+"""The command line with broken plugins installed: scripts can fail on them and see why."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.venv import Venv
+
+#: Leaves the slow built-in out of ``check --all``; a disabled sampler is not a failure.
+FAST = {"AGENTDESCENT_SAMPLERS_DISABLE": "informative-band,slow"}
+
+
+def test_list_exits_0_with_failed_plugins_unless_strict(zoo: Venv) -> None:
+    plain = zoo.run("agentdescent-sampling", "list", check=False)
+    strict = zoo.run("agentdescent-sampling", "list", "--strict", check=False)
+    assert plain.returncode == 0
+    assert strict.returncode == 1
+    assert strict.stdout == plain.stdout
+    assert "'agentdescent-sampling list --tracebacks' prints each whole error" in plain.stdout
+
+
+def test_list_strict_passes_when_the_only_failures_are_disabled_plugins(zoo: Venv) -> None:
+    # Every ads- distribution is blocked, so nothing failed: only "disabled" records remain.
+    result = zoo.run(
+        "agentdescent-sampling",
+        "list",
+        "--strict",
+        env={"AGENTDESCENT_SAMPLERS_ONLY": "nothing-installed"},
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout
+    assert "disabled" in result.stdout
+
+
+def test_list_tracebacks_prints_a_failed_plugins_whole_error(zoo: Venv) -> None:
+    shown = zoo.run("agentdescent-sampling", "list", "--tracebacks").stdout
+    section = shown.split("== broken: ads-test-broken-import 1.2.3")[1].split("\n== ")[0]
+    assert "Traceback (most recent call last):" in section
+    assert "ads_broken.py" in section  # the plugin's own frame, which the table leaves out
+    assert "ModuleNotFoundError: No module named 'numpyy_not_installed'" in section
+    raises = shown.split("== raises: ads-test-hook-raises")[1].split("\n== ")[0]
+    assert 'raise RuntimeError("hook exploded")' in raises
+
+
+def test_list_json_tracebacks_adds_each_failures_traceback(zoo: Venv) -> None:
+    listed = json.loads(zoo.run("agentdescent-sampling", "list", "--json", "--tracebacks").stdout)
+    broken = next(r for r in listed if r.get("distribution") == "ads-test-broken-import")
+    assert "Traceback (most recent call last):" in broken["traceback"]
+    assert all("traceback" not in r for r in listed if r["kind"] == "sampler")
+    plain = json.loads(zoo.run("agentdescent-sampling", "list", "--json").stdout)
+    assert all("traceback" not in r for r in plain)
+
+
+def test_check_all_fails_on_a_violation_or_a_failed_plugin(zoo: Venv) -> None:
+    result = zoo.run("agentdescent-sampling", "check", "--all", env=FAST, check=False)
+    assert result.returncode == 1
+    out = result.stdout
+    assert "checking round-robin (agentdescent-sampling" in out
+    assert "sloppy: 7 violation(s) of the sampler contract" in out
+    assert "== broken: ads-test-broken-import 1.2.3" in out
+    assert "not checked" in out
