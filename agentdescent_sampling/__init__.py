@@ -9,6 +9,7 @@
 from .errors import (
     InvalidSamplerConfig,
     PluginLoadError,
+    RegistrationError,
     SamplerConflictError,
     SamplerError,
     UnknownSamplerError,
@@ -16,7 +17,15 @@ from .errors import (
 from .hookspecs import hookimpl
 from .params import REQUIRED, Parameter, Signature
 from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
-from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
+from .registry import (
+    PluginFailure,
+    Registry,
+    SamplerInfo,
+    available,
+    create,
+    default_registry,
+    register,
+)
 from .samplers import DifficultyWeighted, InformativeBand, RoundRobin
 from .samplers._graded import GradedScoreWarning
 from .spec import SamplerSpec, parse_spec, spec_from_file
@@ -33,6 +42,7 @@ __all__ = [
     "Parameter",
     "PluginFailure",
     "PluginLoadError",
+    "RegistrationError",
     "Registry",
     "RoundRobin",
     "SamplerConflictError",
@@ -54,6 +64,7 @@ __all__ = [
     "hookimpl",
     "load_state",
     "parse_spec",
+    "register",
     "save_state",
     "spec_from_file",
     "synchronized",
