@@ -329,14 +329,17 @@ class Registry:
         message += f" Available: {_listing(names) or 'none'}."
         broken = [failure for failure in failures if failure.status == "failed"]
         if broken:
+            first_of_each: dict[str, PluginFailure] = {}
+            for failure in broken:  # one per distribution: 500 of one plugin's are one line
+                first_of_each.setdefault(failure.distribution, failure)
             quoted = "; ".join(
                 f"{failure.where}: {_sentence(failure.message[:150])}"
-                for failure in broken[:_MAX_FAILURES_QUOTED]
+                for failure in list(first_of_each.values())[:_MAX_FAILURES_QUOTED]
             )
-            more = len(broken) - _MAX_FAILURES_QUOTED
+            more = len(broken) - min(len(first_of_each), _MAX_FAILURES_QUOTED)
             message += f" Plugins that failed to load might provide it: {quoted}"
             if more > 0:
-                message += f" And {more} more."
+                message += f" And {more} more failures."
         message += " Run 'agentdescent-sampling list' for details."
         return UnknownSamplerError(message)
 

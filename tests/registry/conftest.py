@@ -229,7 +229,7 @@ ZOO.update(
                 "ads_lrt.py": """
                     import functools
 
-                    from agentdescent_sampling import hookimpl
+                    from agentdescent_sampling import check_keys, check_score, hookimpl
 
                     class LRT:
                         name = "least-recently-tried"
@@ -239,9 +239,10 @@ ZOO.update(
                             self.last = {}
 
                         def pick(self, keys, round_index):
-                            return min(keys, key=lambda key: self.last.get(key, -1))
+                            return min(check_keys(keys), key=lambda key: self.last.get(key, -1))
 
                         def record(self, task_id, score):
+                            check_score(task_id, score)
                             self.last[task_id] = len(self.last)
 
                         def __repr__(self):

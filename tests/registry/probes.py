@@ -12,17 +12,25 @@ print(json.dumps(sorted(m for m in {PLUGIN_MODULES!r} if m in sys.modules)))
 """
 
 
+_RECORDS: dict[tuple[str, frozenset[tuple[str, str]]], list[dict[str, object]]] = {}
+
+
 def records(zoo: Venv, env: dict[str, str] | None = None) -> list[dict[str, object]]:
-    """``available()`` in a fresh process, as ``list --json`` prints it."""
-    result: list[dict[str, object]] = zoo.json(
-        """
-        import json
-        from agentdescent_sampling import available
-        print(json.dumps([record.to_dict() for record in available()]))
-        """,
-        env=env,
-    )
-    return result
+    """``available()`` in a fresh process, as ``list --json`` prints it.
+
+    The zoo never changes within a session, so each environment is asked once.
+    """
+    key = (str(zoo.path), frozenset((env or {}).items()))
+    if key not in _RECORDS:
+        _RECORDS[key] = zoo.json(
+            """
+            import json
+            from agentdescent_sampling import available
+            print(json.dumps([record.to_dict() for record in available()]))
+            """,
+            env=env,
+        )
+    return _RECORDS[key]
 
 
 def failure_of(records: list[dict[str, object]], distribution: str) -> dict[str, object]:
