@@ -262,7 +262,9 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
     for dist in metadata.distributions():
         location = str(getattr(dist, "_path", "an unknown location"))
         try:
-            name, version = str(dist.name), str(dist.version)
+            name, version = dist.name, dist.version
+            if not (isinstance(name, str) and name and isinstance(version, str)):
+                raise ValueError("METADATA has no Name or Version")
         except Exception as error:  # noqa: BLE001  # one unreadable dist-info must not hide the rest
             if _declares(dist, group):
                 yield PluginFailure(
