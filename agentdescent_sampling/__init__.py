@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .errors import (
         InvalidSamplerConfig,
         PluginLoadError,
+        RegistrationError,
         SamplerConflictError,
         SamplerError,
         UnknownSamplerError,
@@ -27,7 +28,15 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl
     from .params import REQUIRED, Parameter, Signature
     from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
-    from .registry import PluginFailure, Registry, SamplerInfo, available, create, default_registry
+    from .registry import (
+        PluginFailure,
+        Registry,
+        SamplerInfo,
+        available,
+        create,
+        default_registry,
+        register,
+    )
     from .runspec import from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
@@ -47,6 +56,7 @@ __all__ = [
     "Parameter",
     "PluginFailure",
     "PluginLoadError",
+    "RegistrationError",
     "Registry",
     "RoundRobin",
     "SamplerConflictError",
@@ -70,6 +80,7 @@ __all__ = [
     "hookimpl",
     "load_state",
     "parse_spec",
+    "register",
     "save_state",
     "spec_from_file",
     "synchronized",
@@ -81,6 +92,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".errors": (
         "InvalidSamplerConfig",
         "PluginLoadError",
+        "RegistrationError",
         "SamplerConflictError",
         "SamplerError",
         "UnknownSamplerError",
@@ -95,6 +107,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "available",
         "create",
         "default_registry",
+        "register",
     ),
     ".runspec": ("from_run_spec",),
     ".samplers.difficulty_weighted": ("DifficultyWeighted",),

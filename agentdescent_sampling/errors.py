@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "InvalidSamplerConfig",
     "PluginLoadError",
+    "RegistrationError",
     "SamplerConflictError",
     "SamplerError",
     "UnknownSamplerError",
@@ -42,4 +43,11 @@ class PluginLoadError(SamplerError):
 
     Raised when such a plugin's sampler is selected (chained to the original
     exception), or at load time when ``AGENTDESCENT_SAMPLERS_STRICT=1``.
+    """
+
+
+class RegistrationError(SamplerError, ValueError):
+    """A sampler registered in-process was refused: not a sampler factory, or a bad name.
+
+    The message says which rule the registration broke and how to fix it.
     """

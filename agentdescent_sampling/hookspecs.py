@@ -1,7 +1,8 @@
 """The pluggy hooks a plugin can implement, and the marker for implementing them.
 
-A hook-form plugin is a module (or object) named by an ``agentdescent.samplers``
-entry point, holding functions marked with :data:`hookimpl`::
+A hook-form plugin is a module named by an ``agentdescent.samplers`` entry point
+(``name = "package.module"``, with no ``:attribute``), holding functions marked with
+:data:`hookimpl`::
 
     from agentdescent_sampling import hookimpl
 
@@ -41,8 +42,10 @@ class Register(Protocol):
 
         Args:
             factory: called with the config's parameters to build a sampler.
-            name: the name configs select it by; defaults to ``factory.name``.
-            aliases: further names that select it.
+            name: the name configs select it by; defaults to ``factory.name``. When
+                ``factory`` is not a class (a preset such as ``functools.partial``), the
+                samplers it builds answer to this name.
+            aliases: further names that select it: a tuple or list, never one string.
             description: one line for ``list`` and ``show``; defaults to the first
                 line of the factory's docstring.
         """

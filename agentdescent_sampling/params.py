@@ -110,8 +110,20 @@ def _attrs_default(default: Any) -> Any:
     if default is attrs.NOTHING:
         return REQUIRED
     if isinstance(default, attrs.Factory):  # type: ignore[arg-type]  # Factory is a class
-        return default.factory() if not default.takes_self else REQUIRED
+        # Describing a plugin must not run its code: show the factory, never call it.
+        return _Computed(default.factory)
     return default
+
+
+class _Computed:
+    """The default of a field whose default factory runs at each construction."""
+
+    def __init__(self, factory: Callable[..., Any]) -> None:
+        self.factory = factory
+
+    def __repr__(self) -> str:
+        name = getattr(self.factory, "__qualname__", None)
+        return f"{name}()" if isinstance(name, str) else "a new value per instance"
 
 
 def _text(annotation: Any) -> str:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-__all__ = ["SOLVED", "TaskSampler", "check_keys", "check_name", "check_score", "short_repr"]
+__all__ = [
+    "SOLVED",
+    "TaskSampler",
+    "check_keys",
+    "check_name",
+    "check_score",
+    "method_problem",
+    "short_repr",
+]
 
 #: The reward at or above which a rollout counts as a pass. Mirrors
 #: ``agentdescent.SOLVED`` (the default of ``evolve(solved_threshold=...)``); it is
@@ -14,7 +23,12 @@ __all__ = ["SOLVED", "TaskSampler", "check_keys", "check_name", "check_score", "
 #: An integration test checks that the two agree.
 SOLVED = 0.999
 
-_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*\Z", re.IGNORECASE)
+# ASCII only: under re.IGNORECASE alone, [a-z] also matches look-alikes such as the
+# dotless i (U+0131), the long s (U+017F) and the Kelvin sign (U+212A), so a name with a
+# dotless i in place of an i would pass as another name.
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*\Z", re.IGNORECASE | re.ASCII)
+#: The arguments evolve() passes, which a sampler's methods must accept positionally.
+_CALLS = {"pick": (["task-0"], 0), "record": ("task-0", 1.0)}
 _MAX_NAME = 64
 
 
@@ -87,17 +101,49 @@ def check_score(task_id: object, score: object) -> float:
 def check_name(name: object) -> str:
     """Return ``name`` if it is a valid sampler name, else raise ``ValueError``.
 
-    A name is 1 to 64 characters: a letter, then letters and digits, in words joined
-    by single ``-`` or ``_`` (``difficulty-weighted``, ``hardest_first``). Dots,
-    colons and slashes are refused, so a name can never look like an import path.
+    A name is 1 to 64 ASCII characters: a letter, then letters and digits, in words
+    joined by single ``-`` or ``_`` (``difficulty-weighted``, ``hardest_first``). Dots,
+    colons and slashes are refused, so a name can never look like an import path, and
+    non-ASCII letters are refused, so no name can look like another.
     """
     if not isinstance(name, str) or len(name) > _MAX_NAME or not _NAME.match(name):
         raise ValueError(
-            f"invalid sampler name {short_repr(name)}: expected up to {_MAX_NAME} letters, "
+            f"invalid sampler name {short_repr(name)}: expected up to {_MAX_NAME} ASCII letters, "
             f"digits and single '-' or '_' between words, starting with a letter "
             f"(for example 'difficulty-weighted')"
         )
     return name
+
+
+def method_problem(sampler: object) -> str | None:
+    """Say what keeps ``sampler`` (a sampler or a sampler class) from being called, or ``None``.
+
+    ``evolve()`` calls ``pick(keys, round_index)`` and ``record(task_id, score)`` with
+    positional arguments; a method missing, or whose signature can't take those, is
+    named with its signature. A signature that can't be read is given the benefit of
+    the doubt.
+    """
+    for method, arguments in _CALLS.items():
+        found = getattr(sampler, method, None)
+        if not callable(found):
+            return f"it has no {method}() method"
+        try:
+            signature = inspect.signature(found)
+        except (TypeError, ValueError):
+            continue
+        takes_self = inspect.isclass(sampler) and not isinstance(
+            inspect.getattr_static(sampler, method, None), (staticmethod, classmethod)
+        )
+        try:
+            signature.bind(*((None,) if takes_self else ()), *arguments)
+        except TypeError:
+            expected = "(keys, round_index)" if method == "pick" else "(task_id, score)"
+            bare = signature.replace(
+                parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+                return_annotation=signature.empty,
+            )
+            return f"its {method}{bare} can't be called as {method}{expected}"
+    return None
 
 
 def short_repr(value: object, limit: int = 80) -> str:

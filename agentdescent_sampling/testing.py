@@ -25,9 +25,10 @@ from typing import Any
 import attrs
 
 from .params import signature_of
-from .protocol import TaskSampler, check_name
+from .protocol import check_name, method_problem
 from .registry import Registry, default_registry
 from .spec import SamplerSpec, parse_spec
+from .sync import Synchronized
 
 __all__ = ["ConformanceReport", "Violation", "check_sampler", "fast_thread_switching"]
 
@@ -63,6 +64,8 @@ class ConformanceReport:
     sampler: str
     checks: tuple[str, ...]
     violations: tuple[Violation, ...]
+    #: What a check could not observe, such as lost records without ``stats()``.
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -71,11 +74,13 @@ class ConformanceReport:
 
     def __str__(self) -> str:
         if self.ok:
-            return (
+            lines = [
                 f"{self.sampler}: all {len(self.checks)} checks passed ({', '.join(self.checks)})"
-            )
-        lines = [f"{self.sampler}: {len(self.violations)} violation(s) of the sampler contract"]
-        lines += [f"  - {violation}" for violation in self.violations]
+            ]
+        else:
+            lines = [f"{self.sampler}: {len(self.violations)} violation(s) of the sampler contract"]
+            lines += [f"  - {violation}" for violation in self.violations]
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -110,7 +115,9 @@ def check_sampler(
             violations.extend(check(factory, params))
         except Exception as error:  # noqa: BLE001  # a crash in one check is one violation
             violations.append(Violation(name, f"raised {type(error).__name__}: {error}"))
-    return ConformanceReport(label, names, tuple(violations))
+        if check is _check_protocol and violations:
+            return ConformanceReport(label, names[:1], tuple(violations))
+    return ConformanceReport(label, names, tuple(violations), _notes(factory, params, label))
 
 
 def _resolve(
@@ -136,12 +143,24 @@ def _resolve(
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     sampler = factory(**params)
-    if not isinstance(sampler, TaskSampler):
-        missing = [m for m in ("pick", "record") if not callable(getattr(sampler, m, None))]
+    problem = method_problem(sampler)
+    if problem is not None:
         yield Violation(
             "protocol",
-            f"{type(sampler).__name__} is not a TaskSampler: it has no {' or '.join(missing)}()",
+            f"{type(sampler).__name__} is not a TaskSampler: {problem}. Every other check "
+            f"calls pick(keys, round_index) and record(task_id, score), so none ran",
         )
+
+
+def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, ...]:
+    sampler = factory(**params)
+    if isinstance(sampler, Synchronized) or callable(getattr(sampler, "stats", None)):
+        return ()
+    return (
+        f"threads: lost records could not be observed, because {label} has no stats(); only "
+        f"exceptions and non-members under {THREADS} threads were checked. Add stats() "
+        f"returning {{task_id: (passes, trials)}}, or declare thread_safe = False",
+    )
 
 
 def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:

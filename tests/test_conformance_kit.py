@@ -123,6 +123,48 @@ def test_an_object_without_record_fails_the_protocol_check() -> None:
     assert "[protocol] PickOnly is not a TaskSampler: it has no record()" in str(report)
 
 
+def test_a_pick_without_round_index_is_one_violation_and_no_other_check_runs() -> None:
+    class NoRound:
+        name = "no-round"
+
+        def pick(self, keys: Sequence[str]) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+
+    report = check_sampler(NoRound)
+    assert report.checks == ("protocol",)
+    (violation,) = report.violations
+    assert "its pick(keys) can't be called as pick(keys, round_index)" in violation.message
+    assert "lock" not in str(report)
+
+
+def test_the_threads_check_says_when_it_could_not_observe_lost_records() -> None:
+    class Unlocked:
+        name = "unlocked"
+
+        def __init__(self) -> None:
+            self.trials: dict[str, int] = {}
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            if not keys:
+                raise ValueError("empty shard")
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+            self.trials[task_id] = self.trials.get(task_id, 0) + 1
+
+    report = check_sampler(Unlocked)
+    assert report.ok
+    (note,) = report.notes
+    assert "lost records could not be observed, because unlocked has no stats()" in note
+    assert f"note: {note}" in str(report)
+    assert check_sampler(UnsafeCounter).notes == ()
+    assert check_sampler(lambda: synchronized(Unlocked())).notes == ()
+
+
 def test_the_concurrency_check_catches_an_unlocked_stateful_sampler() -> None:
     report = check_sampler(UnsafeCounter)
     assert [violation.check for violation in report.violations] == ["threads"]

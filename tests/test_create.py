@@ -1,4 +1,4 @@
-"""create() and available() against this package's own installed entry points."""
+"""create() and available() against the built-ins, which this package defines in code."""
 
 from pathlib import Path
 

@@ -9,7 +9,6 @@ import sys
 import pytest
 
 from agentdescent_sampling import Registry
-from agentdescent_sampling.registry import _BUILTINS, GROUP
 
 IMPORTED = """
 import json, sys
@@ -40,17 +39,6 @@ def test_creating_a_built_in_imports_no_plugin_no_other_built_in_and_no_tooling(
                                                     "agentdescent_sampling.cli"))}  # fmt: skip
     # No scan of installed distributions, no hook machinery, no config-file parser.
     assert not modules & {"importlib_metadata", "importlib.metadata", "pluggy", "tomllib", "tomli"}
-
-
-def test_the_built_in_table_matches_the_installed_entry_points() -> None:
-    from importlib.metadata import entry_points
-
-    own = {
-        ep.name: ep.value
-        for ep in entry_points(group=GROUP)
-        if ep.dist is not None and ep.dist.name == "agentdescent-sampling"
-    }
-    assert own == _BUILTINS
 
 
 def test_a_built_in_selected_first_is_listed_once_as_discovery_would_list_it() -> None:

@@ -190,8 +190,260 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     ),
 }
 
+ZOO.update(
+    {
+        # Look-alikes of built-in names, as entry points (one normalizes to a built-in's,
+        # one is not a name at all) and as hook registrations with non-ASCII letters.
+        "ads-test-lookalikes": (
+            {
+                "ads_lookalike.py": SAMPLER.format(cls="Lookalike", name="lookalike"),
+                "ads_lookalike_hooks.py": """
+                    from agentdescent_sampling import hookimpl
+                    from ads_lookalike import Lookalike
+
+                    @hookimpl
+                    def agentdescent_register_samplers(register):
+                        register(Lookalike, name="round-rob\\u0131n")  # dotless i
+                        register(Lookalike, name="\\u212aelvin-first")  # Kelvin sign
+                        register(Lookalike, name="ba\\u017fic")  # long s
+                """,
+            },
+            {
+                "Round_Robin": "ads_lookalike:Lookalike",
+                "Difficulty.Weighted": "ads_lookalike:Lookalike",
+                "lookalike-hooks": "ads_lookalike_hooks",
+            },
+        ),
+        # Two unrelated distributions whose classes share the name Sampler.
+        "ads-test-alpha": (
+            {"ads_alpha.py": SAMPLER.format(cls="Sampler", name="alpha")},
+            {"alpha": "ads_alpha:Sampler"},
+        ),
+        "ads-test-beta": (
+            {"ads_beta.py": SAMPLER.format(cls="Sampler", name="beta")},
+            {"beta": "ads_beta:Sampler"},
+        ),
+        # One class under two entry-point names, and a hook-form preset of it.
+        "ads-test-two-names": (
+            {
+                "ads_lrt.py": """
+                    import functools
+
+                    from agentdescent_sampling import check_keys, check_score, hookimpl
+
+                    class LRT:
+                        name = "least-recently-tried"
+
+                        def __init__(self, shuffle=False):
+                            self.shuffle = shuffle
+                            self.last = {}
+
+                        def pick(self, keys, round_index):
+                            return min(check_keys(keys), key=lambda key: self.last.get(key, -1))
+
+                        def record(self, task_id, score):
+                            check_score(task_id, score)
+                            self.last[task_id] = len(self.last)
+
+                        def __repr__(self):
+                            return f"LRT(shuffle={self.shuffle})"
+
+                    @hookimpl
+                    def agentdescent_register_samplers(register):
+                        register(functools.partial(LRT, shuffle=True), name="lrt-shuffled")
+                """
+            },
+            {
+                "least-recently-tried": "ads_lrt:LRT",
+                "lrt": "ads_lrt:LRT",
+                "lrt-presets": "ads_lrt",
+            },
+        ),
+        # Plugin code that attacks the describing of a registration, not its running.
+        "ads-test-hostile-describe": (
+            {
+                "ads_describe.py": """
+                    import attrs
+
+                    from agentdescent_sampling import hookimpl
+
+                    FACTORY_CALLS = []
+
+                    def noisy_default():
+                        FACTORY_CALLS.append(1)
+                        raise RuntimeError("default factory ran")
+
+                    @attrs.define
+                    class WithFactory:
+                        name = "with-factory"
+                        seen: list = attrs.field(factory=noisy_default)
+
+                        def pick(self, keys, round_index):
+                            return keys[0]
+
+                        def record(self, task_id, score):
+                            pass
+
+                    class Plain:
+                        name = "plain"
+
+                        def pick(self, keys, round_index):
+                            return keys[0]
+
+                        def record(self, task_id, score):
+                            pass
+
+                    class RaisingSignature:
+                        name = "raising-signature"
+
+                        @property
+                        def __signature__(self):
+                            raise RuntimeError("no signature for you")
+
+                        def __call__(self, **params):
+                            return Plain()
+
+                    class Meta(type):
+                        @property
+                        def name(cls):
+                            raise RuntimeError("metaclass attribute")
+
+                    class MetaRaises(metaclass=Meta):
+                        def pick(self, keys, round_index):
+                            return keys[0]
+
+                        def record(self, task_id, score):
+                            pass
+
+                    class PickWithoutRound:
+                        name = "pick-without-round"
+
+                        def pick(self, keys):
+                            return keys[0]
+
+                        def record(self, task_id, score):
+                            pass
+
+                    @hookimpl
+                    def agentdescent_register_samplers(register):
+                        register(WithFactory)
+                        register(Plain, name="bad-description", description=42)
+                        register(RaisingSignature(), name="raising-signature")
+                        register(MetaRaises)
+                        register(Plain, name="xyz-holder", aliases="xyz")
+                        register(PickWithoutRound)
+                        register(Plain, name="describe-survivor")
+                """
+            },
+            {"hostile-describe": "ads_describe"},
+        ),
+        # BaseException subclasses at import and in a hook.
+        "ads-test-base-exceptions": (
+            {
+                "ads_base_import.py": """
+                    class Escape(BaseException):
+                        pass
+
+                    raise Escape("out of isolation")
+                """,
+                "ads_base_hook.py": """
+                    from agentdescent_sampling import hookimpl
+
+                    @hookimpl
+                    def agentdescent_register_samplers(register):
+                        raise GeneratorExit("closing")
+                """,
+            },
+            {"base-import": "ads_base_import:X", "base-hook": "ads_base_hook"},
+        ),
+        # A factory that validates its parameters CLI-style, with sys.exit().
+        "ads-test-factory-exits": (
+            {
+                "ads_factory_exits.py": """
+                    import sys
+
+                    class Exits:
+                        name = "exits-on-bad-params"
+
+                        def __init__(self, level=1):
+                            if level > 1:
+                                sys.exit(f"level must be at most 1, got {level}")
+
+                        def pick(self, keys, round_index):
+                            return keys[0]
+
+                        def record(self, task_id, score):
+                            pass
+                """
+            },
+            {"exits-on-bad-params": "ads_factory_exits:Exits"},
+        ),
+        # 500 failed registrations, for the size of a typo's error message.
+        "ads-test-many-failures": (
+            {
+                "ads_many.py": """
+                    from agentdescent_sampling import hookimpl
+
+                    @hookimpl
+                    def agentdescent_register_samplers(register):
+                        for n in range(500):
+                            register(n, name=f"broken-{n}")
+                """
+            },
+            {"many": "ads_many"},
+        ),
+        # An import that waits until the test releases it (ADS_RELEASE names a file).
+        "ads-test-blocking": (
+            {
+                "ads_blocking.py": (
+                    "import os, time\n"
+                    "release = os.environ.get('ADS_RELEASE')\n"
+                    "deadline = time.monotonic() + 60\n"
+                    "while release and not os.path.exists(release):\n"
+                    "    assert time.monotonic() < deadline, 'never released'\n"
+                    "    time.sleep(0.01)\n"
+                )
+                + SAMPLER.format(cls="Blocking", name="blocking")
+            },
+            {"blocking": "ads_blocking:Blocking"},
+        ),
+    }
+)
+
+#: Distributions never installed into the zoo itself: each is pip-installed into its own
+#: directory, which a test puts first on sys.path with PYTHONPATH (as a --user install or
+#: PYTHONPATH would), so it changes only the processes that ask for it.
+ASIDE: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    # Claims this package's own distribution name.
+    "agentdescent-sampling": (
+        {"ads_impostor_dist.py": SAMPLER.format(cls="Takeover", name="round-robin")},
+        {"round-robin": "ads_impostor_dist:Takeover", "takeover": "ads_impostor_dist:Takeover"},
+    ),
+    # Raises KeyboardInterrupt on import (the user's interrupt must still propagate).
+    "ads-test-interrupts": (
+        {"ads_interrupts.py": "raise KeyboardInterrupt\n"},
+        {"interrupts": "ads_interrupts:X"},
+    ),
+    # Installed, then damaged: its dist-info loses METADATA.
+    "ads-test-no-metadata": (
+        {"ads_nometa.py": SAMPLER.format(cls="NoMeta", name="no-meta")},
+        {"no-meta": "ads_nometa:NoMeta"},
+    ),
+    # Installed, then damaged: its entry_points.txt no longer parses.
+    "ads-test-bad-entry-points": (
+        {"ads_badeps.py": SAMPLER.format(cls="BadEps", name="bad-eps")},
+        {"bad-eps": "ads_badeps:BadEps"},
+    ),
+}
+
 PLUGIN_MODULES = sorted(
-    module.removesuffix(".py") for modules, _ in ZOO.values() for module in modules
+    module.removesuffix(".py")
+    for modules, _ in (*ZOO.values(), *ASIDE.values())
+    for module in modules
+)
+#: The zoo's modules that hook-form entry points name (no ":attribute").
+HOOK_MODULES = sorted(
+    value for _, points in ZOO.values() for value in points.values() if ":" not in value
 )
 
 
@@ -204,3 +456,26 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         for name, (modules, entry_points) in ZOO.items()
     ]
     return Venv.create(root / "venv", REPO, *projects)
+
+
+@pytest.fixture(scope="session")
+def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each :data:`ASIDE` distribution pip-installed into a directory of its own, by name.
+
+    Then ``ads-test-no-metadata`` loses its METADATA and the entry_points.txt of
+    ``ads-test-bad-entry-points`` is garbled.
+    """
+    root = tmp_path_factory.mktemp("aside")
+    paths = {}
+    for name, (modules, entry_points) in ASIDE.items():
+        project = write_distribution(root / "src", name, modules, entry_points, version="9.9.9")
+        target = root / "site" / name
+        zoo.pip(
+            "install", "--no-build-isolation", "--no-deps", "--target", str(target), str(project)
+        )
+        paths[name] = str(target)
+    (dist_info,) = Path(paths["ads-test-no-metadata"]).glob("*.dist-info")
+    (dist_info / "METADATA").unlink()
+    (dist_info,) = Path(paths["ads-test-bad-entry-points"]).glob("*.dist-info")
+    (dist_info / "entry_points.txt").write_text("[agentdescent.samplers]\nbad-eps\n[[[\n")
+    return paths

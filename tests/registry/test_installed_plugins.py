@@ -6,48 +6,8 @@ import json
 
 import pytest
 
-from tests.registry.conftest import PLUGIN_MODULES
+from tests.registry.probes import IMPORTED_PLUGINS, error_of, failure_of, records
 from tests.support.venv import Venv
-
-IMPORTED_PLUGINS = f"""
-import json, sys
-print(json.dumps(sorted(m for m in {PLUGIN_MODULES!r} if m in sys.modules)))
-"""
-
-
-def records(zoo: Venv, env: dict[str, str] | None = None) -> list[dict[str, object]]:
-    result: list[dict[str, object]] = zoo.json(
-        """
-        import json
-        from agentdescent_sampling import available
-        print(json.dumps([record.to_dict() for record in available()]))
-        """,
-        env=env,
-    )
-    return result
-
-
-def failure_of(records: list[dict[str, object]], distribution: str) -> dict[str, object]:
-    (found,) = [r for r in records if r["kind"] == "failure" and r["distribution"] == distribution]
-    return found
-
-
-def error_of(zoo: Venv, spec: str, env: dict[str, str] | None = None) -> dict[str, str]:
-    """Create ``spec`` in the venv; return the error it raised and its cause."""
-    result: dict[str, str] = zoo.json(
-        f"""
-        import json
-        from agentdescent_sampling import create
-        try:
-            create({spec!r})
-        except Exception as error:
-            cause = error.__cause__
-            print(json.dumps({{"type": type(error).__name__, "message": str(error),
-                              "cause": type(cause).__name__ if cause else None}}))
-        """,
-        env=env,
-    )
-    return result
 
 
 def test_a_class_form_plugin_is_registered_under_its_entry_point_name(zoo: Venv) -> None:
@@ -144,7 +104,7 @@ def test_invalid_registrations_are_recorded_and_the_valid_one_survives(zoo: Venv
     ]
     assert len(errors) == 4
     assert any("registered int 42, which is not callable" in e for e in errors)
-    assert any("registered class NoPick, which has no pick()" in e for e in errors)
+    assert any("registered class NoPick: it has no pick() method" in e for e in errors)
     assert any("already registered" in e for e in errors)
     assert any("invalid sampler name 'bad.name'" in e for e in errors)
     assert [r["distribution"] for r in found if r.get("name") == "survivor"] == [
@@ -162,10 +122,12 @@ def test_selecting_a_sampler_from_a_failed_plugin_raises_chained_to_the_original
 
 
 def test_an_unknown_name_mentions_the_plugins_that_failed(zoo: Venv) -> None:
-    error = error_of(zoo, "survivr")
+    env = {"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-hook-raises, ads-test-bad-registrations"}
+    error = error_of(zoo, "survivr", env=env)
     assert error["type"] == "UnknownSamplerError"
     assert "Did you mean 'survivor'?" in error["message"]
-    assert "ads-test-broken-import" in error["message"]
+    assert "ads-test-hook-raises 1.2.3" in error["message"]
+    assert "hook exploded" in error["message"]
 
 
 def test_strict_mode_makes_a_load_failure_raise(zoo: Venv) -> None:
@@ -176,7 +138,7 @@ def test_strict_mode_makes_a_load_failure_raise(zoo: Venv) -> None:
     )
     assert result.returncode != 0
     assert "PluginLoadError" in result.stderr
-    assert "AGENTDESCENT_SAMPLERS_STRICT=1" in result.stderr
+    assert "AGENTDESCENT_SAMPLERS_STRICT makes them errors" in result.stderr
 
 
 def test_two_distributions_with_one_name_conflict_naming_both(zoo: Venv) -> None:

@@ -1,0 +1,435 @@
+"""Import the plugins :mod:`~agentdescent_sampling.discovery` let through, in isolation.
+
+:class:`Plugins` holds what one registry has seen of the installed plugins: the entry
+points not imported yet, the samplers they registered and every failure. Whatever a
+plugin raises while being imported, running its hooks or being described is recorded
+as that plugin's :class:`PluginFailure`. :func:`vet` holds the rules every
+registration meets, from a plugin or in-process: a sampler factory, valid ASCII
+names, a text description, and no built-in name.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import attrs
+
+from .discovery import (
+    DISABLE_ENV,
+    RESERVED,
+    EntryPoint,
+    PluginFailure,
+    Policy,
+    normalize,
+    scan,
+)
+from .params import Signature, signature_of
+from .protocol import check_name, method_problem, short_repr
+
+__all__ = [
+    "MAX_MESSAGE",
+    "Form",
+    "Plugins",
+    "Refused",
+    "SamplerInfo",
+    "bounded",
+    "describe",
+    "summary",
+    "vet",
+]
+
+#: Where a sampler comes from: this package, an entry point of either form, or
+#: :func:`~agentdescent_sampling.registry.register`.
+Form = Literal["built-in", "class", "hook", "in-process"]
+Status = Literal["failed", "conflict", "disabled"]
+#: The longest failure message kept; a plugin's exception text can be any size.
+MAX_MESSAGE = 300
+
+
+@attrs.frozen
+class SamplerInfo:
+    """One registered sampler: where it comes from and how to configure it."""
+
+    name: str
+    factory: Callable[..., Any] = attrs.field(repr=False)
+    aliases: tuple[str, ...]
+    description: str
+    distribution: str
+    version: str
+    entry_point: str
+    form: Form
+    signature: Signature
+    #: Whether the registry wraps new instances in ``synchronized()`` because the
+    #: factory declares ``thread_safe = False``.
+    synchronized: bool
+    status: Literal["ok", "conflict"] = "ok"
+
+    @property
+    def keys(self) -> set[str]:
+        """Every normalized name that selects it."""
+        return {normalize(each) for each in (self.name, *self.aliases)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record, the shape ``list --json`` prints."""
+        return {
+            "kind": "sampler",
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "description": self.description,
+            "distribution": self.distribution,
+            "version": self.version,
+            "entry_point": self.entry_point,
+            "form": self.form,
+            "parameters": [
+                {
+                    "name": parameter.name,
+                    "default": None if parameter.required else _jsonable(parameter.default),
+                    "required": parameter.required,
+                    "type": parameter.annotation,
+                }
+                for parameter in self.signature.parameters
+            ],
+            "accepts_any_parameter": self.signature.accepts_any,
+            "synchronized": self.synchronized,
+            "status": self.status,
+        }
+
+
+class Refused(Exception):
+    """A registration that breaks a rule: recorded for a plugin, raised in-process."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        #: The names the registration claimed, as far as they could be read.
+        self.names: tuple[str, ...] = ()
+
+
+def vet(
+    factory: object,
+    name: object,
+    aliases: object,
+    description: object,
+    *,
+    policy: Policy,
+    distribution: str,
+    version: str,
+    entry_point: str,
+    form: Form,
+) -> SamplerInfo:
+    """Check one registration against the rules and describe it.
+
+    ``name`` defaults to ``factory.name``. Describing runs no plugin code beyond
+    attribute reads: attrs default factories are shown, never called.
+
+    Raises:
+        Refused: the registration breaks a rule; its status and message say which.
+    """
+    if name is None:
+        name = getattr(factory, "name", None)
+    try:
+        names = _valid_names(factory, name, aliases, description, policy)
+    except Refused as refused:
+        refused.names = refused.names or ((name,) if isinstance(name, str) else ())
+        raise
+    assert callable(factory)  # for mypy: _valid_names checked it
+    assert description is None or isinstance(description, str)  # likewise
+    return SamplerInfo(
+        name=names[0],
+        factory=factory,
+        aliases=tuple(names[1:]),
+        description=summary(description if description is not None else inspect.getdoc(factory)),
+        distribution=distribution,
+        version=version,
+        entry_point=entry_point,
+        form=form,
+        signature=signature_of(factory),
+        synchronized=getattr(factory, "thread_safe", True) is False,
+    )
+
+
+def _valid_names(
+    factory: object, name: object, aliases: object, description: object, policy: Policy
+) -> list[str]:
+    """The registration's names (``name`` first, no duplicates) if it keeps every rule."""
+    if not callable(factory):
+        raise Refused(
+            "failed",
+            f"registered {type(factory).__name__} {short_repr(factory)}, which is not callable",
+        )
+    if inspect.isclass(factory):
+        problem = method_problem(factory)
+        if problem is not None:
+            raise Refused("failed", f"registered class {factory.__name__}: {problem}")
+    if name is None:
+        raise Refused(
+            "failed",
+            "registered a factory without a name: pass name= or give it a 'name' attribute",
+        )
+    if isinstance(aliases, (str, bytes)) or not isinstance(aliases, Iterable):
+        raise Refused(
+            "failed",
+            f"aliases={short_repr(aliases)} is not a list or tuple of names; "
+            f"write aliases=({short_repr(aliases)},) for one alias",
+        )
+    names: list[str] = []
+    for each in (name, *aliases):
+        try:
+            checked = check_name(each)
+        except ValueError as error:
+            raise Refused("failed", str(error)) from None
+        if normalize(checked) not in map(normalize, names):
+            names.append(checked)
+    if description is not None and not isinstance(description, str):
+        raise Refused(
+            "failed",
+            f"description must be text, got {type(description).__name__} {short_repr(description)}",
+        )
+    keys = {normalize(each) for each in names}
+    if keys & RESERVED:
+        raise Refused(
+            "conflict",
+            f"claims the built-in name {', '.join(sorted(keys & RESERVED))}; built-in names are "
+            f"reserved, so the built-in is used and this registration is ignored. Rename it",
+        )
+    if keys & policy.disable:
+        raise Refused("disabled", f"disabled by {DISABLE_ENV}")
+    return names
+
+
+class Plugins:
+    """What one registry has seen of the installed plugins. Callers hold the registry's lock.
+
+    Args:
+        group: the entry-point group to read.
+        policy: which plugins may load.
+    """
+
+    def __init__(self, group: str, policy: Policy) -> None:
+        self.group = group
+        self.policy = policy
+        #: Normalized name -> every sampler registered under it (more than one is a conflict).
+        self.samplers: dict[str, list[SamplerInfo]] = {}
+        self.failures: list[PluginFailure] = []
+        self._pending: list[EntryPoint] | None = None
+        self._manager: Any = None
+
+    def load_named(self, key: str) -> None:
+        """Import the class-form plugin whose entry point carries the normalized name ``key``."""
+        self._load(
+            [ep for ep in self._scanned() if ep.form == "class" and normalize(ep.name) == key]
+        )
+
+    def load_hooks(self) -> None:
+        """Import every hook-form plugin, the only ones that can register other names."""
+        self._load([ep for ep in self._scanned() if ep.form == "hook"])
+
+    def load_all(self) -> None:
+        """Import every plugin that may load."""
+        self._load(list(self._scanned()))
+
+    def add(self, info: SamplerInfo) -> None:
+        """Make ``info`` selectable by each of its names."""
+        for key in info.keys:
+            self.samplers.setdefault(key, []).append(info)
+
+    def remove(self, info: SamplerInfo) -> None:
+        """Forget ``info`` under each of its names."""
+        for key in info.keys:
+            self.samplers[key] = [other for other in self.samplers[key] if other is not info]
+            if not self.samplers[key]:
+                del self.samplers[key]
+
+    def _scanned(self) -> list[EntryPoint]:
+        if self._pending is None:
+            try:
+                self._pending, refused = scan(self.group, self.policy)
+            except Exception as error:  # noqa: BLE001  # broken metadata must not break the host
+                self._pending, refused = [], [
+                    PluginFailure(
+                        "", "unknown", "unknown", "failed",
+                        bounded(f"reading installed entry points failed: {describe(error)}"),
+                        error=error,
+                    )
+                ]  # fmt: skip
+            self.failures.extend(refused)
+        return self._pending
+
+    def _load(self, entry_points: list[EntryPoint]) -> None:
+        for ep in entry_points:
+            if ep not in self._scanned():
+                continue
+            self._scanned().remove(ep)
+            ok, loaded = self._isolated(ep, "import", ep.loader.load)
+            if not ok:
+                continue
+            if ep.form == "hook":
+                self._load_hooks(ep, loaded)
+            elif not callable(loaded):
+                self._fail(
+                    ep,
+                    "failed",
+                    f"{ep.value} is {type(loaded).__name__} {short_repr(loaded)}, neither a "
+                    f"sampler factory nor a module of @hookimpl functions (a hook-form entry "
+                    f"point names a module, without ':')",
+                )
+            else:
+                self._register(ep, "class", loaded, ep.name, (), None)
+
+    def _plugin_manager(self) -> Any:
+        if self._manager is None:
+            # Imported on the first hook-form plugin: a run that selects a built-in or a
+            # class-form plugin never imports pluggy.
+            import pluggy
+
+            from . import hookspecs
+
+            self._manager = pluggy.PluginManager(hookspecs.PROJECT)
+            self._manager.add_hookspecs(hookspecs)
+        return self._manager
+
+    def _load_hooks(self, ep: EntryPoint, plugin: object) -> None:
+        registrations: list[tuple[Any, Any, Any, Any]] = []
+
+        def register(
+            factory: Callable[..., Any],
+            name: str | None = None,
+            aliases: Iterable[str] = (),
+            description: str | None = None,
+        ) -> None:
+            registrations.append((factory, name, aliases, description))
+
+        def call_hooks() -> None:
+            manager = self._plugin_manager()
+            try:
+                manager.register(plugin, name=f"{ep.distribution}: {ep.label}")
+                manager.check_pending()
+                others = [other for other in manager.get_plugins() if other is not plugin]
+                caller = manager.subset_hook_caller("agentdescent_register_samplers", others)
+                caller(register=register)
+            except BaseException:
+                if manager.is_registered(plugin):
+                    manager.unregister(plugin)
+                raise
+
+        ok, _ = self._isolated(ep, "hook", call_hooks)
+        if not ok:
+            return
+        if not registrations:
+            self._fail(ep, "failed", "its hooks registered no sampler")
+        for factory, name, aliases, description in registrations:
+            self._register(ep, "hook", factory, name, aliases, description)
+
+    def _register(
+        self,
+        ep: EntryPoint,
+        form: Literal["class", "hook"],
+        factory: object,
+        name: object,
+        aliases: object,
+        description: object,
+    ) -> None:
+        def make() -> SamplerInfo:
+            return vet(
+                factory,
+                name,
+                aliases,
+                description,
+                policy=self.policy,
+                distribution=ep.distribution,
+                version=ep.version,
+                entry_point=ep.label,
+                form=form,
+            )
+
+        claimed = (name,) if isinstance(name, str) else ()
+        ok, info = self._isolated(ep, "registration", make, claimed)
+        if not ok:
+            return
+        mine = [
+            other
+            for key in info.keys
+            for other in self.samplers.get(key, [])
+            if other.distribution == info.distribution
+        ]
+        if mine:
+            self._fail(
+                ep,
+                "failed",
+                f"registers {info.name!r}, a name its distribution already registered "
+                f"(as {mine[0].name!r} from {mine[0].entry_point!r}); the first is kept",
+                names=(info.name, *info.aliases),
+            )
+            return
+        self.add(info)
+
+    def _isolated(
+        self,
+        ep: EntryPoint,
+        stage: str,
+        call: Callable[[], Any],
+        names: tuple[str, ...] | None = None,
+    ) -> tuple[bool, Any]:
+        """Run plugin code; record whatever it raises as this plugin's failure."""
+        try:
+            return True, call()
+        except Refused as refused:
+            self._fail(ep, refused.status, refused.message, names=refused.names or names)
+        except KeyboardInterrupt:
+            # The user's interrupt is not the plugin's failure: let it end the call, but
+            # keep the plugin in failures() rather than have it vanish half-loaded.
+            self._fail(ep, "failed", f"{stage} interrupted by KeyboardInterrupt", names=names)
+            raise
+        # A plugin is isolated from the host whatever it raises: SystemExit, GeneratorExit
+        # and BaseException subclasses included.
+        except BaseException as error:  # noqa: BLE001
+            self._fail(ep, "failed", f"{stage} failed: {describe(error)}", error, names)
+        return False, None
+
+    def _fail(
+        self,
+        ep: EntryPoint,
+        status: Status,
+        message: str,
+        error: BaseException | None = None,
+        names: tuple[str, ...] | None = None,
+    ) -> None:
+        self.failures.append(
+            PluginFailure(
+                entry_point=ep.label,
+                distribution=ep.distribution,
+                version=ep.version,
+                status=status,
+                message=bounded(message),
+                names=names if names is not None else (ep.name,),
+                error=error,
+            )
+        )
+
+
+def summary(text: str | None) -> str:
+    """The first line of ``text``, cut to a length a table can show."""
+    line = (text or "").strip().split("\n", 1)[0].strip()
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def bounded(message: str) -> str:
+    """``message``, cut to :data:`MAX_MESSAGE` characters."""
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
+
+
+def describe(error: BaseException) -> str:
+    """``Type: text`` of ``error``, short, and safe against a hostile ``__str__``."""
+    try:
+        return f"{type(error).__name__}: {str(error)[:MAX_MESSAGE]}"
+    except Exception:  # noqa: BLE001  # a hostile __str__ must not escape isolation
+        return "an exception that could not be printed"
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)

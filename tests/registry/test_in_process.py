@@ -1,0 +1,141 @@
+"""Registering a sampler written in a notebook or script, without packaging it."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import pytest
+
+from agentdescent_sampling import (
+    RegistrationError,
+    Registry,
+    SamplerConflictError,
+    UnknownSamplerError,
+)
+from agentdescent_sampling.testing import check_sampler
+from tests.support.venv import Venv
+
+
+class FirstKey:
+    """Always the first key."""
+
+    name = "first-key"
+
+    def __init__(self, offset: int = 0) -> None:
+        self.offset = offset
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if not keys:
+            raise ValueError("empty shard")
+        return keys[self.offset % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"FirstKey(offset={self.offset})"
+
+
+class SecondKey(FirstKey):
+    name = "first-key"
+
+
+def test_a_registered_class_is_created_by_name_and_listed() -> None:
+    registry = Registry(only=[])
+    info = registry.register(FirstKey, aliases=("fk",))
+    assert (info.name, info.distribution, info.form) == ("first-key", "(in-process)", "in-process")
+    assert info.description == "Always the first key."
+    sampler = registry.create("fk:offset=1")
+    assert sampler.pick(["a", "b"], 0) == "b"
+    assert "first-key" in [getattr(record, "name", None) for record in registry.available()]
+
+
+def test_registering_a_builtin_name_is_a_conflict() -> None:
+    with pytest.raises(SamplerConflictError, match="built-in name round-robin"):
+        Registry(only=[]).register(FirstKey, name="Round_Robin")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"name": "os.path:join"}, "invalid sampler name"),
+        ({"name": "round-rob\u0131n"}, "ASCII"),
+        ({"aliases": "xyz"}, "aliases='xyz' is not a list or tuple"),
+        ({"description": 42}, "description must be text"),
+    ],
+)
+def test_a_registration_breaking_a_name_rule_is_refused(
+    kwargs: dict[str, object], expected: str
+) -> None:
+    with pytest.raises(RegistrationError, match=expected):
+        Registry(only=[]).register(FirstKey, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_class_whose_pick_cannot_take_round_index_is_refused_at_registration() -> None:
+    class NoRound:
+        name = "no-round"
+
+        def pick(self, keys: Sequence[str]) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            pass
+
+    with pytest.raises(RegistrationError, match=r"pick\(self, keys\) can't be called"):
+        Registry(only=[]).register(NoRound)
+
+
+def test_registering_a_name_again_replaces_the_earlier_in_process_registration() -> None:
+    registry = Registry(only=[])
+    registry.register(FirstKey)
+    registry.register(SecondKey)
+    assert type(registry.create("first-key")) is SecondKey
+
+
+def test_a_disabled_name_cannot_be_registered() -> None:
+    with pytest.raises(RegistrationError, match="disabled"):
+        Registry(only=[], disable=["first-key"]).register(FirstKey)
+
+
+def test_a_registered_preset_answers_to_its_own_name() -> None:
+    registry = Registry(only=[])
+    registry.register(functools.partial(FirstKey, offset=1), name="second-key")
+    sampler = registry.create("second-key")
+    assert sampler.name == "second-key"
+    assert repr(sampler) == "preset('second-key', FirstKey(offset=1))"
+    report = check_sampler("second-key", registry=registry)
+    assert "name" in report.checks
+    assert "name" not in [violation.check for violation in report.violations]
+
+
+def test_a_name_both_registered_and_installed_needs_a_provider(zoo: Venv) -> None:
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import SamplerConflictError, create, register
+
+        class Mine:
+            name = "fifo"
+            def pick(self, keys, round_index):
+                return keys[-1]
+            def record(self, task_id, score):
+                pass
+
+        register(Mine)
+        try:
+            create("fifo")
+        except SamplerConflictError as error:
+            conflict = str(error)
+        chosen = create({"name": "fifo", "provider": "(in-process)"})
+        print(json.dumps([conflict, type(chosen).__name__]))
+        """
+    )
+    assert "(in-process)" in outcome[0]
+    assert "ads-test-classform" in outcome[0]
+    assert outcome[1] == "Mine"
+
+
+def test_an_unregistered_name_is_still_unknown() -> None:
+    with pytest.raises(UnknownSamplerError):
+        Registry(only=[]).create("first-key")

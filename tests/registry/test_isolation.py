@@ -1,0 +1,212 @@
+"""Whatever a plugin does while being imported, described, hooked or built, the host goes on."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.registry.probes import error_of, failure_of, failures_of, records
+from tests.support.venv import Venv
+
+
+def test_describing_parameters_never_calls_an_attrs_default_factory(zoo: Venv) -> None:
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import available, default_registry
+        available()
+        info = default_registry().get("with-factory")
+        import ads_describe
+        print(json.dumps([ads_describe.FACTORY_CALLS, info.to_dict()["parameters"]]))
+        """
+    )
+    assert outcome[0] == []
+    assert outcome[1] == [
+        {"name": "seen", "default": "noisy_default()", "required": False, "type": "list"}
+    ]
+    assert "with-factory" in zoo.run("agentdescent-sampling", "list").stdout
+
+
+def test_hostile_descriptions_signatures_and_metaclasses_are_recorded_not_raised(
+    zoo: Venv,
+) -> None:
+    found = failures_of(records(zoo), "ads-test-hostile-describe")
+    errors = {str(r["names"][0]) if r["names"] else "": str(r["error"]) for r in found}  # type: ignore[index]
+    assert "description must be text, got int 42" in errors["bad-description"]
+    assert "RuntimeError: no signature for you" in errors["raising-signature"]
+    assert any("RuntimeError: metaclass attribute" in error for error in errors.values())
+    assert "aliases='xyz' is not a list or tuple of names" in errors["xyz-holder"]
+    names = {r["name"] for r in records(zoo) if r["kind"] == "sampler"}
+    assert "describe-survivor" in names
+    assert not {"x", "y", "z"} & names
+
+
+def test_a_pick_without_round_index_is_refused_at_registration_naming_the_signature(
+    zoo: Venv,
+) -> None:
+    found = failures_of(records(zoo), "ads-test-hostile-describe")
+    (refused,) = [r for r in found if r["names"] == ["pick-without-round"]]
+    assert refused["status"] == "failed"
+    assert "pick(self, keys) can't be called as pick(keys, round_index)" in str(refused["error"])
+
+
+def test_base_exceptions_at_import_and_in_a_hook_are_recorded(zoo: Venv) -> None:
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import available, default_registry
+        available()
+        print(json.dumps([f.message for f in default_registry().failures()
+                          if f.distribution == "ads-test-base-exceptions"]))
+        """
+    )
+    assert sorted(outcome) == [
+        "hook failed: GeneratorExit: closing",
+        "import failed: Escape: out of isolation",
+    ]
+    assert failure_of(records(zoo), "ads-test-exits")["status"] == "failed"
+
+
+def test_a_factory_calling_sys_exit_is_our_error_and_the_host_goes_on(zoo: Venv) -> None:
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import PluginLoadError, create
+        try:
+            create("exits-on-bad-params:level=3")
+        except PluginLoadError as error:
+            print(json.dumps([str(error), type(error.__cause__).__name__]))
+        """
+    )
+    assert "SystemExit: level must be at most 1, got 3" in outcome[0]
+    assert outcome[1] == "SystemExit"
+
+
+def test_a_keyboard_interrupt_at_import_propagates_and_the_plugin_stays_in_failures(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create, default_registry
+        try:
+            create("interrupts")
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            interrupted = False
+        print(json.dumps([interrupted, [f.message for f in default_registry().failures()
+                                        if f.distribution == "ads-test-interrupts"]]))
+        """,
+        env={"PYTHONPATH": aside["ads-test-interrupts"]},
+    )
+    assert outcome == [True, ["import interrupted by KeyboardInterrupt"]]
+
+
+def test_a_typo_among_500_failed_registrations_gets_a_short_message(zoo: Venv) -> None:
+    error = error_of(zoo, "survivr")
+    assert error["type"] == "UnknownSamplerError"
+    assert len(error["message"]) < 2000
+    assert "Did you mean 'survivor'?" in error["message"]
+    assert "more failures." in error["message"]
+    assert error["message"].endswith("Run 'agentdescent-sampling list' for details.")
+
+
+def test_sentences_in_a_not_found_message_each_end_with_a_period(zoo: Venv) -> None:
+    env = {"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-bad-registrations"}
+    message = error_of(zoo, "survivr", env=env)["message"]
+    assert "which is not callable. " in message  # the quoted failure's own text has no period
+    assert re.search(r"[^.?] (Run|And) ", message) is None, message
+
+
+def test_did_you_mean_never_suggests_a_failed_or_conflicting_name(zoo: Venv) -> None:
+    assert "Did you mean" not in error_of(zoo, "dupp")["message"]  # dup is a conflict
+    assert "Did you mean" not in error_of(zoo, "brokn")["message"]  # broken failed to import
+    assert "Did you mean" not in error_of(zoo, "no-pik")["message"]  # no-pick was refused
+
+
+def test_a_builtin_does_not_wait_for_another_threads_plugin_import(
+    zoo: Venv, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    outcome = zoo.json(
+        f"""
+        import json, pathlib, sys, threading, time
+        from agentdescent_sampling import create
+        importer = threading.Thread(target=create, args=("blocking",))
+        importer.start()
+        while "ads_blocking" not in sys.modules:
+            assert importer.is_alive(), "the plugin finished importing before the test began"
+            time.sleep(0.001)
+        create("round-robin")
+        create("informative-band:window=3")
+        waited_for_plugin = not importer.is_alive()
+        pathlib.Path({str(release)!r}).touch()
+        importer.join()
+        print(json.dumps(waited_for_plugin))
+        """,
+        env={"ADS_RELEASE": str(release)},
+    )
+    assert outcome is False
+
+
+def test_one_class_under_two_entry_point_names_works_in_either_order(zoo: Venv) -> None:
+    code = """
+        import json
+        from agentdescent_sampling import create
+        print(json.dumps([type(create(name)).__name__ for name in {names!r}]))
+    """
+    assert zoo.json(code.format(names=("lrt", "least-recently-tried"))) == ["LRT", "LRT"]
+    assert zoo.json(code.format(names=("least-recently-tried", "lrt"))) == ["LRT", "LRT"]
+    listed = {r["name"]: r["status"] for r in records(zoo) if r["kind"] == "sampler"}
+    assert listed["lrt"] == listed["least-recently-tried"] == "ok"
+    assert not failures_of(records(zoo), "ads-test-two-names")
+
+
+def test_classes_sharing_a_class_name_across_distributions_do_not_conflict(zoo: Venv) -> None:
+    for first in ("alpha", "list"):
+        made = zoo.json(
+            f"""
+            import json
+            from agentdescent_sampling import available, create
+            if {first!r} == "list":
+                available()
+            else:
+                create("alpha")
+            print(json.dumps(type(create("beta")).__module__))
+            """
+        )
+        assert made == "ads_beta"
+    listed = {r["name"]: r["status"] for r in records(zoo) if r["kind"] == "sampler"}
+    assert listed["alpha"] == listed["beta"] == "ok"
+    assert error_of(zoo, "Sampler")["type"] == "UnknownSamplerError"
+
+
+def test_a_hook_form_preset_answers_to_its_own_name_and_shows_it_is_a_preset(
+    zoo: Venv,
+) -> None:
+    made = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create
+        sampler = create("lrt-shuffled")
+        sampler.record("a", 1.0)
+        print(json.dumps([sampler.name, repr(sampler), sampler.pick(["a", "b"], 0),
+                          create("lrt").name]))
+        """
+    )
+    assert made == [
+        "lrt-shuffled",
+        "preset('lrt-shuffled', LRT(shuffle=True))",
+        "b",
+        "least-recently-tried",
+    ]
+    check = zoo.run("agentdescent-sampling", "check", "lrt-shuffled")
+    assert "checks passed" in check.stdout
+    assert (
+        json.loads(zoo.run("agentdescent-sampling", "show", "lrt-shuffled", "--json").stdout)[
+            "form"
+        ]
+        == "hook"
+    )

@@ -1,0 +1,253 @@
+"""Who may serve a name: built-ins are this package's code, and nothing else can claim them."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import sys
+
+import pytest
+
+from agentdescent_sampling import InvalidSamplerConfig, Registry
+from agentdescent_sampling.discovery import VERSION
+from tests.registry.conftest import HOOK_MODULES
+from tests.registry.probes import IMPORTED_PLUGINS, error_of, failures_of, records
+from tests.support.venv import Venv
+
+BUILTIN_MODULES = """
+import json
+from agentdescent_sampling import create
+print(json.dumps([type(create(name)).__module__
+                  for name in ("round-robin", "RoundRobin", "difficulty-weighted")]))
+"""
+OURS = [
+    "agentdescent_sampling.samplers.round_robin",
+    "agentdescent_sampling.samplers.round_robin",
+    "agentdescent_sampling.samplers.difficulty_weighted",
+]
+
+
+def first_on_path(*paths: str) -> dict[str, str]:
+    return {"PYTHONPATH": os.pathsep.join(paths)}
+
+
+# -- a distribution calling itself agentdescent-sampling --------------------------------
+
+
+def test_a_distribution_named_like_this_package_never_serves_a_builtin(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    env = first_on_path(aside["agentdescent-sampling"])
+    made, imported = zoo.python(BUILTIN_MODULES + IMPORTED_PLUGINS, env=env).stdout.splitlines()
+    assert json.loads(made) == OURS
+    assert json.loads(imported) == []
+    imported = zoo.json(
+        "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
+    )
+    assert "ads_impostor_dist" not in imported
+
+
+def test_a_distribution_named_like_this_package_is_listed_as_a_refused_conflict(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    env = first_on_path(aside["agentdescent-sampling"])
+    found = records(zoo, env=env)
+    claims = failures_of(found, "agentdescent-sampling")
+    assert sorted(r["names"][0] for r in claims) == ["round-robin", "takeover"]  # type: ignore[index]
+    assert {r["status"] for r in claims} == {"conflict"}
+    assert all("never imported" in str(r["error"]) for r in claims)
+    ours = [
+        r for r in found if r["kind"] == "sampler" and r["distribution"] == "agentdescent-sampling"
+    ]
+    assert {r["name"] for r in ours} == {"round-robin", "difficulty-weighted", "informative-band"}
+    assert {r["version"] for r in ours} == {VERSION}
+    assert error_of(zoo, "takeover", env=env)["type"] == "UnknownSamplerError"
+
+
+def test_only_does_not_let_a_distribution_named_like_this_package_through(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    env = {
+        **first_on_path(aside["agentdescent-sampling"]),
+        "AGENTDESCENT_SAMPLERS_ONLY": "ads-test-classform",
+    }
+    imported = zoo.json(
+        "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
+    )
+    assert imported == ["ads_classform"]
+
+
+def test_the_builtins_version_is_the_installed_version_of_this_package(zoo: Venv) -> None:
+    assert (
+        zoo.json(
+            "import importlib.metadata, json\n"
+            "print(json.dumps(importlib.metadata.version('agentdescent-sampling')))"
+        )
+        == VERSION
+    )
+
+
+# -- look-alike names -----------------------------------------------------------------
+
+
+def test_selecting_a_builtin_imports_no_plugin_even_beside_lookalike_entry_points(
+    zoo: Venv,
+) -> None:
+    made, imported = zoo.python(BUILTIN_MODULES + IMPORTED_PLUGINS).stdout.splitlines()
+    assert json.loads(made) == OURS
+    assert json.loads(imported) == []
+
+
+def test_builtins_stay_usable_under_strict_beside_broken_and_lookalike_plugins(zoo: Venv) -> None:
+    made = zoo.json(BUILTIN_MODULES, env={"AGENTDESCENT_SAMPLERS_STRICT": "1"})
+    assert made == OURS
+
+
+def test_entry_points_named_like_a_builtin_are_refused_unimported(zoo: Venv) -> None:
+    found = failures_of(records(zoo), "ads-test-lookalikes")
+    by_name = {r["names"][0]: r for r in found}  # type: ignore[index]
+    assert by_name["Round_Robin"]["status"] == "conflict"
+    assert by_name["Difficulty.Weighted"]["status"] == "conflict"
+    assert "never imported" in str(by_name["Round_Robin"]["error"])
+
+
+def test_non_ascii_lookalike_names_are_refused() -> None:
+    with pytest.raises(InvalidSamplerConfig, match="ASCII"):
+        Registry().get("round-rob\u0131n")
+
+
+def test_a_hook_registering_non_ascii_lookalikes_has_each_refused(zoo: Venv) -> None:
+    found = failures_of(records(zoo), "ads-test-lookalikes")
+    refused = [r for r in found if "ASCII" in str(r["error"])]
+    assert sorted(r["names"][0] for r in refused) == sorted(  # type: ignore[index]
+        ["round-rob\u0131n", "\u212aelvin-first", "ba\u017fic"]
+    )
+    names = {r["name"] for r in records(zoo) if r["kind"] == "sampler"}
+    assert not {name for name in names if not str(name).isascii()}
+
+
+def test_a_typo_imports_only_the_hook_form_plugins(zoo: Venv) -> None:
+    imported = zoo.json(
+        "from agentdescent_sampling import create\n"
+        "try:\n    create('survivr')\nexcept Exception:\n    pass\n" + IMPORTED_PLUGINS
+    )
+    assert imported
+    imported_by_hooks = {"ads_lookalike", "ads_impostor"}  # hook modules import these
+    assert set(imported) <= set(HOOK_MODULES) | imported_by_hooks
+    assert "ads_classform" not in imported
+    assert "ads_slow" not in imported
+
+
+# -- reserved names under DISABLE, ONLY and STRICT ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "disabled", ["difficulty-weighted", "DifficultyWeighted", "agentdescent-sampling"]
+)
+def test_a_disabled_builtin_name_stays_reserved(zoo: Venv, disabled: str) -> None:
+    env = {"AGENTDESCENT_SAMPLERS_DISABLE": disabled}
+    error = error_of(zoo, "difficulty-weighted", env=env)
+    assert error["type"] == "UnknownSamplerError"
+    assert "disabled" in error["message"]
+    assert "stays reserved" in error["message"]
+    impostor = failures_of(records(zoo, env=env), "ads-test-impostor")
+    assert {r["status"] for r in impostor} == {"conflict"}
+
+
+@pytest.mark.parametrize("only", [",", " , "])
+def test_an_only_list_with_no_names_loads_no_plugin(zoo: Venv, only: str) -> None:
+    env = {"AGENTDESCENT_SAMPLERS_ONLY": only}
+    imported = zoo.json(
+        "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
+    )
+    assert imported == []
+    names = {r["name"] for r in records(zoo, env=env) if r["kind"] == "sampler"}
+    assert names == {"round-robin", "difficulty-weighted", "informative-band"}
+
+
+def test_a_registry_with_an_empty_only_loads_no_plugin(zoo: Venv) -> None:
+    loaded, imported = zoo.python(
+        "import json\n"
+        "from agentdescent_sampling import Registry, SamplerInfo\n"
+        "records = Registry(only=[]).available()\n"
+        "print(json.dumps(sorted(r.name for r in records if isinstance(r, SamplerInfo))))\n"
+        + IMPORTED_PLUGINS
+    ).stdout.splitlines()
+    assert json.loads(loaded) == ["difficulty-weighted", "informative-band", "round-robin"]
+    assert json.loads(imported) == []
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "yes", "on"])
+def test_every_yes_spelling_of_strict_is_strict(zoo: Venv, value: str) -> None:
+    result = zoo.python(
+        "from agentdescent_sampling import available\navailable()\n",
+        env={"AGENTDESCENT_SAMPLERS_STRICT": value},
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "PluginLoadError" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["", "0", "false", "no", "off"])
+def test_every_no_spelling_of_strict_is_not_strict(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("AGENTDESCENT_SAMPLERS_STRICT", value)
+    assert Registry().policy.strict is False
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "strict"])
+def test_an_unknown_strict_value_is_refused_naming_the_spellings(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("AGENTDESCENT_SAMPLERS_STRICT", value)
+    with pytest.raises(InvalidSamplerConfig, match=f"STRICT='{value}'.*1, true, yes, on"):
+        Registry()
+
+
+# -- damaged metadata -----------------------------------------------------------------------
+
+
+def test_a_dist_info_without_metadata_is_refused_and_the_rest_still_load(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    env = first_on_path(aside["ads-test-no-metadata"])
+    found = records(zoo, env=env)
+    (refused,) = [
+        r for r in found if r["kind"] == "failure" and "no readable metadata" in str(r["error"])
+    ]
+    assert refused["status"] == "failed"
+    names = {r["name"] for r in found if r["kind"] == "sampler"}
+    assert {"round-robin", "fifo", "shuffled"} <= names
+    assert "no-meta" not in names
+    assert zoo.json(BUILTIN_MODULES, env=env) == OURS
+
+
+def test_a_malformed_entry_points_txt_spoils_only_its_own_distribution(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    env = first_on_path(aside["ads-test-bad-entry-points"])
+    found = records(zoo, env=env)
+    (refused,) = failures_of(found, "ads-test-bad-entry-points")
+    assert "entry_points.txt can't be parsed" in str(refused["error"])
+    names = {r["name"] for r in found if r["kind"] == "sampler"}
+    assert {"round-robin", "difficulty-weighted", "informative-band", "fifo", "shuffled"} <= names
+    assert zoo.json(BUILTIN_MODULES, env=env) == OURS
+
+
+def test_selecting_a_builtin_reads_no_installed_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    if sys.version_info >= (3, 12):
+        metadata = importlib.metadata
+    else:
+        import importlib_metadata as metadata
+
+    def unreadable() -> object:
+        raise OSError("metadata read")
+
+    monkeypatch.setattr(metadata, "distributions", unreadable)
+    registry = Registry()
+    assert registry.create("informative-band").name == "informative-band"
+    assert registry.failures() == []
+    registry.available()
+    assert "metadata read" in registry.failures()[0].message
