@@ -56,14 +56,17 @@ class _Shard(Generic[S]):
         self.keys = keys
         self.shared = shared
         ids, filed, ints = shared.ids, shared.filed, shared.ints
-        shared.grow_ints(len(filed) + len(keys))
+        shared.grow_ints(len(keys))
         position = array("i", [-1]) * (len(filed) + len(keys))
         self.heaps: dict[S, list[int]] = {}
         self.size = 0
         for index, key in enumerate(keys):
             number = ids.get(key)
             if number is None:
-                number = ids[key] = ints[len(filed)]
+                number = len(filed)
+                if number == len(ints):
+                    ints.append(number)
+                number = ids[key] = ints[number]
                 filed.append(signature(key))
             if position[number] < 0:  # later copies of a key can never win a tie
                 position[number] = index
