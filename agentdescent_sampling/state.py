@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import secrets
@@ -109,7 +110,7 @@ def is_real(value: object) -> TypeGuard[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
-        return abs(float(value)) < float("inf")  # NaN fails this too
+        return math.isfinite(float(value))
     except OverflowError:
         return False
 
@@ -188,7 +189,7 @@ def _strict_json(text: str) -> Any:
 
 def _remove_abandoned(target: Path) -> None:
     """Remove temporary files of ``target`` whose saving process no longer runs."""
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)-[0-9a-f]{{8}}\.tmp\Z")
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.([0-9]{{1,12}})-[0-9a-f]{{8}}\.tmp\Z")
     try:
         entries = list(os.scandir(target.parent))
     except OSError:
@@ -196,7 +197,9 @@ def _remove_abandoned(target: Path) -> None:
     for entry in entries:
         match = pattern.match(entry.name)
         if match and not _running(int(match[1])):
-            Path(entry.path).unlink(missing_ok=True)
+            # Best effort: whatever stops the removal, the save itself goes on.
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 def _running(pid: int) -> bool:
@@ -207,7 +210,7 @@ def _running(pid: int) -> bool:
         return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no process has that id
         return False
     except OSError:
         return True  # it exists, run by another user

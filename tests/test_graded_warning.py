@@ -53,7 +53,7 @@ def test_where_warnings_are_errors_the_warning_raises_before_the_score_is_counte
     sampler = factory()
     with warnings.catch_warnings():
         warnings.simplefilter("error", GradedScoreWarning)
-        with pytest.raises(GradedScoreWarning):
+        with pytest.raises(GradedScoreWarning, match="20 of 20 recorded scores"):
             record_many(sampler, lambda i: 0.7)
         counted = sampler.stats()  # type: ignore[attr-defined]
         assert sum(trials for _, trials in counted.values()) == 19  # the 20th raised

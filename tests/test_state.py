@@ -241,8 +241,14 @@ def test_a_save_leaves_the_temporaries_of_a_running_saver_and_of_other_files(
     unrelated = tmp_path / ".state.json.notes.tmp"  # not one of ours
     for leftover in (running, other, unrelated):
         leftover.write_text("")
+    impossible = tmp_path / ".state.json.999999999999-0123abcd.tmp"  # no process has this id
+    impossible.write_text("")
+    directory = tmp_path / ".state.json.999999999998-0123abcd.tmp"  # cannot be unlinked
+    directory.mkdir()
     save_state(create("round-robin"), path)  # type: ignore[arg-type]
-    assert sorted(_temporaries(tmp_path)) == sorted(p.name for p in (running, other, unrelated))
+    assert sorted(_temporaries(tmp_path)) == sorted(
+        p.name for p in (running, other, unrelated, directory)
+    )
 
 
 def test_a_state_file_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:

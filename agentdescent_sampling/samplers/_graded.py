@@ -43,7 +43,7 @@ class GradedScoreWatch:
         degenerate = passes == 0 and 2 * graded > records
         if degenerate and not self.warned and records >= _MIN_RECORDS:
             warnings.warn(
-                f"{self.sampler}: {self.graded} of {self.records} recorded scores lie strictly "
+                f"{self.sampler}: {graded} of {records} recorded scores lie strictly "
                 f"between 0 and pass_threshold={self.pass_threshold} and none reached it, so "
                 f"every task looks unsolved and the sampler cannot target. For a graded "
                 f"scorer lower pass_threshold and the engine's solved_threshold together, "
