@@ -117,7 +117,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     except (OSError, UnicodeDecodeError, ValueError) as error:
         # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert.
         raise InvalidSamplerConfig(
-            f"cannot read a sampler spec from {str(file)!r}: {short_repr(str(error), 300)}; "
+            f"cannot read a sampler spec from {str(file)!r}: {error}; "
             f"expected a TOML file (or a .json or .yaml file) with a [{key}] table"
         ) from error
     value: Any = document

@@ -163,7 +163,7 @@ def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
         document = load_document(source, _strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise StateError(
-            f"cannot read sampler state from {str(source)!r}: {short_repr(str(error), 300)}; "
+            f"cannot read sampler state from {str(source)!r}: {error}; "
             f"the file is missing, truncated or not JSON"
         ) from error
     if not isinstance(document, dict) or document.get("format") != FORMAT:
