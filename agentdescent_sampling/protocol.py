@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -13,6 +14,7 @@ __all__ = [
     "check_keys",
     "check_name",
     "check_score",
+    "check_task_id",
     "method_problem",
     "short_repr",
 ]
@@ -72,6 +74,20 @@ def check_keys(keys: object) -> Sequence[str]:
     return keys
 
 
+def check_task_id(task_id: object) -> str:
+    """Return ``task_id`` if it is a string, as every task id in a shard must be, else raise.
+
+    Raises:
+        TypeError: ``task_id`` is not a ``str``.
+    """
+    if not isinstance(task_id, str):
+        raise TypeError(
+            f"pick() expects the shard's task ids as strings, got {type(task_id).__name__} "
+            f"{short_repr(task_id)}; pass the tasks' ids, not the tasks"
+        )
+    return task_id
+
+
 def check_score(task_id: object, score: object) -> float:
     """Return ``score`` as a float if it is a valid reward for ``task_id``, else raise.
 
@@ -89,11 +105,15 @@ def check_score(task_id: object, score: object) -> float:
             f"record({short_repr(task_id)}, ...) expects the score as a number in [0, 1], got "
             f"{type(score).__name__} {short_repr(score)}; pass the reward the rollout achieved"
         )
-    value = float(score)
+    try:
+        value = float(score)
+    except OverflowError:  # an int too large for a float
+        value = math.inf
     if not 0.0 <= value <= 1.0:  # NaN fails this comparison too
         raise ValueError(
-            f"record({short_repr(task_id)}, {value!r}): the score must be a finite number in "
-            f"[0, 1]; normalise the reward (for example accuracy / 100) before recording it"
+            f"record({short_repr(task_id)}, {short_repr(score)}): the score must be a finite "
+            f"number in [0, 1]; normalise the reward (for example accuracy / 100) before "
+            f"recording it"
         )
     return value
 
@@ -147,6 +167,13 @@ def method_problem(sampler: object) -> str | None:
 
 
 def short_repr(value: object, limit: int = 80) -> str:
-    """``repr(value)``, cut to ``limit`` characters so a huge input can't flood a message."""
-    text = repr(value)
+    """``repr(value)``, cut to ``limit`` characters so a huge input can't flood a message.
+
+    A value whose ``repr`` fails (an int of over 4,300 digits, a list nested too deeply
+    to walk, a raising ``__repr__``) is shown by its type.
+    """
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001  # a message must not fail on the value it reports
+        text = f"<{type(value).__name__} that cannot be shown>"
     return text if len(text) <= limit else f"{text[: limit - 3]}..."

@@ -3,8 +3,8 @@
 Three forms are accepted: a name (``"difficulty-weighted"``), a name with
 parameters (``"difficulty-weighted:c=0.1,pass_threshold=0.8"``) and a mapping as
 read from TOML, JSON or YAML (``{"name": "difficulty-weighted", "c": 0.1}``, with
-an optional ``"provider"``). Parsing never imports anything: a spec is only a name
-that the registry resolves.
+an optional ``"provider"``; YAML files need the ``yaml`` extra). Parsing never
+imports anything: a spec is only a name that the registry resolves.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -20,12 +20,19 @@ from typing import Any
 
 import attrs
 
+from ._files import load_document
 from .errors import InvalidSamplerConfig
 from .protocol import check_name, short_repr
 
 __all__ = ["SamplerSpec", "SpecLike", "parse_spec", "spec_from_file"]
 
 _MAX_SPEC = 4096
+#: A sampler takes a handful of parameters; thousands would only cost time and flood messages.
+_MAX_PARAMS = 64
+#: A config file is a few kilobytes; this bound keeps a wrong path (a log, a disk image) cheap.
+_MAX_FILE_BYTES = 1 << 20
+#: How many of a mapping's keys an error message lists.
+_LISTED_KEYS = 20
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _PAIR = re.compile(
     r"""\s*(?P<key>[^=,]*?)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^,]*?)\s*(?:,|\Z)"""
@@ -97,32 +104,34 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
 
 
 def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> SamplerSpec:
-    """Read a spec stored under ``key`` in a TOML or JSON file.
+    """Read a spec stored under ``key`` in a TOML, JSON or YAML file.
 
-    ``key`` may be dotted (``"tool.agentdescent.task_sampler"``). The value under it
-    is a table (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string.
+    The format follows the suffix: ``.json``, ``.yaml`` or ``.yml`` (which need the
+    ``yaml`` extra, PyYAML), anything else TOML. ``key`` may be dotted
+    (``"tool.agentdescent.task_sampler"``). The value under it is a table
+    (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string.
 
     Raises:
-        InvalidSamplerConfig: the file can't be read or parsed, the key is missing,
-            or the spec under it is malformed.
+        InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
+            is over 1 MiB or nested over 32 levels deep, the key is missing, or the
+            spec under it is malformed.
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-        document = json.loads(text) if file.suffix == ".json" else _toml(text)
+        document = load_document(file, _parser(file), _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        # ValueError covers both JSONDecodeError and TOMLDecodeError.
+        # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert.
         raise InvalidSamplerConfig(
-            f"cannot read a sampler spec from {str(file)!r}: {error}; expected a TOML file "
-            f"(or a .json file) with a [{key}] table"
+            f"cannot read a sampler spec from {str(file)!r}: {error}; "
+            f"expected a TOML file (or a .json or .yaml file) with a [{key}] table"
         ) from error
     value: Any = document
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            found = sorted(value) if isinstance(value, Mapping) else []
+            found = _listed(value) if isinstance(value, Mapping) else "none"
             raise InvalidSamplerConfig(
                 f"{str(file)!r} has no {key!r} entry (missing {part!r}; found keys: "
-                f"{', '.join(map(repr, found)) or 'none'}); add a [{key}] table with "
+                f"{found}); add a [{key}] table with "
                 f'name = "round-robin" or pass key= to read another one'
             )
         value = value[part]
@@ -130,6 +139,51 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         return parse_spec(value)
     except InvalidSamplerConfig as error:
         raise InvalidSamplerConfig(f"in {str(file)!r} under {key!r}: {error}") from None
+
+
+def _parser(file: Path) -> Callable[[str], Any]:
+    suffix = file.suffix.lower()
+    if suffix == ".json":
+        return json.loads
+    if suffix in (".yaml", ".yml"):
+        return _yaml_parser(file)
+    return _toml
+
+
+def _yaml_parser(file: Path) -> Callable[[str], Any]:
+    try:
+        import yaml  # the optional 'yaml' extra
+    except ImportError:
+        raise InvalidSamplerConfig(
+            f"{str(file)!r} is a YAML file, and reading YAML needs PyYAML: install it with "
+            f"pip install 'agentdescent-sampling[yaml]' (or pip install pyyaml), or write "
+            f"the config as TOML or JSON"
+        ) from None
+
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
+        """The safe loader (plain data only), refusing aliases: a config needs none, and
+        a few nested aliases can expand to billions of nodes."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise ValueError("YAML aliases (*name) are not supported in a sampler config")
+            return super().compose_node(parent, index)
+
+    def parse(text: str) -> Any:
+        try:
+            return yaml.load(text, Loader=Loader)  # Loader is a SafeLoader: plain data only
+        except yaml.YAMLError as error:
+            raise ValueError(str(error)) from None
+
+    return parse
+
+
+def _listed(mapping: Mapping[Any, Any]) -> str:
+    """Up to 20 of ``mapping``'s keys, sorted, for an error message."""
+    keys = sorted(map(str, list(mapping)[: 10 * _LISTED_KEYS]))[:_LISTED_KEYS]
+    shown = ", ".join(short_repr(key, 40) for key in keys) or "none"
+    more = len(mapping) - len(keys)
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _parse_string(text: str) -> SamplerSpec:
@@ -161,7 +215,7 @@ def _parse_string(text: str) -> SamplerSpec:
 def _parse_mapping(mapping: Mapping[Any, Any]) -> SamplerSpec:
     if "name" not in mapping:
         raise InvalidSamplerConfig(
-            f"a sampler table needs a 'name' key, got keys {sorted(map(str, mapping))}; "
+            f"a sampler table needs a 'name' key, got keys {_listed(mapping)}; "
             f"for example {{'name': 'difficulty-weighted', 'c': 0.1}}"
         )
     params = {key: value for key, value in mapping.items() if key not in _RESERVED}
@@ -180,6 +234,12 @@ def _check_name(name: Any) -> None:
 
 def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
     _check_name(name)
+    if len(params) > _MAX_PARAMS:
+        raise InvalidSamplerConfig(
+            f"sampler {name!r} is given {len(params):,} parameters, over the limit of "
+            f"{_MAX_PARAMS}; a sampler takes a few (run 'agentdescent-sampling show {name}' "
+            f"to see them), so check that the table holds only the sampler's settings"
+        )
     for key in params:
         if not isinstance(key, str) or not _IDENT.match(key):
             raise InvalidSamplerConfig(
@@ -217,4 +277,4 @@ def _format_value(value: Any) -> str:
         return "none"
     if isinstance(value, bool):
         return str(value).lower()
-    return repr(value)
+    return short_repr(value, _MAX_SPEC)

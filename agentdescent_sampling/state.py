@@ -5,19 +5,25 @@ sampler's name and a format version) and ``load_state_dict(state)``, which check
 the whole state before changing anything. :func:`save_state` writes atomically: a
 temporary file in the same directory, flushed to disk, then renamed over the target,
 so a crash or a full disk never leaves a half-written file or loses the last good one.
+A temporary file left by a process killed mid-save carries that process's id, and the
+next save of the same file removes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-import tempfile
+import re
+import secrets
+import stat
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
+from ._files import load_document
 from .errors import SamplerError
 from .protocol import short_repr
 
@@ -36,6 +42,12 @@ __all__ = [
 
 #: Marks a file as sampler state; checked on load.
 FORMAT = "agentdescent-sampling/state"
+
+#: Counts above this are refused on load: no run makes 2**63 rollouts, and larger ints
+#: overflow the floats a pick computes with.
+_MAX_COUNT = 2**63 - 1
+#: A state file of a million tasks is a few hundred megabytes; larger is not one.
+_MAX_FILE_BYTES = 1 << 30
 
 
 class StateError(SamplerError, ValueError):
@@ -88,17 +100,29 @@ def check_state(
 
 
 def is_count(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a whole number >= 0 (not a bool), as state counts must be."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """Whether ``value`` is a whole number in [0, 2**63) (not a bool), as state counts must be."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT
 
 
 def is_real(value: object) -> TypeGuard[float]:
-    """Whether ``value`` is a finite number (not a bool), as state measurements must be."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """Whether ``value`` is a finite number (not a bool), as state measurements must be.
+
+    An int too large for a float (``10**400``) is not: it would overflow in arithmetic.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     """Write ``sampler.state_dict()`` to ``path`` atomically.
+
+    A symlink at ``path`` is kept: its target is written. An existing file keeps its
+    permissions; a new one gets the usual ones (0666 less the umask). Temporary files
+    that earlier saves of ``path`` left behind when killed are removed.
 
     Raises:
         StateError: the directory is missing or not writable; any existing file at
@@ -110,25 +134,34 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
 def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
     """Write ``document`` as JSON to ``path`` atomically: a flushed temporary file, renamed.
 
+    Keeps a symlink at ``path``, an existing file's permissions, and removes the temporary
+    files of killed earlier saves, as :func:`save_state` describes.
+
     Raises:
         StateError: the directory is missing or not writable, or ``document`` is not
             JSON; any existing file at ``path`` is left as it was.
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))
+    _remove_abandoned(target)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        # O_EXCL: never write through a file someone else placed there; the mode 0o666 is
+        # reduced by the umask, as for any new file.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as error:
-        raise StateError(f"cannot write sampler state to {str(target)!r}: {error}") from error
+        raise StateError(f"cannot write sampler state to {str(path)!r}: {error}") from error
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             json.dump(document, handle, allow_nan=False)
             handle.flush()
             os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):  # a new file keeps the umask's mode
+            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(temporary, target)
     except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         if isinstance(error, (OSError, ValueError)):
-            raise StateError(f"cannot write sampler state to {str(target)!r}: {error}") from error
+            raise StateError(f"cannot write sampler state to {str(path)!r}: {error}") from error
         raise
 
 
@@ -136,8 +169,8 @@ def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     """Read a file written by :func:`save_state` into ``sampler``.
 
     Raises:
-        StateError: the file is missing, truncated, corrupt, of another version or
-            of another sampler; ``sampler`` is left unchanged.
+        StateError: the file is missing, truncated, corrupt, not a regular file, over
+            1 GiB, of another version or of another sampler; ``sampler`` is left unchanged.
     """
     document = read_state_file(path)
     state: Any = document.get("state")
@@ -151,15 +184,16 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
     """Read the JSON document of a state file and check its format marker.
 
     Raises:
-        StateError: the file is missing, truncated, not JSON or has no format marker.
+        StateError: the file is missing, truncated, not JSON, not a regular file, over
+            1 GiB, or has no format marker.
     """
     source = Path(path)
     try:
-        document = json.loads(source.read_text(encoding="utf-8"))
+        document = load_document(source, _strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise StateError(
-            f"cannot read sampler state from {str(source)!r}: {error}; the file is missing, "
-            f"truncated or not JSON"
+            f"cannot read sampler state from {str(source)!r}: {error}; "
+            f"the file is missing, truncated or not JSON"
         ) from error
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise StateError(
@@ -167,3 +201,42 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             f"'format': {FORMAT!r} marker)"
         )
     return document
+
+
+def _strict_json(text: str) -> Any:
+    """JSON as :func:`save_state` writes it: ``NaN`` and ``Infinity`` are not numbers."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not a JSON number")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _remove_abandoned(target: Path) -> None:
+    """Remove temporary files of ``target`` whose saving process no longer runs."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.([0-9]{{1,12}})-[0-9a-f]{{8}}\.tmp\Z")
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return  # the save itself reports an unusable directory
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if match and not _running(int(match[1])):
+            # Best effort: whatever stops the removal, the save itself goes on.
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` may still be saving; when unsure, yes."""
+    if pid == os.getpid() or os.name != "posix":
+        # Another thread of ours may be mid-save; and on Windows os.kill(pid, 0)
+        # would send Ctrl-C instead of probing.
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # OverflowError: no process has that id
+        return False
+    except OSError:
+        return True  # it exists, run by another user
+    return True

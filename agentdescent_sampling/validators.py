@@ -1,14 +1,20 @@
-"""attrs validators for sampler parameters, shared by the built-ins and open to plugins."""
+"""attrs validators for sampler parameters, shared by the built-ins and open to plugins.
+
+Each error names the class, the parameter and the value, says what was expected and,
+given a ``hint``, what to try: ``DifficultyWeighted(c=inf): expected a finite number in
+[0, 1e+06]; try 0.2``.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
 
 from .protocol import short_repr
 
-__all__ = ["number_in"]
+__all__ = ["boolean", "number_in", "whole_number_in"]
 
 
 def number_in(
@@ -18,37 +24,91 @@ def number_in(
     low_open: bool = False,
     hint: str = "",
 ) -> Any:
-    """An attrs validator: the value is a real number inside the given bounds.
+    """An attrs validator: the value is a finite real number inside the given bounds.
 
     Args:
         low: smallest allowed value, or ``None`` for no lower bound.
         high: largest allowed value (inclusive), or ``None`` for no upper bound.
         low_open: exclude ``low`` itself (``0 < x`` rather than ``0 <= x``).
-        hint: what to try instead, appended to the error message.
+        hint: what to try instead, appended to the error message (``"; try 0.2"``).
 
     The validator raises ``TypeError`` for a non-number (``bool`` included) and
-    ``ValueError`` for a number out of range (NaN included); both messages name
-    the class, the parameter, the value and the expected range.
+    ``ValueError`` for a number out of range, NaN, an infinity, or an int too large
+    to be a float (a 400-digit ``c`` would overflow at the first pick).
     """
-    expected = _describe(low, high, low_open)
+    expected = f"a finite number{_describe(low, high, low_open)}"
 
     def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{where}: expected a number {expected}, got {type(value).__name__}")
-        below = low is not None and (value <= low if low_open else value < low)
-        above = high is not None and value > high
-        if below or above or value != value:  # value != value: NaN
-            raise ValueError(f"{where}: expected a number {expected}{hint}")
+            raise TypeError(_message(instance, attribute, value, expected, hint, typed=True))
+        try:
+            real = float(value)
+        except OverflowError:
+            real = math.inf
+        below = low is not None and (real <= low if low_open else real < low)
+        above = high is not None and real > high
+        if below or above or not math.isfinite(real):
+            raise ValueError(_message(instance, attribute, value, expected, hint))
 
     return validate
 
 
+def whole_number_in(low: int, high: int, *, hint: str = "") -> Any:
+    """An attrs validator: the value is an ``int`` (not a ``bool``) in ``[low, high]``.
+
+    Args:
+        low: smallest allowed value.
+        high: largest allowed value.
+        hint: what to try instead, appended to the error message.
+
+    The validator raises ``TypeError`` for a non-int and ``ValueError`` for an int
+    out of range.
+    """
+    expected = f"a whole number in [{low:,}, {high:,}]"
+
+    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(_message(instance, attribute, value, expected, hint, typed=True))
+        if not low <= value <= high:
+            raise ValueError(_message(instance, attribute, value, expected, hint))
+
+    return validate
+
+
+def boolean(hint: str = "") -> Any:
+    """An attrs validator: the value is ``True`` or ``False`` (not 1, 0 or ``"true"``).
+
+    Args:
+        hint: what to try instead, appended to the error message.
+
+    The validator raises ``TypeError`` for anything else.
+    """
+
+    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(_message(instance, attribute, value, "true or false", hint, True))
+
+    return validate
+
+
+def _message(
+    instance: object,
+    attribute: attrs.Attribute[Any],
+    value: object,
+    expected: str,
+    hint: str,
+    typed: bool = False,
+) -> str:
+    where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
+    got = f", got {type(value).__name__}" if typed else ""
+    return f"{where}: expected {expected}{got}{hint}"
+
+
 def _describe(low: float | None, high: float | None, low_open: bool) -> str:
     if low is not None and high is not None:
-        return f"in {'(' if low_open else '['}{low:g}, {high:g}]"
+        return f" in {'(' if low_open else '['}{low:g}, {high:g}]"
     if low is not None:
-        return f"{'>' if low_open else '>='} {low:g}"
+        return f" {'>' if low_open else '>='} {low:g}"
     if high is not None:
-        return f"<= {high:g}"
-    return "(any finite value)"
+        return f" <= {high:g}"
+    return ""

@@ -74,7 +74,9 @@ def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> No
 
 
 def test_a_bad_parameter_value_is_an_invalid_config_chained_to_the_validator() -> None:
-    with pytest.raises(InvalidSamplerConfig, match=r"c=-1\): expected a number >= 0") as caught:
+    with pytest.raises(
+        InvalidSamplerConfig, match=r"c=-1\): expected a finite number in \[0, 1e\+06\]; try 0.2"
+    ) as caught:
         create({"name": "difficulty-weighted", "c": -1})
     assert isinstance(caught.value.__cause__, ValueError)
 

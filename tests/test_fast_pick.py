@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,8 +51,6 @@ def test_grouped_picks_equal_the_reference_loop(
 
 
 def test_large_shards_with_many_records_stay_exact() -> None:
-    import random
-
     rng = random.Random(5)
     keys = [f"k{i}" for i in range(2000)]
     fast = DifficultyWeighted()
@@ -61,3 +62,27 @@ def test_large_shards_with_many_records_stay_exact() -> None:
         score = float(rng.random() < truth[picked])
         reference.record(picked, score)
         fast.record(picked, score)
+
+
+@pytest.mark.parametrize("spread", [False, True])
+def test_picks_stay_exact_while_shards_of_new_keys_push_old_ones_out_of_the_cache(
+    spread: bool,
+) -> None:
+    rng = random.Random(7)
+    universe = [f"k{i}" for i in range(20_000)]
+    fast = DifficultyWeighted(spread_in_flight=spread)
+    reference = ReferenceDifficultyWeighted(spread_in_flight=spread)
+    known = []
+    for round_index in range(60):
+        shard = rng.sample(universe, 200)
+        for _ in range(5):
+            picked = reference.pick(shard, round_index)
+            assert fast.pick(shard, round_index) == picked
+            score = float(rng.random() < 0.5)
+            reference.record(picked, score)
+            fast.record(picked, score)
+        known.append(len(fast._index._shared.ids))  # the keys the index remembers
+    # Shards pushed out of the cache were forgotten: the index holds about the eight
+    # cached shards' keys, not every key seen (60 shards of 200 would be ~10,000).
+    assert max(known) < 5_000
+    assert fast.stats() == reference.stats

@@ -50,3 +50,23 @@ def test_binary_scores_matching_thresholds_and_graded_mode_do_not_warn(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         record_many(sampler, score)
+
+
+@pytest.mark.parametrize("factory", THRESHOLD_SAMPLERS)
+def test_where_warnings_are_errors_the_warning_raises_before_the_score_is_counted(
+    factory: Callable[..., object],
+) -> None:
+    sampler = factory()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GradedScoreWarning)
+        with pytest.raises(GradedScoreWarning, match="20 of 20 recorded scores"):
+            record_many(sampler, lambda i: 0.7)
+        counted = sampler.stats()  # type: ignore[attr-defined]
+        assert sum(trials for _, trials in counted.values()) == 19  # the 20th raised
+        state = sampler.state_dict()  # type: ignore[attr-defined]
+        with pytest.raises(GradedScoreWarning):
+            sampler.record("t0", 0.7)  # type: ignore[attr-defined]  # a retry
+        assert sampler.state_dict() == state  # type: ignore[attr-defined]
+    with pytest.warns(GradedScoreWarning):
+        sampler.record("t0", 0.7)  # type: ignore[attr-defined]  # where warnings only warn
+    assert sum(trials for _, trials in sampler.stats().values()) == 20  # type: ignore[attr-defined]

@@ -34,7 +34,7 @@ operations = st.lists(
     max_size=80,
 )
 invalid_scores = st.one_of(
-    st.sampled_from([math.nan, math.inf, -math.inf, None, "0.5", b"1", True, [0.5]]),
+    st.sampled_from([math.nan, math.inf, -math.inf, None, "0.5", b"1", True, [0.5], 10**400]),
     st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False),
     st.floats(min_value=1.0000001, allow_nan=False, allow_infinity=False),
 )
@@ -111,3 +111,40 @@ def test_invalid_shards_raise_and_change_nothing(
     with pytest.raises(expected):
         sampler.pick(keys, 0)
     assert sampler.state_dict() == before
+
+
+#: Shards a pick must refuse: the first key is not a string (unhashable or not), so even
+#: round-robin, which looks at one key, sees it.
+unpickable_shards = st.sampled_from(
+    [[["task-0"]], [{"a": 1}, "task-1"], [{"task-2"}], [1, "task-0"], (None,), [b"task-0"]]
+)
+EVERY_VARIANT = [
+    *BUILT_INS,
+    "round-robin:spread_in_flight=true",
+    "difficulty-weighted:spread_in_flight=true",
+]
+
+
+@pytest.mark.parametrize("spec", EVERY_VARIANT)
+@settings(max_examples=60, deadline=None)
+@given(before=operations, keys=unpickable_shards, after=operations)
+def test_a_pick_that_raises_changes_nothing(
+    spec: str, before: list[tuple[Any, ...]], keys: list[Any], after: list[tuple[Any, ...]]
+) -> None:
+    sampler, twin = create(spec), create(spec)
+    replay(sampler, before)
+    replay(twin, before)
+    with pytest.raises(TypeError, match="task ids as strings"):
+        sampler.pick(keys, 0)
+    # The pick counter; round-robin's is not in its state_dict().
+    assert getattr(sampler, "_picks", None) == getattr(twin, "_picks", None)
+    assert sampler.state_dict() == twin.state_dict()  # type: ignore[attr-defined]
+    assert replay(sampler, after) == replay(twin, after)
+
+
+@pytest.mark.parametrize("name", ["difficulty-weighted", "informative-band"])
+def test_a_key_that_is_not_a_string_anywhere_in_the_shard_is_refused(name: str) -> None:
+    sampler = create(name)
+    with pytest.raises(TypeError, match=r"got list \['b'\]"):
+        sampler.pick(["a", ["b"], "c"], 0)
+    assert sampler.pick(["a", "b", "c"], 0) == "a"

@@ -1,4 +1,5 @@
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,43 @@ def test_a_bad_spec_in_a_file_names_the_file(tmp_path: Path) -> None:
 def test_any_spec_round_trips_through_its_string_form(params: dict[str, object]) -> None:
     spec = SamplerSpec("some-sampler", params)
     assert parse_spec(str(spec)) == spec
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".yml"])
+def test_a_yaml_file_is_read_with_the_yaml_extra(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"run{suffix}"
+    path.write_text("task_sampler:\n  name: difficulty-weighted\n  c: 0.1\n  provider: d\n")
+    assert spec_from_file(path) == SamplerSpec("difficulty-weighted", {"c": 0.1}, "d")
+
+
+def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml now raises ImportError
+    path = tmp_path / "run.yaml"
+    path.write_text("task_sampler:\n  name: round-robin\n")
+    with pytest.raises(InvalidSamplerConfig, match=r"agentdescent-sampling\[yaml\]"):
+        spec_from_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        pytest.param(
+            "task_sampler: !!python/object/apply:os.system ['echo owned']",
+            "could not determine a constructor",
+            id="python tag",
+        ),
+        pytest.param(
+            "a: &a [1]\ntask_sampler:\n  name: round-robin\n  x: *a\n",
+            "aliases",
+            id="alias",
+        ),
+        pytest.param("task_sampler: [\n", "while parsing", id="malformed"),
+    ],
+)
+def test_yaml_is_read_safely_plain_data_only(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig, match=fragment):
+        spec_from_file(path)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import random
+import signal
+import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -136,3 +141,119 @@ def test_saving_over_a_directory_raises_state_error_and_removes_the_temporary(
     with pytest.raises(StateError, match="cannot write"):
         save_state(create("round-robin"), tmp_path / "taken")  # type: ignore[arg-type]
     assert os.listdir(tmp_path) == ["taken"]
+
+
+def test_saving_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "runs" / "state.json"
+    real.parent.mkdir()
+    real.write_text("{}")
+    link = tmp_path / "current.json"
+    link.symlink_to(real)
+    sampler = create("difficulty-weighted")
+    sampler.record("a", 1.0)
+    save_state(sampler, link)  # type: ignore[arg-type]
+    assert link.is_symlink()
+    assert os.readlink(link) == str(real)
+    resumed = create("difficulty-weighted")
+    load_state(resumed, real)  # type: ignore[arg-type]
+    assert resumed.stats() == {"a": (1, 1)}  # type: ignore[attr-defined]
+    assert sorted(os.listdir(tmp_path)) == ["current.json", "runs"]
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600, 0o664])
+def test_saving_over_a_file_keeps_its_permissions(tmp_path: Path, mode: int) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("{}")
+    path.chmod(mode)
+    save_state(create("round-robin"), path)  # type: ignore[arg-type]
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_a_new_state_file_gets_the_umask_default_mode(tmp_path: Path, umask: int) -> None:
+    previous = os.umask(umask)
+    try:
+        save_state(create("round-robin"), tmp_path / "state.json")  # type: ignore[arg-type]
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "state.json").stat().st_mode) == 0o666 & ~umask
+
+
+STALLED_SAVE = """
+import os, sys, time
+from agentdescent_sampling import create, save_state
+
+def stall(descriptor):
+    print("writing", flush=True)
+    time.sleep(120)
+
+os.fsync = stall  # the save stops mid-write, its temporary file on disk
+sampler = create("difficulty-weighted")
+sampler.record("a", 1.0)
+save_state(sampler, sys.argv[1])
+"""
+
+
+def _kill_mid_save(path: Path) -> None:
+    """Start a real process saving to ``path``, and kill -9 it in the middle of the write."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", STALLED_SAVE, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "writing\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+
+
+def _temporaries(directory: Path) -> list[str]:
+    return [name for name in os.listdir(directory) if name.endswith(".tmp")]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs kill -9")
+def test_the_next_save_removes_the_temporaries_of_saves_killed_mid_write(
+    tmp_path: Path,
+) -> None:
+    path = good_state_file(tmp_path)
+    good = path.read_text()
+    for _ in range(3):
+        _kill_mid_save(path)
+        # Each kill leaves its temporary file; each save, killed or not, first removes
+        # those of dead savers, so they never pile up.
+        assert len(_temporaries(tmp_path)) == 1
+        assert path.read_text() == good  # and the last good state
+    sampler = create("difficulty-weighted")
+    sampler.record("b", 0.0)
+    save_state(sampler, path)  # type: ignore[arg-type]
+    assert _temporaries(tmp_path) == []
+    resumed = create("difficulty-weighted")
+    load_state(resumed, path)  # type: ignore[arg-type]
+    assert resumed.stats() == {"b": (0, 1)}  # type: ignore[attr-defined]
+
+
+def test_a_save_leaves_the_temporaries_of_a_running_saver_and_of_other_files(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.json"
+    running = tmp_path / f".state.json.{os.getppid()}-0123abcd.tmp"  # our parent runs
+    other = tmp_path / f".other.json.{2**22 + 12345}-0123abcd.tmp"  # another file's
+    unrelated = tmp_path / ".state.json.notes.tmp"  # not one of ours
+    for leftover in (running, other, unrelated):
+        leftover.write_text("")
+    impossible = tmp_path / ".state.json.999999999999-0123abcd.tmp"  # no process has this id
+    impossible.write_text("")
+    directory = tmp_path / ".state.json.999999999998-0123abcd.tmp"  # cannot be unlinked
+    directory.mkdir()
+    save_state(create("round-robin"), path)  # type: ignore[arg-type]
+    assert sorted(_temporaries(tmp_path)) == sorted(
+        p.name for p in (running, other, unrelated, directory)
+    )
+
+
+def test_a_state_file_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = good_state_file(tmp_path)
+    path.write_bytes(codecs.BOM_UTF8 + path.read_bytes())
+    sampler = create("difficulty-weighted")
+    load_state(sampler, path)  # type: ignore[arg-type]
+    assert sampler.stats()  # type: ignore[attr-defined]

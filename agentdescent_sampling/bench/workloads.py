@@ -273,8 +273,9 @@ def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
         where = f"{file.name} line {number}"
         try:
             entry = json.loads(line)
-        except ValueError as error:
-            raise BenchError(f"{where} is not JSON ({error}); expected {example}") from None
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deeply
+            reason = error if isinstance(error, ValueError) else "nested too deeply"
+            raise BenchError(f"{where} is not JSON ({reason}); expected {example}") from None
         if not isinstance(entry, dict):
             raise BenchError(
                 f"{where} is {short_repr(entry)}, not a JSON object; expected {example}"

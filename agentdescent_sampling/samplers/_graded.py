@@ -32,15 +32,18 @@ class GradedScoreWatch:
     warned: bool = False
 
     def observe(self, score: float) -> None:
-        """Count one recorded score; warn if the run now looks degenerate."""
-        self.records += 1
-        self.passes += score >= self.pass_threshold
-        self.graded += 0.0 < score < self.pass_threshold
-        degenerate = self.passes == 0 and 2 * self.graded > self.records
-        if degenerate and not self.warned and self.records >= _MIN_RECORDS:
-            self.warned = True
+        """Count one recorded score; warn if the run now looks degenerate.
+
+        The warning comes before anything is counted: where warnings are errors
+        (``-W error``) the call raises and changes nothing, so a retry counts once.
+        """
+        records = self.records + 1
+        passes = self.passes + (score >= self.pass_threshold)
+        graded = self.graded + (0.0 < score < self.pass_threshold)
+        degenerate = passes == 0 and 2 * graded > records
+        if degenerate and not self.warned and records >= _MIN_RECORDS:
             warnings.warn(
-                f"{self.sampler}: {self.graded} of {self.records} recorded scores lie strictly "
+                f"{self.sampler}: {graded} of {records} recorded scores lie strictly "
                 f"between 0 and pass_threshold={self.pass_threshold} and none reached it, so "
                 f"every task looks unsolved and the sampler cannot target. For a graded "
                 f"scorer lower pass_threshold and the engine's solved_threshold together, "
@@ -48,3 +51,5 @@ class GradedScoreWatch:
                 GradedScoreWarning,
                 stacklevel=4,
             )
+            self.warned = True
+        self.records, self.passes, self.graded = records, passes, graded

@@ -10,13 +10,22 @@ once. A shard is recognised by comparing it with a cached copy, which runs in C.
 It returns exactly what the straightforward loop returns, ties included::
 
     best = max(keys, key=lambda k: score(signature(k)))   # max keeps the first of equals
+
+Memory is what bounds the shard sizes this serves, so what all cached shards have in
+common is stored once: each key's id and the signature it is filed under, and the int
+objects that stand for positions. A shard of a million keys then costs about 22 bytes
+a key (its copy of the keys, a 4-byte position per key id and its heaps), where a dict
+per shard would cost over a hundred.
 """
 
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Generic, TypeVar
+
+from ..protocol import check_task_id
 
 __all__ = ["ShardIndex"]
 
@@ -25,49 +34,80 @@ S = TypeVar("S", bound=Hashable)
 _CACHED_SHARDS = 8  # workers rotate through a few shards; keep an index for each
 
 
+class _Keys(Generic[S]):
+    """What the cached shards share: key -> id, id -> filed signature, and small ints."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.filed: list[S] = []
+        # Positions and ids above 256 are separate int objects of 28 bytes each; taking
+        # them all from this one list stores each number once, however many heaps hold it.
+        self.ints: list[int] = []
+
+    def grow_ints(self, size: int) -> None:
+        if len(self.ints) < size:
+            self.ints.extend(range(len(self.ints), size))
+
+
 class _Shard(Generic[S]):
-    """The groups of one shard: signature -> heap of positions, lazily cleaned."""
+    """One shard: its keys, each key id's first position in it, and its groups' heaps."""
 
-    def __init__(self, keys: list[str], signature: Callable[[str], S]) -> None:
+    def __init__(self, keys: list[str], shared: _Keys[S], signature: Callable[[str], S]) -> None:
         self.keys = keys
-        self.position: dict[str, int] = {}
-        for index, key in enumerate(keys):
-            self.position.setdefault(key, index)
-        self.signature_at: dict[int, S] = {}
+        self.shared = shared
+        ids, filed, ints = shared.ids, shared.filed, shared.ints
+        shared.grow_ints(len(keys))
+        position = array("i", [-1]) * (len(filed) + len(keys))
         self.heaps: dict[S, list[int]] = {}
-        self.entries = 0
-        for key, index in self.position.items():
-            self._place(index, signature(key))
+        self.size = 0
+        for index, key in enumerate(keys):
+            number = ids.get(key)
+            if number is None:
+                number = len(filed)
+                if number == len(ints):
+                    ints.append(number)
+                number = ids[key] = ints[number]
+                filed.append(signature(key))
+            if position[number] < 0:  # later copies of a key can never win a tie
+                position[number] = index
+                self.heaps.setdefault(filed[number], []).append(ints[index])
+                self.size += 1
+        del position[len(filed) :]
+        self.position = position
+        # Positions were appended in increasing order, so every list is already a heap.
+        self.entries = self.size
 
-    def _place(self, index: int, signature: S) -> None:
-        self.signature_at[index] = signature
-        heapq.heappush(self.heaps.setdefault(signature, []), index)
-        self.entries += 1
+    def at(self, number: int) -> int:
+        """The first position of key id ``number`` in this shard, or -1."""
+        return self.position[number] if number < len(self.position) else -1
 
-    def moved(self, key: str, signature: S) -> None:
-        index = self.position.get(key)
-        if index is not None and self.signature_at[index] != signature:
-            self._place(index, signature)
-            if self.entries > 2 * len(self.position) + 64:
+    def moved(self, number: int, signature: S) -> None:
+        index = self.at(number)
+        if index >= 0:
+            heapq.heappush(self.heaps.setdefault(signature, []), self.shared.ints[index])
+            self.entries += 1
+            if self.entries > self.size + self.size // 4 + 64:
                 self._compact()
 
     def _compact(self) -> None:
         """Drop the stale heap entries that moves leave behind, so memory stays O(keys)."""
+        ids, filed, ints = self.shared.ids, self.shared.filed, self.shared.ints
         self.heaps = {}
-        for index, signature in self.signature_at.items():
-            self.heaps.setdefault(signature, []).append(index)
-        for heap in self.heaps.values():
-            heapq.heapify(heap)
-        self.entries = len(self.signature_at)
+        for index, key in enumerate(self.keys):
+            number = ids[key]
+            if self.position[number] == index:
+                self.heaps.setdefault(filed[number], []).append(ints[index])
+        self.entries = self.size
 
     def first(self, signature: S, skip: Collection[int]) -> int | None:
         """The smallest current position in the group, not in ``skip``."""
+        ids, filed = self.shared.ids, self.shared.filed
         heap = self.heaps[signature]
         held = []
         found = None
         while heap:
             index = heap[0]
-            if self.signature_at[index] != signature:
+            if filed[ids[self.keys[index]]] != signature:
                 heapq.heappop(heap)  # stale: the key moved to another group
             elif index in skip:
                 held.append(heapq.heappop(heap))
@@ -93,39 +133,15 @@ class ShardIndex(Generic[S]):
 
     def __init__(self, signature: Callable[[str], S]) -> None:
         self._signature = signature
+        self._shared: _Keys[S] = _Keys()
         self._shards: list[_Shard[S]] = []  # most recently used first
 
-    def pick(
-        self,
-        keys: Sequence[str],
-        score: Callable[[S], float],
-        exclude: Collection[str] = (),
-    ) -> str:
-        """Return the earliest key of the best-scoring group, skipping ``exclude``.
+    def shard(self, keys: Sequence[str]) -> _Shard[S]:
+        """The index of shard ``keys``, built on first sight; keep it for :meth:`pick`.
 
-        If every key is excluded, the exclusion is ignored.
+        Raises:
+            TypeError: a key is not a string; nothing has changed then.
         """
-        shard = self._shard(keys)
-        skip = {shard.position[key] for key in exclude if key in shard.position}
-        best: tuple[float, int] | None = None
-        for signature in list(shard.heaps):
-            index = shard.first(signature, skip)
-            if index is None:
-                continue
-            candidate = (score(signature), -index)
-            if best is None or candidate > best:
-                best = candidate
-        if best is None:
-            return self.pick(keys, score)
-        return shard.keys[-best[1]]
-
-    def moved(self, key: str) -> None:
-        """Re-file ``key`` in every cached shard after its signature changed."""
-        signature = self._signature(key)
-        for shard in self._shards:
-            shard.moved(key, signature)
-
-    def _shard(self, keys: Sequence[str]) -> _Shard[S]:
         # Comparing lists runs in C and stops at the first difference; when the engine
         # passes the same ids again it is mostly pointer comparisons. No hashing of the
         # whole shard, which would cost as much as a comparison on every pick.
@@ -135,7 +151,70 @@ class ShardIndex(Generic[S]):
                 if position:
                     self._shards.insert(0, self._shards.pop(position))
                 return shard
-        shard = _Shard(list(probe), self._signature)
+        # Checked before anything is stored: a shard with a non-string id leaves no trace.
+        if set(map(type, probe)) != {str}:
+            for key in probe:
+                check_task_id(key)
+        shard = _Shard(list(probe), self._shared, self._signature)
         self._shards.insert(0, shard)
-        del self._shards[_CACHED_SHARDS:]
+        if len(self._shards) > _CACHED_SHARDS:
+            del self._shards[_CACHED_SHARDS:]
+            self._forget_unused_keys()
         return shard
+
+    def pick(
+        self,
+        shard: _Shard[S],
+        score: Callable[[S], float],
+        exclude: Collection[str] = (),
+    ) -> str:
+        """Return the earliest key of ``shard``'s best-scoring group, skipping ``exclude``.
+
+        If every key is excluded, the exclusion is ignored.
+        """
+        ids = self._shared.ids
+        skip = {shard.at(ids[key]) for key in exclude if key in ids} - {-1}
+        best: tuple[float, int] | None = None
+        for signature in list(shard.heaps):
+            index = shard.first(signature, skip)
+            if index is None:
+                continue
+            candidate = (score(signature), -index)
+            if best is None or candidate > best:
+                best = candidate
+        if best is None:
+            return self.pick(shard, score)
+        return shard.keys[-best[1]]
+
+    def moved(self, key: str) -> None:
+        """Re-file ``key`` in every cached shard after its signature changed."""
+        number = self._shared.ids.get(key)
+        if number is None:
+            return  # in no cached shard; a shard built later files it afresh
+        signature = self._signature(key)
+        if self._shared.filed[number] != signature:
+            self._shared.filed[number] = signature
+            for shard in self._shards:
+                shard.moved(number, signature)
+
+    def _forget_unused_keys(self) -> None:
+        """Once most known keys belong to no cached shard, rebuild the shared tables from
+        the cached shards, so memory follows the cached shards, not every shard ever seen."""
+        used = sum(shard.size for shard in self._shards)
+        if len(self._shared.ids) <= 2 * used + 1024:
+            return
+        old, shared = self._shared, _Keys[S]()
+        shared.grow_ints(max(used, *(len(shard.keys) for shard in self._shards)))
+        for shard in self._shards:
+            for key in shard.keys:
+                if key not in shared.ids:
+                    shared.ids[key] = shared.ints[len(shared.filed)]
+                    shared.filed.append(old.filed[old.ids[key]])
+        for shard in self._shards:
+            position = array("i", [-1]) * len(shared.filed)
+            for index, key in enumerate(shard.keys):
+                if shard.position[old.ids[key]] == index:
+                    position[shared.ids[key]] = index
+            shard.position = position
+            shard.shared = shared
+        self._shared = shared

@@ -18,7 +18,10 @@ class Pending:
     _entries: dict[str, tuple[int, int]] = attrs.field(factory=dict)
 
     def add(self, task_id: str, pick: int) -> None:
-        """Count one more rollout of ``task_id`` in flight, handed out at pick ``pick``."""
+        """Count one more rollout of ``task_id`` in flight, handed out at pick ``pick``,
+        and forget the picks that expired by then."""
+        for expired in [key for key, (_, then) in self._entries.items() if pick - then > TTL_PICKS]:
+            del self._entries[expired]
         count, _ = self._entries.get(task_id, (0, pick))
         self._entries[task_id] = (count + 1, pick)
 
@@ -31,8 +34,6 @@ class Pending:
             self._entries.pop(task_id, None)
 
     def tasks(self, now: int) -> set[str]:
-        """The tasks in flight at pick ``now``, after forgetting the expired ones."""
-        for task_id, (_, pick) in list(self._entries.items()):
-            if now - pick > TTL_PICKS:
-                del self._entries[task_id]
-        return set(self._entries)
+        """The tasks in flight at pick ``now``; the expired ones are left out, not removed,
+        so that asking changes nothing."""
+        return {key for key, (_, then) in self._entries.items() if now - then <= TTL_PICKS}

@@ -12,7 +12,7 @@ import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
 from ..state import StateError, check_state, is_count
-from ..validators import number_in
+from ..validators import boolean, number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 from ._pending import Pending
@@ -20,6 +20,9 @@ from ._pending import Pending
 __all__ = ["DifficultyWeighted"]
 
 _STATE_VERSION = 1
+#: The learning signal is at most 1, so beyond this ``c`` only explores; a larger one
+#: would overflow the score to infinity and every tried task would tie.
+_MAX_C = 1e6
 
 
 @attrs.define(eq=False)
@@ -61,20 +64,21 @@ class DifficultyWeighted:
 
     Raises:
         TypeError: a parameter has the wrong type.
-        ValueError: ``c < 0``, ``pass_threshold`` outside (0, 1] or ``prior``
-            outside [0, 1].
+        ValueError: ``c`` outside [0, 1e6], ``pass_threshold`` outside (0, 1] or
+            ``prior`` outside [0, 1]; NaN and infinities are refused.
     """
 
     name: ClassVar[str] = "difficulty-weighted"
 
-    c: float = attrs.field(default=0.2, validator=number_in(0.0, hint="; try 0.2"))
+    c: float = attrs.field(default=0.2, validator=number_in(0.0, _MAX_C, hint="; try 0.2"))
     pass_threshold: float = attrs.field(
         default=SOLVED,
         validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
     )
-    prior: float = attrs.field(default=0.5, validator=number_in(0.0, 1.0))
+    prior: float = attrs.field(default=0.5, validator=number_in(0.0, 1.0, hint="; try 0.5"))
     spread_in_flight: bool = attrs.field(
-        default=False, validator=attrs.validators.instance_of(bool)
+        default=False,
+        validator=boolean("; spread_in_flight=true gives concurrent workers different tasks"),
     )
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
@@ -92,8 +96,10 @@ class DifficultyWeighted:
         keys = check_keys(keys)
         operator.index(round_index)
         with self._lock:
-            self._picks += 1
-            log_t = math.log(self._picks + 1.0)
+            # Nothing changes until the pick is known: a pick that raises leaves no trace.
+            shard = self._index.shard(keys)
+            now = self._picks + 1
+            log_t = math.log(now + 1.0)
 
             def score(signature: tuple[int, int]) -> float:
                 passes, trials = signature
@@ -103,20 +109,23 @@ class DifficultyWeighted:
                 return min(1.0, 4.0 * p * (1.0 - p)) + self.c * math.sqrt(log_t / trials)
 
             if not self.spread_in_flight:
-                return self._index.pick(keys, score)
-            picked = self._index.pick(keys, score, exclude=self._pending.tasks(self._picks))
-            self._pending.add(picked, self._picks)
+                picked = self._index.pick(shard, score)
+            else:
+                picked = self._index.pick(shard, score, exclude=self._pending.tasks(now))
+                self._pending.add(picked, now)
+            self._picks = now
             return picked
 
     def record(self, task_id: str, score: float) -> None:
         """Count one trial of ``task_id``, and a pass if ``score >= pass_threshold``."""
         value = check_score(task_id, score)
         with self._lock:
+            # First: under -W error the warning raises, and then nothing is counted.
+            self._watch.observe(value)
             passes, trials = self._stats.get(task_id, (0, 0))
             self._stats[task_id] = (passes + (value >= self.pass_threshold), trials + 1)
             self._index.moved(task_id)
             self._pending.remove(task_id)
-            self._watch.observe(value)
 
     def stats(self) -> dict[str, tuple[int, int]]:
         """Return a copy of ``{task_id: (passes, trials)}``."""

@@ -15,7 +15,7 @@ import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
 from ..state import StateError, check_state, is_count, is_real
-from ..validators import number_in
+from ..validators import boolean, number_in, whole_number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 from ._pending import Pending
@@ -41,6 +41,9 @@ _MAX_TIE_PASSES = 999
 _GRADE_STEP = 0.25
 #: The flip rates the likelihood weighs, and learns between, when ``noise`` is None.
 _NOISE_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+#: A short memory this long is the long memory in practice; far longer ones overflow
+#: the window's ``deque``.
+_MAX_WINDOW = 1_000_000
 
 # (passes, fails) in the short memory, then in the long memory. Graded counts are
 # multiples of _GRADE_STEP, so they are exact floats.
@@ -134,8 +137,8 @@ class InformativeBand:
 
     Raises:
         TypeError: a parameter has the wrong type.
-        ValueError: ``noise`` outside [0, 0.4], ``window`` not a whole number >= 1
-            or ``pass_threshold`` outside (0, 1].
+        ValueError: ``noise`` outside [0, 0.4], ``window`` outside [1, 1,000,000]
+            or ``pass_threshold`` outside (0, 1]; NaN and infinities are refused.
     """
 
     name: ClassVar[str] = "informative-band"
@@ -146,12 +149,14 @@ class InformativeBand:
             number_in(0.0, 0.4, hint="; 0.1 assumes one reward in ten flipped, None learns it")
         ),
     )
-    window: int = attrs.field(default=5)
+    window: int = attrs.field(default=5, validator=whole_number_in(1, _MAX_WINDOW, hint="; try 5"))
     pass_threshold: float = attrs.field(
         default=SOLVED,
         validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
     )
-    graded: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    graded: bool = attrs.field(
+        default=False, validator=boolean("; graded=true uses each score as a fractional outcome")
+    )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _log_scores: list[float] = attrs.field(init=False, repr=False)
@@ -160,13 +165,6 @@ class InformativeBand:
     _index: ShardIndex[_Signature] = attrs.field(init=False, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
-
-    @window.validator
-    def _check_window(self, attribute: attrs.Attribute[int], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(
-                f"InformativeBand(window={value!r}): expected a whole number >= 1; try 5"
-            )
 
     def __attrs_post_init__(self) -> None:
         self._index = ShardIndex(self._signature)
@@ -178,6 +176,8 @@ class InformativeBand:
         keys = check_keys(keys)
         operator.index(round_index)
         with self._lock:
+            # First: a shard that cannot be picked from leaves no trace.
+            shard = self._index.shard(keys)
             self._picks += 1
             self._refile_stale()
             weights, noises = self._weights(), self._noises()
@@ -185,7 +185,7 @@ class InformativeBand:
             def score(signature: _Signature) -> float:
                 return _score(signature, weights, noises)
 
-            picked = self._index.pick(keys, score, exclude=self._pending.tasks(self._picks))
+            picked = self._index.pick(shard, score, exclude=self._pending.tasks(self._picks))
             self._pending.add(picked, self._picks)
             return picked
 
@@ -194,6 +194,9 @@ class InformativeBand:
         value = check_score(task_id, score)
         outcome = _grade(value) if self.graded else float(value >= self.pass_threshold)
         with self._lock:
+            if not self.graded:
+                # First: under -W error the warning raises, and then nothing is counted.
+                self._watch.observe(value)
             task = self._tasks.get(task_id)
             if task is None:
                 task = self._tasks[task_id] = _Task(deque(maxlen=self.window))
@@ -210,8 +213,6 @@ class InformativeBand:
             heapq.heappush(self._stale_due, (self._stale_at(task), task.trials, task_id))
             self._index.moved(task_id)
             self._pending.remove(task_id)
-            if not self.graded:
-                self._watch.observe(value)
 
     def stats(self) -> dict[str, tuple[int, int]]:
         """Return a copy of ``{task_id: (passes, trials)}``; a pass reaches ``pass_threshold``."""

@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import check_keys, check_score
+from ..protocol import check_keys, check_score, check_task_id
 from ..state import check_state
+from ..validators import boolean
 from ._pending import Pending
 
 __all__ = ["RoundRobin"]
@@ -40,7 +41,8 @@ class RoundRobin:
     name: ClassVar[str] = "round-robin"
 
     spread_in_flight: bool = attrs.field(
-        default=False, validator=attrs.validators.instance_of(bool)
+        default=False,
+        validator=boolean("; spread_in_flight=true gives concurrent workers different tasks"),
     )
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
@@ -52,14 +54,16 @@ class RoundRobin:
         keys = check_keys(keys)
         start = operator.index(round_index) % len(keys)
         if not self.spread_in_flight:
-            return keys[start]
+            return check_task_id(keys[start])
         with self._lock:
-            self._picks += 1
-            in_flight = self._pending.tasks(self._picks)
+            # Nothing changes until the pick is known: a pick that raises leaves no trace.
+            now = self._picks + 1
+            in_flight = self._pending.tasks(now)
             size = len(keys)
-            cycle = (keys[(start + step) % size] for step in range(size))
+            cycle = (check_task_id(keys[(start + step) % size]) for step in range(size))
             picked = next((key for key in cycle if key not in in_flight), keys[start])
-            self._pending.add(picked, self._picks)
+            self._pending.add(picked, now)
+            self._picks = now
             return picked
 
     def record(self, task_id: str, score: float) -> None:
