@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import SOLVED, check_keys, check_score
+from ..protocol import SOLVED, check_keys, check_score, check_task_id
 from ..state import StateError, check_state, is_count
 from ..validators import number_in
 from ._graded import GradedScoreWatch
@@ -105,6 +105,8 @@ class FixableFirst:
         """Return the free key with the most expected fixes per rollout; see the class."""
         keys = check_keys(keys)
         operator.index(round_index)
+        for key in keys:
+            check_task_id(key)
         with self._lock:
             in_flight = self._pending.tasks(self._picks + 1)
             value = _Values(self)

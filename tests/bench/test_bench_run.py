@@ -209,6 +209,7 @@ def test_the_default_run_adds_every_other_installed_sampler_and_says_what_it_ski
         *(f"difficulty-weighted:c={c}" for c in DEFAULT_SWEEP),
         "round-robin",
         "informative-band",
+        "fixable-first",
         "seeded",
         "oracle",
     ]
