@@ -66,6 +66,7 @@ class EngineRun:
         rollouts: rollouts recorded.
         taught: distinct fixable tasks that got at least one useful rollout.
         calls: agent calls the engine reports (rollouts, self-verify and held-out scoring).
+        fixable: fixable train tasks in the workload, the most ``taught`` can reach.
     """
 
     curve: tuple[tuple[int, float], ...]
@@ -75,6 +76,7 @@ class EngineRun:
     rollouts: int
     taught: int
     calls: int
+    fixable: int = 0
 
     @property
     def final(self) -> float:
@@ -141,5 +143,5 @@ def run_engine(
     calls = result.history[-1].calls if result.history else 0
     return EngineRun(
         curve, built.start, built.attainable, tally.useful, tally.rollouts, len(tally.taught),
-        calls,
+        calls, len(built.fixable),
     )  # fmt: skip
