@@ -9,10 +9,12 @@ import attrs
 import pytest
 
 from agentdescent_sampling import TaskSampler, create
+from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.engine import (
     ENGINE_WORKLOADS,
     Built,
     EngineBenchConfig,
+    EngineEntrant,
     EngineOracle,
     EngineWorkload,
     build,
@@ -165,3 +167,29 @@ def test_graded_scores_pass_at_the_threshold_and_spread_inside_the_bands() -> No
     assert all(0.0 < score < 1.0 for score in scores)
     for task, score, playbook in recorder.records:
         assert (score >= 0.8) == passes(by_id[task], playbook, breakers), (task, score)
+
+
+class Broken:
+    """A sampler whose every pick fails."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        raise RuntimeError("no pick today")
+
+    def record(self, task_id: str, score: float) -> None:
+        return None
+
+
+def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> None:
+    broken = EngineEntrant("broken", lambda built: Broken())  # a closure: forked, not pickled
+    config = EngineBenchConfig(
+        workloads=[attrs.evolve(ENGINE_WORKLOADS["lessons"], rounds=2)],
+        samplers=[],
+        extra=[broken],
+        seeds=1,
+        first_seed=7,
+        processes=2,
+    )
+    with pytest.raises(BenchError, match="sampler 'broken' failed on engine workload lessons, "
+                       "seed 7: .*no pick today.*--sampler 'broken' --workload lessons "
+                       "--first-seed 7 --seeds 1"):  # fmt: skip
+        run_engine_bench(config)
