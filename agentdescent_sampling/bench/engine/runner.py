@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, TextIO
 
 import attrs
@@ -248,7 +248,7 @@ def _pooled(
             pool.submit(_run, *job): job for job in jobs
         }
         while pending:
-            done, _ = wait(pending, return_when=FIRST_EXCEPTION)
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 job = pending.pop(future)
                 error = future.exception()
