@@ -7,7 +7,9 @@
 >>> result.workloads[0].sampler("round-robin").share.mean
 0.15
 
-``agentdescent-sampling bench`` runs the same from the command line.
+``agentdescent-sampling bench`` runs the same from the command line. The engine bench,
+:mod:`agentdescent_sampling.bench.engine` (``bench --engine``), measures the artifact instead:
+the held-out reward each sampler buys in the real ``evolve()``.
 """
 
 from .driver import Rollout, RolloutLoop, drive

@@ -13,6 +13,7 @@ import attrs
 from ..registry import default_registry
 from ..spec import SpecLike
 from .driver import RolloutLoop
+from .engine.workloads import ENGINE_WORKLOADS
 from .errors import BenchError
 from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares, require_matplotlib
@@ -34,7 +35,18 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "task-sampling guide ('Task sampling - which rollout to spend', the "
         "agentdescent.sampling docs) against round-robin, on stationary and noisy, plus "
         "every other installed sampler. The default run takes seconds; --workload large "
-        "takes minutes. BENCHMARKS.md in the source tree has measured runs."
+        "takes minutes. BENCHMARKS.md in the source tree has measured runs. "
+        "With --engine, measure the artifact instead: the held-out reward each sampler buys "
+        "in agentdescent's real evolve() (the engine extra), per rollout."
+    )
+    parser.add_argument(
+        "--engine",
+        action="store_true",
+        help="run the engine workloads in agentdescent's real evolve() and report the "
+        "held-out reward gained against rollouts, paired by seed with round-robin "
+        f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in, "
+        "the engine's own DifficultyWeighted and the oracle; a few minutes per CPU-pair, "
+        "run in one process per CPU); needs pip install 'agentdescent-sampling[engine]'",
     )
     parser.add_argument(
         "--sampler",
@@ -55,7 +67,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         type=_workload_name,
         metavar="NAME",
         help=f"a workload to run on, repeatable: {', '.join(_CHOICES)} "
-        f"(default: stationary and noisy, or from-log when --from-log is given)",
+        f"(default: stationary and noisy, or from-log when --from-log is given); with "
+        f"--engine: {', '.join(ENGINE_WORKLOADS)} (default: all)",
     )
     parser.add_argument(
         "--from-log",
@@ -64,10 +77,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="a JSONL log of your own rollouts ({'task_id', 'score', 'round'} per line, "
         "optionally 'pass_threshold') to run as the from-log workload",
     )
-    parser.add_argument("--budget", type=_whole("--budget", 200), default=200, metavar="N",
+    parser.add_argument("--budget", type=_whole("--budget", 200), metavar="N",
                         help="rollouts per run (default 200)")  # fmt: skip
-    parser.add_argument("--seeds", type=_whole("--seeds", 100), default=100, metavar="N",
-                        help="seeds per sampler and workload (default 100)")  # fmt: skip
+    parser.add_argument("--seeds", type=_whole("--seeds", 100), metavar="N",
+                        help="seeds per sampler and workload "
+                        "(default 100; 30 with --engine)")  # fmt: skip
     parser.add_argument("--first-seed", type=_whole("--first-seed", 0, low=0), default=0,
                         metavar="N", help="the first seed (default 0)")  # fmt: skip
     parser.add_argument(
@@ -80,7 +94,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", type=_whole("--tasks", 10_000), metavar="N",
                         help="tasks per shard list, keeping the informative fraction "
                         "(default: the workload's own; large has 10,000)")  # fmt: skip
-    parser.add_argument("--workers", type=_whole("--workers", 4), default=1, metavar="N",
+    parser.add_argument("--workers", type=_whole("--workers", 4), metavar="N",
                         help="workers, each handed a shard (default 1)")  # fmt: skip
     parser.add_argument(
         "--max-concurrency",
@@ -105,7 +119,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--plot",
         type=Path,
         metavar="FILE.png",
-        help="also draw the share against the budget to FILE.png (needs the plot extra)",
+        help="also draw the share against the budget (with --engine, the held-out gain "
+        "against rollouts) to FILE.png (needs the plot extra)",
     )
     parser.set_defaults(run=bench_command)
 
@@ -128,17 +143,21 @@ def bench_command(args: argparse.Namespace) -> int:
         [*lineup_specs(args.lineup, default_registry())] if args.lineup else []
     )
     samplers += [_spec(value) for value in args.sampler or ()]
+    if args.engine:
+        from .engine.command import engine_command  # the engine bench's own module
+
+        return engine_command(args, samplers)
     config = BenchConfig(
         samplers=samplers or None,
         workloads=_workloads(args),
         loop=RolloutLoop(
-            budget=args.budget,
-            n_workers=args.workers,
+            budget=args.budget or 200,
+            n_workers=args.workers or 1,
             max_concurrency=args.max_concurrency,
             asynchronous=args.asynchronous,
             shared_shard=args.shared_shard,
         ),
-        seeds=args.seeds,
+        seeds=args.seeds or 100,
         first_seed=args.first_seed,
     )
     result = run_bench(config, progress=sys.stderr)
@@ -165,6 +184,12 @@ def _spec(value: str) -> SpecLike:
 
 
 def _workloads(args: argparse.Namespace) -> tuple[Workload, ...]:
+    engine_only = sorted(set(args.workload or ()) - set(_CHOICES))
+    if engine_only:
+        raise BenchError(
+            f"--workload {engine_only[0]} is an engine workload; add --engine to run it, or "
+            f"choose one of {', '.join(_CHOICES)}"
+        )
     names: list[str] = args.workload or (["from-log"] if args.from_log else ["stationary", "noisy"])
     if args.from_log is not None and "from-log" not in names:
         names.append("from-log")
@@ -200,10 +225,10 @@ def _adjusted(
 
 
 def _workload_name(value: str) -> str:
-    if value not in _CHOICES:
+    if value not in _CHOICES and value not in ENGINE_WORKLOADS:
         raise argparse.ArgumentTypeError(
-            f"unknown workload {value!r}; expected one of {', '.join(_CHOICES)}, "
-            f"for example --workload drift"
+            f"unknown workload {value!r}; expected one of {', '.join(_CHOICES)} "
+            f"(with --engine: {', '.join(ENGINE_WORKLOADS)}), for example --workload drift"
         )
     return value
 

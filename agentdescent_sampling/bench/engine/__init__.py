@@ -1,4 +1,56 @@
 """The engine bench: samplers measured by the artifact they buy in the real ``evolve()``.
 
-Needs the ``engine`` extra (agentdescent); importing this package does not import it.
+>>> from agentdescent_sampling.bench.engine import EngineBenchConfig, run_engine_bench
+>>> result = run_engine_bench(EngineBenchConfig(workloads=["lessons"], seeds=3))
+>>> result.workloads[0].sampler("oracle").at(0.75).ratio_to_round_robin.value > 1
+True
+
+``agentdescent-sampling bench --engine`` runs the same from the command line. It needs
+the ``engine`` extra (agentdescent); importing this package does not import it.
 """
+
+from .lineup import ENGINE_DIFFICULTY_WEIGHTED, ORACLE, EngineEntrant
+from .metrics import FRACTIONS, EngineSamplerResult, GainPoint, Interval, Reach
+from .oracle import EngineOracle
+from .plot import plot_gains
+from .report import ENGINE_JSON_SCHEMA, ENGINE_SCHEMA_ID, engine_to_json, format_engine_report
+from .run import EngineRun, SharedShard, run_engine
+from .runner import (
+    ENGINE_EXTRA,
+    EngineBenchConfig,
+    EngineBenchResult,
+    EngineWorkloadResult,
+    require_engine,
+    run_engine_bench,
+)
+from .workloads import ENGINE_WORKLOADS, Built, EngineWorkload, build
+
+__all__ = [
+    "ENGINE_DIFFICULTY_WEIGHTED",
+    "ENGINE_EXTRA",
+    "ENGINE_JSON_SCHEMA",
+    "ENGINE_SCHEMA_ID",
+    "ENGINE_WORKLOADS",
+    "FRACTIONS",
+    "ORACLE",
+    "Built",
+    "EngineBenchConfig",
+    "EngineBenchResult",
+    "EngineEntrant",
+    "EngineOracle",
+    "EngineRun",
+    "EngineSamplerResult",
+    "EngineWorkload",
+    "EngineWorkloadResult",
+    "GainPoint",
+    "Interval",
+    "Reach",
+    "SharedShard",
+    "build",
+    "engine_to_json",
+    "format_engine_report",
+    "plot_gains",
+    "require_engine",
+    "run_engine",
+    "run_engine_bench",
+]

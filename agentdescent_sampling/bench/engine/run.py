@@ -28,7 +28,12 @@ class SharedShard:
 
 
 class _Tally:
-    """Wraps a sampler and counts each rollout; everything else reaches the sampler."""
+    """Wraps a sampler and counts each rollout; everything else reaches the sampler.
+
+    It also keeps the first exception the sampler raised: the engine counts a failing
+    ``pick`` as a worker failure and carries on, so a broken sampler would otherwise
+    pass for one that merely learned nothing.
+    """
 
     def __init__(self, sampler: TaskSampler, fixable: frozenset[str], threshold: float) -> None:
         self._sampler = sampler
@@ -38,9 +43,14 @@ class _Tally:
         self.rollouts = 0
         self.useful = 0
         self.taught: set[str] = set()
+        self.error: Exception | None = None
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        return self._sampler.pick(keys, round_index)
+        try:
+            return self._sampler.pick(keys, round_index)
+        except Exception as error:
+            self._keep(error)
+            raise
 
     def record(self, task_id: str, score: float) -> None:
         with self._lock:
@@ -48,7 +58,15 @@ class _Tally:
             if task_id in self._fixable and score < self._threshold:
                 self.useful += 1
                 self.taught.add(task_id)
-        self._sampler.record(task_id, score)
+        try:
+            self._sampler.record(task_id, score)
+        except Exception as error:
+            self._keep(error)
+            raise
+
+    def _keep(self, error: Exception) -> None:
+        with self._lock:
+            self.error = self.error or error
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sampler, name)
@@ -66,6 +84,7 @@ class EngineRun:
         rollouts: rollouts recorded.
         taught: distinct fixable tasks that got at least one useful rollout.
         calls: agent calls the engine reports (rollouts, self-verify and held-out scoring).
+        fixable: fixable train tasks in the workload, the most ``taught`` can reach.
     """
 
     curve: tuple[tuple[int, float], ...]
@@ -75,6 +94,7 @@ class EngineRun:
     rollouts: int
     taught: int
     calls: int
+    fixable: int = 0
 
     @property
     def final(self) -> float:
@@ -117,6 +137,11 @@ def run_engine(
         make_sampler: builds the sampler for this run, given the seeded workload.
         seed: fixes the task order, ``k`` values and luck.
         on_round: given the sampler, returns the ``on_round`` callback to pass, if any.
+
+    Raises:
+        Exception: the first exception the sampler raised, which the engine itself
+            would only count as a failed worker.
+        RuntimeError: ``evolve()`` reported an error of its own.
     """
     from agentdescent import evolve
 
@@ -135,11 +160,13 @@ def run_engine(
         on_round=on_round(sampler) if on_round else None,
         **options,
     )
+    if tally.error is not None:
+        raise tally.error
     if result.error is not None:
         raise RuntimeError(f"evolve() failed on {workload.name}, seed {seed}: {result.error}")
     curve = ((0, built.start), *((info.rollouts, info.held_out_reward) for info in result.history))
     calls = result.history[-1].calls if result.history else 0
     return EngineRun(
         curve, built.start, built.attainable, tally.useful, tally.rollouts, len(tally.taught),
-        calls,
+        calls, len(built.fixable),
     )  # fmt: skip

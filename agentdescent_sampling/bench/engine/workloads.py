@@ -1,4 +1,4 @@
-"""Engine workloads: a task set, a simulated reflective agent and a reward for the real ``evolve()``.
+"""Engine workloads: a task set, a simulated reflective agent and a reward for ``evolve()``.
 
 Nothing here imports agentdescent at module level: :func:`build` imports it when a run starts,
 so the core package never depends on the engine.
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -101,6 +100,10 @@ class EngineWorkload:
             "n_workers": self.workers,
             "max_concurrency": self.max_concurrency,
             "solved_threshold": self.solved_threshold,
+            # The simulated agent answers in microseconds, so a thread pool for held-out
+            # scoring only adds overhead; scoring one task at a time gives the same
+            # scores, commits and calls (checked on every workload, seeds 0-1).
+            "eval_concurrency": 1,
         }
 
 
@@ -129,6 +132,9 @@ class Built:
         fixable: train task ids whose failures can teach the reflector something.
         start: the held-out reward of the empty artifact.
         attainable: the held-out reward with every rule and patch committed.
+        breaker_rule: victim name -> the rule that breaks it (regressions only).
+        seed: the seed this instance was built from.
+        pass_threshold: the score that counts as a pass, for the engine and the sampler.
     """
 
     tasks: list[Any]
@@ -139,6 +145,8 @@ class Built:
     start: float
     attainable: float
     breaker_rule: dict[str, str]
+    seed: int
+    pass_threshold: float
 
 
 def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]]:
@@ -155,7 +163,8 @@ def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]
     held: list[_Task] = []
     for i in range(workload.lessons):
         victim = f"victim{breakers.index(i)}" if i in breakers else None
-        rule = f"rule {i}" + (f" (it breaks {victim})" if victim else "")
+        # Bracketed, so no rule's text contains another's ("rule 1" is in "rule 10").
+        rule = f"[rule {i}]" + (f" (it breaks {victim})" if victim else "")
         train.append(
             _Task(
                 f"lesson{i}-train",
@@ -169,7 +178,7 @@ def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]
         held.append(_Task(f"lesson{i}-held-out", "lesson", rule, breaks=victim,
                           weight=2 if victim else 1))  # fmt: skip
     for v in range(workload.regressions):
-        patch = f"patch for victim{v}"
+        patch = f"[patch for victim{v}]"
         train.append(_Task(f"victim{v}-train", "victim", patch, workload.patch_failures))
         held.append(_Task(f"victim{v}-held-out", "victim", patch))
     for split, always, never in (
@@ -262,10 +271,9 @@ def build(workload: EngineWorkload, seed: int) -> Built:
     by_id.update({task.id: plan for task, plan in zip(held_tasks, held_rows, strict=True)})
     breaker_rule = {plan.breaks: plan.rule or "" for plan in train if plan.breaks}
     tasks = [Task(id=plan.id, prompt="", meta={}) for plan in train] + held_tasks
-    n, n_held = len(tasks), len(held_tasks)
-    frac = n_held / n
-    if held_size(held_out_size, n, frac) != n_held:  # pragma: no cover - rounding guard
-        raise AssertionError(f"held_out_frac {frac} does not hold out {n_held} of {n}")
+    frac = len(held_tasks) / len(tasks)
+    if held_out_size(len(tasks), frac) != len(held_tasks):  # pragma: no cover - rounding guard
+        raise AssertionError(f"held_out_frac {frac} does not hold out {len(held_tasks)} tasks")
     graded = workload.graded
 
     def reward(task: Any, output: str) -> float:
@@ -278,19 +286,15 @@ def build(workload: EngineWorkload, seed: int) -> Built:
 
     def held_reward(done: bool) -> float:
         text = every_rule if done else ""
-        return sum(_band(graded, passes(p, text, breaker_rule), t.id)
-                   for t, p in zip(held_tasks, held_rows, strict=True)) / n_held  # fmt: skip
+        scores = [_band(graded, passes(p, text, breaker_rule), t.id)
+                  for t, p in zip(held_tasks, held_rows, strict=True)]  # fmt: skip
+        return sum(scores) / len(scores)
 
     fixable = frozenset(plan.id for plan in train if plan.rule is not None)
     return Built(
         tasks, frac, SimulatedReflector(seed, by_id), reward, fixable,
-        held_reward(False), held_reward(True), breaker_rule,
+        held_reward(False), held_reward(True), breaker_rule, seed, workload.solved_threshold,
     )  # fmt: skip
-
-
-def held_size(held_out_size: Any, n: int, frac: float) -> int:
-    """How many of ``n`` tasks the engine holds out at ``frac``."""
-    return int(held_out_size(n, frac))
 
 
 ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
@@ -298,7 +302,7 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
     for workload in (
         EngineWorkload(
             name="lessons",
-            summary="engine_compare.py's set: 6 lessons (k=1-3), 6 always, 6 never, 2 workers",
+            summary="6 lessons (k=1-3), 6 always-pass, 6 never-pass: the old engine_compare.py",
             lessons=6, always=6, never=6, rounds=40,
         ),
         EngineWorkload(

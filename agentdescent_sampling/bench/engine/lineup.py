@@ -1,0 +1,161 @@
+"""Which samplers an engine bench run compares, and how each is built for one ``evolve()`` run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from ...protocol import SOLVED, TaskSampler
+from ...registry import Registry, SamplerInfo
+from ...spec import SamplerSpec, SpecLike, parse_spec
+from ..metrics import Role
+from .oracle import EngineOracle
+from .workloads import Built
+
+__all__ = [
+    "ENGINE_DIFFICULTY_WEIGHTED",
+    "ORACLE",
+    "EngineEntrant",
+    "default_engine_specs",
+    "engine_lineup",
+]
+
+#: The bench's name for the engine's own ``agentdescent.sampling.DifficultyWeighted``.
+#: A registered sampler name cannot contain a dot, so no plugin can take it.
+ENGINE_DIFFICULTY_WEIGHTED = "agentdescent.DifficultyWeighted"
+#: The ceiling: :class:`~agentdescent_sampling.bench.engine.oracle.EngineOracle`.
+ORACLE = "oracle"
+
+#: The distribution whose samplers the default lineup runs.
+_BUILT_IN = "agentdescent-sampling"
+
+#: ``on_round(sampler)`` returns the ``evolve(on_round=...)`` callback for that sampler.
+OnRound = Callable[[TaskSampler], Callable[[Any], None] | None]
+
+
+@attrs.frozen
+class EngineEntrant:
+    """One sampler in an engine bench run.
+
+    Pass your own through ``EngineBenchConfig(extra=[...])`` to bench a sampler that is
+    not registered (an experiment), or one that needs ``on_round``.
+
+    Args:
+        label: the name reports show; unique in a run.
+        make: ``make(built)`` returns a new sampler for one run, given the seeded
+            workload (``built.pass_threshold`` is the threshold the engine uses).
+        role: ``baseline`` (round-robin), ``ceiling`` (the oracle) or ``sampler``.
+        on_round: given the sampler, returns the ``evolve(on_round=...)`` callback, if any.
+    """
+
+    label: str
+    make: Callable[[Built], TaskSampler] = attrs.field(eq=False)
+    role: Role = "sampler"
+    on_round: OnRound | None = attrs.field(default=None, eq=False)
+
+
+def default_engine_specs(registry: Registry) -> list[SpecLike]:
+    """Every built-in sampler that runs at its defaults, then the engine's DifficultyWeighted.
+
+    Round-robin and the oracle are not listed: :func:`engine_lineup` always adds them.
+    """
+    specs: list[SpecLike] = []
+    for record in registry.available():
+        if (
+            isinstance(record, SamplerInfo)
+            and record.distribution == _BUILT_IN
+            and record.status == "ok"
+            and record.name != "round-robin"
+            and not any(p.required for p in record.signature.parameters)
+        ):
+            specs.append(record.name)
+    specs.append(ENGINE_DIFFICULTY_WEIGHTED)
+    return specs
+
+
+def engine_lineup(
+    specs: Iterable[SpecLike], registry: Registry, extra: Iterable[EngineEntrant] = ()
+) -> list[EngineEntrant]:
+    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the oracle.
+
+    A spec is anything ``create()`` accepts, or one of the bench's own names:
+    :data:`ENGINE_DIFFICULTY_WEIGHTED` and :data:`ORACLE`. A sampler that takes
+    ``pass_threshold`` and ``seed`` gets the run's when the spec leaves them out. Each
+    spec is built once here, so a typo fails before the run starts.
+
+    Raises:
+        SamplerError: a spec is malformed, names no installed sampler, or its
+            parameters are rejected (the registry's own errors, unchanged).
+        BenchError: two entrants share a label.
+    """
+    from ..errors import BenchError
+
+    entrants: list[EngineEntrant] = [
+        EngineEntrant("round-robin", _RoundRobin(registry), "baseline")
+    ]
+    for given in specs:
+        if given == ORACLE or given == "round-robin":
+            continue  # always present, in their fixed places
+        entrant = _resolve(given, registry)
+        if any(existing.label == entrant.label for existing in entrants):
+            continue
+        entrants.append(entrant)
+    for entrant in extra:
+        if any(existing.label == entrant.label for existing in entrants):
+            raise BenchError(
+                f"two samplers are labelled {entrant.label!r}; give the extra entrant "
+                f"another label, for example {entrant.label + '-2'!r}"
+            )
+        entrants.append(entrant)
+    entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
+    return entrants
+
+
+def _resolve(given: SpecLike, registry: Registry) -> EngineEntrant:
+    if given == ENGINE_DIFFICULTY_WEIGHTED:
+        return EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)
+    spec = parse_spec(given)
+    info = registry.get(spec.name, provider=spec.provider)
+    canonical = attrs.evolve(spec, name=info.name)
+    label = str(canonical) + (f" ({spec.provider})" if spec.provider else "")
+    names = {parameter.name for parameter in info.signature.parameters}
+    fills = tuple(n for n in ("seed", "pass_threshold") if n in names and n not in spec.params)
+    build = _Registered(registry, canonical, fills)
+    registry.create(build.spec_for(0, SOLVED))  # fails here, before the run
+    return EngineEntrant(label, build)
+
+
+@attrs.frozen
+class _Registered:
+    """Builds a registered sampler, filling in the run's seed and pass threshold."""
+
+    registry: Registry
+    spec: SamplerSpec
+    fills: tuple[str, ...]
+
+    def spec_for(self, seed: int, pass_threshold: float) -> SamplerSpec:
+        supplied = {"seed": seed, "pass_threshold": pass_threshold}
+        params = {**{name: supplied[name] for name in self.fills}, **self.spec.params}
+        return attrs.evolve(self.spec, params=params)
+
+    def __call__(self, built: Built) -> TaskSampler:
+        return self.registry.create(self.spec_for(built.seed, built.pass_threshold))
+
+
+@attrs.frozen
+class _RoundRobin:
+    """The baseline, built from the registry like any other sampler."""
+
+    registry: Registry
+
+    def __call__(self, built: Built) -> TaskSampler:
+        return self.registry.create("round-robin")
+
+
+def _engine_difficulty_weighted(built: Built) -> TaskSampler:
+    from agentdescent.sampling import DifficultyWeighted
+
+    sampler: TaskSampler = DifficultyWeighted(pass_threshold=built.pass_threshold)
+    return sampler

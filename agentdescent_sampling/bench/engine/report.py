@@ -1,0 +1,348 @@
+"""An engine bench result as text tables, or as JSON in the documented shape.
+
+The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
+
+    {
+      "schema": "agentdescent-sampling/bench-engine/1",
+      "config": {"samplers": ["round-robin", "informative-band", "oracle"],
+                 "workloads": ["lessons"], "seeds": 30, "first_seed": 0},
+      "engine": "0.7.0",
+      "machine": {"python": "3.11.7", "implementation": "CPython", "cpus": 2,
+                  "system": "Linux-..."},
+      "processes": 2, "seconds": 95.2,
+      "workloads": [
+        {
+          "name": "lessons", "summary": "...", "budget": 80, "rounds": 40, "workers": 2,
+          "max_concurrency": 1, "shared_shard": false, "pass_threshold": 0.999,
+          "start": 0.333, "attainable": 0.667, "fixable": 6,
+          "samplers": [
+            {
+              "label": "informative-band", "role": "sampler", "seeds": 30,
+              "reach": [
+                {"fraction": 0.75, "median_rollouts": 48, "median_censored": false,
+                 "not_reached": 0,
+                 "ratio_to_round_robin": {"median": 0.92, "ci95": [0.85, 1.0]}}, ...
+              ],
+              "area": {"mean": 0.64, "ci95": [0.62, 0.66]},
+              "area_vs_round_robin": {"mean": -0.02, "ci95": [-0.04, 0.0]},
+              "final": {...}, "final_vs_round_robin": {...},
+              "useful": {...}, "taught": {...}, "calls": {...},
+              "curve": [{"rollouts": 0, "mean": 0.0, "ci95": [0.0, 0.0]}, ...]
+            }
+          ]
+        }
+      ]
+    }
+
+``role`` is ``baseline`` (round-robin), ``sampler`` or ``ceiling`` (the oracle).
+``reach`` has one entry per fraction of the attainable gain (0.5, 0.75, 0.9):
+``median_rollouts`` counts a run that never got there as the budget,
+``not_reached`` says how many runs that was, and ``median_censored`` is true when
+at least half were (the true median is above the budget). ``ratio_to_round_robin``
+is the median over seeds of round-robin's rollouts over the sampler's (above 1 is
+fewer rollouts) with a percentile-bootstrap 95% interval. ``area`` is the mean
+fraction of the attainable gain held over the budget; ``final`` the held-out reward
+after the last round; ``*_vs_round_robin`` the mean of per-seed differences from
+round-robin; ``useful`` the share of rollouts that failed on a fixable task;
+``taught`` the distinct fixable tasks that got one (out of ``fixable``); ``calls``
+the agent calls per run. Every ``ci95`` is a 95% interval (Student t over seeds,
+except the bootstrap one above). ``curve`` is the fraction of the attainable gain
+held after ``rollouts``, for plots.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from .metrics import EngineSamplerResult, Interval, Reach
+from .runner import EngineBenchResult, EngineWorkloadResult
+
+__all__ = ["ENGINE_JSON_SCHEMA", "ENGINE_SCHEMA_ID", "engine_to_json", "format_engine_report"]
+
+#: The value of the document's ``schema`` key; the number changes when the shape does.
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/1"
+
+_NUMBER: dict[str, Any] = {"type": "number"}
+_COUNT: dict[str, Any] = {"type": "integer", "minimum": 1}
+_WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
+_PAIR: dict[str, Any] = {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2}
+
+
+def _object(**properties: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": sorted(properties),
+        "additionalProperties": False,
+    }
+
+
+_MEAN = _object(mean=_NUMBER, ci95=_PAIR)
+
+#: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
+ENGINE_JSON_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "agentdescent-sampling engine bench result",
+    **_object(
+        schema={"const": ENGINE_SCHEMA_ID},
+        config=_object(
+            samplers={"type": "array", "items": {"type": "string"}, "minItems": 1},
+            workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
+            seeds=_COUNT,
+            first_seed={"type": "integer"},
+        ),
+        engine={"type": "string"},
+        machine=_object(
+            python={"type": "string"},
+            implementation={"type": "string"},
+            cpus=_COUNT,
+            system={"type": "string"},
+        ),
+        processes=_COUNT,
+        seconds={"type": "number", "minimum": 0},
+        workloads={
+            "type": "array",
+            "items": _object(
+                name={"type": "string"},
+                summary={"type": "string"},
+                budget=_COUNT,
+                rounds=_COUNT,
+                workers=_COUNT,
+                max_concurrency=_COUNT,
+                shared_shard={"type": "boolean"},
+                pass_threshold=_NUMBER,
+                start=_NUMBER,
+                attainable=_NUMBER,
+                fixable=_WHOLE,
+                samplers={
+                    "type": "array",
+                    "items": _object(
+                        label={"type": "string"},
+                        role={"enum": ["baseline", "sampler", "ceiling"]},
+                        seeds=_COUNT,
+                        reach={
+                            "type": "array",
+                            "items": _object(
+                                fraction=_NUMBER,
+                                median_rollouts=_NUMBER,
+                                median_censored={"type": "boolean"},
+                                not_reached=_WHOLE,
+                                ratio_to_round_robin=_object(median=_NUMBER, ci95=_PAIR),
+                            ),
+                        },
+                        area=_MEAN,
+                        area_vs_round_robin=_MEAN,
+                        final=_MEAN,
+                        final_vs_round_robin=_MEAN,
+                        useful=_MEAN,
+                        taught=_MEAN,
+                        calls=_MEAN,
+                        curve={
+                            "type": "array",
+                            "items": _object(rollouts=_WHOLE, mean=_NUMBER, ci95=_PAIR),
+                        },
+                    ),
+                },
+            ),
+        },
+    ),
+}
+
+
+def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
+    """The result as a JSON-ready document in the shape of :data:`ENGINE_JSON_SCHEMA`."""
+    config, machine = result.config, result.machine
+    return {
+        "schema": ENGINE_SCHEMA_ID,
+        "config": {
+            "samplers": [sampler.label for sampler in result.workloads[0].samplers],
+            "workloads": [workload.name for workload in result.workloads],
+            "seeds": config.seeds,
+            "first_seed": config.first_seed,
+        },
+        "engine": result.engine,
+        "machine": {
+            "python": machine.python,
+            "implementation": machine.implementation,
+            "cpus": machine.cpus,
+            "system": machine.system,
+        },
+        "processes": result.processes,
+        "seconds": round(result.seconds, 3),
+        "workloads": [_workload_json(workload) for workload in result.workloads],
+    }
+
+
+def format_engine_report(result: EngineBenchResult) -> str:
+    """The result as text: two tables per workload, then a summary across workloads."""
+    config, machine = result.config, result.machine
+    lines = [
+        f"Held-out reward bought in agentdescent {result.engine}'s evolve(): {config.seeds} "
+        f"seeds ({config.first_seed}-{config.first_seed + config.seeds - 1}), paired with "
+        f"round-robin",
+        f"{result.seconds:.0f} s in {result.processes} process"
+        f"{'es' if result.processes > 1 else ''} on {machine.cpus} CPU"
+        f"{'s' if machine.cpus > 1 else ''}, Python {machine.python}",
+        "",
+        "Gain: how far the held-out reward rose from the empty artifact's toward the attainable",
+        "(every rule committed). 'to 50/75/90%': median rollouts to first reach that fraction of",
+        "the gain, a run that never did counting as the budget ('missed' runs; '>' when over",
+        "half missed). 'RR/it': round-robin's rollouts over the sampler's, the median of",
+        "per-seed ratios (>1 is fewer), with a bootstrap 95% interval at 75%. 'vs RR': mean",
+        "paired difference from round-robin with its 95% interval. 'area': mean share of the",
+        "gain held over the budget. 'useful': rollouts that failed on a fixable task; 'taught':",
+        "distinct fixable tasks that got one.",
+    ]
+    for workload in result.workloads:
+        lines += ["", *_workload_lines(workload)]
+    if len(result.workloads) > 1:
+        lines += ["", *_across(result.workloads)]
+    return "\n".join(lines)
+
+
+def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:
+    spec = workload.workload
+    return {
+        "name": spec.name,
+        "summary": spec.summary,
+        "budget": spec.budget,
+        "rounds": spec.rounds,
+        "workers": spec.workers,
+        "max_concurrency": spec.max_concurrency,
+        "shared_shard": spec.shared_shard,
+        "pass_threshold": spec.solved_threshold,
+        "start": workload.start,
+        "attainable": workload.attainable,
+        "fixable": workload.samplers[0].fixable,
+        "samplers": [_sampler_json(sampler) for sampler in workload.samplers],
+    }
+
+
+def _sampler_json(sampler: EngineSamplerResult) -> dict[str, Any]:
+    return {
+        "label": sampler.label,
+        "role": sampler.role,
+        "seeds": sampler.seeds,
+        "reach": [_reach_json(reach) for reach in sampler.reach],
+        "area": _mean_json(sampler.area),
+        "area_vs_round_robin": _mean_json(sampler.area_vs_round_robin),
+        "final": _mean_json(sampler.final),
+        "final_vs_round_robin": _mean_json(sampler.final_vs_round_robin),
+        "useful": _mean_json(sampler.useful),
+        "taught": _mean_json(sampler.taught),
+        "calls": _mean_json(sampler.calls),
+        "curve": [
+            {"rollouts": point.rollouts, "mean": point.mean, "ci95": [point.low, point.high]}
+            for point in sampler.curve
+        ],
+    }
+
+
+def _reach_json(reach: Reach) -> dict[str, Any]:
+    ratio = reach.ratio_to_round_robin
+    return {
+        "fraction": reach.fraction,
+        "median_rollouts": reach.median,
+        "median_censored": reach.median_censored,
+        "not_reached": reach.not_reached,
+        "ratio_to_round_robin": {"median": ratio.value, "ci95": [ratio.low, ratio.high]},
+    }
+
+
+def _mean_json(interval: Interval) -> dict[str, Any]:
+    return {"mean": interval.value, "ci95": [interval.low, interval.high]}
+
+
+def _workload_lines(result: EngineWorkloadResult) -> list[str]:
+    spec = result.workload
+    shard = "one shared shard" if spec.shared_shard else "split shards"
+    fixable = result.samplers[0].fixable
+    lines = [
+        f"{spec.name}: {spec.summary}",
+        f"  {spec.budget} rollouts a run: {spec.rounds} rounds x {spec.workers} workers, "
+        f"{spec.max_concurrency} in flight, {shard}; {fixable} fixable train tasks",
+        f"  held-out reward {result.start:.3f} at the start, {result.attainable:.3f} attainable",
+        "",
+    ]
+    speed = [["sampler", "to 50/75/90%", "missed", "RR/it 50%", "RR/it 75% [95% CI]", "RR/it 90%"]]
+    for sampler in result.samplers:
+        half, most, nearly = sampler.reach
+        speed.append(
+            [
+                sampler.label,
+                "/".join(_median(reach, spec.budget) for reach in sampler.reach),
+                "/".join(str(reach.not_reached) for reach in sampler.reach),
+                _ratio(half.ratio_to_round_robin.value),
+                f"{_ratio(most.ratio_to_round_robin.value)} "
+                f"[{most.ratio_to_round_robin.low:.2f}-{most.ratio_to_round_robin.high:.2f}]",
+                _ratio(nearly.ratio_to_round_robin.value),
+            ]
+        )
+    artifact = [["sampler", "final", "vs RR", "area", "vs RR", "useful", "taught", "calls"]]
+    for sampler in result.samplers:
+        artifact.append(
+            [
+                sampler.label,
+                f"{sampler.final.value:.3f}",
+                _difference(sampler.final_vs_round_robin),
+                f"{sampler.area.value:.3f}",
+                _difference(sampler.area_vs_round_robin),
+                f"{sampler.useful.value:.0%}",
+                f"{sampler.taught.value:.1f}/{sampler.fixable}",
+                f"{sampler.calls.value:.0f}",
+            ]
+        )
+    return [*lines, *_table(speed), "", *_table(artifact)]
+
+
+def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
+    """Per sampler: its 75% ratio over the workloads, and where its final reward fell short."""
+    lines = [
+        f"Across the {len(workloads)} workloads: RR/it at 75% of the gain (the median over the "
+        f"workloads,",
+        "and the lowest), and where the final reward is lower than round-robin's (its 95% "
+        "interval below 0)",
+        "",
+    ]
+    rows = [["sampler", "RR/it 75%", "lowest", "final lower on"]]
+    for index, sampler in enumerate(workloads[0].samplers):
+        ratios = [
+            (w.samplers[index].at(0.75).ratio_to_round_robin.value, w.name) for w in workloads
+        ]
+        lowest = min(ratios)
+        lower = [w.name for w in workloads if w.samplers[index].final_vs_round_robin.high < 0]
+        rows.append(
+            [
+                sampler.label,
+                _ratio(statistics.median(ratio for ratio, _ in ratios)),
+                f"{_ratio(lowest[0])} {lowest[1]}",
+                ", ".join(lower) or "none",
+            ]
+        )
+    return [*lines, *_table(rows, left=(0, 2, 3))]
+
+
+def _median(reach: Reach, budget: int) -> str:
+    return f">{budget}" if reach.median_censored else f"{reach.median:g}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def _difference(interval: Interval) -> str:
+    return f"{interval.value:+.3f}±{(interval.high - interval.low) / 2:.3f}"
+
+
+def _table(rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)) -> list[str]:
+    """Columns two spaces apart; the ``left`` ones left-aligned, the others right-aligned."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return [
+        "  ".join(
+            cell.ljust(width) if column in left else cell.rjust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]

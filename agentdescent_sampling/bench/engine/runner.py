@@ -1,0 +1,303 @@
+"""``run_engine_bench``: every sampler on every engine workload for every seed, in ``evolve()``."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, TextIO
+
+import attrs
+
+from ...registry import Registry, default_registry
+from ...spec import SpecLike
+from ..errors import BenchError
+from ..progress import Progress
+from ..runner import Machine, _cpus
+from .lineup import EngineEntrant, default_engine_specs, engine_lineup
+from .metrics import EngineSamplerResult, summarise_engine
+from .run import EngineRun, run_engine
+from .workloads import ENGINE_WORKLOADS, EngineWorkload
+
+__all__ = [
+    "ENGINE_EXTRA",
+    "EngineBenchConfig",
+    "EngineBenchResult",
+    "EngineWorkloadResult",
+    "require_engine",
+    "run_engine_bench",
+]
+
+#: How to install what the engine bench needs.
+ENGINE_EXTRA = (
+    "pip install 'agentdescent-sampling[engine]' (or, from a clone, pip install -e '.[engine]')"
+)
+
+
+def _workloads(value: Iterable[EngineWorkload | str]) -> tuple[EngineWorkload, ...]:
+    chosen = []
+    for item in value:
+        if isinstance(item, str):
+            if item not in ENGINE_WORKLOADS:
+                raise ValueError(
+                    f"unknown engine workload {item!r}; expected one of "
+                    f"{', '.join(ENGINE_WORKLOADS)}"
+                )
+            item = ENGINE_WORKLOADS[item]
+        chosen.append(item)
+    if not chosen:
+        raise ValueError("EngineBenchConfig(workloads=...) is empty; give at least one workload")
+    return tuple(chosen)
+
+
+def _specs(value: Any) -> tuple[SpecLike, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, Mapping)):
+        raise TypeError(
+            f"EngineBenchConfig(samplers=...) takes a sequence of specs, got one spec {value!r}; "
+            f"wrap it: samplers=[{value!r}]"
+        )
+    return tuple(value)
+
+
+def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None and attribute.name == "processes":
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"EngineBenchConfig({attribute.name}={value!r}): expected a whole number >= 1"
+        )
+
+
+@attrs.frozen
+class EngineBenchConfig:
+    """What an engine bench run compares, on which workloads, over which seeds.
+
+    ``EngineBenchConfig()`` is the default run: every engine workload, 30 seeds,
+    round-robin, every built-in sampler at its defaults, the engine's own
+    ``DifficultyWeighted`` and the oracle.
+
+    Args:
+        workloads: engine workloads or their names (default: all of
+            :data:`~agentdescent_sampling.bench.engine.workloads.ENGINE_WORKLOADS`).
+        samplers: specs, as ``create()`` accepts them, or the bench's names
+            ``agentdescent.DifficultyWeighted`` and ``oracle``; ``None`` for the default
+            lineup. Round-robin (the baseline) and the oracle (the ceiling) are always
+            added. A sampler that takes ``pass_threshold`` gets the workload's.
+        extra: samplers built by your own factories, run after ``samplers``.
+        seeds: seeds per sampler and workload; every sampler runs on the same seeds.
+        first_seed: the first seed; a run uses ``first_seed`` to ``first_seed + seeds - 1``.
+        processes: worker processes; ``None`` for one per CPU this process may use.
+            Processes are forked, so ``extra`` factories need not be picklable; where
+            fork is unavailable, the runs go one after another in this process.
+    """
+
+    workloads: tuple[EngineWorkload, ...] = attrs.field(
+        default=tuple(ENGINE_WORKLOADS.values()), converter=_workloads
+    )
+    samplers: tuple[SpecLike, ...] | None = attrs.field(default=None, converter=_specs)
+    extra: tuple[EngineEntrant, ...] = attrs.field(default=(), converter=tuple)
+    seeds: int = attrs.field(default=30, validator=_at_least_one)
+    first_seed: int = 0
+    processes: int | None = attrs.field(default=None, validator=_at_least_one)
+
+
+@attrs.frozen
+class EngineWorkloadResult:
+    """Every sampler's result on one engine workload, in the order the run listed them.
+
+    Args:
+        workload: the workload.
+        start: the held-out reward of the empty artifact.
+        attainable: the held-out reward with every rule committed.
+        samplers: one result per sampler.
+    """
+
+    workload: EngineWorkload
+    start: float
+    attainable: float
+    samplers: tuple[EngineSamplerResult, ...]
+
+    @property
+    def name(self) -> str:
+        """The workload's name."""
+        return self.workload.name
+
+    def sampler(self, label: str) -> EngineSamplerResult:
+        """The result of the sampler labelled ``label``.
+
+        Raises:
+            KeyError: no sampler in the run has that label; the message lists them.
+        """
+        for result in self.samplers:
+            if result.label == label:
+                return result
+        raise KeyError(
+            f"no sampler {label!r} in this run; it has {[s.label for s in self.samplers]}"
+        )
+
+
+@attrs.frozen
+class EngineBenchResult:
+    """A finished engine bench run.
+
+    Args:
+        config: the configuration that ran.
+        workloads: one result per workload, in config order.
+        seconds: wall-clock duration of the run.
+        processes: worker processes the runs were spread over.
+        engine: the agentdescent version that ran.
+        machine: the interpreter and CPUs it ran on.
+    """
+
+    config: EngineBenchConfig
+    workloads: tuple[EngineWorkloadResult, ...]
+    seconds: float
+    processes: int
+    engine: str
+    machine: Machine = attrs.field(factory=Machine)
+
+
+def require_engine() -> str:
+    """Return the installed agentdescent version.
+
+    Raises:
+        BenchError: agentdescent is not installed; the message says how to install it.
+    """
+    try:
+        import agentdescent  # noqa: F401  # imported only to prove it is there
+    except ImportError as error:
+        raise BenchError(
+            f"the engine bench runs agentdescent's evolve(), which is not installed "
+            f"({error}); install the engine extra: {ENGINE_EXTRA}"
+        ) from None
+    from importlib.metadata import version
+
+    return version("agentdescent")
+
+
+def run_engine_bench(
+    config: EngineBenchConfig | None = None,
+    *,
+    registry: Registry | None = None,
+    progress: TextIO | None = None,
+) -> EngineBenchResult:
+    """Run every sampler of ``config`` on every engine workload for every seed, and summarise.
+
+    Each (workload, seed) pair is one task set shared by every sampler, so each
+    sampler is compared with round-robin seed by seed.
+
+    Args:
+        config: what to run; ``None`` for the default run.
+        registry: where sampler names are looked up; the default registry if ``None``.
+        progress: a stream for the progress bar (drawn only on a terminal).
+
+    Raises:
+        BenchError: agentdescent is not installed, or a sampler failed during a run
+            (the message names the sampler, workload and seed, and how to rerun it).
+        SamplerError: a spec is malformed or names no installed sampler (raised
+            before anything runs).
+    """
+    engine = require_engine()
+    config = config or EngineBenchConfig()
+    registry = registry or default_registry()
+    started = time.perf_counter()
+    specs = default_engine_specs(registry) if config.samplers is None else list(config.samplers)
+    entrants = engine_lineup(specs, registry, config.extra)
+    jobs = [
+        (w, e, seed)
+        for w in range(len(config.workloads))
+        for seed in range(config.first_seed, config.first_seed + config.seeds)
+        for e in range(len(entrants))
+    ]
+    processes = min(config.processes or _cpus(), len(jobs))
+    if "fork" not in multiprocessing.get_all_start_methods():
+        processes = 1
+    runs: dict[tuple[int, int, int], EngineRun] = {}
+    with Progress(len(jobs), progress) as bar:
+        if processes == 1:
+            _install(config.workloads, entrants)
+            for job in jobs:
+                runs[job] = _run(*job)
+                bar.advance()
+        else:
+            _pooled(jobs, processes, config.workloads, entrants, runs, bar)
+    results = tuple(
+        _summary(w, workload, entrants, config, runs) for w, workload in enumerate(config.workloads)
+    )
+    return EngineBenchResult(config, results, time.perf_counter() - started, processes, engine)
+
+
+def _pooled(
+    jobs: Sequence[tuple[int, int, int]],
+    processes: int,
+    workloads: Sequence[EngineWorkload],
+    entrants: Sequence[EngineEntrant],
+    runs: dict[tuple[int, int, int], EngineRun],
+    bar: Progress,
+) -> None:
+    # Forked workers inherit the lineup as it is, closures included: nothing is pickled
+    # on the way in, and only the small EngineRun comes back.
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(
+        processes, mp_context=context, initializer=_install, initargs=(workloads, entrants)
+    ) as pool:
+        pending: dict[Future[EngineRun], tuple[int, int, int]] = {
+            pool.submit(_run, *job): job for job in jobs
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                job = pending.pop(future)
+                error = future.exception()
+                if error is not None:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise error
+                runs[job] = future.result()
+                bar.advance()
+
+
+_LINEUP: tuple[Sequence[EngineWorkload], Sequence[EngineEntrant]] = ((), ())
+
+
+def _install(workloads: Sequence[EngineWorkload], entrants: Sequence[EngineEntrant]) -> None:
+    global _LINEUP
+    _LINEUP = (workloads, entrants)
+
+
+def _run(w: int, e: int, seed: int) -> EngineRun:
+    workloads, entrants = _LINEUP
+    workload, entrant = workloads[w], entrants[e]
+    try:
+        return run_engine(workload, entrant.make, seed, on_round=entrant.on_round)
+    except Exception as error:
+        raise BenchError(
+            f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
+            f"{type(error).__name__}: {error}; rerun it alone with: agentdescent-sampling bench "
+            f"--engine --sampler {entrant.label!r} --workload {workload.name} "
+            f"--first-seed {seed} --seeds 1"
+        ) from error
+
+
+def _summary(
+    w: int,
+    workload: EngineWorkload,
+    entrants: Sequence[EngineEntrant],
+    config: EngineBenchConfig,
+    runs: Mapping[tuple[int, int, int], EngineRun],
+) -> EngineWorkloadResult:
+    seeds = range(config.first_seed, config.first_seed + config.seeds)
+    by_entrant = [[runs[(w, e, seed)] for seed in seeds] for e in range(len(entrants))]
+    baseline = by_entrant[0]  # engine_lineup puts round-robin first
+    first = baseline[0]
+    return EngineWorkloadResult(
+        workload,
+        first.start,
+        first.attainable,
+        tuple(
+            summarise_engine(entrant.label, entrant.role, entrant_runs, baseline, workload.budget)
+            for entrant, entrant_runs in zip(entrants, by_entrant, strict=True)
+        ),
+    )

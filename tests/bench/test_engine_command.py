@@ -1,0 +1,104 @@
+"""``agentdescent-sampling bench --engine``: options wired to the engine bench, bad input named."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling.bench import BenchError
+from agentdescent_sampling.bench.command import bench_command
+from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA
+
+Args = Callable[..., argparse.Namespace]
+
+
+def test_json_and_plot_of_a_small_engine_run(
+    bench_args: Args,
+    capsys: pytest.CaptureFixture[str],
+    schema_errors: Callable[[Any, Mapping[str, Any]], list[str]],
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    plot = tmp_path / "gain.png"
+    argv = ("--engine", "--workload", "lessons", "--seeds", "2", "--first-seed", "5",
+            "--sampler", "informative-band", "--json", "--plot", str(plot))  # fmt: skip
+    assert bench_command(bench_args(*argv)) == 0
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    assert document["config"] == {
+        "samplers": ["round-robin", "informative-band", "oracle"],
+        "workloads": ["lessons"],
+        "seeds": 2,
+        "first_seed": 5,
+    }
+    assert document["workloads"][0]["samplers"][1]["seeds"] == 2
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert f"wrote {plot}" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--engine", "--budget", "50"], "--budget does not apply with --engine"),
+        (["--engine", "--shared-shard"], "--shared-shard does not apply with --engine"),
+        (["--engine", "--workload", "noisy"], "--workload noisy is a simulated workload; with "
+         "--engine choose from lessons, sparse, flaky, regressions"),
+        (["--workload", "sparse"], "--workload sparse is an engine workload; add --engine"),
+    ],
+)  # fmt: skip
+def test_options_of_the_other_bench_are_refused_with_the_fix(
+    bench_args: Args, argv: list[str], message: str
+) -> None:
+    with pytest.raises(BenchError, match=message):
+        bench_command(bench_args(*argv))
+
+
+def test_an_unknown_workload_lists_the_engine_ones_too(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        bench_args("--engine", "--workload", "lesons")
+    assert "(with --engine: lessons, sparse, flaky, regressions" in capsys.readouterr().err
+
+
+# Runs the CLI in a fresh interpreter where importing agentdescent fails, as it does
+# when the engine extra is not installed, without uninstalling anything.
+_WITHOUT_ENGINE = textwrap.dedent(
+    """
+    import sys
+    from importlib.abc import MetaPathFinder
+
+    class HideEngine(MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "agentdescent" or name.startswith("agentdescent."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, HideEngine())
+    from agentdescent_sampling.cli import main
+    sys.exit(main(["bench", "--engine", "--workload", "lessons", "--seeds", "1"]))
+    """
+)
+
+
+def test_without_the_engine_the_command_says_how_to_install_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ENGINE], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "agentdescent-sampling: error: the engine bench runs agentdescent's evolve()" in (
+        done.stderr
+    )
+    assert "pip install 'agentdescent-sampling[engine]'" in done.stderr
+    assert "pip install -e '.[engine]'" in done.stderr
+    assert "Traceback" not in done.stderr

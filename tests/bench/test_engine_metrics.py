@@ -1,0 +1,163 @@
+"""The engine bench's figures, computed on hand-made curves whose answers are known."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling.bench.engine import (
+    ENGINE_JSON_SCHEMA,
+    ENGINE_SCHEMA_ID,
+    ENGINE_WORKLOADS,
+    EngineBenchConfig,
+    EngineBenchResult,
+    EngineRun,
+    EngineWorkloadResult,
+    engine_to_json,
+    format_engine_report,
+    plot_gains,
+)
+from agentdescent_sampling.bench.engine.metrics import (
+    gain_at,
+    mean_interval,
+    median_ratio,
+    summarise_engine,
+)
+
+SchemaErrors = Callable[[Any, Mapping[str, Any]], list[str]]
+
+
+def _run(*points: tuple[int, float], start: float = 0.2, attainable: float = 0.6) -> EngineRun:
+    """A run whose held-out reward was ``reward`` after ``rollouts``, from ``start``."""
+    return EngineRun(((0, start), *points), start, attainable, 5, 40, 2, 100, 3)
+
+
+def test_rollouts_to_is_the_first_round_at_or_over_the_fraction_of_the_gain() -> None:
+    run = _run((10, 0.3), (20, 0.4), (30, 0.5), (40, 0.6))  # gains 0.25, 0.5, 0.75, 1
+    assert run.rollouts_to(0.5) == 20
+    assert run.rollouts_to(0.75) == 30
+    assert run.rollouts_to(0.9) == 40
+    assert run.rollouts_to(0.25) == 10
+
+
+def test_a_run_that_never_gets_there_has_no_rollouts_to() -> None:
+    assert _run((20, 0.4), (40, 0.45)).rollouts_to(0.75) is None
+
+
+def test_area_is_the_mean_gain_held_over_the_budget() -> None:
+    # Gain 0 for 10 rollouts, 0.5 for 20, then 1.0 for the last 10: (0 + 10 + 10) / 40.
+    run = _run((10, 0.4), (30, 0.6), (40, 0.6))
+    assert run.area(40) == pytest.approx(0.5)
+    assert gain_at(run, 9) == 0.0
+    assert gain_at(run, 10) == pytest.approx(0.5)
+    assert gain_at(run, 35) == pytest.approx(1.0)
+
+
+def test_censored_runs_count_as_the_budget_and_are_reported() -> None:
+    # Round-robin reaches 75% at 40 on every seed; the sampler at 20, 20, and never.
+    baseline = [_run((40, 0.5))] * 3
+    runs = [_run((20, 0.5)), _run((20, 0.5)), _run((40, 0.3))]
+    result = summarise_engine("fast", "sampler", runs, baseline, budget=40)
+    reach = result.at(0.75)
+    assert reach.not_reached == 1
+    assert reach.median == 20
+    assert not reach.median_censored
+    # Per-seed ratios 40/20, 40/20, 40/40 (the censored run counts as the budget).
+    assert reach.ratio_to_round_robin.value == 2.0
+
+
+def test_the_median_is_marked_censored_when_half_the_runs_never_get_there() -> None:
+    baseline = [_run((40, 0.5))] * 2
+    runs = [_run((20, 0.5)), _run((40, 0.3))]
+    reach = summarise_engine("slow", "sampler", runs, baseline, budget=40).at(0.75)
+    assert reach.median_censored
+    assert reach.not_reached == 1
+
+
+def test_the_ratio_interval_is_a_seeded_bootstrap_of_the_median() -> None:
+    ratios = [0.5, 1.0, 1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 4.0, 6.0]
+    interval = median_ratio(ratios)
+    assert interval.value == statistics.median(ratios)
+    assert interval.low < interval.value < interval.high
+    assert min(ratios) <= interval.low
+    assert interval.high <= max(ratios)
+    assert median_ratio(ratios) == interval  # same ratios, same interval
+    assert median_ratio([3.0, 3.0, 3.0]) == median_ratio([3.0])
+
+
+def test_paired_differences_come_with_a_t_interval() -> None:
+    interval = mean_interval([0.1, 0.2, 0.3])
+    # mean 0.2, sd 0.1, t(2) = 4.303: half-width 4.303 * 0.1 / sqrt(3).
+    assert interval.value == pytest.approx(0.2)
+    assert interval.high - interval.value == pytest.approx(4.303 * 0.1 / 3**0.5)
+    assert interval.low < 0.2 < interval.high
+
+
+def test_final_and_area_are_paired_seed_by_seed_against_round_robin() -> None:
+    baseline = [_run((40, 0.4)), _run((40, 0.6))]
+    runs = [_run((40, 0.5)), _run((40, 0.6))]
+    result = summarise_engine("s", "sampler", runs, baseline, budget=40)
+    assert result.final.value == pytest.approx(0.55)
+    assert result.final_vs_round_robin.value == pytest.approx(0.05)
+    assert result.useful.value == pytest.approx(5 / 40)
+    assert (result.taught.value, result.fixable, result.calls.value) == (2.0, 3, 100.0)
+
+
+def test_unpaired_runs_are_refused() -> None:
+    with pytest.raises(ValueError, match="paired by seed"):
+        summarise_engine("s", "sampler", [_run((40, 0.6))], [], budget=40)
+
+
+def _result(samplers: Sequence[tuple[str, list[EngineRun]]]) -> EngineBenchResult:
+    workload = ENGINE_WORKLOADS["lessons"]
+    baseline = samplers[0][1]
+    summaries = tuple(
+        summarise_engine(label, "baseline" if i == 0 else "sampler", runs, baseline, 40)
+        for i, (label, runs) in enumerate(samplers)
+    )
+    return EngineBenchResult(
+        EngineBenchConfig(workloads=["lessons"], seeds=2),
+        (EngineWorkloadResult(workload, 0.2, 0.6, summaries),),
+        1.5,
+        2,
+        "0.7.0",
+    )
+
+
+@pytest.fixture
+def result() -> EngineBenchResult:
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
+    return _result([("round-robin", slow), ("fast-sampler", fast)])
+
+
+def test_json_validates_against_the_documented_schema(
+    result: EngineBenchResult, schema_errors: SchemaErrors
+) -> None:
+    document = json.loads(json.dumps(engine_to_json(result)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    assert document["schema"] == ENGINE_SCHEMA_ID
+    reach = document["workloads"][0]["samplers"][1]["reach"]
+    assert [entry["fraction"] for entry in reach] == [0.5, 0.75, 0.9]
+    document["workloads"][0]["samplers"][1]["reach"][0]["not_reached"] = "none"
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) != []
+
+
+def test_text_report_fits_100_columns_and_names_every_sampler(result: EngineBenchResult) -> None:
+    text = format_engine_report(result)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "fast-sampler" in text
+    # Rollouts to 75%: round-robin 40 and 40, the sampler 10 and 20: ratios 4 and 2.
+    line = next(line for line in text.splitlines() if line.startswith("fast-sampler  "))
+    assert "3.00x" in line
+
+
+def test_plot_writes_a_png(result: EngineBenchResult, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    written = plot_gains(result, tmp_path / "gain.png")
+    assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
