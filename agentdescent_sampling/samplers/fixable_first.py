@@ -20,7 +20,8 @@ __all__ = ["FixableFirst"]
 
 _STATE_VERSION = 1
 #: Prior chance that a fixable task's next failure is the one that yields its fix, for the
-#: first ``_FLAT`` failures; it halves with each failure after that.
+#: first ``_FLAT`` failures; it falls fourfold with each failure after that, so a task is
+#: not retried far past the failure counts at which fixes have been seen to arrive.
 _PRIOR_HAZARD = 0.3
 _FLAT = 2
 #: How many pseudo-observations the prior is worth against the run's own evidence.
@@ -277,7 +278,7 @@ class _Values:
 
 def _prior(failures: int) -> float:
     """The prior hazard of a task's ``failures``-th failure."""
-    return _PRIOR_HAZARD * 0.5 ** max(0, failures - _FLAT)
+    return _PRIOR_HAZARD * 0.25 ** max(0, failures - _FLAT)
 
 
 def _posterior(rate: float, extra_passes: int) -> float:
