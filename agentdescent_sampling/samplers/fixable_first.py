@@ -110,7 +110,7 @@ class FixableFirst:
             check_task_id(key)
         with self._lock:
             in_flight = self._pending.tasks(self._picks + 1)
-            value = _Values(self)
+            value = self._values()
             best, best_rank = keys[0], (-1.0, 1)
             for key in [key for key in keys if key not in in_flight] or keys:
                 task = self._tasks.get(key)
@@ -148,6 +148,10 @@ class FixableFirst:
                 task.mixed = True
             task.fails += 1
             task.streak = 0
+
+    def _values(self) -> _Values:
+        """What each kind of task is worth now (a subclass may supply its own estimates)."""
+        return _Values(self)
 
     def stats(self) -> dict[str, tuple[int, int]]:
         """Return a copy of ``{task_id: (passes, trials)}``."""
@@ -193,7 +197,8 @@ class FixableFirst:
             if not (isinstance(task_id, str) and _is_row(row)):
                 raise StateError(
                     f"{self.name}: bad record for task {task_id!r}: {row!r}; expected "
-                    f"[fails, passes, streak, mixed, last] of whole numbers, streak <= passes"
+                    f"[fails, passes, streak, mixed, last] of whole numbers (last may be -1), "
+                    f"streak <= passes"
                 )
             fails, passes, streak, mixed, last = row
             tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last)
@@ -229,6 +234,7 @@ class _Values:
         self._first_fail = _rate(sampler._first_fail)
         self._flip_luck = _rate(sampler._flip_luck)
         self._pass_breaks = _rate(sampler._pass_breaks)
+        self._luck = _LUCK
         self._index: dict[int, float] = {}
 
     def of(self, task: _Task | None) -> float:
@@ -245,11 +251,11 @@ class _Values:
         if not task.streak:  # only failures so far
             return self._failing(task.fails)
         if not task.fails:  # only passes so far: flaky, or broken since by a commit
-            odds = _posterior(self._pass_breaks, task.streak - 1)
-            return odds * (1 - _LUCK) * self._fixable(0)
+            odds = _posterior(self._pass_breaks, self._luck, task.streak - 1)
+            return odds * (1 - self._luck) * self._fixable(0)
         # failures, then passes: fixed, unless the passes were luck
-        odds = _posterior(self._flip_luck, task.streak - 1)
-        return odds * (1 - _LUCK) * self._fixable(task.fails)
+        odds = _posterior(self._flip_luck, self._luck, task.streak - 1)
+        return odds * (1 - self._luck) * self._fixable(task.fails)
 
     def _failing(self, fails: int) -> float:
         """The best fixes per rollout over the next few rollouts of a task that only failed.
@@ -281,9 +287,10 @@ def _prior(failures: int) -> float:
     return _PRIOR_HAZARD * 0.25 ** max(0, failures - _FLAT)
 
 
-def _posterior(rate: float, extra_passes: int) -> float:
-    """Chance an event of prior ``rate`` still holds after ``extra_passes`` more lucky passes."""
-    odds = rate * _LUCK**extra_passes
+def _posterior(rate: float, luck: float, extra_passes: int) -> float:
+    """Chance an event of prior ``rate`` still holds after ``extra_passes`` more passes, each
+    lucky with chance ``luck``."""
+    odds = rate * luck**extra_passes
     return odds / (odds + 1 - rate)
 
 
@@ -301,9 +308,7 @@ def _is_row(row: object) -> bool:
         isinstance(row, (list, tuple))
         and len(row) == 5
         and all(is_count(value) for value in row[:4])
-        and isinstance(row[4], int)
-        and not isinstance(row[4], bool)
-        and row[4] >= -1
+        and (row[4] == -1 or is_count(row[4]))
         and row[3] in (0, 1)
         and row[2] <= row[1]
     )

@@ -16,6 +16,7 @@ from .workloads import Built
 
 __all__ = [
     "ENGINE_DIFFICULTY_WEIGHTED",
+    "LEARNER_CEILING",
     "ORACLE",
     "EngineEntrant",
     "default_engine_specs",
@@ -27,6 +28,9 @@ __all__ = [
 ENGINE_DIFFICULTY_WEIGHTED = "agentdescent.DifficultyWeighted"
 #: The ceiling: :class:`~agentdescent_sampling.bench.engine.oracle.EngineOracle`.
 ORACLE = "oracle"
+#: What outcome-only learning can reach: :class:`~agentdescent_sampling.bench.engine.ceiling.
+#: InformedLearner`, told the workload's make-up.
+LEARNER_CEILING = "learner-ceiling"
 
 #: The distribution whose samplers the default lineup runs.
 _BUILT_IN = "agentdescent-sampling"
@@ -78,7 +82,7 @@ def default_engine_specs(registry: Registry) -> list[SpecLike]:
 def engine_lineup(
     specs: Iterable[SpecLike], registry: Registry, extra: Iterable[EngineEntrant] = ()
 ) -> list[EngineEntrant]:
-    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the oracle.
+    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the two ceilings.
 
     A spec is anything ``create()`` accepts, or one of the bench's own names:
     :data:`ENGINE_DIFFICULTY_WEIGHTED` and :data:`ORACLE`. A sampler that takes
@@ -96,7 +100,7 @@ def engine_lineup(
         EngineEntrant("round-robin", _RoundRobin(registry), "baseline")
     ]
     for given in specs:
-        if given == ORACLE or given == "round-robin":
+        if given in (ORACLE, LEARNER_CEILING, "round-robin"):
             continue  # always present, in their fixed places
         entrant = _resolve(given, registry)
         if any(existing.label == entrant.label for existing in entrants):
@@ -109,8 +113,15 @@ def engine_lineup(
                 f"another label, for example {entrant.label + '-2'!r}"
             )
         entrants.append(entrant)
+    entrants.append(EngineEntrant(LEARNER_CEILING, _informed_learner, "ceiling"))
     entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
     return entrants
+
+
+def _informed_learner(built: Built) -> TaskSampler:
+    from .ceiling import InformedLearner, MakeUp
+
+    return InformedLearner(pass_threshold=built.pass_threshold, make_up=MakeUp.of(built))
 
 
 def _resolve(given: SpecLike, registry: Registry) -> EngineEntrant:

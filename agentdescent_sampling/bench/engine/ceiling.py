@@ -1,0 +1,95 @@
+"""The learner ceiling: fixable-first's rule, told the workload's make-up instead of learning it.
+
+The oracle knows which task is which, which no sampler can. A learner that sees only outcomes
+cannot tell a task that needs two failures from a hopeless one before it has failed twice, nor a
+lucky pass from a fix before it fails again. :class:`InformedLearner` is that learner at its
+best as far as this bench can build one: it picks by fixable-first's rule, but every population
+estimate the rule would have to learn (how many failures a fix takes, how many tasks are
+hopeless, how often a first rollout fails, how lucky flaky tasks are, how often passing tasks
+break) is given to it exactly, from the workload's plan. It still sees each task only through
+its outcomes. It is an estimate of what outcome-only learning can reach, not a proven optimum.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+
+from ...samplers.fixable_first import _HORIZON, FixableFirst, _Values
+from .workloads import Built
+
+__all__ = ["InformedLearner", "MakeUp"]
+
+
+@attrs.frozen
+class MakeUp:
+    """The counts a learner would have to estimate, read from a seeded workload's plan.
+
+    Attributes:
+        failures_needed: lesson tasks by the failures their fix takes (victims' patches too).
+        hopeless: never-pass train tasks.
+        solved: always-pass train tasks.
+        flaky: lessons that pass by luck while unfixed.
+        luck: the chance such a lesson passes by luck.
+        victims: passing tasks that a commit can break.
+    """
+
+    failures_needed: Counter[int]
+    hopeless: int
+    solved: int
+    flaky: int
+    luck: float
+    victims: int
+
+    @classmethod
+    def of(cls, built: Built) -> MakeUp:
+        """Read the make-up of ``built``'s train tasks."""
+        plans = [plan for plan in built.agent.by_id.values() if plan.id.endswith("-train")]
+        kinds = Counter(plan.kind for plan in plans)
+        lucky = [plan.luck for plan in plans if plan.luck]
+        return cls(
+            Counter(plan.failures_needed for plan in plans if plan.kind in ("lesson", "victim")),
+            kinds["never"],
+            kinds["always"],
+            len(lucky),
+            lucky[0] if lucky else 0.5,
+            kinds["victim"],
+        )
+
+
+@attrs.define(eq=False)
+class InformedLearner(FixableFirst):
+    """fixable-first with the workload's make-up in place of its learned estimates."""
+
+    make_up: MakeUp = attrs.field(kw_only=True)
+
+    def _values(self) -> _Values:
+        return _InformedValues(self, self.make_up)
+
+
+class _InformedValues(_Values):
+    def __init__(self, sampler: FixableFirst, make_up: MakeUp) -> None:
+        super().__init__(sampler)
+        k = make_up.failures_needed
+        lessons = sum(k.values()) - make_up.victims
+        top = max(k, default=0) + _HORIZON + 1
+        # A task that has only failed is hopeless or a lesson not yet fixed.
+        self._hazard = [0.0] + [
+            k[j] / (make_up.hopeless + sum(n for m, n in k.items() if m >= j) or 1)
+            for j in range(1, top + 1)
+        ]
+        self._known = k
+        tasks = make_up.hopeless + make_up.solved + lessons + make_up.victims
+        steady = lessons - make_up.flaky
+        self._first_fail = (make_up.hopeless + steady + make_up.flaky * (1 - make_up.luck)) / tasks
+        self._flip_luck = make_up.flaky / max(1, lessons)
+        passers = make_up.solved + make_up.victims + make_up.flaky * make_up.luck
+        breaking = make_up.flaky * make_up.luck * (1 - make_up.luck) + 0.5 * make_up.victims
+        self._pass_breaks = breaking / passers if passers else 0.0
+        self._luck = make_up.luck
+        self._index = {}
+
+    def _fixable(self, fails: int) -> float:
+        later = sum(n for m, n in self._known.items() if m > fails)
+        return self._known[fails + 1] / later if later else 0.0
