@@ -45,8 +45,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the engine workloads in agentdescent's real evolve() and report the "
         "held-out reward gained against rollouts, paired by seed with round-robin "
         f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in, "
-        "the engine's own DifficultyWeighted and the oracle; a few minutes per CPU-pair, "
-        "run in one process per CPU); needs pip install 'agentdescent-sampling[engine]'",
+        "the engine's own DifficultyWeighted and the oracle, one process per CPU: about "
+        "610 CPU-seconds, some 5 minutes on two idle cores); needs pip install "
+        "'agentdescent-sampling[engine]'",
     )
     parser.add_argument(
         "--sampler",

@@ -53,6 +53,7 @@ held after ``rollouts``, for plots.
 from __future__ import annotations
 
 import statistics
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,8 @@ __all__ = ["ENGINE_JSON_SCHEMA", "ENGINE_SCHEMA_ID", "engine_to_json", "format_e
 #: The value of the document's ``schema`` key; the number changes when the shape does.
 ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/1"
 
+#: The text report's width.
+_WIDTH = 100
 _NUMBER: dict[str, Any] = {"type": "number"}
 _COUNT: dict[str, Any] = {"type": "integer", "minimum": 1}
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
@@ -317,11 +320,19 @@ def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
             [
                 sampler.label,
                 _ratio(statistics.median(ratio for ratio, _ in ratios)),
-                f"{_ratio(lowest[0])} {lowest[1]}",
-                ", ".join(lower) or "none",
+                "-" if sampler.role == "baseline" else f"{_ratio(lowest[0])} {lowest[1]}",
+                f"{len(lower)} of {len(workloads)}" + (f": {', '.join(lower)}" if lower else ""),
             ]
         )
-    return [*lines, *_table(rows, left=(0, 2, 3))]
+    table = _table(rows, left=(0, 2, 3))
+    # The workload list is the one cell that can run long: wrap it under its own column.
+    indent = len(table[0]) - len(rows[0][-1])
+    wrapped = []
+    for line in table:
+        head, *rest = textwrap.wrap(line[indent:], _WIDTH - indent, break_on_hyphens=False) or [""]
+        wrapped.append(line[:indent] + head)
+        wrapped += [" " * indent + more for more in rest]
+    return [*lines, *wrapped]
 
 
 def _median(reach: Reach, budget: int) -> str:
