@@ -36,7 +36,7 @@ def test_json_and_plot_of_a_small_engine_run(
     document = json.loads(out)
     assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
     assert document["config"] == {
-        "samplers": ["round-robin", "informative-band", "oracle"],
+        "samplers": ["round-robin", "informative-band", "learner-ceiling", "oracle"],
         "workloads": ["lessons"],
         "seeds": 2,
         "first_seed": 5,

@@ -85,13 +85,16 @@ def _recorded(
     return recorders[0], run.final
 
 
-def test_the_oracle_reaches_the_gain_in_fewer_rollouts_than_round_robin() -> None:
+def test_the_ceilings_reach_the_gain_in_fewer_rollouts_than_round_robin() -> None:
     config = EngineBenchConfig(workloads=["lessons"], samplers=[], seeds=3, processes=2)
     [lessons] = run_engine_bench(config).workloads
-    assert [s.label for s in lessons.samplers] == ["round-robin", "oracle"]
+    assert [s.label for s in lessons.samplers] == ["round-robin", "learner-ceiling", "oracle"]
     oracle = lessons.sampler("oracle")
     assert oracle.at(0.75).ratio_to_round_robin.low > 1.5
     assert oracle.area_vs_round_robin.low > 0
+    learner = lessons.sampler("learner-ceiling")
+    assert learner.at(0.75).ratio_to_round_robin.value > 1
+    assert learner.at(0.75).ratio_to_round_robin.value < oracle.at(0.75).ratio_to_round_robin.low
 
 
 @pytest.mark.parametrize("name", list(ENGINE_WORKLOADS))
@@ -195,3 +198,13 @@ def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> No
     assert message.startswith("sampler 'broken' failed on engine workload lessons, seed 7: ")
     assert "RuntimeError: no pick today" in message
     assert message.endswith("--sampler 'broken' --workload lessons --first-seed 7 --seeds 1")
+
+
+def test_the_learner_ceiling_is_told_the_make_up_the_workload_was_built_with() -> None:
+    from agentdescent_sampling.bench.engine.ceiling import MakeUp
+
+    make_up = MakeUp.of(build(ENGINE_WORKLOADS["regressions"], 0))
+    assert sum(make_up.failures_needed.values()) == 8 + 3  # lessons and victims' patches
+    assert (make_up.hopeless, make_up.solved, make_up.victims, make_up.flaky) == (8, 10, 3, 0)
+    flaky = MakeUp.of(build(ENGINE_WORKLOADS["flaky"], 0))
+    assert (flaky.flaky, flaky.luck) == (4, 0.5)
