@@ -49,6 +49,7 @@ from typing import Any
 from ..errors import SamplerError
 from ..registry import default_registry
 from ..spec import parse_spec
+from ._schema import COUNT, NUMBER, schema_object
 from .metrics import Latency, SamplerResult
 from .runner import BenchResult, WorkloadResult
 from .workloads import INFORMATIVE_BAND
@@ -58,70 +59,59 @@ __all__ = ["DEFAULT_MARK", "JSON_SCHEMA", "SCHEMA_ID", "WIDTH", "format_report",
 #: The value of the document's ``schema`` key; the number changes when the shape does.
 SCHEMA_ID = "agentdescent-sampling/bench/1"
 
-_NUMBER: dict[str, Any] = {"type": "number"}
 _FRACTION: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
-_COUNT: dict[str, Any] = {"type": "integer", "minimum": 1}
 _PAIR: dict[str, Any] = {"type": "array", "items": _FRACTION, "minItems": 2, "maxItems": 2}
 
 
-def _object(**properties: Any) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": sorted(properties),
-        "additionalProperties": False,
-    }
-
-
-_LATENCY = _object(p50=_NUMBER, p99=_NUMBER)
+_LATENCY = schema_object(p50=NUMBER, p99=NUMBER)
 
 #: The JSON Schema (draft 2020-12) of the document :func:`to_json` returns.
 JSON_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "agentdescent-sampling bench result",
-    **_object(
+    **schema_object(
         schema={"const": SCHEMA_ID},
-        config=_object(
+        config=schema_object(
             samplers={"type": "array", "items": {"type": "string"}, "minItems": 1},
             workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
-            budget=_COUNT,
-            seeds=_COUNT,
+            budget=COUNT,
+            seeds=COUNT,
             first_seed={"type": "integer"},
-            n_workers=_COUNT,
-            in_flight=_COUNT,
+            n_workers=COUNT,
+            in_flight=COUNT,
             asynchronous={"type": "boolean"},
             shared_shard={"type": "boolean"},
         ),
-        machine=_object(
+        machine=schema_object(
             python={"type": "string"},
             implementation={"type": "string"},
-            cpus=_COUNT,
+            cpus=COUNT,
             system={"type": "string"},
         ),
         seconds={"type": "number", "minimum": 0},
         workloads={
             "type": "array",
-            "items": _object(
+            "items": schema_object(
                 name={"type": "string"},
                 label={"type": "string"},
                 noise=_FRACTION,
                 samplers={
                     "type": "array",
-                    "items": _object(
+                    "items": schema_object(
                         label={"type": "string"},
                         role={"enum": ["baseline", "sampler", "ceiling"]},
-                        share=_object(
+                        share=schema_object(
                             mean=_FRACTION, ci95=_PAIR, p10=_FRACTION, p50=_FRACTION, p90=_FRACTION
                         ),
                         ratio_to_round_robin={"type": ["number", "null"]},
                         duplicate_rate=_FRACTION,
                         pick_latency_us=_LATENCY,
                         record_latency_us=_LATENCY,
-                        seeds=_COUNT,
-                        rollouts=_COUNT,
+                        seeds=COUNT,
+                        rollouts=COUNT,
                         curve={
                             "type": "array",
-                            "items": _object(rollouts=_COUNT, mean=_FRACTION, ci95=_PAIR),
+                            "items": schema_object(rollouts=COUNT, mean=_FRACTION, ci95=_PAIR),
                         },
                     ),
                 },
@@ -129,7 +119,7 @@ JSON_SCHEMA: dict[str, Any] = {
         },
         skipped={
             "type": "array",
-            "items": _object(label={"type": "string"}, reason={"type": "string"}),
+            "items": schema_object(label={"type": "string"}, reason={"type": "string"}),
         },
     ),
 }

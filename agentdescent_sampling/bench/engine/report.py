@@ -57,6 +57,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from .._schema import COUNT, NUMBER, schema_object
 from .metrics import EngineSamplerResult, Interval, Reach
 from .runner import EngineBenchResult, EngineWorkloadResult
 
@@ -67,72 +68,61 @@ ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/1"
 
 #: The text report's width.
 _WIDTH = 100
-_NUMBER: dict[str, Any] = {"type": "number"}
-_COUNT: dict[str, Any] = {"type": "integer", "minimum": 1}
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
-_PAIR: dict[str, Any] = {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2}
+_PAIR: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 2, "maxItems": 2}
 
 
-def _object(**properties: Any) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": sorted(properties),
-        "additionalProperties": False,
-    }
-
-
-_MEAN = _object(mean=_NUMBER, ci95=_PAIR)
+_MEAN = schema_object(mean=NUMBER, ci95=_PAIR)
 
 #: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
 ENGINE_JSON_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "agentdescent-sampling engine bench result",
-    **_object(
+    **schema_object(
         schema={"const": ENGINE_SCHEMA_ID},
-        config=_object(
+        config=schema_object(
             samplers={"type": "array", "items": {"type": "string"}, "minItems": 1},
             workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
-            seeds=_COUNT,
+            seeds=COUNT,
             first_seed={"type": "integer"},
         ),
         engine={"type": "string"},
-        machine=_object(
+        machine=schema_object(
             python={"type": "string"},
             implementation={"type": "string"},
-            cpus=_COUNT,
+            cpus=COUNT,
             system={"type": "string"},
         ),
-        processes=_COUNT,
+        processes=COUNT,
         seconds={"type": "number", "minimum": 0},
         workloads={
             "type": "array",
-            "items": _object(
+            "items": schema_object(
                 name={"type": "string"},
                 summary={"type": "string"},
-                budget=_COUNT,
-                rounds=_COUNT,
-                workers=_COUNT,
-                max_concurrency=_COUNT,
+                budget=COUNT,
+                rounds=COUNT,
+                workers=COUNT,
+                max_concurrency=COUNT,
                 shared_shard={"type": "boolean"},
-                pass_threshold=_NUMBER,
-                start=_NUMBER,
-                attainable=_NUMBER,
+                pass_threshold=NUMBER,
+                start=NUMBER,
+                attainable=NUMBER,
                 fixable=_WHOLE,
                 samplers={
                     "type": "array",
-                    "items": _object(
+                    "items": schema_object(
                         label={"type": "string"},
                         role={"enum": ["baseline", "sampler", "ceiling"]},
-                        seeds=_COUNT,
+                        seeds=COUNT,
                         reach={
                             "type": "array",
-                            "items": _object(
-                                fraction=_NUMBER,
-                                median_rollouts=_NUMBER,
+                            "items": schema_object(
+                                fraction=NUMBER,
+                                median_rollouts=NUMBER,
                                 median_censored={"type": "boolean"},
                                 not_reached=_WHOLE,
-                                ratio_to_round_robin=_object(median=_NUMBER, ci95=_PAIR),
+                                ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR),
                             ),
                         },
                         area=_MEAN,
@@ -144,7 +134,7 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = {
                         calls=_MEAN,
                         curve={
                             "type": "array",
-                            "items": _object(rollouts=_WHOLE, mean=_NUMBER, ci95=_PAIR),
+                            "items": schema_object(rollouts=_WHOLE, mean=NUMBER, ci95=_PAIR),
                         },
                     ),
                 },
