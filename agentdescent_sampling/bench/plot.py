@@ -88,6 +88,11 @@ def plot_shares(result: BenchResult, path: str | PathLike[str]) -> Path:
         f"Share of rollouts on informative tasks against budget: mean and 95% interval "
         f"over {config.seeds} seeds, {workers} worker{'s' if workers > 1 else ''}"
     )
+    return save_figure(figure, path)
+
+
+def save_figure(figure: Figure, path: str | PathLike[str]) -> Path:
+    """Write ``figure`` to ``path`` as a PNG; a path that cannot be written is a BenchError."""
     target = Path(path)
     try:
         figure.savefig(target, dpi=110, bbox_inches="tight")

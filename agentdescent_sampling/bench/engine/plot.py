@@ -6,8 +6,7 @@ import math
 from os import PathLike
 from pathlib import Path
 
-from ..errors import BenchError
-from ..plot import _PALETTE, _ROLE_STYLE, _figure_class
+from ..plot import _PALETTE, _ROLE_STYLE, _figure_class, save_figure
 from .runner import EngineBenchResult
 
 __all__ = ["plot_gains"]
@@ -73,12 +72,4 @@ def plot_gains(result: EngineBenchResult, path: str | PathLike[str]) -> Path:
         f"Held-out reward gain in evolve() against rollouts: mean and 95% interval over "
         f"{result.config.seeds} seeds"
     )
-    target = Path(path)
-    try:
-        figure.savefig(target, dpi=110, bbox_inches="tight")
-    except (OSError, ValueError) as error:
-        raise BenchError(
-            f"cannot write the plot to {str(target)!r}: {error}; pass a writable path "
-            f"ending in .png"
-        ) from error
-    return target
+    return save_figure(figure, path)
