@@ -1,0 +1,98 @@
+"""Where a sampler's rollouts go before it reaches 75% of the attainable held-out gain.
+
+Usage::
+
+    python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
+
+Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
+rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
+hopeless task seen for the first time, a hopeless task's later failures, a lesson's failures, a
+pass that confirmed a fix (or a lucky one), a re-test of a solved task, a regression victim.
+Prints the mean count per run of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Sequence
+
+from agentdescent_sampling import InvalidSamplerConfig, TaskSampler, create
+from agentdescent_sampling.bench.engine.run import run_engine
+from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, Built
+
+
+class Spy:
+    """Passes everything to the sampler and keeps the outcomes in order."""
+
+    def __init__(self, sampler: TaskSampler) -> None:
+        self.sampler = sampler
+        self.log: list[tuple[str, float]] = []
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return self.sampler.pick(keys, round_index)
+
+    def record(self, task_id: str, score: float) -> None:
+        self.log.append((task_id, score))
+        self.sampler.record(task_id, score)
+
+
+def with_threshold(name: str, threshold: float) -> TaskSampler:
+    """The named sampler with the workload's pass threshold, if it takes one."""
+    try:
+        return create({"name": name, "pass_threshold": threshold})
+    except InvalidSamplerConfig:
+        return create(name)
+
+
+def spy_on(name: str, built: Built, spies: list[tuple[Spy, Built]]) -> TaskSampler:
+    """A fresh sampler for one run, watched by a Spy kept in ``spies``."""
+    spies.append((Spy(with_threshold(name, built.pass_threshold)), built))
+    return spies[-1][0]  # type: ignore[return-value]
+
+
+def kind_of_rollout(plan: object, passed: bool, seen: int, failed: int) -> str:
+    """What one rollout was spent on, given the task's plan and its history so far."""
+    kind = plan.kind  # type: ignore[attr-defined]
+    if kind == "always":
+        return "solved, first look" if seen == 0 else "solved, re-test"
+    if kind == "never":
+        return "hopeless, first failure" if failed == 0 else "hopeless, later failure"
+    if kind == "victim":
+        return "victim, " + ("pass" if passed else "failure")
+    return "lesson, pass (fix confirmed or lucky)" if passed else "lesson, failure"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", default="lessons", choices=sorted(ENGINE_WORKLOADS))
+    parser.add_argument("--sampler", default="fixable-first")
+    parser.add_argument("--seeds", type=int, default=10)
+    args = parser.parse_args()
+    workload = ENGINE_WORKLOADS[args.workload]
+    totals: Counter[str] = Counter()
+    reached = 0
+    for seed in range(args.seeds):
+        spies: list[tuple[Spy, Built]] = []
+        run = run_engine(
+            workload, lambda built, spies=spies: spy_on(args.sampler, built, spies), seed
+        )
+        spy, built = spies[0]
+        until = run.rollouts_to(0.75) or len(spy.log)
+        reached += until
+        seen: Counter[str] = Counter()
+        failed: Counter[str] = Counter()
+        for task_id, score in spy.log[:until]:
+            passed = score >= built.pass_threshold
+            plan = built.agent.by_id[task_id]
+            totals[kind_of_rollout(plan, passed, seen[task_id], failed[task_id])] += 1
+            seen[task_id] += 1
+            failed[task_id] += not passed
+    print(f"{args.sampler} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
+          f"before 75% of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
+    for kind, count in sorted(totals.items()):
+        print(f"  {kind:40s} {count / args.seeds:5.1f}")
+
+
+if __name__ == "__main__":
+    main()
