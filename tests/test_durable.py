@@ -26,7 +26,7 @@ from agentdescent_sampling import (
 )
 from agentdescent_sampling.state import check_state
 
-BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band"]
+BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
 SHARDS = [["a", "b", "c", "d"], ["e", "f", "g"]]
 
 

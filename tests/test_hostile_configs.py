@@ -118,7 +118,7 @@ def test_parse_spec_of_a_huge_string_is_refused_before_any_work() -> None:
 
 BUILT_IN_PARAMETERS = [
     (name, parameter.name, parameter.annotation)
-    for name in ("round-robin", "difficulty-weighted", "informative-band")
+    for name in ("round-robin", "difficulty-weighted", "informative-band", "fixable-first")
     for parameter in default_registry().get(name).signature.parameters
 ]
 NUMERIC = [(name, key) for name, key, kind in BUILT_IN_PARAMETERS if "bool" not in kind]
@@ -138,7 +138,7 @@ BREAKING_NUMBERS = [
 
 def test_the_parameter_lists_cover_every_parameter_of_every_built_in() -> None:
     assert {(name, key) for name, key, _ in BUILT_IN_PARAMETERS} == set(NUMERIC) | set(BOOLEAN)
-    assert len(NUMERIC) == 6
+    assert len(NUMERIC) == 7  # fixable-first has pass_threshold only
     assert len(BOOLEAN) == 3
 
 
@@ -393,6 +393,6 @@ def test_a_state_file_with_infinity_or_nan_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_score_too_large_for_a_float_is_refused_as_out_of_range() -> None:
-    for name in ("round-robin", "difficulty-weighted", "informative-band"):
+    for name in ("round-robin", "difficulty-weighted", "informative-band", "fixable-first"):
         with pytest.raises(ValueError, match=r"must be a finite number in \[0, 1\]"):
             create(name).record("a", 10**400)  # type: ignore[arg-type]

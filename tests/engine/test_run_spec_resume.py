@@ -99,7 +99,9 @@ def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     assert read_state(state)["records"] == killed["records"] + resumed["rollouts"]
 
 
-@pytest.mark.parametrize("sampler", ["round-robin", "difficulty-weighted", "informative-band"])
+@pytest.mark.parametrize(
+    "sampler", ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
+)
 def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
     tmp_path: Path, sampler: str
 ) -> None:

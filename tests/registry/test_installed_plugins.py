@@ -212,7 +212,13 @@ def test_a_builtin_can_be_disabled_by_name(zoo: Venv) -> None:
 def test_only_limits_loading_to_the_named_distributions_and_the_builtins(zoo: Venv) -> None:
     env = {"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-classform"}
     names = {r["name"] for r in records(zoo, env=env) if r["kind"] == "sampler"}
-    assert names == {"round-robin", "difficulty-weighted", "informative-band", "fifo"}
+    assert names == {
+        "round-robin",
+        "difficulty-weighted",
+        "informative-band",
+        "fixable-first",
+        "fifo",
+    }
     imported = zoo.json(
         "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
     )
@@ -246,7 +252,12 @@ def test_many_threads_selecting_at_once_load_each_plugin_once(zoo: Venv) -> None
 def test_list_json_shows_builtins_plugins_and_failures_with_versions(zoo: Venv) -> None:
     listed = json.loads(zoo.run("agentdescent-sampling", "list", "--json").stdout)
     builtins = {r["name"]: r for r in listed if r.get("distribution") == "agentdescent-sampling"}
-    assert set(builtins) == {"round-robin", "difficulty-weighted", "informative-band"}
+    assert set(builtins) == {
+        "round-robin",
+        "difficulty-weighted",
+        "informative-band",
+        "fixable-first",
+    }
     assert {r["version"] for r in builtins.values()} == {"0.1.0"}
     assert any(r["kind"] == "failure" for r in listed)
 

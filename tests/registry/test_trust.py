@@ -60,7 +60,12 @@ def test_a_distribution_named_like_this_package_is_listed_as_a_refused_conflict(
     ours = [
         r for r in found if r["kind"] == "sampler" and r["distribution"] == "agentdescent-sampling"
     ]
-    assert {r["name"] for r in ours} == {"round-robin", "difficulty-weighted", "informative-band"}
+    assert {r["name"] for r in ours} == {
+        "round-robin",
+        "difficulty-weighted",
+        "informative-band",
+        "fixable-first",
+    }
     assert {r["version"] for r in ours} == {VERSION}
     assert error_of(zoo, "takeover", env=env)["type"] == "UnknownSamplerError"
 
@@ -163,7 +168,7 @@ def test_an_only_list_with_no_names_loads_no_plugin(zoo: Venv, only: str) -> Non
     )
     assert imported == []
     names = {r["name"] for r in records(zoo, env=env) if r["kind"] == "sampler"}
-    assert names == {"round-robin", "difficulty-weighted", "informative-band"}
+    assert names == {"round-robin", "difficulty-weighted", "informative-band", "fixable-first"}
 
 
 def test_a_registry_with_an_empty_only_loads_no_plugin(zoo: Venv) -> None:
@@ -174,7 +179,12 @@ def test_a_registry_with_an_empty_only_loads_no_plugin(zoo: Venv) -> None:
         "print(json.dumps(sorted(r.name for r in records if isinstance(r, SamplerInfo))))\n"
         + IMPORTED_PLUGINS
     ).stdout.splitlines()
-    assert json.loads(loaded) == ["difficulty-weighted", "informative-band", "round-robin"]
+    assert json.loads(loaded) == [
+        "difficulty-weighted",
+        "fixable-first",
+        "informative-band",
+        "round-robin",
+    ]
     assert json.loads(imported) == []
 
 
@@ -232,7 +242,14 @@ def test_a_malformed_entry_points_txt_spoils_only_its_own_distribution(
     (refused,) = failures_of(found, "ads-test-bad-entry-points")
     assert "entry_points.txt can't be parsed" in str(refused["error"])
     names = {r["name"] for r in found if r["kind"] == "sampler"}
-    assert {"round-robin", "difficulty-weighted", "informative-band", "fifo", "shuffled"} <= names
+    assert {
+        "round-robin",
+        "difficulty-weighted",
+        "informative-band",
+        "fixable-first",
+        "fifo",
+        "shuffled",
+    } <= names
     assert zoo.json(BUILTIN_MODULES, env=env) == OURS
 
 
