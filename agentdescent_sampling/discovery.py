@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ._version import __version__
 from .errors import InvalidSamplerConfig
 from .protocol import check_name
 
@@ -48,9 +49,9 @@ STRICT_ENV = "AGENTDESCENT_SAMPLERS_STRICT"
 
 #: This package's distribution name. No plugin may use it.
 OWN_DISTRIBUTION = "agentdescent-sampling"
-#: This package's version, as the built-ins report it. Kept in code (a test checks it
+#: This package's version, as the built-ins report it: read from code (a test checks it
 #: against the installed metadata) so that selecting a built-in reads no metadata.
-VERSION = "0.1.0"
+VERSION = __version__
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
