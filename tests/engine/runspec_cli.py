@@ -96,6 +96,13 @@ class Workspace:
         )
         return status
 
+    def log_tail(self, run_id: str, lines: int = 40) -> str:
+        """The last lines of a detached run's ``log.txt``, for a failure message."""
+        log = self.store / run_id / "log.txt"
+        if not log.exists():
+            return "\n(no log.txt)"
+        return "\n" + "\n".join(log.read_text(encoding="utf-8").splitlines()[-lines:])
+
     def wait_for_exit(self, run_id: str) -> dict[str, Any]:
         """Poll a detached run until its process has exited; its last status."""
         from agentdescent.runstore import RunStatus  # the engine's own liveness check

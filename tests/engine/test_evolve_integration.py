@@ -45,6 +45,11 @@ BUILT_IN_SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "informative-band:noise=0.05,window=4",
         {"name": "informative-band", "graded": False, "pass_threshold": SOLVED},
     ),
+    "fixable-first": (
+        "fixable-first",
+        "fixable-first:pass_threshold=0.9",
+        {"name": "fixable-first", "pass_threshold": SOLVED},
+    ),
 }
 #: Third-party samplers from plugins/, installed by the test command like any plugin.
 PLUGIN_SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {

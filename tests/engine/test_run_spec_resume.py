@@ -7,6 +7,7 @@ round budget and was resumed is compared pick by pick with one that never stoppe
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -53,7 +54,7 @@ def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
     done = workspace.cli("resume", run_id)
     assert done.returncode == 0, done.stdout + done.stderr
     status = workspace.wait_for_exit(run_id)
-    assert status["state"] == "done", status
+    assert status["state"] == "done", json.dumps(status) + workspace.log_tail(run_id)
     return status
 
 

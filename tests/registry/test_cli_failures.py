@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from tests.support.venv import Venv
 
@@ -19,8 +20,9 @@ def test_list_exits_0_with_failed_plugins_unless_strict(zoo: Venv) -> None:
     assert "'agentdescent-sampling list --tracebacks' prints each whole error" in plain.stdout
 
 
-def test_list_strict_passes_when_the_only_failures_are_disabled_plugins(zoo: Venv) -> None:
-    # Every ads- distribution is blocked, so nothing failed: only "disabled" records remain.
+def test_list_strict_ignores_disabled_plugins_but_not_claims_on_built_in_names(zoo: Venv) -> None:
+    # ONLY blocks every ads- distribution: the ordinary ones are merely disabled, which --strict
+    # ignores; the ones that claim a built-in's name stay conflicts whatever ONLY says.
     result = zoo.run(
         "agentdescent-sampling",
         "list",
@@ -28,7 +30,11 @@ def test_list_strict_passes_when_the_only_failures_are_disabled_plugins(zoo: Ven
         env={"AGENTDESCENT_SAMPLERS_ONLY": "nothing-installed"},
         check=False,
     )
-    assert result.returncode == 0, result.stdout
+    assert result.returncode == 1, result.stdout
+    lines = result.stdout.splitlines()
+    failing = [line for line in lines if re.search(r"\s(conflict|failed)\s\s", line)]
+    assert failing, result.stdout
+    assert all("selects a built-in" in line for line in failing), failing
     assert "disabled" in result.stdout
 
 

@@ -120,7 +120,7 @@ def test_other_seeds_pick_differently(name: str) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("plr:temperature=0", r"temperature=0\): expected a number > 0"),
+        ("plr:temperature=0", r"temperature=0\): expected a finite number > 0"),
         ("sfl:buffer_size=0", r"buffer_size=0\): expected a whole number >= 1"),
         ("speed:screen=1", r"screen=1\): expected a whole number >= 2"),
         ("tscl:seed='1'", r"seed='1'\): expected an int"),
