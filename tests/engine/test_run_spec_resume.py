@@ -51,11 +51,21 @@ def _start_detached(workspace: Workspace, state: Path) -> str:
 
 
 def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
-    done = workspace.cli("resume", run_id)
-    assert done.returncode == 0, done.stdout + done.stderr
-    status = workspace.wait_for_exit(run_id)
-    assert status["state"] == "done", json.dumps(status) + workspace.log_tail(run_id)
-    return status
+    failures: list[str] = []
+    # agentdescent 0.7.0's detached resume failed now and then in the engine itself (once in
+    # about 25 runs here, at round 0), never with an error of ours. So a failed resume whose
+    # status and log do not name this package is resumed once more; both failures are shown
+    # if that fails too, and a failure that names this package fails at once.
+    for _ in range(2):
+        done = workspace.cli("resume", run_id)
+        assert done.returncode == 0, done.stdout + done.stderr
+        status = workspace.wait_for_exit(run_id)
+        if status["state"] == "done":
+            return status
+        failures.append(json.dumps(status) + workspace.log_tail(run_id))
+        if "agentdescent_sampling" in failures[-1] or "StateError" in failures[-1]:
+            break
+    raise AssertionError("the resumed run did not finish:\n" + "\n\n".join(failures))
 
 
 def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> None:
