@@ -19,6 +19,7 @@ __all__ = [
     "Shard",
     "ShardCache",
     "check_entries",
+    "check_pass_counts",
     "check_seed",
     "draw_free",
     "order_key",
@@ -228,3 +229,13 @@ def check_entries(name: str, entries: object, what: str) -> Mapping[str, Any]:
     if not isinstance(entries, Mapping) or not all(isinstance(key, str) for key in entries):
         raise StateError(f"{name}: state needs {what!r} as a mapping from task ids")
     return entries
+
+
+def check_pass_counts(name: str, stats: Mapping[str, Any]) -> None:
+    """Raise :class:`StateError` unless every entry of ``stats`` is a ``[passes, trials]`` pair
+    of whole numbers with ``passes <= trials``."""
+    if not all(
+        isinstance(e, list) and len(e) == 2 and all(map(is_count, e)) and e[0] <= e[1]
+        for e in stats.values()
+    ):
+        raise StateError(f"{name}: statistics must be [passes, trials] pairs")

@@ -13,7 +13,16 @@ from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.state import StateError, check_state, is_count
 from agentdescent_sampling.validators import number_in
 
-from ._common import LazyHeap, Shard, ShardCache, check_entries, check_seed, order_key, whole
+from ._common import (
+    LazyHeap,
+    Shard,
+    ShardCache,
+    check_entries,
+    check_pass_counts,
+    check_seed,
+    order_key,
+    whole,
+)
 
 __all__ = ["DynamicFiltering"]
 
@@ -168,11 +177,7 @@ class DynamicFiltering:
         visits = check_entries(self.name, state.get("visits"), "visits")
         if not is_count(picks) or not all(map(is_count, visits.values())):
             raise StateError(f"{self.name}: 'picks' and every visit count must be whole numbers")
-        if not all(
-            isinstance(e, list) and len(e) == 2 and all(map(is_count, e)) and e[0] <= e[1]
-            for e in stats.values()
-        ):
-            raise StateError(f"{self.name}: statistics must be [passes, trials] pairs")
+        check_pass_counts(self.name, stats)
         if not all(
             isinstance(e, list) and len(e) == 2 and isinstance(e[0], bool) and is_count(e[1])
             for e in streaks.values()

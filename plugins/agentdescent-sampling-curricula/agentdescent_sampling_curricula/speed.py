@@ -19,6 +19,7 @@ from ._common import (
     Shard,
     ShardCache,
     check_entries,
+    check_pass_counts,
     check_seed,
     order_key,
     whole,
@@ -200,11 +201,7 @@ class Speed:
         visits = check_entries(self.name, state.get("visits"), "visits")
         if not is_count(picks) or not all(map(is_count, visits.values())):
             raise StateError(f"{self.name}: 'picks' and every visit count must be whole numbers")
-        if not all(
-            isinstance(e, list) and len(e) == 2 and all(map(is_count, e)) and e[0] <= e[1]
-            for e in stats.values()
-        ):
-            raise StateError(f"{self.name}: statistics must be [passes, trials] pairs")
+        check_pass_counts(self.name, stats)
         phases = []
         for what in ("screening", "continuing"):
             rows = state.get(what)

@@ -110,6 +110,18 @@ def test_a_bad_state_is_refused_and_changes_nothing(name: str) -> None:
     assert sampler.state_dict() == good
 
 
+@pytest.mark.parametrize("name", ["dapo-filter", "speed"])
+def test_a_state_with_more_passes_than_trials_is_refused(name: str) -> None:
+    sampler = create({"name": name, **RULES[name]})
+    run(sampler, range(40), random.Random(2))
+    good = sampler.state_dict()
+    task = next(iter(good["stats"]))
+    broken = {**good, "stats": {**good["stats"], task: [3, 1]}}
+    with pytest.raises(StateError, match=r"statistics must be \[passes, trials\] pairs"):
+        sampler.load_state_dict(broken)
+    assert sampler.state_dict() == good
+
+
 @pytest.mark.parametrize("name", RULES)
 def test_other_seeds_pick_differently(name: str) -> None:
     runs = [run(create({"name": name, "seed": s, **RULES[name]}), range(60), random.Random(0))
