@@ -1,10 +1,10 @@
-"""What every lookup obeys before any metadata is read: the built-ins, the reserved names,
-how names compare, and which plugins the environment lets load.
+"""The rules every lookup starts from, read from code and the environment, never from metadata.
 
-The built-ins are a table in this module, never read from installed metadata, so no
-distribution can pass itself off as one by writing a metadata field (see
-:mod:`~agentdescent_sampling.discovery`, which refuses such entry points). Selecting a
-built-in needs only this module: it imports no plugin machinery.
+The built-ins' table, the reserved names, how names compare, and which plugins the
+environment lets load. The built-ins are written here, not read from installed metadata,
+so no distribution can pass itself off as one by writing a metadata field
+(:mod:`~agentdescent_sampling.discovery` refuses such entry points). Selecting a
+built-in needs this module and no plugin machinery.
 """
 
 from __future__ import annotations

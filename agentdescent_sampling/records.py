@@ -1,5 +1,8 @@
-"""The records the registry reports: a :class:`SamplerInfo` per sampler, a
-:class:`PluginFailure` per plugin or registration that could not be used."""
+"""The registry's records: a :class:`SamplerInfo` per sampler, a :class:`PluginFailure` per failure.
+
+Listing, :meth:`~agentdescent_sampling.registry.Registry.get` and plugin loading use
+them; creating a built-in imports none of this.
+"""
 
 from __future__ import annotations
 
