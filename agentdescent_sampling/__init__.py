@@ -28,15 +28,8 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl
     from .params import REQUIRED, Parameter, Signature
     from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
-    from .registry import (
-        PluginFailure,
-        Registry,
-        SamplerInfo,
-        available,
-        create,
-        default_registry,
-        register,
-    )
+    from .records import PluginFailure, SamplerInfo
+    from .registry import Registry, available, create, default_registry, register
     from .runspec import from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
@@ -100,15 +93,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".hookspecs": ("hookimpl",),
     ".params": ("REQUIRED", "Parameter", "Signature"),
     ".protocol": ("SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"),
-    ".registry": (
-        "PluginFailure",
-        "Registry",
-        "SamplerInfo",
-        "available",
-        "create",
-        "default_registry",
-        "register",
-    ),
+    ".records": ("PluginFailure", "SamplerInfo"),
+    ".registry": ("Registry", "available", "create", "default_registry", "register"),
     ".runspec": ("from_run_spec",),
     ".samplers.difficulty_weighted": ("DifficultyWeighted",),
     ".samplers.fixable_first": ("FixableFirst",),

@@ -14,87 +14,17 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-import attrs
-
-from .discovery import (
-    DISABLE_ENV,
-    RESERVED,
-    EntryPoint,
-    PluginFailure,
-    Policy,
-    normalize,
-    scan,
-)
-from .params import Signature, signature_of
+from .discovery import EntryPoint, scan
+from .params import signature_of
+from .policy import DISABLE_ENV, RESERVED, Policy, normalize
 from .protocol import check_name, method_problem, short_repr
+from .records import Form, PluginFailure, SamplerInfo, summary
 
-__all__ = [
-    "MAX_MESSAGE",
-    "Form",
-    "Plugins",
-    "Refused",
-    "SamplerInfo",
-    "bounded",
-    "describe",
-    "summary",
-    "vet",
-]
+__all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "vet"]
 
-#: Where a sampler comes from: this package, an entry point of either form, or
-#: :func:`~agentdescent_sampling.registry.register`.
-Form = Literal["built-in", "class", "hook", "in-process"]
 Status = Literal["failed", "conflict", "disabled"]
 #: The longest failure message kept; a plugin's exception text can be any size.
 MAX_MESSAGE = 300
-
-
-@attrs.frozen
-class SamplerInfo:
-    """One registered sampler: where it comes from and how to configure it."""
-
-    name: str
-    factory: Callable[..., Any] = attrs.field(repr=False)
-    aliases: tuple[str, ...]
-    description: str
-    distribution: str
-    version: str
-    entry_point: str
-    form: Form
-    signature: Signature
-    #: Whether the registry wraps new instances in ``synchronized()`` because the
-    #: factory declares ``thread_safe = False``.
-    synchronized: bool
-    status: Literal["ok", "conflict"] = "ok"
-
-    @property
-    def keys(self) -> set[str]:
-        """Every normalized name that selects it."""
-        return {normalize(each) for each in (self.name, *self.aliases)}
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready record, the shape ``list --json`` prints."""
-        return {
-            "kind": "sampler",
-            "name": self.name,
-            "aliases": list(self.aliases),
-            "description": self.description,
-            "distribution": self.distribution,
-            "version": self.version,
-            "entry_point": self.entry_point,
-            "form": self.form,
-            "parameters": [
-                {
-                    "name": parameter.name,
-                    "default": None if parameter.required else _jsonable(parameter.default),
-                    "required": parameter.required,
-                    "type": parameter.annotation,
-                }
-                for parameter in self.signature.parameters
-            ],
-            "accepts_any_parameter": self.signature.accepts_any,
-            "synchronized": self.synchronized,
-            "status": self.status,
-        }
 
 
 class Refused(Exception):
@@ -410,12 +340,6 @@ class Plugins:
         )
 
 
-def summary(text: str | None) -> str:
-    """The first line of ``text``, cut to a length a table can show."""
-    line = (text or "").strip().split("\n", 1)[0].strip()
-    return line if len(line) <= 200 else line[:197] + "..."
-
-
 def bounded(message: str) -> str:
     """``message``, cut to :data:`MAX_MESSAGE` characters."""
     return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
@@ -427,9 +351,3 @@ def describe(error: BaseException) -> str:
         return f"{type(error).__name__}: {str(error)[:MAX_MESSAGE]}"
     except Exception:  # noqa: BLE001  # a hostile __str__ must not escape isolation
         return "an exception that could not be printed"
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return repr(value)

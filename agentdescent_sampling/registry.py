@@ -1,25 +1,32 @@
 """Look samplers up by name, load plugins lazily and in isolation, build samplers.
 
-A built-in is found in :data:`~agentdescent_sampling.discovery.BUILTINS` without
-reading installed metadata, taking a lock or importing any plugin. Any other name
-goes through :mod:`~agentdescent_sampling.discovery`, which decides which entry points
-may load; then only the class-form plugin whose entry point carries the name is
-imported, or, if none does, the hook-form plugins. Every failure is recorded as a
-:class:`PluginFailure` and isolated from the other plugins.
+A built-in is found in :data:`~agentdescent_sampling.policy.BUILTINS` without
+reading installed metadata, taking a lock or importing any plugin machinery. Any other
+name goes through :mod:`~agentdescent_sampling.discovery`, which decides which entry
+points may load, and :mod:`~agentdescent_sampling.loading`, which loads them: only the
+class-form plugin whose entry point carries the name is imported, or, if none does, the
+hook-form plugins. Every failure is recorded as a :class:`PluginFailure` and isolated
+from the other plugins.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .discovery import (
+from .errors import (
+    InvalidSamplerConfig,
+    PluginLoadError,
+    RegistrationError,
+    SamplerConflictError,
+    UnknownSamplerError,
+)
+from .policy import (
     BUILTINS,
     DISABLE_ENV,
     GROUP,
@@ -28,23 +35,15 @@ from .discovery import (
     STRICT_ENV,
     VERSION,
     Builtin,
-    PluginFailure,
     Policy,
     normalize,
 )
-from .errors import (
-    InvalidSamplerConfig,
-    PluginLoadError,
-    RegistrationError,
-    SamplerConflictError,
-    UnknownSamplerError,
-)
-from .loading import Plugins, Refused, SamplerInfo, describe, summary, vet
-from .params import signature_of
-from .presets import Preset
 from .protocol import TaskSampler, check_name, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
-from .sync import synchronized
+
+if TYPE_CHECKING:
+    from .loading import Plugins
+    from .records import PluginFailure, Record, SamplerInfo
 
 __all__ = [
     "DISABLE_ENV",
@@ -70,9 +69,16 @@ _BUILTIN_BY_KEY = {key: builtin for builtin in BUILTINS for key in builtin.keys}
 # Caps that keep a message about hundreds of plugins readable.
 _MAX_LISTED = 20
 _MAX_FAILURES_QUOTED = 3
+_RECORDS = ("PluginFailure", "Record", "SamplerInfo")
 
 
-Record = SamplerInfo | PluginFailure
+def __getattr__(name: str) -> Any:
+    # The records are imported on first use (PEP 562): creating a built-in needs none.
+    if name in _RECORDS:
+        from . import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Registry:
@@ -104,10 +110,11 @@ class Registry:
         group: str = GROUP,
     ) -> None:
         self.policy = Policy.read(disable, only, strict)
+        self._group = group
         self._builtins: dict[str, SamplerInfo] = {}
         # Held while plugins load, so each loads once; never taken for a built-in.
         self._lock = threading.RLock()
-        self._plugins = Plugins(group, self.policy)
+        self._loaded: Plugins | None = None
 
     # -- public API ---------------------------------------------------------------
 
@@ -126,8 +133,11 @@ class Registry:
             StateError: the ``state`` file belongs to another sampler or other parameters.
         """
         parsed = parse_spec(spec)
-        info = self.get(parsed.name, provider=parsed.provider)
-        sampler = _build(info, parsed)
+        builtin = _BUILTIN_BY_KEY.get(normalize(parsed.name))
+        if builtin is None:
+            sampler = _build(self.get(parsed.name, provider=parsed.provider), parsed)
+        else:
+            sampler = self._build_builtin(builtin, parsed)
         if state is None:
             return sampler
         from .durable import DurableSampler  # only a durable sampler needs the state module
@@ -223,6 +233,8 @@ class Registry:
                 the name is disabled.
             SamplerConflictError: the name is a built-in's.
         """
+        from .loading import Refused, vet
+
         label = _qualified_name(factory)
         with self._lock:
             try:
@@ -256,9 +268,45 @@ class Registry:
             self._plugins.add(info)
             return info
 
-    # -- built-ins ------------------------------------------------------------------
+    # -- plugins and built-ins ------------------------------------------------------
+
+    @property
+    def _plugins(self) -> Plugins:
+        """What this registry has seen of the installed plugins; callers hold the lock.
+
+        Made on first use, so that selecting a built-in never imports the plugin loader.
+        """
+        if self._loaded is None:
+            from .loading import Plugins
+
+            self._loaded = Plugins(self._group, self.policy)
+        return self._loaded
+
+    def _build_builtin(self, builtin: Builtin, spec: SamplerSpec) -> TaskSampler:
+        """Build a built-in without describing it: its class checks the parameters.
+
+        Only a refused spec takes the general path, which builds it again to word the
+        error (naming the valid parameters) exactly as for any other sampler.
+        """
+        self._check_builtin(spec.name, builtin, spec.provider)
+        try:
+            return builtin.load()(**spec.params)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001  # _build raises it again, worded
+            pass
+        # Outside the handler, so that the error _build raises chains to its own attempt only.
+        return _build(self._builtin(spec.name, builtin, spec.provider), spec)
 
     def _builtin(self, name: str, builtin: Builtin, provider: str | None) -> SamplerInfo:
+        self._check_builtin(name, builtin, provider)
+        info = self._builtins.get(builtin.name)
+        if info is None:  # two threads may both build it; either record is the same
+            info = self._builtins.setdefault(builtin.name, _builtin_info(builtin))
+        return info
+
+    def _check_builtin(self, name: str, builtin: Builtin, provider: str | None) -> None:
+        """Raise unless ``builtin`` may serve ``name`` from ``provider``."""
         if provider is not None and normalize(provider) != OWN_DISTRIBUTION:
             raise UnknownSamplerError(
                 f"sampler {name!r} is a built-in, provided by {OWN_DISTRIBUTION}, not by "
@@ -269,10 +317,6 @@ class Registry:
                 f"sampler {name!r} is a built-in disabled by {DISABLE_ENV}; its name stays "
                 f"reserved, so no plugin serves it either. Remove it from {DISABLE_ENV} to use it"
             )
-        info = self._builtins.get(builtin.name)
-        if info is None:  # two threads may both build it; either record is the same
-            info = self._builtins.setdefault(builtin.name, _builtin_info(builtin))
-        return info
 
     def _raise_if_strict(self) -> None:
         if not self.policy.strict:
@@ -355,8 +399,10 @@ class Registry:
 
 
 def _builtin_info(builtin: Builtin) -> SamplerInfo:
-    module, _, attribute = builtin.target.partition(":")
-    factory = getattr(importlib.import_module(module), attribute)
+    from .params import signature_of
+    from .records import SamplerInfo, summary
+
+    factory = builtin.load()
     return SamplerInfo(
         name=builtin.name,
         factory=factory,
@@ -372,6 +418,8 @@ def _builtin_info(builtin: Builtin) -> SamplerInfo:
 
 
 def _disabled_builtin(builtin: Builtin) -> PluginFailure:
+    from .records import PluginFailure
+
     return PluginFailure(
         builtin.target,
         OWN_DISTRIBUTION,
@@ -399,7 +447,7 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
         )
     where = f"sampler {info.name!r} ({info.distribution} {info.version})"
     try:
-        sampler = info.factory(**params)
+        sampler: TaskSampler = info.factory(**params)
         named = getattr(sampler, "name", None)
         conforms = isinstance(sampler, TaskSampler)
     except (TypeError, ValueError) as error:
@@ -413,6 +461,8 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
     # A factory may raise anything, SystemExit included (one that validates its
     # parameters CLI-style): it becomes our error and never ends the host.
     except BaseException as error:
+        from .loading import describe
+
         raise PluginLoadError(
             f"{where} raised while being built from {short_repr(str(spec))}: "
             f"{short_repr(describe(error), 300)}"
@@ -423,8 +473,14 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
             f"and record() methods"
         )
     if info.form != "built-in" and not inspect.isclass(info.factory) and named != info.name:
+        from .presets import Preset  # only a preset a hook registered is served this way
+
         sampler = Preset(info.name, sampler)
-    return synchronized(sampler) if info.synchronized else sampler
+    if not info.synchronized:
+        return sampler
+    from .sync import synchronized  # only a factory with thread_safe = False needs it
+
+    return synchronized(sampler)
 
 
 def _qualified_name(factory: object) -> str:

@@ -20,7 +20,6 @@ from typing import Any
 
 import attrs
 
-from ._files import load_document
 from .errors import InvalidSamplerConfig
 from .protocol import check_name, short_repr
 
@@ -33,12 +32,11 @@ _MAX_PARAMS = 64
 _MAX_FILE_BYTES = 1 << 20
 #: How many of a mapping's keys an error message lists.
 _LISTED_KEYS = 20
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
-_PAIR = re.compile(
-    r"""\s*(?P<key>[^=,]*?)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^,]*?)\s*(?:,|\Z)"""
-)
-_INT = re.compile(r"[+-]?\d+\Z")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z")
+# Patterns, compiled at first use (``re`` caches them): a name without parameters needs none.
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z"
+_PAIR = r"""\s*(?P<key>[^=,]*?)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^,]*?)\s*(?:,|\Z)"""
+_INT = r"[+-]?\d+\Z"
+_FLOAT = r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z"
 _RESERVED = ("name", "provider")
 
 
@@ -116,6 +114,8 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             is over 1 MiB or nested over 32 levels deep, the key is missing, or the
             spec under it is malformed.
     """
+    from ._files import load_document  # imported here: create() by name reads no file
+
     file = Path(path)
     try:
         document = load_document(file, _parser(file), _MAX_FILE_BYTES)
@@ -197,7 +197,7 @@ def _parse_string(text: str) -> SamplerSpec:
     params: dict[str, Any] = {}
     position = 0
     while sep and position < len(rest):
-        match = _PAIR.match(rest, position)
+        match = re.compile(_PAIR).match(rest, position)
         if match is None or match.end() == position:
             raise InvalidSamplerConfig(
                 f"cannot parse parameters {short_repr(rest[position:])} in sampler spec "
@@ -241,7 +241,7 @@ def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
             f"to see them), so check that the table holds only the sampler's settings"
         )
     for key in params:
-        if not isinstance(key, str) or not _IDENT.match(key):
+        if not isinstance(key, str) or not re.match(_IDENT, key):
             raise InvalidSamplerConfig(
                 f"sampler {name!r}: bad parameter name {short_repr(key)}; expected a Python "
                 f"identifier of at most 64 characters, such as pass_threshold"
@@ -262,9 +262,9 @@ def _parse_value(raw: str) -> Any:
         return lowered == "true"
     if lowered in ("none", "null"):
         return None
-    if _INT.match(raw):
+    if re.match(_INT, raw):
         return int(raw)
-    if _FLOAT.match(raw):
+    if re.match(_FLOAT, raw):
         return float(raw)
     return raw
 

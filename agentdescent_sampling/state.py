@@ -16,14 +16,12 @@ import json
 import math
 import os
 import re
-import secrets
 import stat
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from ._files import load_document
 from .errors import SamplerError
 from .protocol import short_repr
 
@@ -141,6 +139,8 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         StateError: the directory is missing or not writable, or ``document`` is not
             JSON; any existing file at ``path`` is left as it was.
     """
+    import secrets  # imported here: a sampler that is never saved never needs it
+
     target = Path(os.path.realpath(path))
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
@@ -187,6 +187,8 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
         StateError: the file is missing, truncated, not JSON, not a regular file, over
             1 GiB, or has no format marker.
     """
+    from ._files import load_document  # imported here: a fresh sampler reads no file
+
     source = Path(path)
     try:
         document = load_document(source, _strict_json, _MAX_FILE_BYTES)

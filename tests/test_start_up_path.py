@@ -5,24 +5,56 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from agentdescent_sampling import Registry
 
 IMPORTED = """
-import json, sys
+import inspect, json, sys
+import attrs
 import agentdescent_sampling as a
 a.create({spec!r})
-print(json.dumps(sorted(sys.modules)))
+modules = sorted(sys.modules)
+ours = [m for m in modules if m.partition(".")[0] == "agentdescent_sampling"]
+defined = [
+    name
+    for module in ours
+    for name, value in vars(sys.modules[module]).items()
+    if inspect.isclass(value) and value.__module__ == module and attrs.has(value)
+]
+print(json.dumps({{"modules": modules, "attrs_classes": sorted(set(defined))}}))
 """
 
+#: What selecting a built-in never needs: reading installed metadata and importing plugins
+#: (discovery, loading, hookspecs), describing samplers (records, params), wrapping them
+#: (presets, sync, durable), reading files (_files) or naming temporary files (secrets).
+OFF_THE_PATH = {
+    "agentdescent_sampling.discovery",
+    "agentdescent_sampling.loading",
+    "agentdescent_sampling.hookspecs",
+    "agentdescent_sampling.records",
+    "agentdescent_sampling.params",
+    "agentdescent_sampling.presets",
+    "agentdescent_sampling.sync",
+    "agentdescent_sampling.durable",
+    "agentdescent_sampling._files",
+    "secrets",
+    "difflib",
+}
 
-def _modules_after(spec: str) -> set[str]:
+
+def _after(spec: str) -> dict[str, Any]:
     code = IMPORTED.format(spec=spec)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    return set(json.loads(result.stdout))
+    found: dict[str, Any] = json.loads(result.stdout)
+    return found
+
+
+def _modules_after(spec: str) -> set[str]:
+    return set(_after(spec)["modules"])
 
 
 @pytest.mark.parametrize("spec", ["informative-band", "DifficultyWeighted:c=0.1"])
@@ -53,3 +85,21 @@ def test_a_disabled_built_in_is_not_served_by_the_short_path() -> None:
     registry = Registry(disable=["informative-band"], only=None)
     with pytest.raises(LookupError, match="informative-band"):
         registry.create("informative-band")
+
+
+@pytest.mark.parametrize("spec", ["informative-band", "DifficultyWeighted:c=0.1"])
+def test_creating_a_built_in_imports_no_plugin_machinery_no_record_and_no_file_code(
+    spec: str,
+) -> None:
+    assert _modules_after(spec) & OFF_THE_PATH == set()
+
+
+@pytest.mark.parametrize(
+    ("spec", "sampler"),
+    [("informative-band", "InformativeBand"), ("DifficultyWeighted:c=0.1", "DifficultyWeighted")],
+)
+def test_creating_a_built_in_defines_no_attrs_class_but_the_spec_and_the_sampler(
+    spec: str, sampler: str
+) -> None:
+    # Each attrs class costs start-up time to define: internal records are plain classes.
+    assert _after(spec)["attrs_classes"] == sorted(["SamplerSpec", sampler])

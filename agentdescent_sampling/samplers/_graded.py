@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import attrs
-
 __all__ = ["GradedScoreWarning", "GradedScoreWatch"]
 
 _MIN_RECORDS = 20
@@ -15,7 +13,6 @@ class GradedScoreWarning(UserWarning):
     """Scores look graded but none reaches ``pass_threshold``: every task looks unsolved."""
 
 
-@attrs.define
 class GradedScoreWatch:
     """Counts scores strictly between 0 and the threshold; warns once if they dominate.
 
@@ -24,12 +21,16 @@ class GradedScoreWatch:
     sampler's targeting is gone.
     """
 
-    sampler: str
-    pass_threshold: float
-    records: int = 0
-    graded: int = 0
-    passes: int = 0
-    warned: bool = False
+    # A plain class: an attrs class would cost every create() by name its definition.
+    __slots__ = ("graded", "pass_threshold", "passes", "records", "sampler", "warned")
+
+    def __init__(self, sampler: str, pass_threshold: float) -> None:
+        self.sampler = sampler
+        self.pass_threshold = pass_threshold
+        self.records = 0
+        self.graded = 0
+        self.passes = 0
+        self.warned = False
 
     def observe(self, score: float) -> None:
         """Count one recorded score; warn if the run now looks degenerate.

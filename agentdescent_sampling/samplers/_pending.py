@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import attrs
-
 __all__ = ["Pending"]
 
 #: A pick not recorded within this many later picks is taken as lost (its rollout
@@ -11,11 +9,14 @@ __all__ = ["Pending"]
 TTL_PICKS = 256
 
 
-@attrs.define
 class Pending:
     """Tasks with a rollout in flight: task id -> (count, pick number of the latest)."""
 
-    _entries: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+    # A plain class: an attrs class would cost every create() by name its definition.
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[int, int]] = {}
 
     def add(self, task_id: str, pick: int) -> None:
         """Count one more rollout of ``task_id`` in flight, handed out at pick ``pick``,

@@ -386,17 +386,20 @@ class InformativeBand:
         return (*self._short_counts(task), task.score_sum, task.trials - task.score_sum)
 
 
-@attrs.define
 class _Task:
     """One task's memories. ``segment`` counts the gaps of half a sweep between its rollouts."""
 
-    window: deque[tuple[float, int]]
-    passes: int = 0
-    trials: int = 0
-    score_sum: float = 0.0
-    segment: int = 0
-    last: int = 0
-    stale: bool = False
+    # A plain class: an attrs class would cost every create() by name its definition.
+    __slots__ = ("last", "passes", "score_sum", "segment", "stale", "trials", "window")
+
+    def __init__(self, window: deque[tuple[float, int]]) -> None:
+        self.window = window
+        self.passes = 0
+        self.trials = 0
+        self.score_sum = 0.0
+        self.segment = 0
+        self.last = 0
+        self.stale = False
 
 
 def _score(signature: _Signature, weights: tuple[float, ...], noises: tuple[float, ...]) -> float:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from agentdescent_sampling import InvalidSamplerConfig, Registry
-from agentdescent_sampling.discovery import VERSION
+from agentdescent_sampling.policy import VERSION
 from tests.registry.conftest import HOOK_MODULES
 from tests.registry.probes import IMPORTED_PLUGINS, error_of, failures_of, records
 from tests.support.venv import Venv

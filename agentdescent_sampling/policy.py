@@ -1,0 +1,172 @@
+"""The rules every lookup starts from, read from code and the environment, never from metadata.
+
+The built-ins' table, the reserved names, how names compare, and which plugins the
+environment lets load. The built-ins are written here, not read from installed metadata,
+so no distribution can pass itself off as one by writing a metadata field
+(:mod:`~agentdescent_sampling.discovery` refuses such entry points). Selecting a
+built-in needs this module and no plugin machinery.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from ._version import __version__
+from .errors import InvalidSamplerConfig
+
+if TYPE_CHECKING:
+    from .discovery import EntryPoint
+    from .protocol import TaskSampler
+
+__all__ = [
+    "BUILTINS",
+    "DISABLE_ENV",
+    "GROUP",
+    "ONLY_ENV",
+    "OWN_DISTRIBUTION",
+    "RESERVED",
+    "STRICT_ENV",
+    "VERSION",
+    "Builtin",
+    "Policy",
+    "normalize",
+]
+
+#: The entry-point group plugins register under.
+GROUP = "agentdescent.samplers"
+#: Comma-separated sampler or distribution names that never load.
+DISABLE_ENV = "AGENTDESCENT_SAMPLERS_DISABLE"
+#: Comma-separated distribution names whose plugins may load (built-ins always may).
+ONLY_ENV = "AGENTDESCENT_SAMPLERS_ONLY"
+#: ``1``/``true``/``yes``/``on`` make any plugin load failure raise instead of being recorded.
+STRICT_ENV = "AGENTDESCENT_SAMPLERS_STRICT"
+
+#: This package's distribution name. No plugin may use it.
+OWN_DISTRIBUTION = "agentdescent-sampling"
+#: This package's version, as the built-ins report it: read from code (a test checks it
+#: against the installed metadata) so that selecting a built-in reads no metadata.
+VERSION = __version__
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def normalize(name: str) -> str:
+    """The form names are compared in: lower case, with ``_`` and ``.`` read as ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class Builtin(NamedTuple):
+    """A sampler this package ships: its name, the engine's class name as alias, its class."""
+
+    name: str
+    aliases: tuple[str, ...]
+    #: ``module:attribute``, imported only when this built-in is selected or listed.
+    target: str
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Every normalized name that selects it."""
+        return frozenset(normalize(each) for each in (self.name, *self.aliases))
+
+    def load(self) -> Callable[..., TaskSampler]:
+        """Import this built-in's module and return its class."""
+        module, _, attribute = self.target.partition(":")
+        factory: Callable[..., TaskSampler] = getattr(importlib.import_module(module), attribute)
+        return factory
+
+
+BUILTINS: tuple[Builtin, ...] = (
+    Builtin(
+        "round-robin", ("RoundRobin",), "agentdescent_sampling.samplers.round_robin:RoundRobin"
+    ),
+    Builtin(
+        "difficulty-weighted",
+        ("DifficultyWeighted",),
+        "agentdescent_sampling.samplers.difficulty_weighted:DifficultyWeighted",
+    ),
+    Builtin(
+        "informative-band",
+        ("InformativeBand",),
+        "agentdescent_sampling.samplers.informative_band:InformativeBand",
+    ),
+    Builtin(
+        "fixable-first",
+        ("FixableFirst",),
+        "agentdescent_sampling.samplers.fixable_first:FixableFirst",
+    ),
+)
+#: Normalized built-in names and aliases. Reserved whatever the environment says.
+RESERVED: frozenset[str] = frozenset().union(*(builtin.keys for builtin in BUILTINS))
+
+
+class Policy(NamedTuple):
+    """Which plugins may load, from ``Registry`` arguments or the environment.
+
+    Args:
+        disable: normalized sampler or distribution names that never load.
+        only: normalized distribution names whose plugins may load, or ``None`` for all.
+        strict: whether a plugin failure raises instead of being recorded.
+    """
+
+    disable: frozenset[str]
+    only: frozenset[str] | None
+    strict: bool
+
+    @classmethod
+    def read(
+        cls, disable: Iterable[str] | None, only: Iterable[str] | None, strict: bool | None
+    ) -> Policy:
+        """Take each argument given, else its environment variable.
+
+        ``only=[]``, ``ONLY=","`` and ``ONLY=" , "`` allow no plugin; an unset or empty
+        ``ONLY`` allows every plugin.
+
+        Raises:
+            InvalidSamplerConfig: ``AGENTDESCENT_SAMPLERS_STRICT`` is not a yes or a no.
+        """
+        disabled = _names(disable) if disable is not None else _env_names(DISABLE_ENV)
+        allowed: frozenset[str] | None
+        if only is not None:
+            allowed = _names(only)
+        else:
+            allowed = _env_names(ONLY_ENV) if os.environ.get(ONLY_ENV, "").strip() else None
+        return cls(disabled, allowed, _strict() if strict is None else strict)
+
+    def disabled_builtin(self, builtin: Builtin) -> bool:
+        """Whether ``builtin`` is disabled, by one of its names or by this package's name."""
+        return bool(self.disable & (builtin.keys | {OWN_DISTRIBUTION}))
+
+    def blocked(self, entry_point: EntryPoint) -> str | None:
+        """Why ``entry_point`` may not load, or ``None`` if it may."""
+        dist = normalize(entry_point.distribution)
+        if normalize(entry_point.name) in self.disable or dist in self.disable:
+            return f"disabled by {DISABLE_ENV}"
+        if self.only is not None and dist not in self.only:
+            allowed = ", ".join(sorted(self.only)) or "no plugin"
+            return f"not in {ONLY_ENV} ({allowed})"
+        return None
+
+
+def _names(given: Iterable[str]) -> frozenset[str]:
+    return frozenset(normalize(name.strip()) for name in given if name.strip())
+
+
+def _env_names(variable: str) -> frozenset[str]:
+    return _names(os.environ.get(variable, "").split(","))
+
+
+def _strict() -> bool:
+    value = os.environ.get(STRICT_ENV, "")
+    if value.strip().lower() in _TRUE:
+        return True
+    if value.strip().lower() in _FALSE:
+        return False
+    raise InvalidSamplerConfig(
+        f"{STRICT_ENV}={value[:40]!r} is neither yes nor no: expected one of 1, true, yes, on "
+        f"(strict) or 0, false, no, off, or unset (not strict)"
+    )

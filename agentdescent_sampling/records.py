@@ -1,0 +1,122 @@
+"""The registry's records: a :class:`SamplerInfo` per sampler, a :class:`PluginFailure` per failure.
+
+Listing, :meth:`~agentdescent_sampling.registry.Registry.get` and plugin loading use
+them; creating a built-in imports none of this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+
+from .params import Signature
+from .policy import normalize
+
+__all__ = ["Form", "PluginFailure", "Record", "SamplerInfo", "summary"]
+
+#: Where a sampler comes from: this package, an entry point of either form, or
+#: :func:`~agentdescent_sampling.registry.register`.
+Form = Literal["built-in", "class", "hook", "in-process"]
+
+
+@attrs.frozen
+class SamplerInfo:
+    """One registered sampler: where it comes from and how to configure it."""
+
+    name: str
+    factory: Callable[..., Any] = attrs.field(repr=False)
+    aliases: tuple[str, ...]
+    description: str
+    distribution: str
+    version: str
+    entry_point: str
+    form: Form
+    signature: Signature
+    #: Whether the registry wraps new instances in ``synchronized()`` because the
+    #: factory declares ``thread_safe = False``.
+    synchronized: bool
+    status: Literal["ok", "conflict"] = "ok"
+
+    @property
+    def keys(self) -> set[str]:
+        """Every normalized name that selects it."""
+        return {normalize(each) for each in (self.name, *self.aliases)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record, the shape ``list --json`` prints."""
+        return {
+            "kind": "sampler",
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "description": self.description,
+            "distribution": self.distribution,
+            "version": self.version,
+            "entry_point": self.entry_point,
+            "form": self.form,
+            "parameters": [
+                {
+                    "name": parameter.name,
+                    "default": None if parameter.required else _jsonable(parameter.default),
+                    "required": parameter.required,
+                    "type": parameter.annotation,
+                }
+                for parameter in self.signature.parameters
+            ],
+            "accepts_any_parameter": self.signature.accepts_any,
+            "synchronized": self.synchronized,
+            "status": self.status,
+        }
+
+
+@attrs.frozen
+class PluginFailure:
+    """A plugin, or one of its registrations, that could not be used, and why.
+
+    ``status`` is ``"failed"`` (it raised, or registered something invalid),
+    ``"conflict"`` (it claimed a built-in's name or this package's identity) or
+    ``"disabled"`` (blocked by ``AGENTDESCENT_SAMPLERS_DISABLE`` or
+    ``AGENTDESCENT_SAMPLERS_ONLY``). Only ``"failed"`` plugins were ever imported.
+    """
+
+    entry_point: str
+    distribution: str
+    version: str
+    status: Literal["failed", "conflict", "disabled"]
+    message: str
+    names: tuple[str, ...] = ()
+    error: BaseException | None = attrs.field(default=None, repr=False, eq=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record, the shape ``list --json`` prints."""
+        return {
+            "kind": "failure",
+            "entry_point": self.entry_point,
+            "distribution": self.distribution,
+            "version": self.version,
+            "status": self.status,
+            "names": list(self.names),
+            "error": self.message,
+        }
+
+    @property
+    def where(self) -> str:
+        """``dist 1.0 (entry point 'name = module:attr')``, for messages."""
+        return f"{self.distribution} {self.version} (entry point {self.entry_point!r})"
+
+
+#: What :func:`~agentdescent_sampling.registry.available` lists.
+Record = SamplerInfo | PluginFailure
+
+
+def summary(text: str | None) -> str:
+    """The first line of ``text``, cut to a length a table can show."""
+    line = (text or "").strip().split("\n", 1)[0].strip()
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
