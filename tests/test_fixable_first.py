@@ -49,6 +49,16 @@ def test_a_task_that_breaks_after_passing_is_kept_in_play() -> None:
     assert sampler.pick(["solved", "victim"], 0) == "victim"
 
 
+def test_a_pass_from_before_the_artifact_changed_is_re_tested_first() -> None:
+    sampler = outcomes(FixableFirst(), [("new", 1.0), ("old", 1.0)])
+    assert sampler.pick(["new"], 0) == "new"  # picked first, so it would win a tie
+    assert sampler.pick(["old"], 0) == "old"
+    sampler.record("old", 1.0)
+    outcomes(sampler, [("fixed", 0.0), ("fixed", 1.0)])  # a flip: the artifact changed
+    sampler.record("new", 1.0)  # passed after the change
+    assert sampler.pick(["new", "old"], 0) == "old"
+
+
 def test_ties_go_to_the_task_picked_least_recently_then_the_earliest_key() -> None:
     sampler = FixableFirst()
     first = sampler.pick(["a", "b"], 0)
@@ -93,13 +103,16 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int) -> No
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda s: s["tasks"].update({"t0": [1, 0, 2, 0, 3]}),  # streak above passes
-        lambda s: s["tasks"].update({"t0": [1, 0, 0, 2, 3]}),  # mixed is not 0 or 1
-        lambda s: s.update({"evidence": [[1, 2]]}),
+        lambda s: s["tasks"].update({"t0": [1, 0, 2, 0, 3, 0]}),  # streak above passes
+        lambda s: s["tasks"].update({"t0": [1, 0, 0, 2, 3, 0]}),  # mixed is not 0 or 1
+        lambda s: s["tasks"].update({"t0": [1, 0, 0, 0, 3, s["changes"] + 1]}),  # unseen change
+        lambda s: s["tasks"].update({"t0": [1, 0, 0, 0, 3]}),  # a row without "seen"
+        lambda s: s.update({"evidence": s["evidence"][:3]}),
         lambda s: s.update({"picks": -1}),
+        lambda s: s.update({"changes": 1.5}),
         lambda s: s["params"].update({"pass_threshold": 0.5}),
     ],
-    ids=["streak", "mixed", "evidence", "picks", "params"],
+    ids=["streak", "mixed", "seen", "short-row", "evidence", "picks", "changes", "params"],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
     sampler = FixableFirst()

@@ -46,7 +46,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "held-out reward gained against rollouts, paired by seed with round-robin "
         f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in, "
         "the engine's own DifficultyWeighted and the oracle, one process per CPU: about "
-        "610 CPU-seconds, some 5 minutes on two idle cores); needs pip install "
+        "900 CPU-seconds, some 8 minutes on two idle cores); needs pip install "
         "'agentdescent-sampling[engine]'",
     )
     parser.add_argument(

@@ -20,16 +20,26 @@ __all__ = ["FixableFirst"]
 
 _STATE_VERSION = 1
 #: Prior chance that a fixable task's next failure is the one that yields its fix, for the
-#: first ``_FLAT`` failures; it falls fourfold with each failure after that, so a task is
-#: not retried far past the failure counts at which fixes have been seen to arrive.
+#: first ``_FLAT`` failures; ``_STEP`` times that at the next, then tenfold less with each
+#: failure after, so a task is not retried far past the failure counts at which fixes have
+#: been seen to arrive.
 _PRIOR_HAZARD = 0.3
 _FLAT = 2
+_STEP = 0.5
+_TAIL = 0.1
 #: How many pseudo-observations the prior is worth against the run's own evidence.
 _PRIOR_WEIGHT = 1.0
 #: How many rollouts ahead a task's value looks (a fix may take several failures).
 _HORIZON = 6
 #: The assumed chance that a lucky task passes, before its own record says otherwise.
 _LUCK = 0.5
+#: Prior pseudo-counts, as (events, trials), of the run-wide rates the sampler learns: a first
+#: rollout fails; a flip to passing was luck; a passing task fails on a re-test; and a passing
+#: task breaks, per artifact change since its last pass.
+_FIRST_FAIL_PRIOR = (1.0, 2.0)
+_FLIP_LUCK_PRIOR = (0.5, 4.0)
+_PASS_BREAKS_PRIOR = (0.5, 4.0)
+_CHANGE_BREAKS_PRIOR = (0.5, 20.0)
 
 
 @attrs.define
@@ -41,9 +51,10 @@ class _Task:
     streak: int = 0  # passes since the last failure
     mixed: bool = False  # failed after a pass: flaky, or broken by a commit
     last: int = -1  # the pick number that last handed it out
+    seen: int = 0  # the artifact changes counted when its last outcome came in
 
     def row(self) -> list[int]:
-        return [self.fails, self.passes, self.streak, int(self.mixed), self.last]
+        return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
 
 
 @attrs.define(eq=False)
@@ -64,8 +75,10 @@ class FixableFirst:
     - a task that flipped to passing is probably fixed, and is retried only while luck could
       explain the pass; a task that failed after passing (flaky, or broken by a commit) is
       known to be fixable and is kept in play;
-    - a task that has only passed is retried only as often as passing tasks have been seen
-      to start failing.
+    - a task that has only passed is retried as often as passing tasks have been seen to
+      start failing, and more often the more the artifact has changed since its last pass
+      (a task seen to flip from failing to passing marks a change): a committed fix can
+      break another task.
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
@@ -93,16 +106,22 @@ class FixableFirst:
     )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     # Population evidence, each as [events, trials] with the prior's pseudo-counts included.
-    _first_fail: list[float] = attrs.field(init=False, factory=lambda: [1.0, 2.0], repr=False)
-    _flip_luck: list[float] = attrs.field(init=False, factory=lambda: [1.0, 3.0], repr=False)
-    _pass_breaks: list[float] = attrs.field(init=False, factory=lambda: [1.0, 3.0], repr=False)
+    _first_fail: list[float] = attrs.field(init=False, repr=False)
+    _flip_luck: list[float] = attrs.field(init=False, repr=False)
+    _pass_breaks: list[float] = attrs.field(init=False, repr=False)
+    _change_breaks: list[float] = attrs.field(init=False, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
+    _changes: int = attrs.field(init=False, default=0, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._watch = GradedScoreWatch(self.name, self.pass_threshold)
+        priors = (_FIRST_FAIL_PRIOR, _FLIP_LUCK_PRIOR, _PASS_BREAKS_PRIOR, _CHANGE_BREAKS_PRIOR)
+        self._first_fail, self._flip_luck, self._pass_breaks, self._change_breaks = map(
+            list, priors
+        )
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the free key with the most expected fixes per rollout; see the class."""
@@ -138,6 +157,12 @@ class FixableFirst:
                 _count(self._first_fail, not passed)
             elif task.fails == 0:
                 _count(self._pass_breaks, not passed)
+                if self._changes > task.seen:
+                    self._change_breaks[0] += not passed
+                    self._change_breaks[1] += self._changes - task.seen
+            if passed and task.fails and not task.streak:
+                self._changes += 1  # a flip to passing: the artifact probably changed
+            task.seen = self._changes
             if passed:
                 if task.fails and not task.streak and not task.mixed:
                     self._flip_luck[1] += 1  # a flip to passing: fixed, or lucky
@@ -171,8 +196,14 @@ class FixableFirst:
                 "version": _STATE_VERSION,
                 "params": {"pass_threshold": self.pass_threshold},
                 "picks": self._picks,
+                "changes": self._changes,
                 "tasks": {task_id: task.row() for task_id, task in self._tasks.items()},
-                "evidence": [self._first_fail, self._flip_luck, self._pass_breaks],
+                "evidence": [
+                    self._first_fail,
+                    self._flip_luck,
+                    self._pass_breaks,
+                    self._change_breaks,
+                ],
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -186,28 +217,35 @@ class FixableFirst:
             state, self.name, _STATE_VERSION, {"pass_threshold": self.pass_threshold}
         )
         picks: Any = state.get("picks")
+        changes: Any = state.get("changes")
         rows: Any = state.get("tasks")
         evidence: Any = state.get("evidence")
-        if not (is_count(picks) and isinstance(rows, Mapping) and _is_evidence(evidence)):
+        if not (
+            is_count(picks)
+            and is_count(changes)
+            and isinstance(rows, Mapping)
+            and _is_evidence(evidence)
+        ):
             raise StateError(
-                f"{self.name}: state needs an int 'picks', a 'tasks' mapping and 'evidence' "
-                f"as three [events, trials] pairs; start fresh or load the file that "
-                f"state_dict() wrote"
+                f"{self.name}: state needs whole numbers 'picks' and 'changes', a 'tasks' "
+                f"mapping and 'evidence' as four [events, trials] pairs; start fresh or load "
+                f"the file that state_dict() wrote"
             )
         tasks = {}
         for task_id, row in rows.items():
-            if not (isinstance(task_id, str) and _is_row(row)):
+            if not (isinstance(task_id, str) and _is_row(row, changes)):
                 raise StateError(
                     f"{self.name}: bad record for task {task_id!r}: {row!r}; expected "
-                    f"[fails, passes, streak, mixed, last] of whole numbers (last may be -1), "
-                    f"streak <= passes"
+                    f"[fails, passes, streak, mixed, last, seen] of whole numbers (last may be "
+                    f"-1), streak <= passes, seen <= the state's changes ({changes})"
                 )
-            fails, passes, streak, mixed, last = row
-            tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last)
+            fails, passes, streak, mixed, last, seen = row
+            tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last, seen)
         with self._lock:
             self._tasks = tasks
             self._picks = picks
-            self._first_fail, self._flip_luck, self._pass_breaks = (
+            self._changes = changes
+            self._first_fail, self._flip_luck, self._pass_breaks, self._change_breaks = (
                 [float(events), float(trials)] for events, trials in evidence
             )
             self._pending = Pending()
@@ -237,6 +275,8 @@ class _Values:
         self._flip_luck = _rate(sampler._flip_luck)
         self._pass_breaks = _rate(sampler._pass_breaks)
         self._luck = _LUCK
+        self._changes = sampler._changes
+        self._change_breaks = _rate(sampler._change_breaks)
         self._index: dict[int, float] = {}
 
     def of(self, task: _Task | None) -> float:
@@ -252,9 +292,10 @@ class _Values:
             return unfixed / (unfixed + hazard) * (1 - luck) * hazard
         if not task.streak:  # only failures so far
             return self._failing(task.fails)
-        if not task.fails:  # only passes so far: flaky, or broken since by a commit
+        if not task.fails:  # only passes so far: flaky, or broken by a change since
             odds = _posterior(self._pass_breaks, self._luck, task.streak - 1)
-            return odds * (1 - self._luck) * self._fixable(0)
+            broken = 1 - (1 - self._change_breaks) ** (self._changes - task.seen)
+            return (odds * (1 - self._luck) + broken) * self._fixable(0)
         # failures, then passes: fixed, unless the passes were luck
         odds = _posterior(self._flip_luck, self._luck, task.streak - 1)
         return odds * (1 - self._luck) * self._fixable(task.fails)
@@ -286,7 +327,9 @@ class _Values:
 
 def _prior(failures: int) -> float:
     """The prior hazard of a task's ``failures``-th failure."""
-    return _PRIOR_HAZARD * 0.25 ** max(0, failures - _FLAT)
+    if failures <= _FLAT:
+        return _PRIOR_HAZARD
+    return _PRIOR_HAZARD * _STEP * _TAIL ** (failures - _FLAT - 1)
 
 
 def _posterior(rate: float, luck: float, extra_passes: int) -> float:
@@ -305,21 +348,22 @@ def _count(counts: list[float], event: bool) -> None:
     counts[1] += 1
 
 
-def _is_row(row: object) -> bool:
+def _is_row(row: object, changes: int) -> bool:
     return (
         isinstance(row, (list, tuple))
-        and len(row) == 5
-        and all(is_count(value) for value in row[:4])
+        and len(row) == 6
+        and all(is_count(value) for value in (*row[:4], row[5]))
         and (row[4] == -1 or is_count(row[4]))
         and row[3] in (0, 1)
         and row[2] <= row[1]
+        and row[5] <= changes
     )
 
 
 def _is_evidence(evidence: object) -> bool:
     return (
         isinstance(evidence, (list, tuple))
-        and len(evidence) == 3
+        and len(evidence) == 4
         and all(
             isinstance(pair, (list, tuple))
             and len(pair) == 2
