@@ -58,6 +58,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._schema import COUNT, NUMBER, schema_object
+from ..report import WIDTH
 from .metrics import EngineSamplerResult, Interval, Reach
 from .runner import EngineBenchResult, EngineWorkloadResult
 
@@ -66,8 +67,6 @@ __all__ = ["ENGINE_JSON_SCHEMA", "ENGINE_SCHEMA_ID", "engine_to_json", "format_e
 #: The value of the document's ``schema`` key; the number changes when the shape does.
 ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/1"
 
-#: The text report's width.
-_WIDTH = 100
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
 _PAIR: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 2, "maxItems": 2}
 
@@ -319,7 +318,7 @@ def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
     indent = len(table[0]) - len(rows[0][-1])
     wrapped = []
     for line in table:
-        head, *rest = textwrap.wrap(line[indent:], _WIDTH - indent, break_on_hyphens=False) or [""]
+        head, *rest = textwrap.wrap(line[indent:], WIDTH - indent, break_on_hyphens=False) or [""]
         wrapped.append(line[:indent] + head)
         wrapped += [" " * indent + more for more in rest]
     return [*lines, *wrapped]
