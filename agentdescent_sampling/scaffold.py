@@ -119,7 +119,7 @@ _SAMPLER = '''\
 
     import attrs
     from agentdescent_sampling import check_keys, check_score
-    from agentdescent_sampling.validators import number_in
+    from agentdescent_sampling.validators import solved_threshold
 
     __all__ = ["{cls}"]
 
@@ -137,7 +137,7 @@ _SAMPLER = '''\
 
         name: ClassVar[str] = "{name}"
 
-        pass_threshold: float = attrs.field(default=0.999, validator=number_in(0, 1, low_open=True))
+        pass_threshold: float = attrs.field(default=0.999, validator=solved_threshold())
         _trials: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
         _passes: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
         # evolve(max_concurrency > 1) shares one instance between worker threads.

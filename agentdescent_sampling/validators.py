@@ -12,9 +12,9 @@ from typing import Any
 
 import attrs
 
-from .protocol import short_repr
+from .protocol import SOLVED, short_repr
 
-__all__ = ["boolean", "number_in", "whole_number_in"]
+__all__ = ["boolean", "number_in", "solved_threshold", "whole_number_in"]
 
 
 def number_in(
@@ -51,6 +51,15 @@ def number_in(
             raise ValueError(_message(instance, attribute, value, expected, hint))
 
     return validate
+
+
+def solved_threshold() -> Any:
+    """An attrs validator for a ``pass_threshold`` parameter: a finite number in (0, 1].
+
+    The same check as ``number_in(0.0, 1.0, low_open=True)``; its error also names the
+    engine's default (:data:`~agentdescent_sampling.protocol.SOLVED`) as what to try.
+    """
+    return number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}")
 
 
 def whole_number_in(low: int, high: int, *, hint: str = "") -> Any:

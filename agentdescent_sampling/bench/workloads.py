@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol, TypeGuard
 import attrs
 
 from ..protocol import SOLVED, short_repr
-from ..validators import number_in
+from ..validators import number_in, solved_threshold
 from .errors import BenchError
 
 __all__ = [
@@ -215,9 +215,7 @@ class FromLog:
 
     name: ClassVar[str] = "from-log"
     scores: Mapping[str, tuple[float, ...]] = attrs.field(converter=_frozen, repr=False)
-    pass_threshold: float = attrs.field(
-        default=SOLVED, validator=number_in(0.0, 1.0, low_open=True)
-    )
+    pass_threshold: float = attrs.field(default=SOLVED, validator=solved_threshold())
     noise: float = attrs.field(default=0.0, validator=_noise)
     source: str = "rollouts"
 

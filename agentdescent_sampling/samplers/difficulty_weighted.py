@@ -12,7 +12,7 @@ import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
 from ..state import StateError, check_state, is_count
-from ..validators import boolean, number_in
+from ..validators import boolean, number_in, solved_threshold
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 from ._pending import Pending
@@ -73,7 +73,7 @@ class DifficultyWeighted:
     c: float = attrs.field(default=0.2, validator=number_in(0.0, _MAX_C, hint="; try 0.2"))
     pass_threshold: float = attrs.field(
         default=SOLVED,
-        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+        validator=solved_threshold(),
     )
     prior: float = attrs.field(default=0.5, validator=number_in(0.0, 1.0, hint="; try 0.5"))
     spread_in_flight: bool = attrs.field(

@@ -12,7 +12,7 @@ import attrs
 
 from ..protocol import SOLVED, check_keys, check_score, check_task_id
 from ..state import StateError, check_state, is_count
-from ..validators import number_in
+from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
 from ._pending import Pending
 
@@ -102,7 +102,7 @@ class FixableFirst:
 
     pass_threshold: float = attrs.field(
         default=SOLVED,
-        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+        validator=solved_threshold(),
     )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     # Population evidence, each as [events, trials] with the prior's pseudo-counts included.

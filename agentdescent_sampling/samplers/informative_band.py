@@ -15,7 +15,7 @@ import attrs
 
 from ..protocol import SOLVED, check_keys, check_score
 from ..state import StateError, check_state, is_count, is_real
-from ..validators import boolean, number_in, whole_number_in
+from ..validators import boolean, number_in, solved_threshold, whole_number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 from ._pending import Pending
@@ -152,7 +152,7 @@ class InformativeBand:
     window: int = attrs.field(default=5, validator=whole_number_in(1, _MAX_WINDOW, hint="; try 5"))
     pass_threshold: float = attrs.field(
         default=SOLVED,
-        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+        validator=solved_threshold(),
     )
     graded: bool = attrs.field(
         default=False, validator=boolean("; graded=true uses each score as a fractional outcome")

@@ -12,7 +12,7 @@ import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.state import StateError, check_state, is_count, is_real
-from agentdescent_sampling.validators import number_in
+from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import InFlight, check_entries, check_seed, restore_rng, rng_state, whole
 
@@ -72,7 +72,7 @@ class ModelPredictivePromptSelection:
     candidates: int = attrs.field(default=8, validator=whole(1, 8))
     pass_threshold: float = attrs.field(
         default=SOLVED,
-        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+        validator=solved_threshold(),
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _posterior: dict[str, tuple[float, float]] = attrs.field(init=False, factory=dict, repr=False)

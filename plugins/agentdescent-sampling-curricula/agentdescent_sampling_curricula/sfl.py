@@ -13,7 +13,7 @@ import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.state import StateError, check_state, is_count
-from agentdescent_sampling.validators import number_in
+from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import (
     InFlight,
@@ -77,7 +77,7 @@ class SamplingForLearnability:
     refresh: int = attrs.field(default=50, validator=whole(1, 50))
     pass_threshold: float = attrs.field(
         default=SOLVED,
-        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+        validator=solved_threshold(),
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)

@@ -11,7 +11,7 @@ import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.state import StateError, check_state, is_count
-from agentdescent_sampling.validators import number_in
+from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
     TTL_PICKS,
@@ -92,7 +92,7 @@ class Speed:
     continuation: int = attrs.field(default=20, validator=whole(1, 20))
     pass_threshold: float = attrs.field(
         default=SOLVED,
-        validator=number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}"),
+        validator=solved_threshold(),
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)
