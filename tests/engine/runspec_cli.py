@@ -104,16 +104,56 @@ class Workspace:
         return "\n" + "\n".join(log.read_text(encoding="utf-8").splitlines()[-lines:])
 
     def wait_for_exit(self, run_id: str) -> dict[str, Any]:
-        """Poll a detached run until its process has exited; its last status."""
-        from agentdescent.runstore import RunStatus  # the engine's own liveness check
+        """Poll a detached run until every process it started has exited; its last status.
 
+        The run leads a process group of its own, and ``agentdescent cancel`` returns once
+        the run's own process is gone; a ``git`` it started can outlive it for a moment.
+        """
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
             status = self.status(run_id)
-            if not RunStatus.from_dict(status).alive():
+            if not _group_alive(status.get("pid")):
                 return status
             time.sleep(0.1)
         raise AssertionError(f"run {run_id} did not exit in {TIMEOUT}s: {self.status(run_id)}")
+
+    def clear_stale_ledger_lock(self, run_id: str) -> bool:
+        """Remove the ledger's ``index.lock`` that a stopped run left behind; whether one was.
+
+        Call it only once :meth:`wait_for_exit` has returned: then nothing can hold the lock.
+        A cancel or a SIGKILL can stop the engine's ``git`` mid-write, and ``agentdescent
+        resume`` then fails with ``index.lock': File exists`` (agentdescent 0.7.0); removing
+        the file is git's own advice, and what the README tells a user to do.
+        """
+        lock = self.store / run_id / "ledger" / ".git" / "index.lock"
+        if not lock.exists():
+            return False
+        lock.unlink()
+        return True
+
+
+def _group_alive(pgid: int | None) -> bool:
+    """Whether a live process is left in process group ``pgid`` (Linux).
+
+    Zombies do not count, as in the engine's own liveness check: where nothing reaps the
+    run's orphans, ``killpg(pgid, 0)`` would answer for them forever.
+    """
+    if pgid is None:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # the process ended while we looked
+        if int(group) == pgid and state not in ("Z", "X"):
+            return True
+    return False
 
 
 def read_state(path: Path) -> dict[str, Any]:

@@ -52,11 +52,15 @@ def _start_detached(workspace: Workspace, state: Path) -> str:
 
 def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
     failures: list[str] = []
-    # agentdescent 0.7.0's detached resume failed now and then in the engine itself (once in
-    # about 25 runs here, at round 0), never with an error of ours. So a failed resume whose
-    # status and log do not name this package is resumed once more; both failures are shown
-    # if that fails too, and a failure that names this package fails at once.
+    # agentdescent 0.7.0's resume failed now and then at round 0, in the engine itself: a
+    # cancel or a kill had stopped the ledger's git mid-write, and its index.lock was left
+    # behind. So the run's processes are waited for, a stale lock is removed as the README
+    # tells a user to, and a failed resume whose status and log do not name this package is
+    # resumed once more; both failures are shown if that fails too, and a failure that
+    # names this package fails at once.
     for _ in range(2):
+        workspace.wait_for_exit(run_id)
+        workspace.clear_stale_ledger_lock(run_id)
         done = workspace.cli("resume", run_id)
         assert done.returncode == 0, done.stdout + done.stderr
         status = workspace.wait_for_exit(run_id)
@@ -108,6 +112,29 @@ def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     assert create("difficulty-weighted", state=state).records == killed["records"]
     resumed = _resume(workspace, run_id)
     assert read_state(state)["records"] == killed["records"] + resumed["rollouts"]
+
+
+def test_a_stale_ledger_lock_fails_a_resume_until_it_is_removed_as_the_readme_says(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.json"
+    run_id = _start_detached(workspace, state)
+    wait_for_records(state, WORKERS)
+    assert workspace.cli("cancel", run_id).returncode == 0
+    workspace.wait_for_exit(run_id)
+    stopped = read_state(state)["records"]
+    # What a git stopped mid-write leaves: the engine's resume then fails before round 0.
+    (workspace.store / run_id / "ledger" / ".git" / "index.lock").touch()
+
+    assert workspace.cli("resume", run_id).returncode == 0
+    failed = workspace.wait_for_exit(run_id)
+    assert failed["state"] == "failed"
+    assert "index.lock" in failed["error"]
+    assert read_state(state)["records"] == stopped  # the failed resume lost nothing
+
+    assert workspace.clear_stale_ledger_lock(run_id)
+    resumed = _resume(workspace, run_id)
+    assert read_state(state)["records"] == stopped + resumed["rollouts"]
 
 
 @pytest.mark.parametrize(
