@@ -76,28 +76,44 @@ def test_pass_threshold_decides_what_counts_as_a_pass() -> None:
     assert sampler.stats() == {"a": (0, 1)}
 
 
-def run(sampler: FixableFirst, seed: int, start: int, stop: int) -> list[str]:
-    """Picks on a workload of fixable, hopeless and solved tasks, each with seeded luck."""
+def run(
+    sampler: FixableFirst, seed: int, start: int, stop: int, *, rounds: bool = False
+) -> list[str]:
+    """Picks on a workload of fixable, hopeless and solved tasks, each with seeded luck.
+
+    A fixable task is fixed by its second rollout's failure. With ``rounds``, every two picks
+    make a round, closed with ``end_round`` and the fixes made in it.
+    """
     keys = [f"t{i}" for i in range(12)]
     picks = []
+    commits = 0
     for step in range(start, stop):
         task = sampler.pick(keys, step)
         kind = int(task[1:]) % 3
         lucky = random.Random(f"{seed}:{step}").random() < 0.3
-        fixed = kind == 0 and sampler.stats().get(task, (0, 0))[1] >= 2
-        sampler.record(task, 1.0 if kind == 2 or fixed or lucky else 0.0)
+        trials = sampler.stats().get(task, (0, 0))[1]
+        fixed = kind == 0 and trials >= 2
+        passed = kind == 2 or fixed or lucky
+        commits += kind == 0 and trials == 1 and not passed
+        sampler.record(task, 1.0 if passed else 0.0)
         picks.append(task)
+        if rounds and step % 2:
+            sampler.end_round(commits)
+            commits = 0
     return picks
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int) -> None:
-    whole = run(FixableFirst(), seed, 0, 200)
+@pytest.mark.parametrize("rounds", [False, True], ids=["outcomes", "with-commits"])
+@pytest.mark.parametrize("seed", range(1, 4))
+def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, rounds: bool) -> None:
+    whole = run(FixableFirst(), seed, 0, 200, rounds=rounds)
     first = FixableFirst()
-    head = run(first, seed, 0, 90)
+    head = run(first, seed, 0, 90, rounds=rounds)  # 90 picks: the end of a round
+    if rounds:
+        assert first.state_dict()["credit"], "the stop should leave some credit to save"
     resumed = FixableFirst()
     resumed.load_state_dict(first.state_dict())
-    assert head + run(resumed, seed, 90, 200) == whole
+    assert head + run(resumed, seed, 90, 200, rounds=rounds) == whole
 
 
 @pytest.mark.parametrize(
@@ -111,12 +127,31 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int) -> No
         lambda s: s.update({"picks": -1}),
         lambda s: s.update({"changes": 1.5}),
         lambda s: s["params"].update({"pass_threshold": 0.5}),
+        lambda s: s.update({"credit": [0.5]}),
+        lambda s: s["credit"].update({"nowhere": 0.5}),  # a task the state does not hold
+        lambda s: s["credit"].update({"t0": 1.5}),
+        lambda s: s["credit"].update({"t0": float("nan")}),
+        lambda s: s["credit"].update({t: 0.5 for t, row in s["tasks"].items() if row[2]}),
     ],
-    ids=["streak", "mixed", "seen", "short-row", "evidence", "picks", "changes", "params"],
+    ids=[
+        "streak",
+        "mixed",
+        "seen",
+        "short-row",
+        "evidence",
+        "picks",
+        "changes",
+        "params",
+        "credit-not-a-mapping",
+        "credit-unknown-task",
+        "credit-above-1",
+        "credit-nan",
+        "credit-on-a-passing-task",
+    ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
     sampler = FixableFirst()
-    run(sampler, 0, 0, 30)
+    run(sampler, 0, 0, 30, rounds=True)
     before = sampler.state_dict()
     state = sampler.state_dict()
     damage(state)  # type: ignore[operator]
@@ -129,3 +164,56 @@ def test_it_is_a_built_in_selected_by_name() -> None:
     sampler = create("fixable-first:pass_threshold=0.8")
     assert isinstance(sampler, FixableFirst)
     assert sampler.pass_threshold == 0.8
+
+
+def test_a_commit_after_a_lone_failure_stops_its_retries_until_its_next_outcome() -> None:
+    history = [("solved", 1.0), ("a", 0.0)]
+    assert outcomes(FixableFirst(), history).pick(["a", "solved"], 1) == "a"  # no commit told
+    sampler = outcomes(FixableFirst(), history)
+    sampler.end_round(1)  # the round's one failure made the commit: a is probably fixed
+    assert sampler.state_dict()["credit"] == {"a": 1.0}
+    assert sampler.pick(["a", "solved"], 1) == "solved"
+    sampler.record("a", 0.0)  # it failed again after all: retried as before
+    assert sampler.state_dict()["credit"] == {}
+
+
+def test_a_commit_is_shared_among_the_rounds_failures_by_their_chances() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
+    sampler.end_round(1)  # at least one of the two made it (the engine may fuse two fixes)
+    credit = sampler.state_dict()["credit"]
+    assert credit["a"] == credit["b"]
+    assert 0.5 < credit["a"] < 1
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
+    sampler.end_round(2)
+    assert sampler.state_dict()["credit"] == {"a": 1.0, "b": 1.0}
+    # A failure far past every fix seen is an unlikely source of the commit.
+    fixed_at_one = [(f"fix{i}", score) for i in range(4) for score in (0.0, 1.0)]
+    sampler = outcomes(FixableFirst(), [*fixed_at_one, *[("old", 0.0)] * 5])
+    sampler.end_round(0)  # close the round those outcomes made
+    outcomes(sampler, [("old", 0.0), ("new", 0.0)])
+    sampler.end_round(1)
+    credit = sampler.state_dict()["credit"]
+    assert credit["new"] > 0.9 > 0.1 > credit["old"]
+
+
+def test_a_round_without_commits_credits_nothing() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    before = sampler.state_dict()
+    sampler.end_round(0)
+    assert sampler.state_dict() == before
+    sampler.end_round(1)  # the round that failed "a" is closed: a later commit is not its
+    assert sampler.state_dict() == before
+
+
+@pytest.mark.parametrize(
+    ("committed", "error"),
+    [(1.5, TypeError), (True, TypeError), ("1", TypeError), (-1, ValueError)],
+)
+def test_end_round_refuses_a_count_that_is_not_a_whole_number(
+    committed: object, error: type[Exception]
+) -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    with pytest.raises(error, match=r"fixable-first: end_round\(\) takes .*RoundInfo.committed"):
+        sampler.end_round(committed)  # type: ignore[arg-type]
+    sampler.end_round(1)  # the round's failures were kept
+    assert sampler.state_dict()["credit"] == {"a": 1.0}

@@ -52,6 +52,7 @@ class _Task:
     mixed: bool = False  # failed after a pass: flaky, or broken by a commit
     last: int = -1  # the pick number that last handed it out
     seen: int = 0  # the artifact changes counted when its last outcome came in
+    credit: float = 0.0  # chance its last failure made a commit (given end_round), until re-tested
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
@@ -79,6 +80,11 @@ class FixableFirst:
       start failing, and more often the more the artifact has changed since its last pass
       (a task seen to flip from failing to passing marks a change): a committed fix can
       break another task.
+
+    Opt-in, from the engine: :meth:`end_round` with ``RoundInfo.committed`` (wire it with
+    :func:`agentdescent_sampling.on_round_for`) shares each round's commits among the round's
+    failing tasks, by how likely each failure was to yield a fix; a task is then retried the
+    less, the likelier its fix is already in, instead of being re-tested to find out.
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
@@ -112,6 +118,8 @@ class FixableFirst:
     _change_breaks: list[float] = attrs.field(init=False, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _changes: int = attrs.field(init=False, default=0, repr=False)
+    # Tasks that failed since the last end_round(): a set in order, at most one per task.
+    _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -163,6 +171,7 @@ class FixableFirst:
             if passed and task.fails and not task.streak:
                 self._changes += 1  # a flip to passing: the artifact probably changed
             task.seen = self._changes
+            task.credit = 0.0
             if passed:
                 if task.fails and not task.streak and not task.mixed:
                     self._flip_luck[1] += 1  # a flip to passing: fixed, or lucky
@@ -175,6 +184,44 @@ class FixableFirst:
                 task.mixed = True
             task.fails += 1
             task.streak = 0
+            if not task.mixed:
+                self._round_failures[task_id] = None
+
+    def end_round(self, committed: int) -> None:
+        """Tell the sampler how many diffs the engine committed in the round just ended.
+
+        Opt-in: pass ``RoundInfo.committed``, most simply through
+        :func:`agentdescent_sampling.on_round_for`. Each task that failed in the round (and
+        had never passed) gets the chance that its failure yielded one of the commits, given
+        how likely each failure was to and that at least ``committed`` did (the engine may
+        fuse several workers' fixes into one commit); a task is retried the less, the likelier
+        its fix is in, until its next outcome says. Without calls, nothing changes.
+
+        Raises:
+            TypeError: ``committed`` is not a whole number.
+            ValueError: ``committed`` is negative.
+        """
+        if isinstance(committed, bool) or not isinstance(committed, int):
+            raise TypeError(
+                f"{self.name}: end_round() takes the number of diffs the engine committed in "
+                f"the round (RoundInfo.committed), a whole number; got {committed!r}"
+            )
+        if committed < 0:
+            raise ValueError(
+                f"{self.name}: end_round() takes a commit count >= 0 (RoundInfo.committed); "
+                f"got {committed}"
+            )
+        with self._lock:
+            # A task that passed again within the round has said whether it is fixed.
+            failed = [self._tasks[key] for key in self._round_failures]
+            failed = [task for task in failed if not task.streak and not task.mixed]
+            self._round_failures = {}
+            if not committed or not failed:
+                return
+            hazard = self._values()._hazard
+            chances = [min(hazard[task.fails], 1.0) for task in failed]
+            for task, credit in zip(failed, _credits(chances, committed), strict=True):
+                task.credit = credit
 
     def _values(self) -> _Values:
         """What each kind of task is worth now (a subclass may supply its own estimates)."""
@@ -189,7 +236,8 @@ class FixableFirst:
 
     def state_dict(self) -> dict[str, Any]:
         """Every task's outcomes and the run's evidence, JSON-ready. Picks still in flight are
-        not saved: their rollouts do not survive a restart."""
+        not saved (their rollouts do not survive a restart), nor the failures of a round that
+        :meth:`end_round` has not yet closed."""
         with self._lock:
             return {
                 "sampler": self.name,
@@ -198,6 +246,9 @@ class FixableFirst:
                 "picks": self._picks,
                 "changes": self._changes,
                 "tasks": {task_id: task.row() for task_id, task in self._tasks.items()},
+                "credit": {
+                    task_id: task.credit for task_id, task in self._tasks.items() if task.credit
+                },
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -220,6 +271,7 @@ class FixableFirst:
         changes: Any = state.get("changes")
         rows: Any = state.get("tasks")
         evidence: Any = state.get("evidence")
+        credits: Any = state.get("credit", {})
         if not (
             is_count(picks)
             and is_count(changes)
@@ -241,6 +293,19 @@ class FixableFirst:
                 )
             fails, passes, streak, mixed, last, seen = row
             tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last, seen)
+        if not isinstance(credits, Mapping):
+            raise StateError(
+                f"{self.name}: 'credit' must map task ids to chances in [0, 1]; got "
+                f"{type(credits).__name__}"
+            )
+        for task_id, credit in credits.items():
+            task = tasks.get(task_id)
+            if task is None or not _is_chance(credit) or task.streak or task.mixed:
+                raise StateError(
+                    f"{self.name}: bad credit for task {task_id!r}: {credit!r}; expected a "
+                    f"chance in [0, 1] for a task in 'tasks' that has only failed"
+                )
+            task.credit = float(credit)
         with self._lock:
             self._tasks = tasks
             self._picks = picks
@@ -249,6 +314,7 @@ class FixableFirst:
                 [float(events), float(trials)] for events, trials in evidence
             )
             self._pending = Pending()
+            self._round_failures = {}
 
 
 class _Values:
@@ -290,8 +356,8 @@ class _Values:
                 return (1 - luck) * hazard
             unfixed = (1 - hazard) * luck**task.streak
             return unfixed / (unfixed + hazard) * (1 - luck) * hazard
-        if not task.streak:  # only failures so far
-            return self._failing(task.fails)
+        if not task.streak:  # only failures so far; maybe fixed by a commit since
+            return self._failing(task.fails) * (1 - task.credit)
         if not task.fails:  # only passes so far: flaky, or broken by a change since
             odds = _posterior(self._pass_breaks, self._luck, task.streak - 1)
             broken = 1 - (1 - self._change_breaks) ** (self._changes - task.seen)
@@ -337,6 +403,38 @@ def _posterior(rate: float, luck: float, extra_passes: int) -> float:
     lucky with chance ``luck``."""
     odds = rate * luck**extra_passes
     return odds / (odds + 1 - rate)
+
+
+def _credits(chances: Sequence[float], commits: int) -> list[float]:
+    """Each failure's chance of having yielded a commit, given ``commits`` commits in its round.
+
+    Failures yield a fix independently, each with its ``chances`` entry. The engine may fuse
+    several workers' fixes into one commit, so ``commits`` says that at least that many
+    failures yielded one (capped at the number of failures). All zeros when nothing could.
+    """
+    commits = min(commits, len(chances))
+
+    def at_least(subset: Sequence[float], count: int) -> float:
+        ways = [1.0]  # ways[k]: the chance that exactly k of the subset yielded a fix
+        for chance in subset:
+            ways = [
+                (ways[k] if k < len(ways) else 0.0) * (1 - chance)
+                + (ways[k - 1] * chance if k else 0.0)
+                for k in range(len(ways) + 1)
+            ]
+        return sum(ways[max(count, 0) :])
+
+    total = at_least(chances, commits)
+    if total <= 0:
+        return [0.0] * len(chances)
+    return [
+        min(1.0, chance * at_least([*chances[:i], *chances[i + 1 :]], commits - 1) / total)
+        for i, chance in enumerate(chances)
+    ]
+
+
+def _is_chance(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _rate(counts: list[float]) -> float:

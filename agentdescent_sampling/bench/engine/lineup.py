@@ -9,6 +9,7 @@ import attrs
 
 from ...protocol import SOLVED, TaskSampler
 from ...registry import Registry, SamplerInfo
+from ...rounds import on_round_for
 from ...spec import SamplerSpec, SpecLike, parse_spec
 from ..metrics import Role
 from .oracle import EngineOracle
@@ -102,10 +103,9 @@ def engine_lineup(
     for given in specs:
         if given in (ORACLE, LEARNER_CEILING, "round-robin"):
             continue  # always present, in their fixed places
-        entrant = _resolve(given, registry)
-        if any(existing.label == entrant.label for existing in entrants):
-            continue
-        entrants.append(entrant)
+        for entrant in _resolve(given, registry):
+            if all(existing.label != entrant.label for existing in entrants):
+                entrants.append(entrant)
     for entrant in extra:
         if any(existing.label == entrant.label for existing in entrants):
             raise BenchError(
@@ -124,9 +124,11 @@ def _informed_learner(built: Built) -> TaskSampler:
     return InformedLearner(pass_threshold=built.pass_threshold, make_up=MakeUp.of(built))
 
 
-def _resolve(given: SpecLike, registry: Registry) -> EngineEntrant:
+def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
+    """The entrant for ``given``; and, for a sampler with ``end_round``, one more that is told
+    each round's commits through :func:`~agentdescent_sampling.on_round_for`."""
     if given == ENGINE_DIFFICULTY_WEIGHTED:
-        return EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)
+        return [EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)]
     spec = parse_spec(given)
     info = registry.get(spec.name, provider=spec.provider)
     canonical = attrs.evolve(spec, name=info.name)
@@ -134,8 +136,11 @@ def _resolve(given: SpecLike, registry: Registry) -> EngineEntrant:
     names = {parameter.name for parameter in info.signature.parameters}
     fills = tuple(n for n in ("seed", "pass_threshold") if n in names and n not in spec.params)
     build = _Registered(registry, canonical, fills)
-    registry.create(build.spec_for(0, SOLVED))  # fails here, before the run
-    return EngineEntrant(label, build)
+    sample = registry.create(build.spec_for(0, SOLVED))  # fails here, before the run
+    entrants = [EngineEntrant(label, build)]
+    if callable(getattr(sample, "end_round", None)):
+        entrants.append(EngineEntrant(f"{label} + on_round", build, on_round=on_round_for))
+    return entrants
 
 
 @attrs.frozen
