@@ -44,9 +44,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the engine workloads in agentdescent's real evolve() and report the "
         "held-out reward gained against rollouts, paired by seed with round-robin "
-        f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in, "
-        "the engine's own DifficultyWeighted and the oracle, one process per CPU: about "
-        "900 CPU-seconds, some 8 minutes on two idle cores); needs pip install "
+        f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in "
+        "(fixable-first also told each round's commits), the engine's own DifficultyWeighted "
+        "and the oracle, one process per CPU: about 900 CPU-seconds, some 8 minutes on two "
+        "idle cores); needs pip install "
         "'agentdescent-sampling[engine]'",
     )
     parser.add_argument(

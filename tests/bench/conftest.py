@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,28 @@ from agentdescent_sampling.bench.command import add_bench_arguments
 
 # Helpers are handed out as fixtures, so that no test imports a module named conftest.
 _counter = itertools.count()
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def benchmark_script(request: pytest.FixtureRequest) -> Iterator[types.ModuleType]:
+    """The script ``benchmarks/<SCRIPT>.py`` named by the test module's ``SCRIPT``, imported.
+
+    Run as a script, it finds its sibling modules (``_table.py``) on ``sys.path``; so does
+    the import here, for as long as the test module runs.
+    """
+    name: str = request.module.SCRIPT
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", BENCHMARKS / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCHMARKS))
+        patch.setitem(sys.modules, spec.name, module)
+        spec.loader.exec_module(module)
+        yield module
 
 
 @pytest.fixture

@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from agentdescent_sampling.bench import WORKLOADS, is_informative
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "in_flight.py"
+SCRIPT = "in_flight"
 
 
 @pytest.fixture(scope="module")
-def in_flight() -> Iterator[ModuleType]:
-    spec = importlib.util.spec_from_file_location("in_flight_benchmark", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    with pytest.MonkeyPatch.context() as patch:
-        # Run as a script, it finds its sibling _table.py on sys.path; so must the import here.
-        patch.syspath_prepend(str(SCRIPT.parent))
-        patch.setitem(sys.modules, spec.name, module)
-        spec.loader.exec_module(module)
-        yield module
+def in_flight(benchmark_script: ModuleType) -> ModuleType:
+    return benchmark_script
 
 
 @pytest.fixture(scope="module")

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "outcome_ceiling.py"
+SCRIPT = "outcome_ceiling"
 START = (0, 0, 0, 0, 0)
 
 
 @pytest.fixture(scope="module")
-def ceiling() -> Iterator[ModuleType]:
-    spec = importlib.util.spec_from_file_location("outcome_ceiling_benchmark", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(sys.modules, spec.name, module)
-        spec.loader.exec_module(module)
-        yield module
+def ceiling(benchmark_script: ModuleType) -> ModuleType:
+    return benchmark_script
 
 
 def test_untried_tasks_are_what_the_make_up_says_before_anything_is_seen(

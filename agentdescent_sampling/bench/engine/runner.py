@@ -76,8 +76,9 @@ class EngineBenchConfig:
     """What an engine bench run compares, on which workloads, over which seeds.
 
     ``EngineBenchConfig()`` is the default run: every engine workload, 30 seeds,
-    round-robin, every built-in sampler at its defaults, the engine's own
-    ``DifficultyWeighted`` and the oracle.
+    round-robin, every built-in sampler at its defaults (one with ``end_round``, such as
+    fixable-first, once more with each round's commits), the engine's own
+    ``DifficultyWeighted``, the learner ceiling and the oracle.
 
     Args:
         workloads: engine workloads or their names (default: all of
