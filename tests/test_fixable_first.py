@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 
 import pytest
@@ -217,3 +219,22 @@ def test_end_round_refuses_a_count_that_is_not_a_whole_number(
         sampler.end_round(committed)  # type: ignore[arg-type]
     sampler.end_round(1)  # the round's failures were kept
     assert sampler.state_dict()["credit"] == {"a": 1.0}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_commit_credits_are_those_of_counting_every_outcome_of_the_round(seed: int) -> None:
+    from agentdescent_sampling.samplers.fixable_first import _credits
+
+    rng = random.Random(seed)
+    chances = [rng.random() for _ in range(rng.randint(1, 6))]
+    commits = rng.randint(1, 7)
+    # Every way the round's failures could have gone, kept if at least `commits` yielded one.
+    weights = [0.0] * len(chances)
+    total = 0.0
+    for made in itertools.product([False, True], repeat=len(chances)):
+        if sum(made) < min(commits, len(chances)):
+            continue
+        chance = math.prod(c if m else 1 - c for c, m in zip(chances, made, strict=True))
+        total += chance
+        weights = [w + chance * m for w, m in zip(weights, made, strict=True)]
+    assert _credits(chances, commits) == pytest.approx([w / total for w in weights])

@@ -188,7 +188,7 @@ class FixableFirst:
                 self._round_failures[task_id] = None
 
     def end_round(self, committed: int) -> None:
-        """Tell the sampler how many diffs the engine committed in the round just ended.
+        """Tell the sampler how many commits the engine made in the round just ended.
 
         Opt-in: pass ``RoundInfo.committed``, most simply through
         :func:`agentdescent_sampling.on_round_for`. Each task that failed in the round (and
@@ -203,8 +203,8 @@ class FixableFirst:
         """
         if isinstance(committed, bool) or not isinstance(committed, int):
             raise TypeError(
-                f"{self.name}: end_round() takes the number of diffs the engine committed in "
-                f"the round (RoundInfo.committed), a whole number; got {committed!r}"
+                f"{self.name}: end_round() takes the number of commits the engine made in the "
+                f"round (RoundInfo.committed), a whole number; got {committed!r}"
             )
         if committed < 0:
             raise ValueError(
@@ -411,26 +411,39 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
     Failures yield a fix independently, each with its ``chances`` entry. The engine may fuse
     several workers' fixes into one commit, so ``commits`` says that at least that many
     failures yielded one (capped at the number of failures). All zeros when nothing could.
+    O(failures x commits^2): counts are kept up to ``commits``, the last bucket meaning "or more".
     """
     commits = min(commits, len(chances))
+    if not commits:
+        return [0.0] * len(chances)
 
-    def at_least(subset: Sequence[float], count: int) -> float:
-        ways = [1.0]  # ways[k]: the chance that exactly k of the subset yielded a fix
-        for chance in subset:
-            ways = [
-                (ways[k] if k < len(ways) else 0.0) * (1 - chance)
-                + (ways[k - 1] * chance if k else 0.0)
-                for k in range(len(ways) + 1)
-            ]
-        return sum(ways[max(count, 0) :])
+    def add(counts: list[float], chance: float) -> list[float]:
+        grown = [count * (1 - chance) for count in counts]
+        for k, count in enumerate(counts):
+            grown[min(k + 1, commits)] += count * chance
+        return grown
 
-    total = at_least(chances, commits)
+    # before[i]: how many of chances[:i] yielded one; after[i]: of chances[i:].
+    before = [[1.0] + [0.0] * commits]
+    for chance in chances:
+        before.append(add(before[-1], chance))
+    after = [[1.0] + [0.0] * commits]
+    for chance in reversed(chances):
+        after.append(add(after[-1], chance))
+    after.reverse()
+    total = before[-1][commits]
     if total <= 0:
         return [0.0] * len(chances)
-    return [
-        min(1.0, chance * at_least([*chances[:i], *chances[i + 1 :]], commits - 1) / total)
-        for i, chance in enumerate(chances)
-    ]
+    credits = []
+    for i, chance in enumerate(chances):
+        others = sum(
+            before[i][a] * after[i + 1][b]
+            for a in range(commits + 1)
+            for b in range(commits + 1)
+            if a + b >= commits - 1
+        )
+        credits.append(min(1.0, chance * others / total))
+    return credits
 
 
 def _is_chance(value: object) -> bool:
