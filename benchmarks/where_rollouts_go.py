@@ -3,12 +3,14 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
+        [--on-round]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
 hopeless task seen for the first time, a hopeless task's later failures, a lesson's failures, a
 pass that confirmed a fix (or a lucky one), a re-test of a solved task, a regression victim.
-Prints the mean count per run of each.
+Prints the mean count per run of each. ``--on-round`` tells the sampler each round's commits
+(``on_round_for``), as the bench's ``+ on_round`` rows do.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import argparse
 from collections import Counter
 from collections.abc import Sequence
 
-from agentdescent_sampling import InvalidSamplerConfig, TaskSampler, create
+from agentdescent_sampling import InvalidSamplerConfig, TaskSampler, create, on_round_for
 from agentdescent_sampling.bench.engine.run import run_engine
 from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, Built
 
@@ -68,14 +70,19 @@ def main() -> None:
     parser.add_argument("--workload", default="lessons", choices=sorted(ENGINE_WORKLOADS))
     parser.add_argument("--sampler", default="fixable-first")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--on-round", action="store_true", help="tell it each round's commits")
     args = parser.parse_args()
+    tell = (lambda spy: on_round_for(spy.sampler)) if args.on_round else None
     workload = ENGINE_WORKLOADS[args.workload]
     totals: Counter[str] = Counter()
     reached = 0
     for seed in range(args.seeds):
         spies: list[tuple[Spy, Built]] = []
         run = run_engine(
-            workload, lambda built, spies=spies: spy_on(args.sampler, built, spies), seed
+            workload,
+            lambda built, spies=spies: spy_on(args.sampler, built, spies),
+            seed,
+            on_round=tell,
         )
         spy, built = spies[0]
         until = run.rollouts_to(0.75) or len(spy.log)
@@ -88,7 +95,8 @@ def main() -> None:
             totals[kind_of_rollout(plan, passed, seen[task_id], failed[task_id])] += 1
             seen[task_id] += 1
             failed[task_id] += not passed
-    print(f"{args.sampler} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
+    label = args.sampler + (" + on_round" if args.on_round else "")
+    print(f"{label} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
           f"before 75% of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
     for kind, count in sorted(totals.items()):
         print(f"  {kind:40s} {count / args.seeds:5.1f}")
