@@ -74,7 +74,9 @@ class Planner:
         goal: rules to find.
     """
 
-    def __init__(self, lessons: tuple[int, int, int], solved: int, hopeless: int, goal: int):
+    def __init__(
+        self, lessons: tuple[int, int, int], solved: int, hopeless: int, goal: int
+    ) -> None:
         self.lessons, self.solved, self.hopeless, self.goal = lessons, solved, hopeless, goal
         self._chances = cache(self._chances_uncached)
         self.round = cache(self._round)
