@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..protocol import SOLVED, check_keys, check_score, check_task_id
-from ..state import StateError, check_state, is_count
+from ..state import StateError, check_state, is_count, is_real
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
 from ._pending import Pending
@@ -300,7 +300,12 @@ class FixableFirst:
             )
         for task_id, credit in credits.items():
             task = tasks.get(task_id)
-            if task is None or not _is_chance(credit) or task.streak or task.mixed:
+            if (
+                task is None
+                or not (is_real(credit) and 0 <= credit <= 1)
+                or task.streak
+                or task.mixed
+            ):
                 raise StateError(
                     f"{self.name}: bad credit for task {task_id!r}: {credit!r}; expected a "
                     f"chance in [0, 1] for a task in 'tasks' that has only failed"
@@ -444,10 +449,6 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
         )
         credits.append(min(1.0, chance * others / total))
     return credits
-
-
-def _is_chance(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _rate(counts: list[float]) -> float:
