@@ -14,18 +14,23 @@ policy with the fewest expected rollouts until the rules behind 75% of the gain 
 the engine's round structure: two split shards, one rollout on each per round, the workers in
 order (``max_concurrency=1``), and the shards' order swapped every round.
 
-The planner is told more than a sampler is, so what it reaches bounds every sampler from above:
+Two planners, both told the make-up (how many tasks are solved or hopeless, and how many lessons
+take 1, 2 or 3 failures), which a sampler must learn:
 
-- the make-up: how many tasks are solved or hopeless, and how many lessons take 1, 2 or 3
-  failures;
-- which failure yielded a rule, at once. A sampler learns that from a pass on a re-test, or,
-  given ``on_round``, from the round's commit count when only one failure could have made it.
+- ``outcome-planner`` (:class:`Planner`) is also told which failure yielded a rule, at once. A
+  sampler learns that from a pass on a re-test, or, given ``on_round``, from the round's commit
+  count when only one failure could have made it.
+- ``confirming-planner`` (:class:`ConfirmingPlanner`) sees outcomes only, as a sampler does: a
+  task that failed once or twice may already be fixed, and only its next pass says so. It is
+  told one thing more, at a task's third failure: whether that failure yielded a rule or the
+  task is hopeless (outcomes say it at a fourth). So it is the tighter bound: the best any
+  outcome-only sampler can do, or a little more.
 
-The planner then runs as a sampler inside the real ``evolve()``, in the engine bench beside
-round-robin and fixable-first (the 75% column is what it plans for; after that it plans for
-every rule). On ``graded`` it counts rules, while the gain of a rule varies a little with its
-task's score band, so there it is optimal for the count, not exactly for the 75% mark. Needs the
-``engine`` extra; the tables take about a minute to compute, then the runs as usual.
+Each runs as a sampler inside the real ``evolve()``, in the engine bench beside round-robin and
+fixable-first (the 75% column is what it plans for; after that it plans for every rule). On
+``graded`` they count rules, while the gain of a rule varies a little with its task's score band,
+so there they are optimal for the count, not exactly for the 75% mark. Needs the ``engine``
+extra; the tables take about five minutes to compute, then the runs as usual.
 """
 
 from __future__ import annotations
@@ -189,8 +194,114 @@ class Planner:
         return min(self.actions(mine), key=lambda a: self._second_value(other, mine, found, a))
 
 
-def planner_for(workload: EngineWorkload, goal: int) -> Planner:
-    """The planner for ``workload``'s make-up; refuses one it does not model."""
+class ConfirmingPlanner(Planner):
+    """The optimal policy for a learner that must see a fix to know of it.
+
+    As :class:`Planner`, but a failure that yields a rule says nothing: a task that failed once
+    or twice may already be fixed, and the learner learns it from the task's next pass, a
+    rollout that teaches nothing else. Whether the goal is reached is then a chance too, and
+    each round costs its two rollouts times the chance the goal is not yet reached. At a task's
+    third failure the planner is still told whether it was a three-failure lesson (its rule
+    found) or hopeless, which outcomes alone say only at a fourth, so this too bounds every
+    outcome-only sampler from above. ``Found`` counts rules *confirmed* by a pass.
+    """
+
+    def _chances_uncached(  # type: ignore[override]
+        self, untried: int, once: int, twice: int, found: Found
+    ) -> tuple[float, float, float, float, float]:
+        """P(an untried task is solved), P(a task that failed once is a fixed 1-failure
+        lesson), P(a task that failed twice is a fixed 2-failure lesson), P(it is a
+        3-failure lesson), and P(the goal is reached)."""
+        hopeless_found, *confirmed, solved_found = found
+        left = [n - c for n, c in zip(self.lessons, confirmed, strict=True)]
+        solved_left = self.solved - solved_found
+        hopeless_left = self.hopeless - hopeless_found
+        total = 0
+        sums = [0.0] * 5
+        for ones in range(min(once, left[0]) + 1):
+            for twos_once in range(min(once - ones, left[1]) + 1):
+                for threes_once in range(min(once - ones - twos_once, left[2]) + 1):
+                    for twos in range(min(twice, left[1] - twos_once) + 1):
+                        for threes in range(min(twice - twos, left[2] - threes_once) + 1):
+                            untried_parts = (
+                                left[0] - ones,
+                                left[1] - twos_once - twos,
+                                left[2] - threes_once - threes,
+                                solved_left,
+                            )
+                            hopeless_seen = once - ones - twos_once - threes_once + twice - twos
+                            hopeless_seen -= threes
+                            if untried - sum(untried_parts) != hopeless_left - hopeless_seen:
+                                continue
+                            ways = (
+                                _ways(once, ones, twos_once, threes_once)
+                                * _ways(twice, twos, threes)
+                                * _ways(untried, *untried_parts)
+                            )
+                            total += ways
+                            if untried:
+                                sums[0] += ways * solved_left / untried
+                            if once:
+                                sums[1] += ways * ones / once
+                            if twice:
+                                sums[2] += ways * twos / twice
+                                sums[3] += ways * threes / twice
+                            if sum(confirmed) + ones + twos >= self.goal:
+                                sums[4] += ways
+        if not total:
+            raise ValueError(f"no labelling fits {(untried, once, twice, found)}")
+        return (sums[0] / total, sums[1] / total, sums[2] / total, sums[3] / total,
+                sums[4] / total)  # fmt: skip
+
+    def outcomes(
+        self, shard: Shard, other: Shard, found: Found, action: str
+    ) -> list[tuple[float, Shard, Found]]:
+        """What one rollout on ``shard`` can lead to, with its chance."""
+        untried, once, twice = shard
+        hopeless_found, ones, twos, threes, solved_found = found
+        pooled = (untried + other[0], once + other[1], twice + other[2])
+        p_solved, p_one, p_two, p_three, _ = self._chances(*pooled, found)
+        if action == "u":
+            branches = [
+                (p_solved, (untried - 1, once, twice),
+                 (hopeless_found, ones, twos, threes, solved_found + 1)),
+                (1 - p_solved, (untried - 1, once + 1, twice), found),
+            ]  # fmt: skip
+        elif action == "f1":
+            branches = [
+                (p_one, (untried, once - 1, twice),
+                 (hopeless_found, ones + 1, twos, threes, solved_found)),
+                (1 - p_one, (untried, once - 1, twice + 1), found),
+            ]  # fmt: skip
+        elif action == "f2":
+            rest = (untried, once, twice - 1)
+            branches = [
+                (p_two, rest, (hopeless_found, ones, twos + 1, threes, solved_found)),
+                (p_three, rest, (hopeless_found, ones, twos, threes + 1, solved_found)),
+                (1 - p_two - p_three, rest,
+                 (hopeless_found + 1, ones, twos, threes, solved_found)),
+            ]  # fmt: skip
+        else:
+            branches = [(1.0, shard, found)]
+        return [branch for branch in branches if branch[0] > 1e-12]
+
+    def _round(self, first: Shard, second: Shard, found: Found) -> float:
+        pooled = (first[0] + second[0], first[1] + second[1], first[2] + second[2])
+        open_ = 1 - self._chances(*pooled, found)[4]
+        if open_ <= 1e-12:
+            return 0.0
+        return 2 * open_ + min(self._first_value(first, second, found, a)
+                               for a in self.actions(first))  # fmt: skip
+
+    def _second_value(self, first: Shard, second: Shard, found: Found, action: str) -> float:
+        return sum(
+            p * self.round(after, first, seen)
+            for p, after, seen in self.outcomes(second, first, found, action)
+        )
+
+
+def planner_for(workload: EngineWorkload, goal: int, kind: type[Planner] = Planner) -> Planner:
+    """The planner of ``kind`` for ``workload``'s make-up; refuses one it does not model."""
     fits = (
         not workload.flaky
         and not workload.regressions
@@ -207,7 +318,7 @@ def planner_for(workload: EngineWorkload, goal: int) -> Planner:
     ks = [workload.failures_needed[i % len(workload.failures_needed)]
           for i in range(workload.lessons)]  # fmt: skip
     counts = (ks.count(1), ks.count(2), ks.count(3))
-    return Planner(counts, workload.always, workload.never, goal)
+    return kind(counts, workload.always, workload.never, goal)
 
 
 def goal_of(workload: EngineWorkload) -> int:
@@ -216,9 +327,12 @@ def goal_of(workload: EngineWorkload) -> int:
 
 
 class PlannerSampler:
-    """The planner as a sampler: told each task's kind, it knows when a failure yields a rule.
+    """The planner as a sampler, told each task's kind to know what the planner is told.
 
-    It aims at :func:`goal_of` rules, then at every rule.
+    With :class:`Planner`s it knows when a failure yields a rule; with
+    :class:`ConfirmingPlanner`s it counts a rule when its task passes after failing, and is
+    told only, at a third failure, whether the task was a lesson. It aims at :func:`goal_of`
+    rules, then at every rule.
     """
 
     def __init__(self, built: Built, planners: Sequence[Planner]) -> None:
@@ -229,6 +343,7 @@ class PlannerSampler:
         self._planners = planners
         self._picks: dict[int, int] = {}
         self._threshold = built.pass_threshold
+        self._confirms = isinstance(planners[0], ConfirmingPlanner)
 
     def _shard(self, keys: Sequence[str]) -> Shard:
         states = [self._state[key] for key in keys]
@@ -255,12 +370,14 @@ class PlannerSampler:
         if state == "done":
             return
         if score >= self._threshold:
-            self._found[4] += state == "u"  # a first look that passes: always solved
+            # A first look that passes: always solved. A pass after failures: a fix confirmed.
+            self._found[4 if state == "u" else int(state)] += 1 if self._confirms else state == "u"
             self._state[task_id] = "done"
             return
         fails = 1 if state == "u" else int(state) + 1
         plan = self._plans[task_id]
-        if plan.kind == "lesson" and fails == plan.failures_needed:
+        told = not self._confirms or fails == 3
+        if told and plan.kind == "lesson" and fails == plan.failures_needed:
             self._found[fails] += 1
             self._state[task_id] = "done"
         elif fails >= 3:
@@ -270,19 +387,21 @@ class PlannerSampler:
             self._state[task_id] = fails
 
 
-def entrant(workload: EngineWorkload) -> EngineEntrant:
-    """The planner's engine bench entrant for ``workload``, its tables computed now."""
-    planners = [planner_for(workload, goal_of(workload)), planner_for(workload, workload.lessons)]
+def entrant(workload: EngineWorkload, kind: type[Planner] = Planner) -> EngineEntrant:
+    """The engine bench entrant of a ``kind`` of planner for ``workload``, its tables computed
+    now."""
+    planners = [planner_for(workload, goal, kind) for goal in (goal_of(workload), workload.lessons)]
     half = (workload.lessons + workload.always + workload.never) // 2
     for planner in planners:  # fill the tables before the bench forks its workers
         expected = planner.round((half, 0, 0), (half, 0, 0), (0, 0, 0, 0, 0))
-        print(f"{workload.name}: {expected:.2f} expected rollouts to {planner.goal} rules",
-              file=sys.stderr)  # fmt: skip
+        print(f"{workload.name}: {kind.__name__} expects {expected:.2f} rollouts to "
+              f"{planner.goal} rules", file=sys.stderr)  # fmt: skip
 
     def make(built: Built) -> PlannerSampler:
         return PlannerSampler(built, planners)
 
-    return EngineEntrant("outcome-planner", make, "ceiling")
+    label = "confirming-planner" if kind is ConfirmingPlanner else "outcome-planner"
+    return EngineEntrant(label, make, "ceiling")
 
 
 def main() -> None:
@@ -296,7 +415,7 @@ def main() -> None:
         config = EngineBenchConfig(
             workloads=[workload],
             samplers=["fixable-first"],
-            extra=[entrant(workload)],
+            extra=[entrant(workload), entrant(workload, ConfirmingPlanner)],
             seeds=args.seeds,
             first_seed=args.first_seed,
         )

@@ -66,3 +66,71 @@ def test_workloads_it_does_not_model_are_refused_by_name(ceiling: ModuleType) ->
 
     with pytest.raises(SystemExit, match="flaky: the planner models"):
         ceiling.planner_for(ENGINE_WORKLOADS["flaky"], 6)
+
+
+def test_a_learner_that_must_see_a_fix_knows_the_goal_only_as_a_chance(
+    ceiling: ModuleType,
+) -> None:
+    # One one-failure lesson and one hopeless task; one of them failed once. It is the lesson,
+    # already fixed, with chance 1/2, and so the goal of one rule is reached with chance 1/2.
+    planner = ceiling.ConfirmingPlanner((1, 0, 0), solved=0, hopeless=1, goal=1)
+    _, fixed_once, _, _, reached = planner._chances(1, 1, 0, START)
+    assert fixed_once == pytest.approx(1 / 2)
+    assert reached == pytest.approx(1 / 2)
+    # Once a pass has confirmed the rule, the goal is reached for certain.
+    assert planner._chances(1, 0, 0, (0, 1, 0, 0, 0))[4] == pytest.approx(1)
+
+
+def test_confirming_fixes_costs_a_third_of_a_rollout_on_a_three_task_run(
+    ceiling: ModuleType,
+) -> None:
+    # Lessons A (one failure) and B (two), hopeless C; goal 2; shards of 2 and 1. Round 1
+    # fails a task of each shard. By which task is alone in shard 2:
+    # - told of fixes: A 6 rollouts, B 4, C 6, so 16/3;
+    # - seeing only outcomes: A 6, B 4, C 7, so 17/3. With C alone, round 2 retries C and
+    #   tries the untried task of shard 1; shard 1 then holds A (fixed, unseen) and B, each
+    #   failed once, and a retry finds B only half the time.
+    told = ceiling.Planner((1, 1, 0), solved=0, hopeless=1, goal=2)
+    confirming = ceiling.ConfirmingPlanner((1, 1, 0), solved=0, hopeless=1, goal=2)
+    assert told.round((2, 0, 0), (1, 0, 0), START) == pytest.approx(16 / 3)
+    assert confirming.round((2, 0, 0), (1, 0, 0), START) == pytest.approx(17 / 3)
+
+
+def test_seeing_only_outcomes_never_beats_being_told_of_fixes(ceiling: ModuleType) -> None:
+    for lessons, solved, hopeless, goal, shards in [
+        ((1, 1, 1), 2, 2, 2, (4, 3)),
+        ((1, 1, 0), 1, 1, 2, (2, 2)),
+        ((2, 1, 0), 1, 1, 2, (3, 2)),
+    ]:
+        values = [
+            kind(lessons, solved, hopeless, goal).round((shards[0], 0, 0), (shards[1], 0, 0), START)
+            for kind in (ceiling.Planner, ceiling.ConfirmingPlanner)
+        ]
+        assert values[1] >= values[0] - 1e-9, (lessons, values)
+
+
+def test_the_confirming_sampler_counts_a_rule_only_when_its_task_passes(
+    ceiling: ModuleType,
+) -> None:
+    from types import SimpleNamespace as Plan
+
+    plans = {
+        "one-train": Plan(kind="lesson", failures_needed=1),
+        "three-train": Plan(kind="lesson", failures_needed=3),
+        "never-train": Plan(kind="never", failures_needed=1),
+    }
+    built = Plan(
+        agent=Plan(by_id=plans),
+        tasks=[Plan(id=task_id) for task_id in plans],
+        pass_threshold=0.999,
+    )
+    planner = ceiling.ConfirmingPlanner((1, 0, 1), solved=0, hopeless=1, goal=2)
+    sampler = ceiling.PlannerSampler(built, [planner])
+    sampler.record("one-train", 0.0)  # its rule is found, but nothing says so
+    assert sampler._found == [0, 0, 0, 0, 0]
+    sampler.record("one-train", 1.0)
+    assert sampler._found == [0, 1, 0, 0, 0]
+    for _ in range(3):  # told at the third failure: a lesson's rule, or hopeless
+        sampler.record("three-train", 0.0)
+        sampler.record("never-train", 0.0)
+    assert sampler._found == [1, 1, 0, 1, 0]
