@@ -129,14 +129,18 @@ class Planner:
             raise ValueError(f"no labelling fits {(untried, once, twice, found)}")
         return (sums[0] / total, sums[1] / total, sums[2] / total, sums[3] / total)
 
+    def _pooled(self, shard: Shard, other: Shard, found: Found) -> tuple[float, ...]:
+        """The chances for tasks of both shards: a task's history, not its shard, tells."""
+        pooled = (mine + theirs for mine, theirs in zip(shard, other, strict=True))
+        return self._chances(*pooled, found)
+
     def outcomes(
         self, shard: Shard, other: Shard, found: Found, action: str
     ) -> list[tuple[float, Shard, Found]]:
         """What one rollout on ``shard`` can lead to, with its chance."""
         untried, once, twice = shard
         hopeless_found, ones, twos, threes, solved_found = found
-        pooled = (untried + other[0], once + other[1], twice + other[2])
-        p_one, p_solved, p_two, p_three = self._chances(*pooled, found)
+        p_one, p_solved, p_two, p_three = self._pooled(shard, other, found)
         if action == "u":
             rest = (untried - 1, once, twice)
             branches = [
@@ -259,8 +263,7 @@ class ConfirmingPlanner(Planner):
         """What one rollout on ``shard`` can lead to, with its chance."""
         untried, once, twice = shard
         hopeless_found, ones, twos, threes, solved_found = found
-        pooled = (untried + other[0], once + other[1], twice + other[2])
-        p_solved, p_one, p_two, p_three, _ = self._chances(*pooled, found)
+        p_solved, p_one, p_two, p_three, _ = self._pooled(shard, other, found)
         if action == "u":
             branches = [
                 (p_solved, (untried - 1, once, twice),
@@ -286,8 +289,7 @@ class ConfirmingPlanner(Planner):
         return [branch for branch in branches if branch[0] > 1e-12]
 
     def _round(self, first: Shard, second: Shard, found: Found) -> float:
-        pooled = (first[0] + second[0], first[1] + second[1], first[2] + second[2])
-        open_ = 1 - self._chances(*pooled, found)[4]
+        open_ = 1 - self._pooled(first, second, found)[4]
         if open_ <= 1e-12:
             return 0.0
         return 2 * open_ + min(self._first_value(first, second, found, a)

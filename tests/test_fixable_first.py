@@ -134,6 +134,10 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s["credit"].update({"t0": 1.5}),
         lambda s: s["credit"].update({"t0": float("nan")}),
         lambda s: s["credit"].update({t: 0.5 for t, row in s["tasks"].items() if row[2]}),
+        # A task that flipped to passing and never failed after: its pass said it is fixed.
+        lambda s: s["credit"].update(
+            {t: 0.5 for t, row in s["tasks"].items() if row[0] and row[2] and not row[3]}
+        ),
     ],
     ids=[
         "streak",
@@ -149,6 +153,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "credit-above-1",
         "credit-nan",
         "credit-on-a-passing-task",
+        "credit-on-a-fixed-task",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -176,6 +181,24 @@ def test_a_commit_after_a_lone_failure_stops_its_retries_until_its_next_outcome(
     assert sampler.state_dict()["credit"] == {"a": 1.0}
     assert sampler.pick(["a", "solved"], 1) == "solved"
     sampler.record("a", 0.0)  # it failed again after all: retried as before
+    assert sampler.state_dict()["credit"] == {}
+
+
+def test_a_task_that_failed_after_a_pass_keeps_its_credit_until_it_fails_again() -> None:
+    # "a" passed, then failed: fixable, and lucky now and then, so a pass does not say it is fixed.
+    history = [("solved", 1.0), ("a", 1.0), ("a", 0.0)]
+    untold = outcomes(FixableFirst(), [*history, ("a", 1.0)])
+    assert untold.pick(["a", "solved"], 1) == "a"  # the pass may have been luck: re-test it
+    sampler = outcomes(FixableFirst(), history)
+    sampler.end_round(1)  # the round's one failure made the commit
+    assert sampler.state_dict()["credit"] == {"a": 1.0}
+    sampler.record("a", 1.0)
+    assert sampler.state_dict()["credit"] == {"a": 1.0}
+    resumed = FixableFirst()
+    resumed.load_state_dict(sampler.state_dict())  # a saved state keeps it too
+    for kept in (sampler, resumed):
+        assert kept.pick(["a", "solved"], 1) == "solved"
+    sampler.record("a", 0.0)  # not fixed after all
     assert sampler.state_dict()["credit"] == {}
 
 

@@ -52,7 +52,9 @@ class _Task:
     mixed: bool = False  # failed after a pass: flaky, or broken by a commit
     last: int = -1  # the pick number that last handed it out
     seen: int = 0  # the artifact changes counted when its last outcome came in
-    credit: float = 0.0  # chance its last failure made a commit (given end_round), until re-tested
+    # Chance its last failure made a commit (given end_round). Cleared by its next outcome, but
+    # a mixed task keeps it through passes, which luck may explain, until it fails again.
+    credit: float = 0.0
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
@@ -84,7 +86,9 @@ class FixableFirst:
     Opt-in, from the engine: :meth:`end_round` with ``RoundInfo.committed`` (wire it with
     :func:`agentdescent_sampling.on_round_for`) shares each round's commits among the round's
     failing tasks, by how likely each failure was to yield a fix; a task is then retried the
-    less, the likelier its fix is already in, instead of being re-tested to find out.
+    less, the likelier its fix is already in, instead of being re-tested to find out (a task
+    known to pass by luck now and then keeps that chance through its passes, which do not
+    settle it, until it fails again).
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
@@ -171,7 +175,8 @@ class FixableFirst:
             if passed and task.fails and not task.streak:
                 self._changes += 1  # a flip to passing: the artifact probably changed
             task.seen = self._changes
-            task.credit = 0.0
+            if not (passed and task.mixed):
+                task.credit = 0.0
             if passed:
                 if task.fails and not task.streak and not task.mixed:
                     self._flip_luck[1] += 1  # a flip to passing: fixed, or lucky
@@ -184,18 +189,18 @@ class FixableFirst:
                 task.mixed = True
             task.fails += 1
             task.streak = 0
-            if not task.mixed:
-                self._round_failures[task_id] = None
+            self._round_failures[task_id] = None
 
     def end_round(self, committed: int) -> None:
         """Tell the sampler how many commits the engine made in the round just ended.
 
         Opt-in: pass ``RoundInfo.committed``, most simply through
         :func:`agentdescent_sampling.on_round_for`. Each task that failed in the round (and
-        had never passed) gets the chance that its failure yielded one of the commits, given
+        did not pass after) gets the chance that its failure yielded one of the commits, given
         how likely each failure was to and that at least ``committed`` did (the engine may
         fuse several workers' fixes into one commit); a task is retried the less, the likelier
-        its fix is in, until its next outcome says. Without calls, nothing changes.
+        its fix is in, until its next outcome says (for a task that has failed after a pass,
+        its next failure: luck may explain a pass). Without calls, nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -214,12 +219,12 @@ class FixableFirst:
         with self._lock:
             # A task that passed again within the round has said whether it is fixed.
             failed = [self._tasks[key] for key in self._round_failures]
-            failed = [task for task in failed if not task.streak and not task.mixed]
+            failed = [task for task in failed if not task.streak]
             self._round_failures = {}
             if not committed or not failed:
                 return
-            hazard = self._values()._hazard
-            chances = [min(hazard[task.fails], 1.0) for task in failed]
+            values = self._values()
+            chances = [min(values.fix_chance(task), 1.0) for task in failed]
             for task, credit in zip(failed, _credits(chances, committed), strict=True):
                 task.credit = credit
 
@@ -303,12 +308,13 @@ class FixableFirst:
             if (
                 task is None
                 or not (is_real(credit) and 0 <= credit <= 1)
-                or task.streak
-                or task.mixed
+                or not task.fails
+                or (task.streak and not task.mixed)
             ):
                 raise StateError(
                     f"{self.name}: bad credit for task {task_id!r}: {credit!r}; expected a "
-                    f"chance in [0, 1] for a task in 'tasks' that has only failed"
+                    f"chance in [0, 1] for a task in 'tasks' that has failed and not passed "
+                    f"since, or has failed after a pass"
                 )
             task.credit = float(credit)
         with self._lock:
@@ -358,9 +364,10 @@ class _Values:
             luck = (task.passes + 0.5) / (task.passes + task.fails + 2.0)
             hazard = self._fixable(task.fails)
             if not task.streak:
-                return (1 - luck) * hazard
-            unfixed = (1 - hazard) * luck**task.streak
-            return unfixed / (unfixed + hazard) * (1 - luck) * hazard
+                return (1 - luck) * hazard * (1 - task.credit)
+            fixed = task.credit or hazard  # the chance its last failure fixed it
+            unfixed = (1 - fixed) * luck**task.streak
+            return unfixed / (unfixed + fixed) * (1 - luck) * hazard
         if not task.streak:  # only failures so far; maybe fixed by a commit since
             return self._failing(task.fails) * (1 - task.credit)
         if not task.fails:  # only passes so far: flaky, or broken by a change since
@@ -370,6 +377,10 @@ class _Values:
         # failures, then passes: fixed, unless the passes were luck
         odds = _posterior(self._flip_luck, self._luck, task.streak - 1)
         return odds * (1 - self._luck) * self._fixable(task.fails)
+
+    def fix_chance(self, task: _Task) -> float:
+        """Chance that the last failure of ``task`` (failed, not passed since) yielded its fix."""
+        return self._fixable(task.fails - 1) if task.mixed else self._hazard[task.fails]
 
     def _failing(self, fails: int) -> float:
         """The best fixes per rollout over the next few rollouts of a task that only failed.
