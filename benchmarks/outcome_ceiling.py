@@ -372,8 +372,10 @@ class PlannerSampler:
         if state == "done":
             return
         if score >= self._threshold:
-            # A first look that passes: always solved. A pass after failures: a fix confirmed.
-            self._found[4 if state == "u" else int(state)] += 1 if self._confirms else state == "u"
+            if state == "u":
+                self._found[4] += 1  # a first look that passes: always solved
+            elif self._confirms:
+                self._found[int(state)] += 1  # a pass after failures: a fix confirmed
             self._state[task_id] = "done"
             return
         fails = 1 if state == "u" else int(state) + 1
