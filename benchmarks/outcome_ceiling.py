@@ -30,7 +30,7 @@ Each runs as a sampler inside the real ``evolve()``, in the engine bench beside 
 fixable-first (the 75% column is what it plans for; after that it plans for every rule). On
 ``graded`` they count rules, while the gain of a rule varies a little with its task's score band,
 so there they are optimal for the count, not exactly for the 75% mark. Needs the ``engine``
-extra; the tables take about five minutes to compute, then the runs as usual.
+extra; the tables take about six minutes to compute, then the runs as usual.
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
-from math import comb, factorial
+from math import factorial
+from typing import NamedTuple
 
 from agentdescent_sampling.bench.engine import (
     EngineBenchConfig,
@@ -57,6 +58,19 @@ Found = tuple[int, int, int, int, int]
 #: The planner may try an untried task ("u"), retry one that failed once or twice, or, with
 #: nothing of those left in its shard, spend the rollout where it teaches nothing ("idle").
 ACTIONS = ("u", "f1", "f2")
+
+
+class Labelling(NamedTuple):
+    """One way to say what the tasks not yet resolved are, and how many labellings say it."""
+
+    ways: int
+    once: tuple[int, int, int]  # lessons taking 1, 2, 3 failures among tasks that failed once
+    twice: tuple[int, int]  # lessons taking 2, 3 failures among tasks that failed twice
+    untried: tuple[int, int, int, int]  # lessons taking 1, 2, 3 failures, then solved tasks
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
 
 
 def _ways(n: int, *parts: int) -> int:
@@ -87,47 +101,68 @@ class Planner:
         self.round = cache(self._round)
         self._second = cache(self._second_uncached)
 
-    def _chances_uncached(
-        self, untried: int, once: int, twice: int, found: Found
-    ) -> tuple[float, float, float, float]:
-        """P(an untried task is a 1-failure lesson), P(it is solved), P(a task that failed once
-        is a 2-failure lesson), P(a task that failed twice is a 3-failure lesson)."""
+    #: Whether a failure can yield a rule unseen, so that a task that failed once or twice may
+    #: already be fixed (:class:`ConfirmingPlanner`); here each rule is found when it is made.
+    hides_fixes = False
+
+    def _labellings(self, untried: int, once: int, twice: int, found: Found) -> Iterator[Labelling]:
+        """Every labelling of the unresolved tasks that fits the counts; each is as likely."""
         hopeless_found, *rules, solved_found = found
         left = [n - r for n, r in zip(self.lessons, rules, strict=True)]
         solved_left = self.solved - solved_found
         hopeless_left = self.hopeless - hopeless_found
+        hidden = self.hides_fixes
+        for ones in range(min(once, left[0]) + 1 if hidden else 1):
+            for twos_once in range(min(once - ones, left[1]) + 1):
+                for threes_once in range(min(once - ones - twos_once, left[2]) + 1):
+                    for twos in range(min(twice, left[1] - twos_once) + 1 if hidden else 1):
+                        for threes in range(min(twice - twos, left[2] - threes_once) + 1):
+                            lessons_once = (ones, twos_once, threes_once)
+                            lessons_twice = (twos, threes)
+                            in_untried = (
+                                left[0] - ones,
+                                left[1] - twos_once - twos,
+                                left[2] - threes_once - threes,
+                                solved_left,
+                            )
+                            hopeless_seen = once - sum(lessons_once) + twice - sum(lessons_twice)
+                            if untried - sum(in_untried) != hopeless_left - hopeless_seen:
+                                continue
+                            ways = (
+                                _ways(once, *lessons_once)
+                                * _ways(twice, *lessons_twice)
+                                * _ways(untried, *in_untried)
+                            )
+                            yield Labelling(ways, lessons_once, lessons_twice, in_untried)
+
+    def _chances_uncached(
+        self, untried: int, once: int, twice: int, found: Found
+    ) -> tuple[float, ...]:
+        """What :meth:`_shares` says, averaged over every labelling that fits the counts."""
         total = 0
-        sums = [0.0, 0.0, 0.0, 0.0]
-        for threes_twice in range(min(twice, left[2]) + 1):
-            for twos_once in range(min(once, left[1]) + 1):
-                for threes_once in range(min(once - twos_once, left[2] - threes_twice) + 1):
-                    untried_parts = (
-                        left[0],
-                        solved_left,
-                        left[1] - twos_once,
-                        left[2] - threes_twice - threes_once,
-                    )
-                    hopeless_untried = untried - sum(untried_parts)
-                    if hopeless_untried < 0 or hopeless_left != (
-                        twice - threes_twice + once - twos_once - threes_once + hopeless_untried
-                    ):
-                        continue
-                    ways = (
-                        comb(twice, threes_twice)
-                        * _ways(once, twos_once, threes_once)
-                        * _ways(untried, *untried_parts)
-                    )
-                    total += ways
-                    if untried:
-                        sums[0] += ways * left[0] / untried
-                        sums[1] += ways * solved_left / untried
-                    if once:
-                        sums[2] += ways * twos_once / once
-                    if twice:
-                        sums[3] += ways * threes_twice / twice
+        sums: list[float] = []
+        for labelling in self._labellings(untried, once, twice, found):
+            shares = self._shares(labelling, untried, once, twice, found)
+            sums = sums or [0.0] * len(shares)
+            for i, share in enumerate(shares):
+                sums[i] += labelling.ways * share
+            total += labelling.ways
         if not total:
             raise ValueError(f"no labelling fits {(untried, once, twice, found)}")
-        return (sums[0] / total, sums[1] / total, sums[2] / total, sums[3] / total)
+        return tuple(part / total for part in sums)
+
+    def _shares(
+        self, labelling: Labelling, untried: int, once: int, twice: int, found: Found
+    ) -> tuple[float, ...]:
+        """P(an untried task is a 1-failure lesson), P(it is solved), P(a task that failed once
+        is a 2-failure lesson), P(a task that failed twice is a 3-failure lesson), given one
+        labelling."""
+        return (
+            _share(labelling.untried[0], untried),
+            _share(labelling.untried[3], untried),
+            _share(labelling.once[1], once),
+            _share(labelling.twice[1], twice),
+        )
 
     def _pooled(self, shard: Shard, other: Shard, found: Found) -> tuple[float, ...]:
         """The chances for tasks of both shards: a task's history, not its shard, tells."""
@@ -210,52 +245,22 @@ class ConfirmingPlanner(Planner):
     outcome-only sampler from above. ``Found`` counts rules *confirmed* by a pass.
     """
 
-    def _chances_uncached(  # type: ignore[override]
-        self, untried: int, once: int, twice: int, found: Found
-    ) -> tuple[float, float, float, float, float]:
+    hides_fixes = True
+
+    def _shares(
+        self, labelling: Labelling, untried: int, once: int, twice: int, found: Found
+    ) -> tuple[float, ...]:
         """P(an untried task is solved), P(a task that failed once is a fixed 1-failure
         lesson), P(a task that failed twice is a fixed 2-failure lesson), P(it is a
-        3-failure lesson), and P(the goal is reached)."""
-        hopeless_found, *confirmed, solved_found = found
-        left = [n - c for n, c in zip(self.lessons, confirmed, strict=True)]
-        solved_left = self.solved - solved_found
-        hopeless_left = self.hopeless - hopeless_found
-        total = 0
-        sums = [0.0] * 5
-        for ones in range(min(once, left[0]) + 1):
-            for twos_once in range(min(once - ones, left[1]) + 1):
-                for threes_once in range(min(once - ones - twos_once, left[2]) + 1):
-                    for twos in range(min(twice, left[1] - twos_once) + 1):
-                        for threes in range(min(twice - twos, left[2] - threes_once) + 1):
-                            untried_parts = (
-                                left[0] - ones,
-                                left[1] - twos_once - twos,
-                                left[2] - threes_once - threes,
-                                solved_left,
-                            )
-                            hopeless_seen = once - ones - twos_once - threes_once + twice - twos
-                            hopeless_seen -= threes
-                            if untried - sum(untried_parts) != hopeless_left - hopeless_seen:
-                                continue
-                            ways = (
-                                _ways(once, ones, twos_once, threes_once)
-                                * _ways(twice, twos, threes)
-                                * _ways(untried, *untried_parts)
-                            )
-                            total += ways
-                            if untried:
-                                sums[0] += ways * solved_left / untried
-                            if once:
-                                sums[1] += ways * ones / once
-                            if twice:
-                                sums[2] += ways * twos / twice
-                                sums[3] += ways * threes / twice
-                            if sum(confirmed) + ones + twos >= self.goal:
-                                sums[4] += ways
-        if not total:
-            raise ValueError(f"no labelling fits {(untried, once, twice, found)}")
-        return (sums[0] / total, sums[1] / total, sums[2] / total, sums[3] / total,
-                sums[4] / total)  # fmt: skip
+        3-failure lesson), and whether the goal is reached, given one labelling."""
+        fixed = sum(found[1:4]) + labelling.once[0] + labelling.twice[0]
+        return (
+            _share(labelling.untried[3], untried),
+            _share(labelling.once[0], once),
+            _share(labelling.twice[0], twice),
+            _share(labelling.twice[1], twice),
+            float(fixed >= self.goal),
+        )
 
     def outcomes(
         self, shard: Shard, other: Shard, found: Found, action: str
