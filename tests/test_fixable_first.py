@@ -138,6 +138,11 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s["credit"].update(
             {t: 0.5 for t, row in s["tasks"].items() if row[0] and row[2] and not row[3]}
         ),
+        lambda s: s.update({"no_commit": "t0"}),
+        lambda s: s["no_commit"].append("nowhere"),
+        lambda s: s["no_commit"].append(0),
+        lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if row[2]),
+        lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if not row[0]),
     ],
     ids=[
         "streak",
@@ -154,6 +159,11 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "credit-nan",
         "credit-on-a-passing-task",
         "credit-on-a-fixed-task",
+        "no-commit-not-a-list",
+        "no-commit-unknown-task",
+        "no-commit-not-a-task-id",
+        "no-commit-on-a-passing-task",
+        "no-commit-on-a-task-that-never-failed",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -221,13 +231,29 @@ def test_a_commit_is_shared_among_the_rounds_failures_by_their_chances() -> None
     assert credit["new"] > 0.9 > 0.1 > credit["old"]
 
 
-def test_a_round_without_commits_credits_nothing() -> None:
+def test_a_round_without_commits_credits_nothing_and_notes_its_failures_made_none() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0)])
     before = sampler.state_dict()
     sampler.end_round(0)
-    assert sampler.state_dict() == before
+    after = sampler.state_dict()
+    assert after == {**before, "no_commit": ["a"]}
     sampler.end_round(1)  # the round that failed "a" is closed: a later commit is not its
-    assert sampler.state_dict() == before
+    assert sampler.state_dict() == after
+
+
+def test_a_pass_right_after_a_failure_that_made_no_commit_is_luck() -> None:
+    history = [("solved", 1.0), ("a", 0.0)]
+    untold = outcomes(FixableFirst(), [*history, ("a", 1.0)])
+    assert untold.pick(["a", "solved"], 1) == "solved"  # the flip looks like a fix
+    sampler = outcomes(FixableFirst(), history)
+    sampler.end_round(0)  # but nothing was committed after the failure
+    outcomes(sampler, [("a", 1.0)])
+    state = sampler.state_dict()
+    assert state["tasks"]["a"][3] == 1  # mixed: fixable, and lucky now and then
+    assert state["no_commit"] == []
+    events, flips = untold.state_dict()["evidence"][1]  # flips to passing, and those luck
+    assert state["evidence"][1] == [events + 1, flips]
+    assert sampler.pick(["a", "solved"], 1) == "a"
 
 
 @pytest.mark.parametrize(

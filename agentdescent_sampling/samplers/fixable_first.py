@@ -55,6 +55,9 @@ class _Task:
     # Chance its last failure made a commit (given end_round). Cleared by its next outcome, but
     # a mixed task keeps it through passes, which luck may explain, until it fails again.
     credit: float = 0.0
+    # Its last failure is known to have made no commit (end_round said the round made none),
+    # so a pass right after it is luck. Cleared by its next outcome.
+    no_commit: bool = False
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
@@ -88,7 +91,8 @@ class FixableFirst:
     failing tasks, by how likely each failure was to yield a fix; a task is then retried the
     less, the likelier its fix is already in, instead of being re-tested to find out (a task
     known to pass by luck now and then keeps that chance through its passes, which do not
-    settle it, until it fails again).
+    settle it, until it fails again). A pass right after a failure in a round that committed
+    nothing is known to be luck, so that task too is kept in play as fixable.
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
@@ -172,14 +176,19 @@ class FixableFirst:
                 if self._changes > task.seen:
                     self._change_breaks[0] += not passed
                     self._change_breaks[1] += self._changes - task.seen
-            if passed and task.fails and not task.streak:
-                self._changes += 1  # a flip to passing: the artifact probably changed
+            flip = passed and task.fails and not task.streak  # from failing to passing
+            if flip and task.no_commit and not task.mixed:
+                _count(self._flip_luck, True)  # nothing was committed since it failed: luck
+                task.mixed = True
+            elif flip:
+                self._changes += 1  # the artifact probably changed
+            task.no_commit = False
             task.seen = self._changes
             if not (passed and task.mixed):
                 task.credit = 0.0
             if passed:
-                if task.fails and not task.streak and not task.mixed:
-                    self._flip_luck[1] += 1  # a flip to passing: fixed, or lucky
+                if flip and not task.mixed:
+                    self._flip_luck[1] += 1  # fixed, or lucky
                 task.passes += 1
                 task.streak += 1
                 return
@@ -200,7 +209,9 @@ class FixableFirst:
         how likely each failure was to and that at least ``committed`` did (the engine may
         fuse several workers' fixes into one commit); a task is retried the less, the likelier
         its fix is in, until its next outcome says (for a task that has failed after a pass,
-        its next failure: luck may explain a pass). Without calls, nothing changes.
+        its next failure: luck may explain a pass). After a round with no commits, a task that
+        failed in it and passes next passed by luck, so it is kept in play as fixable and
+        lucky now and then. Without calls, nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -221,6 +232,9 @@ class FixableFirst:
             failed = [self._tasks[key] for key in self._round_failures]
             failed = [task for task in failed if not task.streak]
             self._round_failures = {}
+            if not committed:
+                for task in failed:
+                    task.no_commit = True
             if not committed or not failed:
                 return
             values = self._values()
@@ -254,6 +268,7 @@ class FixableFirst:
                 "credit": {
                     task_id: task.credit for task_id, task in self._tasks.items() if task.credit
                 },
+                "no_commit": [task_id for task_id, task in self._tasks.items() if task.no_commit],
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -277,6 +292,7 @@ class FixableFirst:
         rows: Any = state.get("tasks")
         evidence: Any = state.get("evidence")
         credits: Any = state.get("credit", {})
+        no_commit: Any = state.get("no_commit", [])
         if not (
             is_count(picks)
             and is_count(changes)
@@ -317,6 +333,18 @@ class FixableFirst:
                     f"since, or has failed after a pass"
                 )
             task.credit = float(credit)
+        if not isinstance(no_commit, (list, tuple)):
+            raise StateError(
+                f"{self.name}: 'no_commit' must list task ids; got {type(no_commit).__name__}"
+            )
+        for task_id in no_commit:
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if task is None or not task.fails or task.streak:
+                raise StateError(
+                    f"{self.name}: bad 'no_commit' entry {task_id!r}: expected the id of a "
+                    f"task in 'tasks' that has failed and not passed since"
+                )
+            task.no_commit = True
         with self._lock:
             self._tasks = tasks
             self._picks = picks
