@@ -21,7 +21,9 @@ def on_round_for(
     The callback calls ``sampler.end_round(info.committed)``, then ``then(info)`` if given,
     so it composes with your own ``on_round``. Only ``fixable-first`` uses the commits (a
     ``DurableSampler`` wrapping it passes them on); the engine's run spec has no way to wire
-    ``on_round``, so there the sampler works from outcomes alone.
+    ``on_round``, so there the sampler works from outcomes alone. Wire it on the synchronous
+    path only: under ``evolve(asynchronous=True)`` a merger sweep may report before it has
+    merged the fixes of failures already recorded, so its count says nothing about them.
 
     Raises:
         TypeError: ``sampler`` has no ``end_round(committed)`` method, or ``then`` is not

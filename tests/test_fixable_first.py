@@ -113,8 +113,10 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
     head = run(first, seed, 0, 90, rounds=rounds)  # 90 picks: the end of a round
     if rounds:
         assert first.state_dict()["credit"], "the stop should leave some credit to save"
+        assert first.state_dict()["no_commit"], "and some failures known to have made no commit"
     resumed = FixableFirst()
     resumed.load_state_dict(first.state_dict())
+    assert resumed.state_dict() == first.state_dict()
     assert head + run(resumed, seed, 90, 200, rounds=rounds) == whole
 
 
@@ -141,8 +143,11 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s.update({"no_commit": "t0"}),
         lambda s: s["no_commit"].append("nowhere"),
         lambda s: s["no_commit"].append(0),
-        lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if row[2]),
+        lambda s: s["no_commit"].extend(
+            t for t, row in s["tasks"].items() if row[2] and not row[3]
+        ),
         lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if not row[0]),
+        lambda s: s["credit"].update(dict.fromkeys(s["no_commit"], 0.5)),
     ],
     ids=[
         "streak",
@@ -162,8 +167,9 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "no-commit-not-a-list",
         "no-commit-unknown-task",
         "no-commit-not-a-task-id",
-        "no-commit-on-a-passing-task",
+        "no-commit-on-a-fixed-task",
         "no-commit-on-a-task-that-never-failed",
+        "no-commit-on-a-credited-task",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -250,10 +256,14 @@ def test_a_pass_right_after_a_failure_that_made_no_commit_is_luck() -> None:
     outcomes(sampler, [("a", 1.0)])
     state = sampler.state_dict()
     assert state["tasks"]["a"][3] == 1  # mixed: fixable, and lucky now and then
-    assert state["no_commit"] == []
     events, flips = untold.state_dict()["evidence"][1]  # flips to passing, and those luck
     assert state["evidence"][1] == [events + 1, flips]
     assert sampler.pick(["a", "solved"], 1) == "a"
+    sampler.record("a", 1.0)  # its passes are luck until it fails again: it is not fixed
+    assert sampler.state_dict()["no_commit"] == ["a"]
+    assert sampler.pick(["a", "solved"], 2) == "a"
+    sampler.record("a", 0.0)
+    assert sampler.state_dict()["no_commit"] == []
 
 
 @pytest.mark.parametrize(

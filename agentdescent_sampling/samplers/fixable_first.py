@@ -55,8 +55,8 @@ class _Task:
     # Chance its last failure made a commit (given end_round). Cleared by its next outcome, but
     # a mixed task keeps it through passes, which luck may explain, until it fails again.
     credit: float = 0.0
-    # Its last failure is known to have made no commit (end_round said the round made none),
-    # so a pass right after it is luck. Cleared by its next outcome.
+    # Its last failure is known to have made no commit (end_round said the round made none), so
+    # a pass right after it is luck. Cleared as credit is.
     no_commit: bool = False
 
     def row(self) -> list[int]:
@@ -92,7 +92,8 @@ class FixableFirst:
     less, the likelier its fix is already in, instead of being re-tested to find out (a task
     known to pass by luck now and then keeps that chance through its passes, which do not
     settle it, until it fails again). A pass right after a failure in a round that committed
-    nothing is known to be luck, so that task too is kept in play as fixable.
+    nothing is known to be luck, so that task too is kept in play, as fixable and not fixed,
+    until it fails again.
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
@@ -182,10 +183,10 @@ class FixableFirst:
                 task.mixed = True
             elif flip:
                 self._changes += 1  # the artifact probably changed
-            task.no_commit = False
             task.seen = self._changes
             if not (passed and task.mixed):
                 task.credit = 0.0
+                task.no_commit = False
             if passed:
                 if flip and not task.mixed:
                     self._flip_luck[1] += 1  # fixed, or lucky
@@ -209,9 +210,10 @@ class FixableFirst:
         how likely each failure was to and that at least ``committed`` did (the engine may
         fuse several workers' fixes into one commit); a task is retried the less, the likelier
         its fix is in, until its next outcome says (for a task that has failed after a pass,
-        its next failure: luck may explain a pass). After a round with no commits, a task that
-        failed in it and passes next passed by luck, so it is kept in play as fixable and
-        lucky now and then. Without calls, nothing changes.
+        its next failure: luck may explain a pass). After a round with no commits, each task
+        that failed in it is known not to be fixed by that failure: if it passes next, it
+        passed by luck, and it is kept in play as fixable, and not fixed, until it fails
+        again. Without calls, nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -339,10 +341,11 @@ class FixableFirst:
             )
         for task_id in no_commit:
             task = tasks.get(task_id) if isinstance(task_id, str) else None
-            if task is None or not task.fails or task.streak:
+            if task is None or not task.fails or (task.streak and not task.mixed) or task.credit:
                 raise StateError(
                     f"{self.name}: bad 'no_commit' entry {task_id!r}: expected the id of a "
-                    f"task in 'tasks' that has failed and not passed since"
+                    f"task in 'tasks' that has failed and not passed since, or has failed "
+                    f"after a pass, and has no credit (its round committed nothing)"
                 )
             task.no_commit = True
         with self._lock:
@@ -393,7 +396,8 @@ class _Values:
             hazard = self._fixable(task.fails)
             if not task.streak:
                 return (1 - luck) * hazard * (1 - task.credit)
-            fixed = task.credit or hazard  # the chance its last failure fixed it
+            # The chance its last failure fixed it.
+            fixed = 0.0 if task.no_commit else task.credit or hazard
             unfixed = (1 - fixed) * luck**task.streak
             return unfixed / (unfixed + fixed) * (1 - luck) * hazard
         if not task.streak:  # only failures so far; maybe fixed by a commit since
