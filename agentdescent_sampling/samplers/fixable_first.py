@@ -62,6 +62,11 @@ class _Task:
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
 
+    def judged(self) -> bool:
+        """Whether what a round says of its last failure still holds: it has failed and not
+        passed since, or it is mixed, and its passes may be luck."""
+        return bool(self.fails) and (not self.streak or self.mixed)
+
 
 @attrs.define(eq=False)
 class FixableFirst:
@@ -323,12 +328,7 @@ class FixableFirst:
             )
         for task_id, credit in credits.items():
             task = tasks.get(task_id)
-            if (
-                task is None
-                or not (is_real(credit) and 0 <= credit <= 1)
-                or not task.fails
-                or (task.streak and not task.mixed)
-            ):
+            if task is None or not (is_real(credit) and 0 <= credit <= 1) or not task.judged():
                 raise StateError(
                     f"{self.name}: bad credit for task {task_id!r}: {credit!r}; expected a "
                     f"chance in [0, 1] for a task in 'tasks' that has failed and not passed "
@@ -341,7 +341,7 @@ class FixableFirst:
             )
         for task_id in no_commit:
             task = tasks.get(task_id) if isinstance(task_id, str) else None
-            if task is None or not task.fails or (task.streak and not task.mixed) or task.credit:
+            if task is None or not task.judged() or task.credit:
                 raise StateError(
                     f"{self.name}: bad 'no_commit' entry {task_id!r}: expected the id of a "
                     f"task in 'tasks' that has failed and not passed since, or has failed "
