@@ -3,14 +3,15 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
-        [--on-round]
+        [--on-round] [--proposals]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
 hopeless task seen for the first time, a hopeless task's later failures, a lesson's failures, a
 pass that confirmed a fix (or a lucky one), a re-test of a solved task, a regression victim.
 Prints the mean count per run of each. ``--on-round`` tells the sampler each round's commits
-(``on_round_for``), as the bench's ``+ on_round`` rows do.
+(``on_round_for``), as the bench's ``+ on_round`` rows do; ``--proposals`` also tells it each
+failure's proposal (``propose_for``), as the ``+ proposals`` rows do.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ import argparse
 from collections import Counter
 from collections.abc import Sequence
 
-from agentdescent_sampling import InvalidSamplerConfig, TaskSampler, create, on_round_for
+from agentdescent_sampling import (
+    InvalidSamplerConfig,
+    TaskSampler,
+    create,
+    on_round_for,
+    propose_for,
+)
 from agentdescent_sampling.bench.engine.run import run_engine
 from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, Built
 
@@ -71,8 +78,13 @@ def main() -> None:
     parser.add_argument("--sampler", default="fixable-first")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--on-round", action="store_true", help="tell it each round's commits")
+    parser.add_argument(
+        "--proposals", action="store_true", help="tell it each failure's proposal and the commits"
+    )
     args = parser.parse_args()
-    tell = (lambda spy: on_round_for(spy.sampler)) if args.on_round else None
+    commits = args.on_round or args.proposals
+    tell = (lambda spy: on_round_for(spy.sampler)) if commits else None
+    proposals = (lambda spy, yours: propose_for(spy.sampler, yours)) if args.proposals else None
     workload = ENGINE_WORKLOADS[args.workload]
     totals: Counter[str] = Counter()
     reached = 0
@@ -83,6 +95,7 @@ def main() -> None:
             lambda built, spies=spies: spy_on(args.sampler, built, spies),
             seed,
             on_round=tell,
+            propose=proposals,
         )
         spy, built = spies[0]
         until = run.rollouts_to(0.75) or len(spy.log)
@@ -95,7 +108,7 @@ def main() -> None:
             totals[kind_of_rollout(plan, passed, seen[task_id], failed[task_id])] += 1
             seen[task_id] += 1
             failed[task_id] += not passed
-    label = args.sampler + (" + on_round" if args.on_round else "")
+    label = args.sampler + (" + proposals" if args.proposals else " + on_round" if commits else "")
     print(f"{label} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
           f"before 75% of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
     for kind, count in sorted(totals.items()):

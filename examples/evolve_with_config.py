@@ -5,6 +5,7 @@ Usage::
     python -m pip install '.[engine]'                      # in a clone of this repository
     python examples/evolve_with_config.py                  # uses evolve_with_config.toml
     python examples/evolve_with_config.py other.toml       # any file with a [task_sampler] table
+    python examples/evolve_with_config.py fixable.toml --tell  # and tell it proposals and commits
 
 The toy task set needs no model: an answer passes once the playbook holds the rule its
 task needs, and the agent proposes that rule when a task fails. One task passes
@@ -24,7 +25,14 @@ from pathlib import Path
 
 from agentdescent import Task, evolve
 
-from agentdescent_sampling import SamplerError, TaskSampler, create, spec_from_file
+from agentdescent_sampling import (
+    SamplerError,
+    TaskSampler,
+    create,
+    on_round_for,
+    propose_for,
+    spec_from_file,
+)
 
 CONFIG = Path(__file__).with_name("evolve_with_config.toml")
 RULES = {
@@ -99,25 +107,38 @@ def main(argv: list[str] | None = None) -> int:
     """Run the example; return the process exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", nargs="?", type=Path, default=CONFIG, help="a TOML file")
+    parser.add_argument(
+        "--tell",
+        action="store_true",
+        help="also tell the sampler each failure's proposal and each round's commits "
+        "(propose_for and on_round_for; fixable-first uses them)",
+    )
     args = parser.parse_args(argv)
+    agent = RuleAgent()
     try:
         spec = spec_from_file(args.config)
         sampler = create(spec)
-    except SamplerError as error:
+        told = (
+            {"propose": propose_for(sampler, agent.propose), "on_round": on_round_for(sampler)}
+            if args.tell
+            else {}
+        )
+    except (SamplerError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"task sampler: {spec} (from {args.config})")
+    print(f"task sampler: {spec} (from {args.config})" + (", told" if told else ""))
 
     train, held_out = toy_tasks("train"), toy_tasks("held-out")
     tally = RolloutTally(sampler)
     result = evolve(
         train + held_out,
         reward,
-        agent=RuleAgent(),
+        agent=agent,
         task_sampler=tally,
         rounds=6,
         n_workers=2,
         held_out_frac=0.5,  # the second half of the list is held out
+        **told,
     )
     baseline = sum(reward(task, "") for task in held_out) / len(held_out)
     report(tally, train, baseline, result.final_reward)

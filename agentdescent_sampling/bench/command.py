@@ -45,9 +45,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the engine workloads in agentdescent's real evolve() and report the "
         "held-out reward gained against rollouts, paired by seed with round-robin "
         f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in "
-        "(fixable-first also told each round's commits), the engine's own DifficultyWeighted "
-        "and the oracle, one process per CPU: about 900 CPU-seconds, some 8 minutes on two "
-        "idle cores); needs pip install "
+        "(fixable-first also told each round's commits, and then each failure's proposal too), "
+        "the engine's own DifficultyWeighted and the oracle, one process per CPU: 900 to 1,100 "
+        "CPU-seconds, some 8 to 10 minutes on two idle cores); needs pip install "
         "'agentdescent-sampling[engine]'",
     )
     parser.add_argument(

@@ -40,6 +40,10 @@ _FIRST_FAIL_PRIOR = (1.0, 2.0)
 _FLIP_LUCK_PRIOR = (0.5, 4.0)
 _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
+#: The chance that a failure whose reflection proposed a change has fixed its task (the change
+#: may be rejected, or may not fix it): a told proposal is a likely fix, not a certain one, so
+#: the task is not dropped for good.
+_PROPOSAL_FIXES = 0.9
 
 
 @attrs.define
@@ -100,6 +104,14 @@ class FixableFirst:
     nothing is known to be luck, so that task too is kept in play, as fixable and not fixed,
     until it fails again.
 
+    Opt-in, from the reflector: :meth:`reflected` says whether each failure made the reflector
+    propose a change (wire it with :func:`agentdescent_sampling.propose_for`). A failure that
+    proposed nothing cannot have fixed its task, so the task keeps its full value and a pass
+    right after it is luck; one that proposed a change has probably fixed it (9 in 10), so the
+    task is set aside instead of being re-tested to confirm it. Then the round's commits are
+    shared among the failures that proposed. This is the exact version of what ``end_round``
+    infers from counts, and it works with or without ``end_round``.
+
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
     Unlike the other built-ins, a pick scores every key: O(keys), about 40 ms at 100,000 keys
@@ -132,8 +144,9 @@ class FixableFirst:
     _change_breaks: list[float] = attrs.field(init=False, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _changes: int = attrs.field(init=False, default=0, repr=False)
-    # Tasks that failed since the last end_round(): a set in order, at most one per task.
-    _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
+    # Tasks that failed since the last end_round(), in order, each with whether its reflection
+    # proposed a change (None: not told).
+    _round_failures: dict[str, bool | None] = attrs.field(init=False, factory=dict, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -206,6 +219,35 @@ class FixableFirst:
             task.streak = 0
             self._round_failures[task_id] = None
 
+    def reflected(self, task_id: str, proposed: bool) -> None:
+        """Tell the sampler whether the reflector proposed a change from the failure of
+        ``task_id`` just recorded.
+
+        Opt-in: wire it with :func:`agentdescent_sampling.propose_for`. A failure that proposed
+        nothing cannot have fixed its task, so the task keeps its full value and a pass right
+        after is luck; a failure that proposed a change has probably fixed it, so it is retried
+        the less (:meth:`end_round`, if wired, then shares the round's commits among the
+        failures that proposed). Ignored for a task whose last outcome is not a failure or
+        that was never recorded.
+
+        Raises:
+            TypeError: ``task_id`` is not a string, or ``proposed`` is not a bool.
+        """
+        check_task_id(task_id)
+        if not isinstance(proposed, bool):
+            raise TypeError(
+                f"{self.name}: reflected() takes whether the reflector proposed a change, "
+                f"True or False; got {proposed!r} for task {task_id!r}"
+            )
+        with self._lock:
+            task = self._tasks.get(task_id)
+            if task is None or not task.fails or task.streak:
+                return
+            if task_id in self._round_failures:
+                self._round_failures[task_id] = proposed
+            task.credit = _PROPOSAL_FIXES if proposed else 0.0
+            task.no_commit = not proposed
+
     def end_round(self, committed: int) -> None:
         """Tell the sampler how many commits the engine made in the round just ended.
 
@@ -218,7 +260,8 @@ class FixableFirst:
         its next failure: luck may explain a pass). After a round with no commits, each task
         that failed in it is known not to be fixed by that failure: if it passes next, it
         passed by luck, and it is kept in play as fixable, and not fixed, until it fails
-        again. Without calls, nothing changes.
+        again. Failures that :meth:`reflected` says proposed nothing get no share of the
+        commits. Without calls, nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -235,19 +278,27 @@ class FixableFirst:
                 f"got {committed}"
             )
         with self._lock:
-            # A task that passed again within the round has said whether it is fixed.
-            failed = [self._tasks[key] for key in self._round_failures]
-            failed = [task for task in failed if not task.streak]
+            # A task that passed again within the round has said whether it is fixed; one whose
+            # reflection proposed nothing cannot have made a commit.
+            failed = [
+                (self._tasks[key], proposed)
+                for key, proposed in self._round_failures.items()
+                if not self._tasks[key].streak and (committed == 0 or proposed is not False)
+            ]
             self._round_failures = {}
             if not committed:
-                for task in failed:
-                    task.no_commit = True
+                for task, _ in failed:
+                    task.credit, task.no_commit = 0.0, True
             if not committed or not failed:
                 return
             values = self._values()
-            chances = [min(values.fix_chance(task), 1.0) for task in failed]
-            for task, credit in zip(failed, _credits(chances, committed), strict=True):
-                task.credit = credit
+            chances = [
+                _PROPOSAL_FIXES if proposed else min(values.fix_chance(task), 1.0)
+                for task, proposed in failed
+            ]
+            for (task, proposed), credit in zip(failed, _credits(chances, committed), strict=True):
+                # A committed proposal may still not fix its task: keep it retried now and then.
+                task.credit = min(credit, _PROPOSAL_FIXES) if proposed else credit
 
     def _values(self) -> _Values:
         """What each kind of task is worth now (a subclass may supply its own estimates)."""

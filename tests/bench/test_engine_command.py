@@ -46,6 +46,23 @@ def test_json_and_plot_of_a_small_engine_run(
     assert f"wrote {plot}" in err
 
 
+def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+    argv = ("--engine", "--workload", "lessons", "--seeds", "1", "--sampler", "fixable-first",
+            "--json")  # fmt: skip
+    assert bench_command(bench_args(*argv)) == 0
+    document = json.loads(capsys.readouterr().out)
+    labels = ["fixable-first", "fixable-first + on_round", "fixable-first + proposals"]
+    assert document["config"]["samplers"] == ["round-robin", *labels, "learner-ceiling", "oracle"]
+    rows = {row["label"]: row for row in document["workloads"][0]["samplers"]}
+    # Told the proposals, it spends no rollout confirming a fix: on seed 0 it reaches 75% of
+    # the gain sooner than from outcomes alone.
+    at_75 = {label: rows[label]["reach"][1]["median_rollouts"] for label in labels}
+    assert at_75["fixable-first + proposals"] < at_75["fixable-first"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

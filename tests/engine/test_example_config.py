@@ -15,6 +15,7 @@ pytest.importorskip(
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "evolve_with_config.py"
 TRAIN_TASKS = 6
+RULES = {"dates", "units", "names", "money"}  # the example's tasks that a rule fixes
 ROLLOUTS = 12  # rounds=6 x n_workers=2
 
 
@@ -66,3 +67,33 @@ def test_example_names_the_closest_sampler_when_the_toml_has_a_typo(tmp_path: Pa
     assert completed.returncode == 2
     assert completed.stdout == ""
     assert "Did you mean 'difficulty-weighted'?" in completed.stderr
+
+
+def test_example_told_the_proposals_spends_fewer_rollouts_on_fixed_tasks(tmp_path: Path) -> None:
+    config = tmp_path / "fixable.toml"
+    config.write_text('[task_sampler]\nname = "fixable-first"\n', encoding="utf-8")
+
+    told, untold = _run(str(config), "--tell"), _run(str(config))
+
+    assert told.returncode == untold.returncode == 0, told.stderr + untold.stderr
+    assert "task sampler: fixable-first (from" in told.stdout
+    assert ", told" in told.stdout
+    assert ", told" not in untold.stdout
+    on_rules = [
+        sum(n for task, n in _rollouts(run.stdout).items() if task.split("-")[0] in RULES)
+        for run in (told, untold)
+    ]
+    assert on_rules[0] < on_rules[1]  # a fix it was told of is not rolled out again to confirm
+    for run in (told, untold):
+        assert sum(_rollouts(run.stdout).values()) == ROLLOUTS
+        assert "held-out reward: 0.17 with an empty playbook, 0.83 after evolve()" in run.stdout
+
+
+def test_example_says_which_samplers_can_be_told(tmp_path: Path) -> None:
+    config = tmp_path / "round_robin.toml"
+    config.write_text('[task_sampler]\nname = "round-robin"\n', encoding="utf-8")
+
+    completed = _run(str(config), "--tell")
+
+    assert completed.returncode == 2
+    assert "sampler 'round-robin' has no reflected(task_id, proposed) method" in completed.stderr

@@ -9,7 +9,7 @@ import attrs
 
 from ...protocol import SOLVED, TaskSampler
 from ...registry import Registry, SamplerInfo
-from ...rounds import on_round_for
+from ...rounds import on_round_for, propose_for
 from ...spec import SamplerSpec, SpecLike, parse_spec
 from ..metrics import Role
 from .oracle import EngineOracle
@@ -38,6 +38,8 @@ _BUILT_IN = "agentdescent-sampling"
 
 #: ``on_round(sampler)`` returns the ``evolve(on_round=...)`` callback for that sampler.
 OnRound = Callable[[TaskSampler], Callable[[Any], None] | None]
+#: ``propose(sampler, yours)`` returns the ``evolve(propose=...)`` to use in place of yours.
+Propose = Callable[[TaskSampler, Callable[..., Any]], Callable[..., Any]]
 
 
 @attrs.frozen
@@ -53,12 +55,15 @@ class EngineEntrant:
             workload (``built.pass_threshold`` is the threshold the engine uses).
         role: ``baseline`` (round-robin), ``ceiling`` (the oracle) or ``sampler``.
         on_round: given the sampler, returns the ``evolve(on_round=...)`` callback, if any.
+        propose: given the sampler and the workload's reflector, returns the
+            ``evolve(propose=...)`` to use instead, if any.
     """
 
     label: str
     make: Callable[[Built], TaskSampler] = attrs.field(eq=False)
     role: Role = "sampler"
     on_round: OnRound | None = attrs.field(default=None, eq=False)
+    propose: Propose | None = attrs.field(default=None, eq=False)
 
 
 def default_engine_specs(registry: Registry) -> list[SpecLike]:
@@ -126,7 +131,9 @@ def _informed_learner(built: Built) -> TaskSampler:
 
 def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
     """The entrant for ``given``; and, for a sampler with ``end_round``, one more that is told
-    each round's commits through :func:`~agentdescent_sampling.on_round_for`."""
+    each round's commits through :func:`~agentdescent_sampling.on_round_for`, and for one with
+    ``reflected`` too, one told also each failure's proposal through
+    :func:`~agentdescent_sampling.propose_for`."""
     if given == ENGINE_DIFFICULTY_WEIGHTED:
         return [EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)]
     spec = parse_spec(given)
@@ -140,6 +147,12 @@ def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
     entrants = [EngineEntrant(label, build)]
     if callable(getattr(sample, "end_round", None)):
         entrants.append(EngineEntrant(f"{label} + on_round", build, on_round=on_round_for))
+        if callable(getattr(sample, "reflected", None)):
+            entrants.append(
+                EngineEntrant(
+                    f"{label} + proposals", build, on_round=on_round_for, propose=propose_for
+                )
+            )
     return entrants
 
 

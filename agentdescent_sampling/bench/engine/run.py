@@ -129,6 +129,7 @@ def run_engine(
     seed: int,
     *,
     on_round: Callable[[TaskSampler], Callable[[Any], None] | None] | None = None,
+    propose: Callable[[TaskSampler, Callable[..., Any]], Callable[..., Any]] | None = None,
 ) -> EngineRun:
     """Run ``evolve()`` once on a seeded instance of ``workload`` with a fresh sampler.
 
@@ -137,6 +138,8 @@ def run_engine(
         make_sampler: builds the sampler for this run, given the seeded workload.
         seed: fixes the task order, ``k`` values and luck.
         on_round: given the sampler, returns the ``on_round`` callback to pass, if any.
+        propose: given the sampler and the workload's reflector (``agent.propose``),
+            returns the ``propose`` to pass in its place, if any.
 
     Raises:
         Exception: the first exception the sampler raised, which the engine itself
@@ -158,6 +161,7 @@ def run_engine(
         task_sampler=tally,
         held_out_frac=built.held_out_frac,
         on_round=on_round(sampler) if on_round else None,
+        propose=propose(sampler, built.agent.propose) if propose else None,
         **options,
     )
     if tally.error is not None:

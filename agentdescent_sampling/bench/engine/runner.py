@@ -77,7 +77,8 @@ class EngineBenchConfig:
 
     ``EngineBenchConfig()`` is the default run: every engine workload, 30 seeds,
     round-robin, every built-in sampler at its defaults (one with ``end_round``, such as
-    fixable-first, once more with each round's commits), the engine's own
+    fixable-first, once more with each round's commits, and, if it has ``reflected``, once
+    more with each failure's proposal too), the engine's own
     ``DifficultyWeighted``, the learner ceiling and the oracle.
 
     Args:
@@ -272,7 +273,9 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
     workloads, entrants = _LINEUP
     workload, entrant = workloads[w], entrants[e]
     try:
-        return run_engine(workload, entrant.make, seed, on_round=entrant.on_round)
+        return run_engine(
+            workload, entrant.make, seed, on_round=entrant.on_round, propose=entrant.propose
+        )
     except Exception as error:
         raise BenchError(
             f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
