@@ -59,7 +59,9 @@ def propose_for(sampler: Any, propose: Callable[..., Any]) -> Callable[[str, Any
     as before and the sampler is told nothing. Only ``fixable-first`` uses it (a
     ``DurableSampler`` wrapping it passes it on); the engine's run spec has no way to wire
     ``propose``, so there the sampler works from outcomes alone. Unlike ``on_round_for``, it
-    suits both engine paths: each path records a failure before it asks the reflector.
+    suits both engine paths: each path records a failure before it asks the reflector. Do not
+    wire it with ``evolve(extra_artifacts=...)``: the engine asks the same ``propose`` about
+    the extra artifacts' rollouts, which the sampler never records, and cannot tell them apart.
 
     Raises:
         TypeError: ``sampler`` has no ``reflected(task_id, proposed)`` method, or ``propose``
