@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
-        [--on-round] [--proposals]
+        [--on-round] [--proposals] [--reflector {llm-like,silent,llm-like-wrong}]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from agentdescent_sampling import (
     InvalidSamplerConfig,
@@ -28,7 +29,7 @@ from agentdescent_sampling import (
     propose_for,
 )
 from agentdescent_sampling.bench.engine.run import run_engine
-from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, Built
+from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, REFLECTORS, Built
 
 
 class Spy:
@@ -77,14 +78,20 @@ def main() -> None:
     parser.add_argument("--workload", default="lessons", choices=sorted(ENGINE_WORKLOADS))
     parser.add_argument("--sampler", default="fixable-first")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
     parser.add_argument("--on-round", action="store_true", help="tell it each round's commits")
     parser.add_argument(
         "--proposals", action="store_true", help="tell it each failure's proposal and the commits"
     )
     args = parser.parse_args()
     commits = args.on_round or args.proposals
-    tell = (lambda spy: on_round_for(spy.sampler)) if commits else None
-    proposals = (lambda spy, yours: propose_for(spy.sampler, yours)) if args.proposals else None
+
+    def wiring(spy: Any, built: Built) -> dict[str, Any]:  # spy: the Spy the run is handed
+        told: dict[str, Any] = {"on_round": on_round_for(spy.sampler)} if commits else {}
+        if args.proposals:
+            told["propose"] = propose_for(spy.sampler, built.agent.propose)
+        return told
+
     workload = ENGINE_WORKLOADS[args.workload]
     totals: Counter[str] = Counter()
     reached = 0
@@ -94,8 +101,8 @@ def main() -> None:
             workload,
             lambda built, spies=spies: spy_on(args.sampler, built, spies),
             seed,
-            on_round=tell,
-            propose=proposals,
+            reflector=args.reflector,
+            wiring=wiring,
         )
         spy, built = spies[0]
         until = run.rollouts_to(0.75) or len(spy.log)

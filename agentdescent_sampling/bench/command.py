@@ -13,7 +13,7 @@ import attrs
 from ..registry import default_registry
 from ..spec import SpecLike
 from .driver import RolloutLoop
-from .engine.workloads import ENGINE_WORKLOADS
+from .engine.workloads import ENGINE_WORKLOADS, REFLECTORS
 from .errors import BenchError
 from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares, require_matplotlib
@@ -107,9 +107,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--async",
+        "--asynchronous",
         dest="asynchronous",
         action="store_true",
-        help="drive the async_evolve() path: fixed shards, a per-worker round_index",
+        help="drive the async_evolve() path: fixed shards, a per-worker round_index (with "
+        "--engine: every sampler in evolve(asynchronous=True))",
+    )
+    parser.add_argument(
+        "--reflector",
+        choices=REFLECTORS,
+        help="with --engine, what the simulated agent proposes on a failure: 'llm-like' (the "
+        "default) proposes on every failure, a harmless note where it has no fix; 'silent' "
+        "proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in about one "
+        "note of six, breaking a passing task until its patch lands",
     )
     parser.add_argument(
         "--shared-shard",
@@ -149,6 +159,11 @@ def bench_command(args: argparse.Namespace) -> int:
         from .engine.command import engine_command  # the engine bench's own module
 
         return engine_command(args, samplers)
+    if args.reflector is not None:
+        raise BenchError(
+            f"--reflector {args.reflector} applies only with --engine: the simulated bench "
+            f"has no reflector; add --engine, or drop --reflector"
+        )
     config = BenchConfig(
         samplers=samplers or None,
         workloads=_workloads(args),

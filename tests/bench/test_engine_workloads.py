@@ -164,12 +164,12 @@ def test_graded_scores_pass_at_the_threshold_and_spread_inside_the_bands() -> No
         recorder, _ = _recorded(
             workload, lambda b: create(f"informative-band:pass_threshold={b.pass_threshold}")
         )
-    by_id, breakers = recorder.built.agent.by_id, recorder.built.breaker_rule
+    by_id = recorder.built.agent.by_id
     scores = [score for _, score, _ in recorder.records]
     assert len(set(scores)) > 10
     assert all(0.0 < score < 1.0 for score in scores)
     for task, score, playbook in recorder.records:
-        assert (score >= 0.8) == passes(by_id[task], playbook, breakers), (task, score)
+        assert (score >= 0.8) == passes(by_id[task], playbook), (task, score)
 
 
 class Broken:

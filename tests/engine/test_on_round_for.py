@@ -21,15 +21,15 @@ def test_each_rounds_commits_reach_fixable_first_and_your_callback_still_runs() 
     workload = ENGINE_WORKLOADS["lessons"]
     rounds: list[tuple[int, int, dict[str, float]]] = []
 
-    def with_commits(sampler: TaskSampler) -> Any:
+    def with_commits(sampler: TaskSampler, built: Any) -> dict[str, Any]:
         assert isinstance(sampler, FixableFirst)
 
         def yours(info: Any) -> None:
             rounds.append((info.round, info.committed, sampler.state_dict()["credit"]))
 
-        return on_round_for(sampler, then=yours)
+        return {"on_round": on_round_for(sampler, then=yours)}
 
-    run = run_engine(workload, lambda built: create("fixable-first"), 0, on_round=with_commits)
+    run = run_engine(workload, lambda built: create("fixable-first"), 0, wiring=with_commits)
 
     assert [number for number, _, _ in rounds] == list(range(workload.rounds))
     # Every round that committed left credit on a task whose failure could have made it.

@@ -37,15 +37,16 @@ def test_every_answer_of_the_reflector_reaches_fixable_first_in_order() -> None:
         samplers.append(Told())
         return samplers[-1]
 
-    def wired(sampler: TaskSampler, yours: Any) -> Any:
+    def wired(sampler: TaskSampler, built: Any) -> dict[str, Any]:
         def watched(rendered: str, task: Any, output: str, reward: float) -> Any:
-            answer = yours(rendered, task, output, reward)
+            answer = built.agent.propose(rendered, task, output, reward)
             answers.append((task.id, bool(answer)))
             return answer
 
-        return propose_for(sampler, watched)
+        return {"on_round": on_round_for(sampler), "propose": propose_for(sampler, watched)}
 
-    run = run_engine(ENGINE_WORKLOADS["lessons"], make, 0, on_round=on_round_for, propose=wired)
+    # The silent reflector answers None on most failures, so both answers reach the sampler.
+    run = run_engine(ENGINE_WORKLOADS["lessons"], make, 0, reflector="silent", wiring=wired)
 
     assert samplers[0].told == answers
     assert {proposed for _, proposed in answers} == {True, False}

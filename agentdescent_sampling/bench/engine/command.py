@@ -11,7 +11,7 @@ from ..errors import BenchError
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import EngineBenchConfig, run_engine_bench
-from .workloads import ENGINE_WORKLOADS
+from .workloads import ENGINE_WORKLOADS, REFLECTORS
 
 __all__ = ["engine_command"]
 
@@ -23,7 +23,6 @@ _SIMULATED_ONLY = {
     "tasks": "--tasks",
     "workers": "--workers",
     "max_concurrency": "--max-concurrency",
-    "asynchronous": "--async",
     "shared_shard": "--shared-shard",
 }
 
@@ -56,6 +55,8 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         samplers=samplers or None,
         seeds=args.seeds or 30,
         first_seed=args.first_seed,
+        reflector=args.reflector or REFLECTORS[0],
+        asynchronous=args.asynchronous,
     )
     result = run_engine_bench(config, progress=sys.stderr)
     print(
