@@ -13,6 +13,7 @@ import attrs
 from ..registry import default_registry
 from ..spec import SpecLike
 from .driver import RolloutLoop
+from .engine.metrics import MEASURES
 from .engine.workloads import ENGINE_WORKLOADS, REFLECTORS
 from .errors import BenchError
 from .lineup import LINEUPS, lineup_specs
@@ -134,6 +135,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="also draw the share against the budget (with --engine, the held-out gain "
         "against rollouts) to FILE.png (needs the plot extra)",
     )
+    parser.add_argument(
+        "--plot-x",
+        choices=MEASURES,
+        help="with --engine --plot, what the x axis counts: 'rollouts' (the default) or "
+        "'calls', the agent calls the engine made",
+    )
     parser.set_defaults(run=bench_command)
 
 
@@ -159,10 +166,12 @@ def bench_command(args: argparse.Namespace) -> int:
         from .engine.command import engine_command  # the engine bench's own module
 
         return engine_command(args, samplers)
-    if args.reflector is not None:
+    given = [f"--{key.replace('_', '-')} {getattr(args, key)}" for key in ("reflector", "plot_x")
+             if getattr(args, key) is not None]  # fmt: skip
+    if given:
         raise BenchError(
-            f"--reflector {args.reflector} applies only with --engine: the simulated bench "
-            f"has no reflector; add --engine, or drop --reflector"
+            f"{given[0]} applies only with --engine: the simulated bench has no reflector "
+            f"and counts no agent calls; add --engine, or drop {given[0].split()[0]}"
         )
     config = BenchConfig(
         samplers=samplers or None,

@@ -15,7 +15,7 @@ import pytest
 
 from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.command import bench_command
-from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA
+from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA, EngineBenchConfig
 
 Args = Callable[..., argparse.Namespace]
 
@@ -30,7 +30,8 @@ def test_json_and_plot_of_a_small_engine_run(
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     plot = tmp_path / "gain.png"
     argv = ("--engine", "--workload", "lessons", "--seeds", "2", "--first-seed", "5",
-            "--sampler", "informative-band", "--json", "--plot", str(plot))  # fmt: skip
+            "--sampler", "informative-band", "--json", "--plot", str(plot),
+            "--reflector", "silent", "--plot-x", "calls")  # fmt: skip
     assert bench_command(bench_args(*argv)) == 0
     out, err = capsys.readouterr()
     document = json.loads(out)
@@ -40,6 +41,8 @@ def test_json_and_plot_of_a_small_engine_run(
         "workloads": ["lessons"],
         "seeds": 2,
         "first_seed": 5,
+        "reflector": "silent",
+        "asynchronous": False,
     }
     assert document["workloads"][0]["samplers"][1]["seeds"] == 2
     assert plot.read_bytes()[:4] == b"\x89PNG"
@@ -71,6 +74,8 @@ def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
         (["--engine", "--workload", "noisy"], "--workload noisy is a simulated workload; with "
          "--engine choose from lessons, sparse, flaky, regressions"),
         (["--workload", "sparse"], "--workload sparse is an engine workload; add --engine"),
+        (["--reflector", "silent"], "--reflector silent applies only with --engine"),
+        (["--plot-x", "calls"], "--plot-x calls applies only with --engine"),
     ],
 )  # fmt: skip
 def test_options_of_the_other_bench_are_refused_with_the_fix(
@@ -119,3 +124,24 @@ def test_without_the_engine_the_command_says_how_to_install_it() -> None:
     assert "pip install 'agentdescent-sampling[engine]'" in done.stderr
     assert "pip install -e '.[engine]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_reflector_and_async_reach_the_engine_bench_config(
+    bench_args: Args, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentdescent_sampling.bench.engine.command as command
+
+    configs: list[EngineBenchConfig] = []
+
+    def capture(config: EngineBenchConfig, **options: Any) -> None:
+        configs.append(config)
+        raise BenchError("captured")
+
+    monkeypatch.setattr(command, "run_engine_bench", capture)
+    for argv in (["--engine"], ["--engine", "--reflector", "llm-like-wrong", "--asynchronous"]):
+        with pytest.raises(BenchError, match="captured"):
+            bench_command(bench_args(*argv))
+    assert [(c.reflector, c.asynchronous) for c in configs] == [
+        ("llm-like", False),
+        ("llm-like-wrong", True),
+    ]

@@ -63,6 +63,6 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         json.dumps(engine_to_json(result), indent=2) if args.json else format_engine_report(result)
     )
     if args.plot is not None:
-        written = plot_gains(result, args.plot)
+        written = plot_gains(result, args.plot, args.plot_x or "rollouts")
         print(f"wrote {written}", file=sys.stderr)
     return 0

@@ -424,7 +424,7 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
     for workload in (
         EngineWorkload(
             name="lessons",
-            summary="6 lessons (k=1-3), 6 always-pass, 6 never-pass: the old engine_compare.py",
+            summary="6 lessons (k=1-3), 6 always-pass, 6 never-pass",
             lessons=6, always=6, never=6, rounds=40,
         ),
         EngineWorkload(
