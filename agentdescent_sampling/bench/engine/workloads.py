@@ -445,8 +445,7 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
         ),
         EngineWorkload(
             name="regressions-held-out",
-            summary="as regressions, but a victim's held-out twin counts twice (its breaker's "
-                    "three times): the held-out reward lacks 2 tasks per unpatched victim",
+            summary="as regressions, held-out twins weighted 2 (a victim) and 3 (its breaker)",
             lessons=8, regressions=3, victim_weight=2, always=10, never=8, rounds=60,
         ),
         EngineWorkload(
