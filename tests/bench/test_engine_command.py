@@ -1,4 +1,5 @@
-"""``agentdescent-sampling bench --engine``: options wired to the engine bench, bad input named."""
+"""``agentdescent-sampling bench`` and ``bench --engine``: options wired to the artifact bench,
+bad input named."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from agentdescent_sampling import default_registry
 from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.command import bench_command
 from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA, EngineBenchConfig
+from agentdescent_sampling.bench.engine.lineup import engine_lineup
 
 Args = Callable[..., argparse.Namespace]
 
@@ -69,13 +72,18 @@ def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--engine", "--budget", "50"], "--budget does not apply with --engine"),
-        (["--engine", "--shared-shard"], "--shared-shard does not apply with --engine"),
-        (["--engine", "--workload", "noisy"], "--workload noisy is a simulated workload; with "
-         "--engine choose from lessons, sparse, flaky, regressions"),
-        (["--workload", "sparse"], "--workload sparse is an engine workload; add --engine"),
-        (["--reflector", "silent"], "--reflector silent applies only with --engine"),
-        (["--plot-x", "calls"], "--plot-x calls applies only with --engine"),
+        (["--engine", "--budget", "50"], "--budget is an option of the share measure"),
+        (["--budget", "50"], "--budget is an option of the share measure; the artifact bench's"),
+        (["--shared-shard"], "--shared-shard is an option of the share measure"),
+        (["--engine", "--workload", "noisy"], "--workload noisy is a workload of the share "
+         "measure; run agentdescent-sampling bench share --workload noisy, or choose from "
+         "lessons, sparse, flaky, regressions"),
+        (["share", "--workload", "sparse"], "--workload sparse is a workload of the artifact "
+         "bench; drop 'share'"),
+        (["share", "--reflector", "silent"], "--reflector silent applies to the artifact bench, "
+         "not to 'bench share'"),
+        (["share", "--plot-x", "calls"], "--plot-x calls applies to the artifact bench"),
+        (["share", "--engine"], "--engine applies to the artifact bench"),
     ],
 )  # fmt: skip
 def test_options_of_the_other_bench_are_refused_with_the_fix(
@@ -90,7 +98,7 @@ def test_an_unknown_workload_lists_the_engine_ones_too(
 ) -> None:
     with pytest.raises(SystemExit):
         bench_args("--engine", "--workload", "lesons")
-    assert "(with --engine: lessons, sparse, flaky, regressions" in capsys.readouterr().err
+    assert "expected one of lessons, sparse, flaky, regressions" in capsys.readouterr().err
 
 
 # Runs the CLI in a fresh interpreter where importing agentdescent fails, as it does
@@ -108,40 +116,66 @@ _WITHOUT_ENGINE = textwrap.dedent(
 
     sys.meta_path.insert(0, HideEngine())
     from agentdescent_sampling.cli import main
-    sys.exit(main(["bench", "--engine", "--workload", "lessons", "--seeds", "1"]))
+    sys.exit(main(["bench"]))
     """
 )
 
 
-def test_without_the_engine_the_command_says_how_to_install_it() -> None:
+def test_without_the_engine_bench_says_in_one_line_how_to_install_it() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _WITHOUT_ENGINE], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2, done.stderr
-    assert "agentdescent-sampling: error: the engine bench runs agentdescent's evolve()" in (
-        done.stderr
-    )
-    assert "pip install 'agentdescent-sampling[engine]'" in done.stderr
-    assert "pip install -e '.[engine]'" in done.stderr
-    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("agentdescent-sampling: error: the artifact bench runs agentdescent's")
+    assert 'from a clone, pip install -e ".[engine]"; or pip install agentdescent==0.7.0' in line
+    assert line.endswith("'bench share' needs no engine")
 
 
-def test_reflector_and_async_reach_the_engine_bench_config(
-    bench_args: Args, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def configs(monkeypatch: pytest.MonkeyPatch) -> list[EngineBenchConfig]:
+    """The configs the command hands the artifact bench, which stops there."""
     import agentdescent_sampling.bench.engine.command as command
 
-    configs: list[EngineBenchConfig] = []
+    handed: list[EngineBenchConfig] = []
 
     def capture(config: EngineBenchConfig, **options: Any) -> None:
-        configs.append(config)
+        handed.append(config)
         raise BenchError("captured")
 
     monkeypatch.setattr(command, "run_engine_bench", capture)
-    for argv in (["--engine"], ["--engine", "--reflector", "llm-like-wrong", "--asynchronous"]):
+    return handed
+
+
+def test_bench_with_no_arguments_runs_the_quick_artifact_bench(
+    bench_args: Args, configs: list[EngineBenchConfig]
+) -> None:
+    for argv in ([], ["--engine"]):
         with pytest.raises(BenchError, match="captured"):
             bench_command(bench_args(*argv))
-    assert [(c.reflector, c.asynchronous) for c in configs] == [
-        ("llm-like", False),
-        ("llm-like-wrong", True),
+    quick, full = configs
+    assert quick == EngineBenchConfig.quick()
+    assert [w.name for w in quick.workloads] == ["lessons", "regressions-held-out", "graded"]
+    assert (quick.seeds, quick.ceilings) == (6, False)
+    assert full == EngineBenchConfig()
+    entrants = engine_lineup(quick.samplers or (), default_registry(), ceilings=False)
+    assert [entrant.label for entrant in entrants] == [
+        "round-robin",
+        "fixable-first",
+        "fixable-first + on_round",
+        "fixable-first + proposals",
+        "informative-band",
+        "agentdescent.DifficultyWeighted",
+    ]
+
+
+def test_reflector_and_async_reach_the_artifact_bench_config(
+    bench_args: Args, configs: list[EngineBenchConfig]
+) -> None:
+    for argv in (["--engine"], ["--reflector", "llm-like-wrong", "--asynchronous"]):
+        with pytest.raises(BenchError, match="captured"):
+            bench_command(bench_args(*argv))
+    assert [(c.reflector, c.asynchronous, c.seeds) for c in configs] == [
+        ("llm-like", False, 30),
+        ("llm-like-wrong", True, 6),
     ]

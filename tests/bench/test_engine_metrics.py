@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from agentdescent_sampling.bench.engine import (
     EngineRun,
     EngineWorkloadResult,
     engine_to_json,
+    engine_verdict,
     format_engine_report,
     plot_gains,
 )
@@ -255,3 +257,23 @@ def test_plot_puts_calls_on_the_x_axis(result: EngineBenchResult, tmp_path: Path
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     written = plot_gains(result, tmp_path / "calls.png", x="calls")
     assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_calls() -> None:
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
+    # Fewer rollouts than round-robin but, at 200 calls, more calls: 80/200 on both seeds.
+    costly = [_run((10, 0.5), calls=(0, 200)), _run((20, 0.6), calls=(0, 200))]
+    single = _result([("round-robin", slow), ("fast", fast), ("costly", costly)])
+    text = format_engine_report(single)
+    assert text.endswith("\n".join(textwrap.wrap(engine_verdict(single), 100)))
+    assert engine_verdict(single) == (
+        "Verdict: fast reached 75% of the attainable held-out gain with 3.00x fewer rollouts "
+        "(95% CI 2.00-4.00) and 3.00x fewer agent calls (95% CI 2.00-4.00) than round-robin "
+        "(2 paired runs)"
+    )
+    without_fast = _result([("round-robin", slow), ("costly", costly)])
+    assert "and 2.50x more agent calls (95% CI 2.50-2.50)" in engine_verdict(without_fast)
+    # Pooled over workloads: two workloads of two seeds are four paired runs.
+    two = attrs.evolve(single, workloads=single.workloads * 2)
+    assert engine_verdict(two).endswith("than round-robin (4 paired runs)")

@@ -13,7 +13,13 @@ from .lineup import ENGINE_DIFFICULTY_WEIGHTED, ORACLE, EngineEntrant
 from .metrics import FRACTIONS, EngineSamplerResult, GainPoint, Interval, Reach
 from .oracle import EngineOracle
 from .plot import plot_gains
-from .report import ENGINE_JSON_SCHEMA, ENGINE_SCHEMA_ID, engine_to_json, format_engine_report
+from .report import (
+    ENGINE_JSON_SCHEMA,
+    ENGINE_SCHEMA_ID,
+    engine_to_json,
+    engine_verdict,
+    format_engine_report,
+)
 from .run import EngineRun, Wiring, run_engine
 from .runner import (
     ENGINE_EXTRA,
@@ -50,6 +56,7 @@ __all__ = [
     "Wiring",
     "build",
     "engine_to_json",
+    "engine_verdict",
     "format_engine_report",
     "plot_gains",
     "require_engine",

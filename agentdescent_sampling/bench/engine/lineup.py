@@ -20,6 +20,7 @@ __all__ = [
     "ENGINE_DIFFICULTY_WEIGHTED",
     "LEARNER_CEILING",
     "ORACLE",
+    "QUICK_SPECS",
     "WIRED",
     "EngineEntrant",
     "default_engine_specs",
@@ -34,6 +35,14 @@ ORACLE = "oracle"
 #: What outcome-only learning can reach: :class:`~agentdescent_sampling.bench.engine.ceiling.
 #: InformedLearner`, told the workload's make-up.
 LEARNER_CEILING = "learner-ceiling"
+
+#: The quick bench's samplers besides round-robin: fixable-first (which the lineup runs alone
+#: and wired), informative-band and the engine's own DifficultyWeighted.
+QUICK_SPECS: tuple[SpecLike, ...] = (
+    "fixable-first",
+    "informative-band",
+    ENGINE_DIFFICULTY_WEIGHTED,
+)
 
 #: The distribution whose samplers the default lineup runs.
 _BUILT_IN = "agentdescent-sampling"
@@ -100,9 +109,14 @@ def default_engine_specs(registry: Registry) -> list[SpecLike]:
 
 
 def engine_lineup(
-    specs: Iterable[SpecLike], registry: Registry, extra: Iterable[EngineEntrant] = ()
+    specs: Iterable[SpecLike],
+    registry: Registry,
+    extra: Iterable[EngineEntrant] = (),
+    *,
+    ceilings: bool = True,
 ) -> list[EngineEntrant]:
-    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the two ceilings.
+    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the two ceilings
+    (the learner ceiling and the oracle) unless ``ceilings`` is false.
 
     A spec is anything ``create()`` accepts, or one of the bench's own names:
     :data:`ENGINE_DIFFICULTY_WEIGHTED` and :data:`ORACLE`. A sampler that takes
@@ -132,8 +146,9 @@ def engine_lineup(
                 f"another label, for example {entrant.label + '-2'!r}"
             )
         entrants.append(entrant)
-    entrants.append(EngineEntrant(LEARNER_CEILING, _informed_learner, "ceiling"))
-    entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
+    if ceilings:
+        entrants.append(EngineEntrant(LEARNER_CEILING, _informed_learner, "ceiling"))
+        entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
     return entrants
 
 

@@ -97,6 +97,7 @@ class Reach:
         not_reached: runs that never got there.
         ratio_to_round_robin: the median over seeds of round-robin's cost over this
             sampler's, with a bootstrap 95% interval; above 1 is cheaper.
+        ratios: the per-seed ratios that median is taken over, in seed order.
     """
 
     fraction: float
@@ -104,6 +105,7 @@ class Reach:
     median_censored: bool
     not_reached: int
     ratio_to_round_robin: Interval
+    ratios: tuple[float, ...] = ()
 
 
 @attrs.frozen
@@ -275,13 +277,15 @@ def _reach(
         costs = [cost(run, fraction) for run in runs]
         base = [cost(run, fraction) for run in baseline]
         missed = sum(cost_to(run, fraction) is None for run in runs)
+        ratios = tuple(b / c for b, c in zip(base, costs, strict=True))
         reach.append(
             Reach(
                 fraction,
                 statistics.median(costs),
                 missed * 2 >= len(runs),
                 missed,
-                median_ratio([b / c for b, c in zip(base, costs, strict=True)]),
+                median_ratio(ratios),
+                ratios,
             )
         )
     return tuple(reach)

@@ -70,10 +70,16 @@ from typing import Any
 
 from .._schema import COUNT, NUMBER, schema_object
 from ..report import WIDTH
-from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach
+from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
 from .runner import EngineBenchResult, EngineWorkloadResult
 
-__all__ = ["ENGINE_JSON_SCHEMA", "ENGINE_SCHEMA_ID", "engine_to_json", "format_engine_report"]
+__all__ = [
+    "ENGINE_JSON_SCHEMA",
+    "ENGINE_SCHEMA_ID",
+    "engine_to_json",
+    "engine_verdict",
+    "format_engine_report",
+]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
 ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/2"
@@ -198,7 +204,9 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
 
 
 def format_engine_report(result: EngineBenchResult) -> str:
-    """The result as text: three tables per workload, then a summary across workloads."""
+    """The result as text: three tables per workload, a summary across workloads, then the
+    :func:`engine_verdict`, wrapped to 100 columns, if any sampler ran besides round-robin and
+    the ceilings."""
     config, machine = result.config, result.machine
     path = "evolve(asynchronous=True)" if config.asynchronous else "evolve()"
     lines = [
@@ -224,7 +232,48 @@ def format_engine_report(result: EngineBenchResult) -> str:
         lines += ["", *_workload_lines(workload)]
     if len(result.workloads) > 1:
         lines += ["", *_across(result.workloads)]
+    if any(sampler.role == "sampler" for sampler in result.workloads[0].samplers):
+        lines += ["", *textwrap.wrap(engine_verdict(result), WIDTH, break_on_hyphens=False)]
     return "\n".join(lines)
+
+
+def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
+    """One line: the sampler that reached ``fraction`` of the attainable held-out gain for the
+    fewest rollouts against round-robin, and what it saved in rollouts and in agent calls.
+
+    Each figure is the median of the per-seed ratios to round-robin pooled over every
+    workload (one paired run per workload and seed), with its bootstrap 95% interval.
+
+    Raises:
+        ValueError: the run has no sampler besides the baseline and the ceilings.
+    """
+    workloads = result.workloads
+    pooled: list[tuple[Interval, Interval, str]] = []
+    for index, sampler in enumerate(workloads[0].samplers):
+        if sampler.role == "sampler":
+            rollouts, calls = (
+                median_ratio(
+                    [r for w in workloads for r in w.samplers[index].at(fraction, m).ratios]
+                )
+                for m in MEASURES
+            )
+            pooled.append((rollouts, calls, sampler.label))
+    if not pooled:
+        raise ValueError("no sampler besides round-robin and the ceilings ran; nothing to judge")
+    rollouts, calls, label = max(pooled, key=lambda row: row[0].value)
+    runs = len(workloads) * result.config.seeds
+    return (
+        f"Verdict: {label} reached {fraction:.0%} of the attainable held-out gain with "
+        f"{_fewer(rollouts, 'rollouts')} and {_fewer(calls, 'agent calls')} than round-robin "
+        f"({runs} paired runs)"
+    )
+
+
+def _fewer(ratio: Interval, what: str) -> str:
+    """'1.42x fewer rollouts (95% CI 1.20-1.60)', or 'more', the ratio turned over, below 1."""
+    if ratio.value >= 1:
+        return f"{ratio.value:.2f}x fewer {what} (95% CI {ratio.low:.2f}-{ratio.high:.2f})"
+    return f"{1 / ratio.value:.2f}x more {what} (95% CI {1 / ratio.high:.2f}-{1 / ratio.low:.2f})"
 
 
 def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:

@@ -15,13 +15,15 @@ from ...spec import SpecLike
 from ..errors import BenchError
 from ..progress import Progress
 from ..runner import Machine, _cpus
-from .lineup import EngineEntrant, default_engine_specs, engine_lineup
+from .lineup import QUICK_SPECS, EngineEntrant, default_engine_specs, engine_lineup
 from .metrics import EngineSamplerResult, summarise_engine
 from .run import EngineRun, run_engine
 from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
 
 __all__ = [
     "ENGINE_EXTRA",
+    "QUICK_SEEDS",
+    "QUICK_WORKLOADS",
     "EngineBenchConfig",
     "EngineBenchResult",
     "EngineWorkloadResult",
@@ -30,9 +32,13 @@ __all__ = [
 ]
 
 #: How to install what the engine bench needs.
-ENGINE_EXTRA = (
-    "pip install 'agentdescent-sampling[engine]' (or, from a clone, pip install -e '.[engine]')"
-)
+ENGINE_EXTRA = 'from a clone, pip install -e ".[engine]"; or pip install agentdescent==0.7.0'
+
+#: The quick bench's workloads: plain lessons, regressions whose held-out twins break, and
+#: graded scores.
+QUICK_WORKLOADS = ("lessons", "regressions-held-out", "graded")
+#: The quick bench's seeds: enough for a paired interval, within 90 s on two cores.
+QUICK_SEEDS = 6
 
 
 def _workloads(value: Iterable[EngineWorkload | str]) -> tuple[EngineWorkload, ...]:
@@ -105,6 +111,7 @@ class EngineBenchConfig:
         reflector: what the simulated agent proposes on a failure, one of
             :data:`~agentdescent_sampling.bench.engine.workloads.REFLECTORS`.
         asynchronous: run every entrant with ``evolve(asynchronous=True)``.
+        ceilings: also run the learner ceiling and the oracle.
     """
 
     workloads: tuple[EngineWorkload, ...] = attrs.field(
@@ -117,6 +124,21 @@ class EngineBenchConfig:
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
     reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
     asynchronous: bool = False
+    ceilings: bool = True
+
+    @classmethod
+    def quick(cls, **changes: Any) -> EngineBenchConfig:
+        """The quick bench, what ``agentdescent-sampling bench`` runs: round-robin,
+        fixable-first alone and wired, informative-band and the engine's DifficultyWeighted,
+        on :data:`QUICK_WORKLOADS` for :data:`QUICK_SEEDS` seeds, without the ceilings.
+        ``changes`` override any of these, as keyword arguments of this class."""
+        quick: dict[str, Any] = {
+            "workloads": QUICK_WORKLOADS,
+            "samplers": QUICK_SPECS,
+            "seeds": QUICK_SEEDS,
+            "ceilings": False,
+        }
+        return cls(**{**quick, **changes})
 
 
 @attrs.frozen
@@ -185,8 +207,8 @@ def require_engine() -> str:
         import agentdescent  # noqa: F401  # imported only to prove it is there
     except ImportError as error:
         raise BenchError(
-            f"the engine bench runs agentdescent's evolve(), which is not installed "
-            f"({error}); install the engine extra: {ENGINE_EXTRA}"
+            f"the artifact bench runs agentdescent's evolve(), which is not installed "
+            f"({error}): {ENGINE_EXTRA}; 'bench share' needs no engine"
         ) from None
     from importlib.metadata import version
 
@@ -220,7 +242,7 @@ def run_engine_bench(
     registry = registry or default_registry()
     started = time.perf_counter()
     specs = default_engine_specs(registry) if config.samplers is None else list(config.samplers)
-    entrants = engine_lineup(specs, registry, config.extra)
+    entrants = engine_lineup(specs, registry, config.extra, ceilings=config.ceilings)
     jobs = [
         (w, e, seed)
         for w in range(len(config.workloads))
