@@ -74,9 +74,10 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         print(format_engine_report(result))
         if not args.engine:
             print(
-                "The full artifact bench, every workload and built-in over 30 seeds: "
-                "agentdescent-sampling bench --engine. The share of rollouts on informative "
-                "tasks: agentdescent-sampling bench share."
+                "The full artifact bench, every workload and built-in over 30 seeds:\n"
+                "  agentdescent-sampling bench --engine\n"
+                "The share of rollouts on informative tasks, which needs no engine:\n"
+                "  agentdescent-sampling bench share"
             )
     if args.plot is not None:
         written = plot_gains(result, args.plot, args.plot_x or "rollouts")

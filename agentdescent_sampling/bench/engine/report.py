@@ -436,9 +436,10 @@ def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
 
 
 def _median(reach: Reach, budget: int | None) -> str:
-    """The median cost, or '>budget' when censored (the call budget differs by run: '>')."""
+    """The median cost, or '>budget' when censored ('>median' for calls, whose budget is the
+    most calls a run made)."""
     if reach.median_censored:
-        return ">" if budget is None else f">{budget}"
+        return f">{reach.median:g}" if budget is None else f">{budget}"
     return f"{reach.median:g}"
 
 
