@@ -13,14 +13,15 @@
 buys in the real ``evolve()``, per rollout and per agent call.
 """
 
+from .core import CurvePoint, Machine
 from .driver import Rollout, RolloutLoop, drive
 from .errors import BenchError
 from .lineup import DEFAULT_SWEEP, LINEUPS, Skipped, lineup_specs
-from .metrics import CurvePoint, Latency, SamplerResult, Share
+from .metrics import Latency, SamplerResult, Share
 from .oracle import Oracle
 from .plot import plot_shares
 from .report import JSON_SCHEMA, SCHEMA_ID, format_report, to_json
-from .runner import BenchConfig, BenchResult, Machine, WorkloadResult, run_bench
+from .runner import BenchConfig, BenchResult, WorkloadResult, run_bench
 from .workloads import (
     INFORMATIVE_BAND,
     WORKLOADS,

@@ -12,12 +12,13 @@ import attrs
 
 from ..registry import default_registry
 from ..spec import SpecLike
+from .core import require_matplotlib
 from .driver import RolloutLoop
 from .engine.metrics import MEASURES
 from .engine.workloads import ENGINE_WORKLOADS, REFLECTORS
 from .errors import BenchError
 from .lineup import LINEUPS, lineup_specs
-from .plot import plot_shares, require_matplotlib
+from .plot import plot_shares
 from .report import format_report, to_json
 from .runner import BenchConfig, run_bench
 from .workloads import WORKLOADS, Drift, FromLog, Stationary, Workload, read_log

@@ -8,11 +8,11 @@ from types import MappingProxyType
 import attrs
 
 from ..errors import UnknownSamplerError
-from ..protocol import SOLVED, TaskSampler
+from ..protocol import TaskSampler
 from ..registry import Registry, SamplerInfo
-from ..spec import SamplerSpec, SpecLike, parse_spec
+from ..spec import SamplerSpec, SpecLike
+from .core import Registered, Role
 from .errors import BenchError
-from .metrics import Role
 from .oracle import Oracle
 from .workloads import Scenario
 
@@ -165,37 +165,23 @@ def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
     """
     entrants: list[Entrant] = []
     for given in [*specs, "round-robin"]:
-        spec = parse_spec(given)
-        info = registry.get(spec.name, provider=spec.provider)
-        canonical = attrs.evolve(spec, name=info.name)
-        label = str(canonical) + (f" ({spec.provider})" if spec.provider else "")
-        if any(entrant.label == label for entrant in entrants):
+        registered = Registered.resolve(given, registry)  # fails here, before the run
+        if any(entrant.label == registered.label for entrant in entrants):
             continue
-        names = {parameter.name for parameter in info.signature.parameters}
-        fills = tuple(name for name in _FROM_RUN if name in names and name not in spec.params)
-        build = _Registered(registry, canonical, fills)
-        registry.create(build.spec_for(seed=0, pass_threshold=SOLVED))  # fails before the run
-        role: Role = "baseline" if label == "round-robin" else "sampler"
-        entrants.append(Entrant(label, role, build))
+        role: Role = "baseline" if registered.label == "round-robin" else "sampler"
+        entrants.append(Entrant(registered.label, role, _ForScenario(registered)))
     entrants.append(Entrant("oracle", "ceiling", _oracle))
     return entrants
 
 
 @attrs.frozen
-class _Registered:
-    """Builds a registered sampler, filling in what the run supplies."""
+class _ForScenario:
+    """Builds a registered sampler for a simulated run."""
 
-    registry: Registry
-    spec: SamplerSpec
-    fills: tuple[str, ...]
-
-    def spec_for(self, seed: int, pass_threshold: float) -> SamplerSpec:
-        supplied = {"seed": seed, "pass_threshold": pass_threshold}
-        params = {**{name: supplied[name] for name in self.fills}, **self.spec.params}
-        return attrs.evolve(self.spec, params=params)
+    registered: Registered
 
     def __call__(self, scenario: Scenario, budget: int, seed: int) -> TaskSampler:
-        return self.registry.create(self.spec_for(seed, scenario.pass_threshold))
+        return self.registered.create(seed, scenario.pass_threshold)
 
 
 def _oracle(scenario: Scenario, budget: int, seed: int) -> TaskSampler:

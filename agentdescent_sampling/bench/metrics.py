@@ -5,33 +5,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import accumulate
-from typing import Literal
 
 import attrs
 
+from .core import CurvePoint, Role, t95
 from .driver import Rollout
 
 __all__ = [
-    "CurvePoint",
     "Latency",
-    "Role",
     "SamplerResult",
     "Share",
     "checkpoints",
     "share_across_seeds",
     "summarise",
 ]
-
-#: ``baseline`` is round-robin, ``ceiling`` the oracle, ``sampler`` everything else.
-Role = Literal["baseline", "sampler", "ceiling"]
-
-# Two-sided 95% Student t critical values for 1..30 degrees of freedom; beyond 30
-# the Cornish-Fisher expansion in _t95 is accurate to three decimals.
-_T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
 
 
 @attrs.frozen
@@ -62,16 +49,6 @@ class Latency:
 
     p50_us: float
     p99_us: float
-
-
-@attrs.frozen
-class CurvePoint:
-    """The informative share of the first ``rollouts`` rollouts: mean and 95% interval."""
-
-    rollouts: int
-    mean: float
-    low: float
-    high: float
 
 
 @attrs.frozen
@@ -166,16 +143,9 @@ def _mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
     if count < 2:
         return mean, mean, mean
     variance = math.fsum((value - mean) ** 2 for value in values) / (count - 1)
-    half = _t95(count - 1) * math.sqrt(variance / count)
+    half = t95(count - 1) * math.sqrt(variance / count)
     # A share lies in [0, 1]; the t interval does not know that near the ends.
     return mean, max(0.0, mean - half), min(1.0, mean + half)
-
-
-def _t95(df: int) -> float:
-    if df <= len(_T95):
-        return _T95[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:

@@ -49,7 +49,7 @@ from typing import Any
 from ..errors import SamplerError
 from ..registry import default_registry
 from ..spec import parse_spec
-from ._schema import COUNT, NUMBER, schema_object
+from .core import COUNT, NUMBER, result_json, result_schema, schema_object
 from .metrics import Latency, SamplerResult
 from .runner import BenchResult, WorkloadResult
 from .workloads import INFORMATIVE_BAND
@@ -66,73 +66,51 @@ _PAIR: dict[str, Any] = {"type": "array", "items": _FRACTION, "minItems": 2, "ma
 _LATENCY = schema_object(p50=NUMBER, p99=NUMBER)
 
 #: The JSON Schema (draft 2020-12) of the document :func:`to_json` returns.
-JSON_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "agentdescent-sampling bench result",
-    **schema_object(
-        schema={"const": SCHEMA_ID},
-        config=schema_object(
-            samplers={"type": "array", "items": {"type": "string"}, "minItems": 1},
-            workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
-            budget=COUNT,
-            seeds=COUNT,
-            first_seed={"type": "integer"},
-            n_workers=COUNT,
-            in_flight=COUNT,
-            asynchronous={"type": "boolean"},
-            shared_shard={"type": "boolean"},
+JSON_SCHEMA: dict[str, Any] = result_schema(
+    "agentdescent-sampling bench result",
+    SCHEMA_ID,
+    {
+        "budget": COUNT,
+        "seeds": COUNT,
+        "first_seed": {"type": "integer"},
+        "n_workers": COUNT,
+        "in_flight": COUNT,
+        "asynchronous": {"type": "boolean"},
+        "shared_shard": {"type": "boolean"},
+    },
+    {
+        "label": {"type": "string"},
+        "noise": _FRACTION,
+    },
+    dict(
+        share=schema_object(
+            mean=_FRACTION, ci95=_PAIR, p10=_FRACTION, p50=_FRACTION, p90=_FRACTION
         ),
-        machine=schema_object(
-            python={"type": "string"},
-            implementation={"type": "string"},
-            cpus=COUNT,
-            system={"type": "string"},
-        ),
-        seconds={"type": "number", "minimum": 0},
-        workloads={
+        ratio_to_round_robin={"type": ["number", "null"]},
+        duplicate_rate=_FRACTION,
+        pick_latency_us=_LATENCY,
+        record_latency_us=_LATENCY,
+        seeds=COUNT,
+        rollouts=COUNT,
+        curve={
             "type": "array",
-            "items": schema_object(
-                name={"type": "string"},
-                label={"type": "string"},
-                noise=_FRACTION,
-                samplers={
-                    "type": "array",
-                    "items": schema_object(
-                        label={"type": "string"},
-                        role={"enum": ["baseline", "sampler", "ceiling"]},
-                        share=schema_object(
-                            mean=_FRACTION, ci95=_PAIR, p10=_FRACTION, p50=_FRACTION, p90=_FRACTION
-                        ),
-                        ratio_to_round_robin={"type": ["number", "null"]},
-                        duplicate_rate=_FRACTION,
-                        pick_latency_us=_LATENCY,
-                        record_latency_us=_LATENCY,
-                        seeds=COUNT,
-                        rollouts=COUNT,
-                        curve={
-                            "type": "array",
-                            "items": schema_object(rollouts=COUNT, mean=_FRACTION, ci95=_PAIR),
-                        },
-                    ),
-                },
-            ),
-        },
-        skipped={
-            "type": "array",
-            "items": schema_object(label={"type": "string"}, reason={"type": "string"}),
+            "items": schema_object(rollouts=COUNT, mean=_FRACTION, ci95=_PAIR),
         },
     ),
-}
+    skipped={
+        "type": "array",
+        "items": schema_object(label={"type": "string"}, reason={"type": "string"}),
+    },
+)
 
 
 def to_json(result: BenchResult) -> dict[str, Any]:
     """The result as a JSON-ready document in the shape of :data:`JSON_SCHEMA`."""
-    config, machine = result.config, result.machine
-    return {
-        "schema": SCHEMA_ID,
-        "config": {
-            "samplers": [sampler.label for sampler in result.workloads[0].samplers],
-            "workloads": [workload.name for workload in result.workloads],
+    config = result.config
+    return result_json(
+        SCHEMA_ID,
+        result,
+        {
             "budget": config.loop.budget,
             "seeds": config.seeds,
             "first_seed": config.first_seed,
@@ -141,14 +119,7 @@ def to_json(result: BenchResult) -> dict[str, Any]:
             "asynchronous": config.loop.asynchronous,
             "shared_shard": config.loop.shared_shard,
         },
-        "machine": {
-            "python": machine.python,
-            "implementation": machine.implementation,
-            "cpus": machine.cpus,
-            "system": machine.system,
-        },
-        "seconds": round(result.seconds, 3),
-        "workloads": [
+        [
             {
                 "name": workload.name,
                 "label": workload.label,
@@ -157,8 +128,8 @@ def to_json(result: BenchResult) -> dict[str, Any]:
             }
             for workload in result.workloads
         ],
-        "skipped": [{"label": skip.label, "reason": skip.reason} for skip in result.skipped],
-    }
+        skipped=[{"label": skip.label, "reason": skip.reason} for skip in result.skipped],
+    )
 
 
 def format_report(result: BenchResult) -> str:
@@ -232,7 +203,7 @@ def _sampler_json(sampler: SamplerResult) -> dict[str, Any]:
         "seeds": sampler.seeds,
         "rollouts": sampler.rollouts,
         "curve": [
-            {"rollouts": point.rollouts, "mean": point.mean, "ci95": [point.low, point.high]}
+            {"rollouts": point.spent, "mean": point.mean, "ci95": [point.low, point.high]}
             for point in sampler.curve
         ],
     }

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import platform
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 import attrs
 
 from ..registry import Registry, default_registry
 from ..spec import SpecLike
+from .core import Machine, WithSamplers, as_specs
 from .driver import Rollout, RolloutLoop, drive
 from .errors import BenchError
 from .lineup import Entrant, Skipped, default_specs, lineup
@@ -19,18 +18,7 @@ from .metrics import SamplerResult, summarise
 from .progress import Progress
 from .workloads import WORKLOADS, Workload
 
-__all__ = ["BenchConfig", "BenchResult", "Machine", "WorkloadResult", "run_bench"]
-
-
-def _specs(value: Any) -> tuple[SpecLike, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, Mapping)):
-        raise TypeError(
-            f"BenchConfig(samplers=...) takes a sequence of specs, got one spec {value!r}; "
-            f"wrap it: samplers=[{value!r}]"
-        )
-    return tuple(value)
+__all__ = ["BenchConfig", "BenchResult", "WorkloadResult", "run_bench"]
 
 
 def _workloads(value: Iterable[Workload]) -> tuple[Workload, ...]:
@@ -40,6 +28,10 @@ def _workloads(value: Iterable[Workload]) -> tuple[Workload, ...]:
 def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"BenchConfig({attribute.name}={value!r}): expected a whole number >= 1")
+
+
+def _specs(value: Any) -> tuple[SpecLike, ...] | None:
+    return as_specs(value, "BenchConfig")
 
 
 @attrs.frozen
@@ -70,43 +62,13 @@ class BenchConfig:
 
 
 @attrs.frozen
-class WorkloadResult:
+class WorkloadResult(WithSamplers[SamplerResult]):
     """Every sampler's result on one workload, in the order the run listed them."""
 
     name: str
     label: str
     noise: float
     samplers: tuple[SamplerResult, ...]
-
-    def sampler(self, label: str) -> SamplerResult:
-        """The result of the sampler labelled ``label``.
-
-        Raises:
-            KeyError: no sampler in the run has that label; the message lists them.
-        """
-        for result in self.samplers:
-            if result.label == label:
-                return result
-        raise KeyError(
-            f"no sampler {label!r} in this run; it has {[s.label for s in self.samplers]}"
-        )
-
-
-def _cpus() -> int:
-    # The CPUs this process may run on (what nproc prints), not every CPU in the box.
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-@attrs.frozen
-class Machine:
-    """Where a run happened: enough to tell whether two latency figures compare."""
-
-    python: str = attrs.field(factory=platform.python_version)
-    implementation: str = attrs.field(factory=platform.python_implementation)
-    cpus: int = attrs.field(factory=_cpus)
-    system: str = attrs.field(factory=platform.platform)
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ the ``engine`` extra (agentdescent); importing this package does not import it.
 """
 
 from .lineup import ENGINE_DIFFICULTY_WEIGHTED, ORACLE, EngineEntrant
-from .metrics import FRACTIONS, EngineSamplerResult, GainPoint, Interval, Reach
+from .metrics import FRACTIONS, EngineSamplerResult, Interval, Reach
 from .oracle import EngineOracle
 from .plot import plot_gains
 from .report import (
@@ -49,7 +49,6 @@ __all__ = [
     "EngineSamplerResult",
     "EngineWorkload",
     "EngineWorkloadResult",
-    "GainPoint",
     "Interval",
     "Reach",
     "SharedShard",

@@ -10,8 +10,8 @@ import attrs
 from ...protocol import SOLVED, TaskSampler
 from ...registry import Registry, SamplerInfo
 from ...rounds import on_round_for, propose_for
-from ...spec import SamplerSpec, SpecLike, parse_spec
-from ..metrics import Role
+from ...spec import SpecLike
+from ..core import Registered, Role
 from .oracle import EngineOracle
 from .run import Wiring
 from .workloads import Built
@@ -162,36 +162,24 @@ def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
     """The entrant for ``given``, then one per :data:`WIRED` wiring the sampler can take."""
     if given == ENGINE_DIFFICULTY_WEIGHTED:
         return [EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)]
-    spec = parse_spec(given)
-    info = registry.get(spec.name, provider=spec.provider)
-    canonical = attrs.evolve(spec, name=info.name)
-    label = str(canonical) + (f" ({spec.provider})" if spec.provider else "")
-    names = {parameter.name for parameter in info.signature.parameters}
-    fills = tuple(n for n in ("seed", "pass_threshold") if n in names and n not in spec.params)
-    build = _Registered(registry, canonical, fills)
-    sample = registry.create(build.spec_for(0, SOLVED))  # fails here, before the run
-    entrants = [EngineEntrant(label, build)]
+    registered = Registered.resolve(given, registry)  # fails here, before the run
+    build = _ForBuilt(registered)
+    sample = build.registered.create(0, SOLVED)
+    entrants = [EngineEntrant(registered.label, build)]
     for suffix, needs, wiring in WIRED:
         if all(callable(getattr(sample, method, None)) for method in needs):
-            entrants.append(EngineEntrant(label + suffix, build, wiring=wiring))
+            entrants.append(EngineEntrant(registered.label + suffix, build, wiring=wiring))
     return entrants
 
 
 @attrs.frozen
-class _Registered:
-    """Builds a registered sampler, filling in the run's seed and pass threshold."""
+class _ForBuilt:
+    """Builds a registered sampler for one engine run, given the seeded workload."""
 
-    registry: Registry
-    spec: SamplerSpec
-    fills: tuple[str, ...]
-
-    def spec_for(self, seed: int, pass_threshold: float) -> SamplerSpec:
-        supplied = {"seed": seed, "pass_threshold": pass_threshold}
-        params = {**{name: supplied[name] for name in self.fills}, **self.spec.params}
-        return attrs.evolve(self.spec, params=params)
+    registered: Registered
 
     def __call__(self, built: Built) -> TaskSampler:
-        return self.registry.create(self.spec_for(built.seed, built.pass_threshold))
+        return self.registered.create(built.seed, built.pass_threshold)
 
 
 @attrs.frozen

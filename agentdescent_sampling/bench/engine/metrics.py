@@ -47,14 +47,13 @@ from typing import Literal
 
 import attrs
 
-from ..metrics import Role, _t95
+from ..core import CurvePoint, Role, t95
 from .run import EngineRun
 
 __all__ = [
     "FRACTIONS",
     "MEASURES",
     "EngineSamplerResult",
-    "GainPoint",
     "Interval",
     "Measure",
     "Reach",
@@ -109,17 +108,6 @@ class Reach:
 
 
 @attrs.frozen
-class GainPoint:
-    """The fraction of the attainable gain held after ``spent`` rollouts or calls: mean and
-    95% interval."""
-
-    spent: int
-    mean: float
-    low: float
-    high: float
-
-
-@attrs.frozen
 class EngineSamplerResult:
     """Everything the engine bench reports for one sampler on one workload.
 
@@ -154,8 +142,8 @@ class EngineSamplerResult:
     taught: Interval
     fixable: int
     calls: Interval
-    curve: tuple[GainPoint, ...]
-    call_curve: tuple[GainPoint, ...]
+    curve: tuple[CurvePoint, ...]
+    call_curve: tuple[CurvePoint, ...]
 
     def at(self, fraction: float, measure: Measure = "rollouts") -> Reach:
         """The :class:`Reach` for ``fraction``, in rollouts or in agent calls.
@@ -222,7 +210,7 @@ def mean_interval(values: Sequence[float]) -> Interval:
     mean = math.fsum(values) / count
     if count < 2:
         return Interval(mean, mean, mean)
-    half = _t95(count - 1) * statistics.stdev(values) / math.sqrt(count)
+    half = t95(count - 1) * statistics.stdev(values) / math.sqrt(count)
     return Interval(mean, mean - half, mean + half)
 
 
@@ -291,10 +279,10 @@ def _reach(
     return tuple(reach)
 
 
-def _curve(runs: Sequence[EngineRun], budget: int, measure: Measure) -> tuple[GainPoint, ...]:
+def _curve(runs: Sequence[EngineRun], budget: int, measure: Measure) -> tuple[CurvePoint, ...]:
     points = sorted({round(budget * step / _CURVE_POINTS) for step in range(_CURVE_POINTS + 1)})
     curve = []
     for spent in points:
         interval = mean_interval([gain_at(run, spent, measure) for run in runs])
-        curve.append(GainPoint(spent, interval.value, interval.low, interval.high))
+        curve.append(CurvePoint(spent, interval.value, interval.low, interval.high))
     return tuple(curve)

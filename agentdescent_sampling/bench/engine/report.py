@@ -68,7 +68,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from .._schema import COUNT, NUMBER, schema_object
+from ..core import COUNT, NUMBER, result_json, result_schema, schema_object
 from ..report import WIDTH
 from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
 from .runner import EngineBenchResult, EngineWorkloadResult
@@ -116,91 +116,62 @@ def _curve_schema(measure: Measure) -> dict[str, Any]:
 
 
 #: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
-ENGINE_JSON_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "agentdescent-sampling engine bench result",
-    **schema_object(
-        schema={"const": ENGINE_SCHEMA_ID},
-        config=schema_object(
-            samplers={"type": "array", "items": {"type": "string"}, "minItems": 1},
-            workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
-            seeds=COUNT,
-            first_seed={"type": "integer"},
-            reflector={"type": "string"},
-            asynchronous={"type": "boolean"},
-        ),
-        engine={"type": "string"},
-        machine=schema_object(
-            python={"type": "string"},
-            implementation={"type": "string"},
-            cpus=COUNT,
-            system={"type": "string"},
-        ),
-        processes=COUNT,
-        seconds={"type": "number", "minimum": 0},
-        workloads={
-            "type": "array",
-            "items": schema_object(
-                name={"type": "string"},
-                summary={"type": "string"},
-                budget=COUNT,
-                rounds=COUNT,
-                workers=COUNT,
-                max_concurrency=COUNT,
-                shared_shard={"type": "boolean"},
-                pass_threshold=NUMBER,
-                start=NUMBER,
-                attainable=NUMBER,
-                fixable=_WHOLE,
-                samplers={
-                    "type": "array",
-                    "items": schema_object(
-                        label={"type": "string"},
-                        role={"enum": ["baseline", "sampler", "ceiling"]},
-                        seeds=COUNT,
-                        reach=_reach_schema("rollouts"),
-                        calls_reach=_reach_schema("calls"),
-                        area=_MEAN,
-                        area_vs_round_robin=_MEAN,
-                        final=_MEAN,
-                        final_vs_round_robin=_MEAN,
-                        useful=_MEAN,
-                        taught=_MEAN,
-                        calls=_MEAN,
-                        curve=_curve_schema("rollouts"),
-                        call_curve=_curve_schema("calls"),
-                    ),
-                },
-            ),
-        },
+ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
+    "agentdescent-sampling engine bench result",
+    ENGINE_SCHEMA_ID,
+    {
+        "seeds": COUNT,
+        "first_seed": {"type": "integer"},
+        "reflector": {"type": "string"},
+        "asynchronous": {"type": "boolean"},
+    },
+    {
+        "summary": {"type": "string"},
+        "budget": COUNT,
+        "rounds": COUNT,
+        "workers": COUNT,
+        "max_concurrency": COUNT,
+        "shared_shard": {"type": "boolean"},
+        "pass_threshold": NUMBER,
+        "start": NUMBER,
+        "attainable": NUMBER,
+        "fixable": _WHOLE,
+    },
+    dict(
+        seeds=COUNT,
+        reach=_reach_schema("rollouts"),
+        calls_reach=_reach_schema("calls"),
+        area=_MEAN,
+        area_vs_round_robin=_MEAN,
+        final=_MEAN,
+        final_vs_round_robin=_MEAN,
+        useful=_MEAN,
+        taught=_MEAN,
+        calls=_MEAN,
+        curve=_curve_schema("rollouts"),
+        call_curve=_curve_schema("calls"),
     ),
-}
+    engine={"type": "string"},
+    processes=COUNT,
+)
 
 
 def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
     """The result as a JSON-ready document in the shape of :data:`ENGINE_JSON_SCHEMA`."""
-    config, machine = result.config, result.machine
-    return {
-        "schema": ENGINE_SCHEMA_ID,
-        "config": {
-            "samplers": [sampler.label for sampler in result.workloads[0].samplers],
-            "workloads": [workload.name for workload in result.workloads],
+    config = result.config
+    return result_json(
+        ENGINE_SCHEMA_ID,
+        result,
+        {
             "seeds": config.seeds,
             "first_seed": config.first_seed,
             "reflector": config.reflector,
             "asynchronous": config.asynchronous,
         },
-        "engine": result.engine,
-        "machine": {
-            "python": machine.python,
-            "implementation": machine.implementation,
-            "cpus": machine.cpus,
-            "system": machine.system,
-        },
-        "processes": result.processes,
-        "seconds": round(result.seconds, 3),
-        "workloads": [_workload_json(workload) for workload in result.workloads],
-    }
+        [_workload_json(workload) for workload in result.workloads],
+        engine=result.engine,
+        processes=result.processes,
+    )
 
 
 def format_engine_report(result: EngineBenchResult) -> str:

@@ -12,9 +12,9 @@ import attrs
 
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
+from ..core import Machine, WithSamplers, as_specs, cpus
 from ..errors import BenchError
 from ..progress import Progress
-from ..runner import Machine, _cpus
 from .lineup import QUICK_SPECS, EngineEntrant, default_engine_specs, engine_lineup
 from .metrics import EngineSamplerResult, summarise_engine
 from .run import EngineRun, run_engine
@@ -57,17 +57,6 @@ def _workloads(value: Iterable[EngineWorkload | str]) -> tuple[EngineWorkload, .
     return tuple(chosen)
 
 
-def _specs(value: Any) -> tuple[SpecLike, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, Mapping)):
-        raise TypeError(
-            f"EngineBenchConfig(samplers=...) takes a sequence of specs, got one spec {value!r}; "
-            f"wrap it: samplers=[{value!r}]"
-        )
-    return tuple(value)
-
-
 def _reflector(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value not in REFLECTORS:
         raise ValueError(
@@ -82,6 +71,10 @@ def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: obje
         raise ValueError(
             f"EngineBenchConfig({attribute.name}={value!r}): expected a whole number >= 1"
         )
+
+
+def _specs(value: Any) -> tuple[SpecLike, ...] | None:
+    return as_specs(value, "EngineBenchConfig")
 
 
 @attrs.frozen
@@ -142,7 +135,7 @@ class EngineBenchConfig:
 
 
 @attrs.frozen
-class EngineWorkloadResult:
+class EngineWorkloadResult(WithSamplers[EngineSamplerResult]):
     """Every sampler's result on one engine workload, in the order the run listed them.
 
     Args:
@@ -161,19 +154,6 @@ class EngineWorkloadResult:
     def name(self) -> str:
         """The workload's name."""
         return self.workload.name
-
-    def sampler(self, label: str) -> EngineSamplerResult:
-        """The result of the sampler labelled ``label``.
-
-        Raises:
-            KeyError: no sampler in the run has that label; the message lists them.
-        """
-        for result in self.samplers:
-            if result.label == label:
-                return result
-        raise KeyError(
-            f"no sampler {label!r} in this run; it has {[s.label for s in self.samplers]}"
-        )
 
 
 @attrs.frozen
@@ -249,7 +229,7 @@ def run_engine_bench(
         for seed in range(config.first_seed, config.first_seed + config.seeds)
         for e in range(len(entrants))
     ]
-    processes = min(config.processes or _cpus(), len(jobs))
+    processes = min(config.processes or cpus(), len(jobs))
     if "fork" not in multiprocessing.get_all_start_methods():
         processes = 1
     runs: dict[tuple[int, int, int], EngineRun] = {}

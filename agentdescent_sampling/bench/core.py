@@ -1,0 +1,412 @@
+"""The core the bench's two measures share: the share of informative rollouts
+(:mod:`agentdescent_sampling.bench`) and the artifact (:mod:`agentdescent_sampling.bench.engine`).
+
+Roles in a lineup, building a registered sampler for a run, the Student t interval, the
+machine a run was on, JSON Schema pieces of the reports, and the plots' styles and panels.
+Neither measure imports the other's private names: what both need is here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+import attrs
+
+from ..protocol import SOLVED, TaskSampler
+from ..registry import Registry
+from ..spec import SamplerSpec, SpecLike, parse_spec
+from .errors import BenchError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "COUNT",
+    "NUMBER",
+    "Curve",
+    "CurvePoint",
+    "Machine",
+    "Registered",
+    "Role",
+    "WithSamplers",
+    "as_specs",
+    "cpus",
+    "draw_panels",
+    "finish",
+    "require_matplotlib",
+    "result_json",
+    "result_schema",
+    "save_figure",
+    "schema_object",
+    "t95",
+]
+
+#: ``baseline`` is round-robin, ``ceiling`` an oracle, ``sampler`` everything else.
+Role = Literal["baseline", "sampler", "ceiling"]
+
+# Two-sided 95% Student t critical values for 1..30 degrees of freedom; beyond 30
+# the Cornish-Fisher expansion in t95 is accurate to three decimals.
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t95(df: int) -> float:
+    """The two-sided 95% Student t critical value for ``df`` degrees of freedom."""
+    if df <= len(_T95):
+        return _T95[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (what ``nproc`` prints), not every CPU in the box."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@attrs.frozen
+class Machine:
+    """Where a run happened: enough to tell whether two timings compare."""
+
+    python: str = attrs.field(factory=platform.python_version)
+    implementation: str = attrs.field(factory=platform.python_implementation)
+    cpus: int = attrs.field(factory=cpus)
+    system: str = attrs.field(factory=platform.platform)
+
+
+@attrs.frozen
+class Registered:
+    """Builds a registered sampler for one run, filling in the run's seed and pass threshold
+    where the sampler takes them and the spec leaves them out.
+
+    Attributes:
+        label: what reports call it: the canonical spec, and its provider if one was named.
+    """
+
+    registry: Registry
+    spec: SamplerSpec
+    fills: tuple[str, ...]
+    label: str
+
+    @classmethod
+    def resolve(cls, given: SpecLike, registry: Registry) -> Registered:
+        """Look ``given`` up and build it once, so that a bad spec fails before any run.
+
+        Raises:
+            SamplerError: the spec is malformed, names no installed sampler, or its
+                parameters are rejected (the registry's own errors, unchanged).
+        """
+        spec = parse_spec(given)
+        info = registry.get(spec.name, provider=spec.provider)
+        canonical = attrs.evolve(spec, name=info.name)
+        label = str(canonical) + (f" ({spec.provider})" if spec.provider else "")
+        names = {parameter.name for parameter in info.signature.parameters}
+        fills = tuple(n for n in ("seed", "pass_threshold") if n in names and n not in spec.params)
+        registered = cls(registry, canonical, fills, label)
+        registered.create(0, SOLVED)
+        return registered
+
+    def create(self, seed: int, pass_threshold: float) -> TaskSampler:
+        """A new sampler for a run with this seed and pass threshold."""
+        supplied = {"seed": seed, "pass_threshold": pass_threshold}
+        params = {**{name: supplied[name] for name in self.fills}, **self.spec.params}
+        return self.registry.create(attrs.evolve(self.spec, params=params))
+
+
+class _Labelled(Protocol):
+    @property
+    def label(self) -> str: ...
+
+
+_Result = TypeVar("_Result", bound=_Labelled)
+
+
+class WithSamplers(Generic[_Result]):
+    """What a workload's result in either measure offers: its samplers' results, by label."""
+
+    __slots__ = ()
+    samplers: tuple[_Result, ...]
+
+    def sampler(self, label: str) -> _Result:
+        """The result of the sampler labelled ``label``.
+
+        Raises:
+            KeyError: no sampler in the run has that label; the message lists them.
+        """
+        for result in self.samplers:
+            if result.label == label:
+                return result
+        raise KeyError(
+            f"no sampler {label!r} in this run; it has {[r.label for r in self.samplers]}"
+        )
+
+
+def as_specs(value: Any, config: str) -> tuple[SpecLike, ...] | None:
+    """``config``'s ``samplers`` field as a tuple of specs, or ``None`` (the default lineup).
+
+    Raises:
+        TypeError: ``value`` is one spec, not a sequence of them; the message shows the fix.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, Mapping)):
+        raise TypeError(
+            f"{config}(samplers=...) takes a sequence of specs, got one spec {value!r}; "
+            f"wrap it: samplers=[{value!r}]"
+        )
+    return tuple(value)
+
+
+NUMBER: dict[str, Any] = {"type": "number"}
+COUNT: dict[str, Any] = {"type": "integer", "minimum": 1}
+
+
+def schema_object(**properties: Any) -> dict[str, Any]:
+    """A closed JSON object schema: exactly these properties, all required."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": sorted(properties),
+        "additionalProperties": False,
+    }
+
+
+def result_schema(
+    title: str,
+    schema_id: str,
+    config: dict[str, Any],
+    workload: dict[str, Any],
+    sampler: dict[str, Any],
+    **properties: Any,
+) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a bench result document: its ``schema`` id, its
+    ``config`` (the samplers and workloads, then ``config``'s keys), the ``machine``, the
+    ``seconds`` it took, its ``workloads`` (each a ``name``, ``workload``'s keys and its
+    ``samplers``, each a ``label``, a ``role`` and ``sampler``'s keys), and ``properties``."""
+    samplers = {
+        "type": "array",
+        "items": schema_object(
+            label={"type": "string"}, role={"enum": ["baseline", "sampler", "ceiling"]}, **sampler
+        ),
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        **schema_object(
+            schema={"const": schema_id},
+            config=schema_object(
+                samplers={"type": "array", "items": {"type": "string"}, "minItems": 1},
+                workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
+                **config,
+            ),
+            machine=schema_object(
+                python={"type": "string"},
+                implementation={"type": "string"},
+                cpus=COUNT,
+                system={"type": "string"},
+            ),
+            seconds={"type": "number", "minimum": 0},
+            workloads={
+                "type": "array",
+                "items": schema_object(name={"type": "string"}, samplers=samplers, **workload),
+            },
+            **properties,
+        ),
+    }
+
+
+def result_json(
+    schema_id: str,
+    result: _Run,
+    config: dict[str, Any],
+    workloads: list[dict[str, Any]],
+    **properties: Any,
+) -> dict[str, Any]:
+    """A bench result document in the shape :func:`result_schema` describes."""
+    machine = result.machine
+    return {
+        "schema": schema_id,
+        "config": {
+            "samplers": [sampler.label for sampler in result.workloads[0].samplers],
+            "workloads": [workload.name for workload in result.workloads],
+            **config,
+        },
+        "machine": {
+            "python": machine.python,
+            "implementation": machine.implementation,
+            "cpus": machine.cpus,
+            "system": machine.system,
+        },
+        "seconds": round(result.seconds, 3),
+        "workloads": workloads,
+        **properties,
+    }
+
+
+class _Workload(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def samplers(self) -> Sequence[_Labelled]: ...
+
+
+class _Run(Protocol):
+    @property
+    def machine(self) -> Machine: ...
+
+    @property
+    def seconds(self) -> float: ...
+
+    @property
+    def workloads(self) -> Sequence[_Workload]: ...
+
+
+# The package is not on PyPI yet: from a clone the extra is '.[plot]'; matplotlib is all it adds.
+_EXTRA = "python -m pip install '.[plot]' in a clone of agentdescent-sampling, or matplotlib"
+# matplotlib's tab10 without its grey, which is kept for round-robin alone.
+_PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#bcbd22", "#17becf",
+)  # fmt: skip
+_ROLE_STYLE = {"baseline": ("grey", "-"), "ceiling": ("black", "--")}
+
+
+def require_matplotlib() -> None:
+    """Check that plotting can work, before a long run rather than after it.
+
+    Raises:
+        BenchError: matplotlib is not installed; the message names the extra.
+    """
+    _figure_class()
+
+
+@attrs.frozen
+class CurvePoint:
+    """A figure after ``spent`` rollouts (or agent calls): its mean over seeds and 95% interval."""
+
+    spent: int
+    mean: float
+    low: float
+    high: float
+
+
+#: One sampler's curve in a panel: its label, its role and its points.
+Curve = tuple[str, Role, Sequence[CurvePoint]]
+
+
+def draw_panels(
+    panels: Sequence[tuple[str, Sequence[Curve]]],
+    size: tuple[float, float],
+    xlabel: str,
+    ylim: tuple[float, float],
+    *,
+    steps: bool = False,
+) -> tuple[Figure, list[Axes], int]:
+    """A figure of one titled panel per entry of ``panels``, at most four to a row, sharing
+    the y axis; in each, every curve's mean and 95% band: round-robin grey, a ceiling dashed
+    black, the samplers in the palette. ``steps`` holds each value until the next point.
+
+    Returns:
+        The figure, its panels in reading order, and how many sit in a row.
+
+    Raises:
+        BenchError: matplotlib is not installed.
+    """
+    columns = min(len(panels), 4)
+    rows = math.ceil(len(panels) / columns)
+    width, height = size
+    figure = _figure_class()(figsize=(width * columns, height * rows), layout="constrained")
+    axes = list(figure.subplots(rows, columns, sharey=True, squeeze=False).flatten())
+    for axis in axes[len(panels) :]:
+        axis.set_visible(False)
+    for axis, (title, curves) in zip(axes, panels, strict=False):
+        others = 0
+        for label, role, points in curves:
+            if role == "sampler":
+                color, linestyle = _PALETTE[others % len(_PALETTE)], "-"
+                others += 1
+            else:
+                color, linestyle = _ROLE_STYLE[role]
+            spent = [point.spent for point in points]
+            (line,) = axis.plot(
+                spent,
+                [point.mean for point in points],
+                label=label,
+                color=color,
+                linestyle=linestyle,
+                linewidth=1.6,
+                drawstyle="steps-post" if steps else "default",
+            )
+            axis.fill_between(
+                spent,
+                [point.low for point in points],
+                [point.high for point in points],
+                color=line.get_color(),
+                alpha=0.15 if steps else 0.18,
+                linewidth=0,
+                step="post" if steps else None,
+            )
+        axis.set_title(title)
+        axis.set_xlabel(xlabel)
+        axis.set_ylim(*ylim)
+        axis.grid(alpha=0.3)
+    return figure, axes[: len(panels)], columns
+
+
+def finish(
+    figure: Figure,
+    axes: Sequence[Axes],
+    columns: int,
+    ylabel: str,
+    title: str,
+    path: str | PathLike[str],
+) -> Path:
+    """Label the first panel of each row, put the legend beside the panels, title the figure
+    and write it to ``path``.
+
+    Raises:
+        BenchError: the file can't be written.
+    """
+    for axis in axes[::columns]:
+        axis.set_ylabel(ylabel)
+    handles, labels = axes[0].get_legend_handles_labels()
+    # Outside the panels, so no curve hides behind it; bbox_inches="tight" keeps it in.
+    figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+    figure.suptitle(title)
+    return save_figure(figure, path)
+
+
+def save_figure(figure: Figure, path: str | PathLike[str]) -> Path:
+    """Write ``figure`` to ``path`` as a PNG; a path that cannot be written is a BenchError."""
+    target = Path(path)
+    try:
+        figure.savefig(target, dpi=110, bbox_inches="tight")
+    except (OSError, ValueError) as error:
+        raise BenchError(
+            f"cannot write the plot to {str(target)!r}: {error}; pass a writable path "
+            f"ending in .png"
+        ) from error
+    return target
+
+
+def _figure_class() -> type[Figure]:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise BenchError(
+            f"plotting needs matplotlib, which is not installed ({error}); install the "
+            f"plot extra: {_EXTRA}"
+        ) from error
+    return Figure
