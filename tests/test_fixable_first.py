@@ -350,3 +350,72 @@ def test_reflected_refuses_a_bad_task_id_or_a_proposed_that_is_not_a_bool(
     with pytest.raises(TypeError, match=r"fixable-first: reflected\(\) takes|task id"):
         sampler.reflected(task_id, proposed)  # type: ignore[arg-type]
     assert sampler.state_dict() == before
+
+
+def test_a_committed_fix_that_self_verify_passed_is_set_aside() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
+    sampler.evidence("a", 1.0, True)  # a's proposal passed its re-run and was committed
+    assert 0.5 < sampler.state_dict()["credit"]["a"] <= 0.9
+    assert sampler.pick(["a", "b"], 1) == "b"
+
+
+@pytest.mark.parametrize(
+    ("gain", "committed"),
+    [(0.0, True), (0.0, False), (1.0, False)],
+    ids=["a-note-that-rode-in-beside-a-fix", "a-refused-note", "a-refused-fix"],
+)
+def test_a_failure_whose_proposal_did_not_fix_it_keeps_its_task_in_play(
+    gain: float, committed: bool
+) -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
+    sampler.evidence("a", gain, committed)
+    assert sampler.state_dict()["credit"] == {}
+    assert sampler.state_dict()["no_commit"] == ["a"]
+    sampler.record("a", 1.0)  # so a pass right after is luck
+    assert sampler.state_dict()["tasks"]["a"][3] == 1  # mixed: kept in play, not fixed
+
+
+def test_a_graded_gain_counts_as_a_fix_only_when_the_re_run_reaches_the_threshold() -> None:
+    sampler = outcomes(FixableFirst(pass_threshold=0.8), [("a", 0.5), ("b", 0.5)])
+    sampler.evidence("a", 0.2, True)  # 0.7: better, still failing
+    sampler.evidence("b", 0.3, True)  # 0.8: passes
+    assert set(sampler.state_dict()["credit"]) == {"b"}
+    assert sampler.state_dict()["no_commit"] == ["a"]
+
+
+def test_without_self_verify_a_commit_is_credited_by_the_failures_chance() -> None:
+    told = outcomes(FixableFirst(), [("a", 0.0)])
+    told.evidence("a", None, True)
+    verified = outcomes(FixableFirst(), [("a", 0.0)])
+    verified.evidence("a", 1.0, True)
+    assert 0 < told.state_dict()["credit"]["a"] < verified.state_dict()["credit"]["a"]
+
+
+def test_a_known_flaky_tasks_verified_fix_is_trusted_less_than_a_steady_tasks() -> None:
+    steady = outcomes(FixableFirst(), [("a", 0.0)])
+    flaky = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0), ("a", 1.0), ("a", 0.0)])
+    for sampler in (steady, flaky):
+        sampler.evidence("a", 1.0, True)
+    assert flaky.state_dict()["credit"]["a"] < steady.state_dict()["credit"]["a"]
+
+
+def test_evidence_ignores_a_task_that_did_not_just_fail() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0)])
+    before = sampler.state_dict()
+    sampler.evidence("a", 0.0, True)  # its last outcome is a pass
+    sampler.evidence("never-recorded", 1.0, True)
+    assert sampler.state_dict() == before
+
+
+@pytest.mark.parametrize(
+    ("task_id", "gain", "committed"),
+    [("a", 1.0, 1), ("a", "1", True), ("a", math.nan, True), ("a", True, True), (3, 1.0, True)],
+)
+def test_evidence_refuses_a_bad_task_id_gain_or_committed(
+    task_id: object, gain: object, committed: object
+) -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    before = sampler.state_dict()
+    with pytest.raises(TypeError, match=r"fixable-first: evidence\(\) takes|task id"):
+        sampler.evidence(task_id, gain, committed)  # type: ignore[arg-type]
+    assert sampler.state_dict() == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import threading
 from collections import Counter
@@ -62,6 +63,8 @@ class _Task:
     # Its last failure is known to have made no commit (end_round said the round made none), so
     # a pass right after it is luck. Cleared as credit is.
     no_commit: bool = False
+    # The score of its last failure, so a self-verify gain says whether the proposal passed.
+    low: float = 0.0
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
@@ -217,6 +220,7 @@ class FixableFirst:
                 task.mixed = True
             task.fails += 1
             task.streak = 0
+            task.low = value
             self._round_failures[task_id] = None
 
     def reflected(self, task_id: str, proposed: bool) -> None:
@@ -247,6 +251,50 @@ class FixableFirst:
                 self._round_failures[task_id] = proposed
             task.credit = _PROPOSAL_FIXES if proposed else 0.0
             task.no_commit = not proposed
+
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        """Tell the sampler what the engine made of the last failure of ``task_id``.
+
+        Opt-in: wire it with :func:`agentdescent_sampling.wire`, which calls it once for each
+        evidence card that reaches the engine's gate. ``gain`` is the card's self-verify gain
+        (the failing task re-run with the proposal applied, minus the failing score), or
+        ``None`` when self-verify is off; ``committed`` says whether the proposal is part of
+        a committed candidate. A proposal whose re-run still fails did not fix its task,
+        committed or not (a note that rode in beside another task's fix), so the task keeps
+        its full value and a pass right after is luck; so does a verified fix the gate
+        refused. A verified fix that was committed has probably fixed its task: the task is
+        set aside, by how likely the re-run's pass was a fix and not luck. Without
+        self-verify, a committed proposal is credited as :meth:`end_round` would a commit.
+        Ignored for a task whose last outcome is not a failure.
+
+        Raises:
+            TypeError: ``task_id`` is not a string, ``gain`` is not a number or None, or
+                ``committed`` is not a bool.
+        """
+        check_task_id(task_id)
+        if not isinstance(committed, bool) or not (
+            gain is None or (is_real(gain) and math.isfinite(gain))
+        ):
+            raise TypeError(
+                f"{self.name}: evidence() takes a card's self-verify gain (a finite number, "
+                f"or None without self-verify) and whether it was committed (True or False); "
+                f"got gain={gain!r}, committed={committed!r} for task {task_id!r}"
+            )
+        with self._lock:
+            task = self._tasks.get(task_id)
+            if task is None or not task.fails or task.streak:
+                return
+            self._round_failures.pop(task_id, None)
+            chance = 0.0
+            if committed:
+                fix = self._values().fix_chance(task)
+                if gain is None:
+                    chance = fix
+                elif task.low + gain >= self.pass_threshold:
+                    luck = _rate(self._flip_luck) if not task.mixed else _luck_of(task)
+                    chance = fix / (fix + (1 - fix) * luck)
+            task.credit = min(chance, _PROPOSAL_FIXES)
+            task.no_commit = not chance
 
     def end_round(self, committed: int) -> None:
         """Tell the sampler how many commits the engine made in the round just ended.
@@ -443,7 +491,7 @@ class _Values:
         if task is None:
             return self._first_fail * self._failing(0)
         if task.mixed:  # failed after a pass: fixable, maybe lucky now and then
-            luck = (task.passes + 0.5) / (task.passes + task.fails + 2.0)
+            luck = _luck_of(task)
             hazard = self._fixable(task.fails)
             if not task.streak:
                 return (1 - luck) * hazard * (1 - task.credit)
@@ -543,6 +591,11 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
         )
         credits.append(min(1.0, chance * others / total))
     return credits
+
+
+def _luck_of(task: _Task) -> float:
+    """The chance a mixed task passes while unfixed, from its own record."""
+    return (task.passes + 0.5) / (task.passes + task.fails + 2.0)
 
 
 def _rate(counts: list[float]) -> float:
