@@ -41,7 +41,9 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     ``task_sampler`` set to ``sampler`` and ``policies`` holding your acceptance and
     promotion policies (or the engine's defaults) wrapped, not replaced: each decides
     exactly as before, and the sampler is told each evidence card's task, its self-verify
-    gain and whether it was committed. Pass ``self_verify=False`` here, not after, if you
+    gain and whether it was committed. On the synchronous path, a sampler that also has
+    ``end_round(committed)`` is told each round's commit count by an ``on_round`` that then
+    calls yours. Pass ``self_verify=False`` here, not after, if you
     turn self-verify off, so the sampler is not told a gain the engine never measured; and
     ``artifact_id`` likewise, so the cards of ``extra_artifacts`` are told apart. Works on
     both engine paths (``asynchronous=True`` included) and with any merge policies.
@@ -65,12 +67,32 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     from agentdescent.policies import Policies
 
     policies = yours.get("policies") or Policies()
-    wired = replace(
-        policies,
-        acceptance=tap.acceptance(policies.acceptance),
-        promotion=tap.promotion(policies.promotion),
-    )
-    return {**yours, "task_sampler": sampler, "policies": wired}
+    wired = {
+        **yours,
+        "task_sampler": sampler,
+        "policies": replace(
+            policies,
+            acceptance=tap.acceptance(policies.acceptance),
+            promotion=tap.promotion(policies.promotion),
+        ),
+    }
+    end_round = getattr(sampler, "end_round", None)
+    if callable(end_round) and not yours.get("asynchronous", False):
+        wired["on_round"] = _closing(end_round, yours.get("on_round"))
+    return wired
+
+
+def _closing(
+    end_round: Callable[[int], object], then: Callable[[Any], object] | None
+) -> Callable[[Any], None]:
+    """An ``on_round`` that tells the sampler the round's commit count, then calls yours."""
+
+    def on_round(info: Any) -> None:
+        end_round(info.committed)
+        if then is not None:
+            then(info)
+
+    return on_round
 
 
 class EvidenceTap:

@@ -148,6 +148,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         ),
         lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if not row[0]),
         lambda s: s["credit"].update(dict.fromkeys(s["no_commit"], 0.5)),
+        lambda s: s.update(evidenced=1),
     ],
     ids=[
         "streak",
@@ -170,6 +171,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "no-commit-on-a-fixed-task",
         "no-commit-on-a-task-that-never-failed",
         "no-commit-on-a-credited-task",
+        "evidenced-not-a-bool",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -299,57 +301,13 @@ def test_commit_credits_are_those_of_counting_every_outcome_of_the_round(seed: i
     assert _credits(chances, commits) == pytest.approx([w / total for w in weights])
 
 
-def test_a_failure_that_proposed_a_change_waits_behind_one_that_proposed_nothing() -> None:
+def test_once_a_card_has_arrived_the_commit_counts_are_not_used() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    assert sampler.pick(["a", "b"], 1) == "a"  # untold: the one picked least recently
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    sampler.reflected("a", True)  # a's failure probably fixed it
-    sampler.reflected("b", False)
-    assert sampler.state_dict()["credit"] == {"a": 0.9}
-    assert sampler.state_dict()["no_commit"] == ["b"]
-    assert sampler.pick(["a", "b"], 1) == "b"
-    sampler.record("b", 1.0)  # b's failure proposed nothing, so this pass is luck
-    assert sampler.state_dict()["tasks"]["b"][3] == 1  # mixed: kept in play, not fixed
-
-
-def test_a_rounds_commits_are_shared_only_among_the_failures_that_proposed() -> None:
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0), ("c", 0.0)])
-    sampler.reflected("a", False)
-    sampler.reflected("b", True)
-    sampler.reflected("c", True)
-    sampler.end_round(1)  # one commit, from b or c (or both, fused)
+    sampler.evidence("a", 1.0, True)
     credit = sampler.state_dict()["credit"]
-    assert credit == {"b": 0.9, "c": 0.9}  # a committed proposal may still not fix its task
-    assert sampler.state_dict()["no_commit"] == ["a"]
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    sampler.reflected("b", True)
-    sampler.end_round(1)  # a was not told of: it shares the commit by its chance, as untold
-    credit = sampler.state_dict()["credit"]
-    assert 0 < credit["a"] < 0.5 < credit["b"] == 0.9
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    sampler.reflected("b", True)
-    sampler.end_round(0)  # b's proposal was not committed: neither failure fixed anything
-    assert sampler.state_dict()["credit"] == {}
-    assert sampler.state_dict()["no_commit"] == ["a", "b"]
-
-
-def test_reflected_ignores_a_task_that_did_not_just_fail() -> None:
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0)])
-    before = sampler.state_dict()
-    sampler.reflected("a", False)  # its last outcome is a pass
-    sampler.reflected("never-recorded", True)
-    assert sampler.state_dict() == before
-
-
-@pytest.mark.parametrize(("task_id", "proposed"), [("a", 1), ("a", None), ("a", "yes"), (3, True)])
-def test_reflected_refuses_a_bad_task_id_or_a_proposed_that_is_not_a_bool(
-    task_id: object, proposed: object
-) -> None:
-    sampler = outcomes(FixableFirst(), [("a", 0.0)])
-    before = sampler.state_dict()
-    with pytest.raises(TypeError, match=r"fixable-first: reflected\(\) takes|task id"):
-        sampler.reflected(task_id, proposed)  # type: ignore[arg-type]
-    assert sampler.state_dict() == before
+    sampler.end_round(1)  # b's card may come a round late: the count says nothing of it
+    assert sampler.state_dict()["credit"] == credit
+    assert "b" not in sampler.state_dict()["no_commit"]
 
 
 def test_a_committed_fix_that_self_verify_passed_is_set_aside() -> None:
@@ -404,7 +362,7 @@ def test_evidence_ignores_a_task_that_did_not_just_fail() -> None:
     before = sampler.state_dict()
     sampler.evidence("a", 0.0, True)  # its last outcome is a pass
     sampler.evidence("never-recorded", 1.0, True)
-    assert sampler.state_dict() == before
+    assert sampler.state_dict() == {**before, "evidenced": True}
 
 
 @pytest.mark.parametrize(

@@ -41,9 +41,8 @@ _FIRST_FAIL_PRIOR = (1.0, 2.0)
 _FLIP_LUCK_PRIOR = (0.5, 4.0)
 _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
-#: The chance that a failure whose reflection proposed a change has fixed its task (the change
-#: may be rejected, or may not fix it): a told proposal is a likely fix, not a certain one, so
-#: the task is not dropped for good.
+#: The most a commit is credited with fixing one failure's task: even a committed proposal
+#: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
 _PROPOSAL_FIXES = 0.9
 
 
@@ -98,22 +97,14 @@ class FixableFirst:
       (a task seen to flip from failing to passing marks a change): a committed fix can
       break another task.
 
-    Opt-in, from the engine: :meth:`end_round` with ``RoundInfo.committed`` (wire it with
-    :func:`agentdescent_sampling.on_round_for`) shares each round's commits among the round's
-    failing tasks, by how likely each failure was to yield a fix; a task is then retried the
-    less, the likelier its fix is already in, instead of being re-tested to find out (a task
-    known to pass by luck now and then keeps that chance through its passes, which do not
-    settle it, until it fails again). A pass right after a failure in a round that committed
-    nothing is known to be luck, so that task too is kept in play, as fixable and not fixed,
-    until it fails again.
-
-    Opt-in, from the reflector: :meth:`reflected` says whether each failure made the reflector
-    propose a change (wire it with :func:`agentdescent_sampling.propose_for`). A failure that
-    proposed nothing cannot have fixed its task, so the task keeps its full value and a pass
-    right after it is luck; one that proposed a change has probably fixed it (9 in 10), so the
-    task is set aside instead of being re-tested to confirm it. Then the round's commits are
-    shared among the failures that proposed. This is the exact version of what ``end_round``
-    infers from counts, and it works with or without ``end_round``.
+    Opt-in, from the engine, all wired by :func:`agentdescent_sampling.wire`:
+    :meth:`evidence` is told of each of the engine's evidence cards, its self-verify gain and
+    whether it was committed. A committed proposal whose re-run passed has probably fixed its
+    task, which is set aside instead of being re-tested to confirm it; any other failure
+    fixed nothing, whatever the reflector wrote, so its task keeps its full value and a pass
+    right after it is luck. Until a card arrives (a reflector that proposes nothing), each
+    round's commit count from :meth:`end_round` is shared among the round's failures by how
+    likely each was to yield a fix.
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
@@ -147,9 +138,10 @@ class FixableFirst:
     _change_breaks: list[float] = attrs.field(init=False, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _changes: int = attrs.field(init=False, default=0, repr=False)
-    # Tasks that failed since the last end_round(), in order, each with whether its reflection
-    # proposed a change (None: not told).
-    _round_failures: dict[str, bool | None] = attrs.field(init=False, factory=dict, repr=False)
+    # Tasks that failed since the last end_round(), in order, that no evidence() has told of.
+    _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
+    # Whether evidence() has been called: then the cards, not the commit counts, say it all.
+    _evidenced: bool = attrs.field(init=False, default=False, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -223,35 +215,6 @@ class FixableFirst:
             task.low = value
             self._round_failures[task_id] = None
 
-    def reflected(self, task_id: str, proposed: bool) -> None:
-        """Tell the sampler whether the reflector proposed a change from the failure of
-        ``task_id`` just recorded.
-
-        Opt-in: wire it with :func:`agentdescent_sampling.propose_for`. A failure that proposed
-        nothing cannot have fixed its task, so the task keeps its full value and a pass right
-        after is luck; a failure that proposed a change has probably fixed it, so it is retried
-        the less (:meth:`end_round`, if wired, then shares the round's commits among the
-        failures that proposed). Ignored for a task whose last outcome is not a failure or
-        that was never recorded.
-
-        Raises:
-            TypeError: ``task_id`` is not a string, or ``proposed`` is not a bool.
-        """
-        check_task_id(task_id)
-        if not isinstance(proposed, bool):
-            raise TypeError(
-                f"{self.name}: reflected() takes whether the reflector proposed a change, "
-                f"True or False; got {proposed!r} for task {task_id!r}"
-            )
-        with self._lock:
-            task = self._tasks.get(task_id)
-            if task is None or not task.fails or task.streak:
-                return
-            if task_id in self._round_failures:
-                self._round_failures[task_id] = proposed
-            task.credit = _PROPOSAL_FIXES if proposed else 0.0
-            task.no_commit = not proposed
-
     def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
         """Tell the sampler what the engine made of the last failure of ``task_id``.
 
@@ -281,6 +244,7 @@ class FixableFirst:
                 f"got gain={gain!r}, committed={committed!r} for task {task_id!r}"
             )
         with self._lock:
+            self._evidenced = True
             task = self._tasks.get(task_id)
             if task is None or not task.fails or task.streak:
                 return
@@ -299,17 +263,17 @@ class FixableFirst:
     def end_round(self, committed: int) -> None:
         """Tell the sampler how many commits the engine made in the round just ended.
 
-        Opt-in: pass ``RoundInfo.committed``, most simply through
-        :func:`agentdescent_sampling.on_round_for`. Each task that failed in the round (and
-        did not pass after) gets the chance that its failure yielded one of the commits, given
-        how likely each failure was to and that at least ``committed`` did (the engine may
-        fuse several workers' fixes into one commit); a task is retried the less, the likelier
-        its fix is in, until its next outcome says (for a task that has failed after a pass,
-        its next failure: luck may explain a pass). After a round with no commits, each task
-        that failed in it is known not to be fixed by that failure: if it passes next, it
-        passed by luck, and it is kept in play as fixable, and not fixed, until it fails
-        again. Failures that :meth:`reflected` says proposed nothing get no share of the
-        commits. Without calls, nothing changes.
+        Opt-in: :func:`agentdescent_sampling.wire` passes ``RoundInfo.committed`` on the
+        synchronous path. Each task that failed in the round (and did not pass after) gets the
+        chance that its failure yielded one of the commits, given how likely each failure was
+        to and that at least ``committed`` did (the engine may fuse several workers' fixes into
+        one commit); a task is retried the less, the likelier its fix is in, until its next
+        outcome says (for a task that has failed after a pass, its next failure: luck may
+        explain a pass). After a round with no commits, each task that failed in it is known
+        not to be fixed by that failure: if it passes next, it passed by luck, and it is kept
+        in play as fixable, and not fixed, until it fails again. Once :meth:`evidence` has
+        been told of any card, the cards say it all and the counts are not used (the engine
+        may merge a card a round late). Without calls, nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -326,27 +290,21 @@ class FixableFirst:
                 f"got {committed}"
             )
         with self._lock:
-            # A task that passed again within the round has said whether it is fixed; one whose
-            # reflection proposed nothing cannot have made a commit.
+            # A task that passed again within the round has said whether it is fixed.
             failed = [
-                (self._tasks[key], proposed)
-                for key, proposed in self._round_failures.items()
-                if not self._tasks[key].streak and (committed == 0 or proposed is not False)
+                self._tasks[key] for key in self._round_failures if not self._tasks[key].streak
             ]
             self._round_failures = {}
+            if self._evidenced:
+                return  # each card says what its failure made; a card may come a round late
             if not committed:
-                for task, _ in failed:
+                for task in failed:
                     task.credit, task.no_commit = 0.0, True
-            if not committed or not failed:
                 return
             values = self._values()
-            chances = [
-                _PROPOSAL_FIXES if proposed else min(values.fix_chance(task), 1.0)
-                for task, proposed in failed
-            ]
-            for (task, proposed), credit in zip(failed, _credits(chances, committed), strict=True):
-                # A committed proposal may still not fix its task: keep it retried now and then.
-                task.credit = min(credit, _PROPOSAL_FIXES) if proposed else credit
+            chances = [min(values.fix_chance(task), 1.0) for task in failed]
+            for task, credit in zip(failed, _credits(chances, committed), strict=True):
+                task.credit = credit
 
     def _values(self) -> _Values:
         """What each kind of task is worth now (a subclass may supply its own estimates)."""
@@ -375,6 +333,7 @@ class FixableFirst:
                     task_id: task.credit for task_id, task in self._tasks.items() if task.credit
                 },
                 "no_commit": [task_id for task_id, task in self._tasks.items() if task.no_commit],
+                "evidenced": self._evidenced,
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -399,6 +358,7 @@ class FixableFirst:
         evidence: Any = state.get("evidence")
         credits: Any = state.get("credit", {})
         no_commit: Any = state.get("no_commit", [])
+        evidenced: Any = state.get("evidenced", False)
         if not (
             is_count(picks)
             and is_count(changes)
@@ -447,7 +407,10 @@ class FixableFirst:
                     f"after a pass, and has no credit (its round committed nothing)"
                 )
             task.no_commit = True
+        if not isinstance(evidenced, bool):
+            raise StateError(f"{self.name}: 'evidenced' must be true or false; got {evidenced!r}")
         with self._lock:
+            self._evidenced = evidenced
             self._tasks = tasks
             self._picks = picks
             self._changes = changes
