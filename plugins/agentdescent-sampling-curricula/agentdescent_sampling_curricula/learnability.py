@@ -142,7 +142,9 @@ class Learnability:
     a pick here is one rollout, so a task that just varied can be drawn again at
     once, and it stops drawing once ``window`` equal scores have pushed the
     varying ones out. For 0/1 scores the variance is ``p(1 - p)`` of the window's
-    pass rate, as in SFL; graded scores vary inside a band too, and count.
+    pass rate, as in SFL; graded scores vary inside a band too, and count. The
+    ``window`` of 4 is ours, GEPA keeping every candidate's score: a task that
+    flipped stops drawing picks after three equal scores.
 
     A task in flight is not drawn again while another task can be, so concurrent
     workers spread. Picks cost O(distinct variances in the shard), a few for 0/1
