@@ -118,8 +118,8 @@ class _LearnShard(Shard):
 class Learnability:
     """GEPA's learnability sampling: the tasks whose scores vary most, across artifact versions.
 
-    GEPA's ``LearnabilityBatchSampler`` (gepa-ai/gepa PR #338,
-    ``src/gepa/strategies/learnability_sampler.py``) weights each training example
+    GEPA's ``LearnabilityBatchSampler`` (gepa-ai/gepa PR #338, open when this was
+    written, ``src/gepa/strategies/learnability_sampler.py``) weights each training example
     by the variance of the scores that every evaluated candidate got on it: where
     candidates disagree, a better prompt can make a difference; where all pass or
     all fail alike, reflection learns little. It draws a minibatch in proportion to
@@ -211,9 +211,9 @@ class Learnability:
             self._in_flight.remove(task_id)
 
     def stats(self) -> dict[str, tuple[int, int]]:
-        """Return a copy of ``{task_id: (passes, trials)}``."""
+        """Return a copy of ``{task_id: (passes, trials)}`` for the tasks with a record."""
         with self._lock:
-            return {key: (task.passes, task.trials) for key, task in self._tasks.items()}
+            return {key: (t.passes, t.trials) for key, t in self._tasks.items() if t.trials}
 
     def learnability(self, task_id: str) -> float:
         """The variance of ``task_id``'s last ``window`` scores (0 before two)."""

@@ -290,6 +290,7 @@ def test_learnability_is_the_variance_of_the_tasks_last_window_scores() -> None:
         learnability.append(sampler.learnability("a"))
     # one score: 0; [0, 1]: 1/4; [1, 1]: 0; [1, 0.25]: (3/8)^2
     assert learnability == [0.0, 0.25, 0.0, pytest.approx(0.140625)]
+    assert sampler.stats() == {"a": (2, 4)}
     assert variance([0.2, 0.4, 0.6]) == pytest.approx(0.08 / 3)
 
 
