@@ -334,6 +334,25 @@ def test_learnability_refuses_a_window_longer_than_its_own_or_scores_outside_0_1
     assert sampler.state_dict() == good
 
 
+@pytest.mark.parametrize("factory", [Learnability, FailureAware])
+def test_a_run_resumed_among_untried_tasks_picks_as_an_uninterrupted_one(factory: Any) -> None:
+    keys = [f"t{i}" for i in range(8)]
+
+    def run(sampler: Any, rounds: range) -> list[str]:
+        picks = []
+        for round_index in rounds:
+            picks.append(sampler.pick(keys, round_index))
+            sampler.record(picks[-1], float(picks[-1] < "t3"))
+        return picks
+
+    expected = run(factory(seed=2), range(20))
+    first = factory(seed=2)
+    before = run(first, range(3))
+    resumed = factory(seed=2)
+    resumed.load_state_dict(first.state_dict())
+    assert before + run(resumed, range(3, 20)) == expected
+
+
 # --- Failure-aware (Opik GEPA v2) --------------------------------------------------
 
 SIDES = {"p1": 1.0, "p2": 1.0, "p3": 1.0, "f1": 0.0, "f2": 0.0, "f3": 0.0}
