@@ -4,8 +4,8 @@ Usage::
 
     python -m pip install '.[engine]'                      # in a clone of this repository
     python examples/evolve_with_config.py                  # uses evolve_with_config.toml
-    python examples/evolve_with_config.py other.toml       # any file with a [task_sampler] table
-    python examples/evolve_with_config.py fixable.toml --tell  # and tell it proposals and commits
+    python examples/evolve_with_config.py examples/fixable_first.toml         # any such TOML file
+    python examples/evolve_with_config.py examples/fixable_first.toml --tell  # and tell it more
 
 The toy task set needs no model: an answer passes once the playbook holds the rule its
 task needs, and the agent proposes that rule when a task fails. One task passes
