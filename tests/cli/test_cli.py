@@ -114,3 +114,33 @@ def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) 
     assert main(["show", "difficulty-weighted", "--json"]) == 0
     parameters = json.loads(capsys.readouterr().out)["parameters"]
     assert parameters[0]["help"].startswith("exploration constant.")
+
+
+def test_check_of_a_built_in_asks_its_user_to_add_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "round-robin"]) == 0
+    out = capsys.readouterr().out
+    assert "round-robin: all 8 checks passed" in out
+    assert "note:" not in out  # round-robin has no stats(), and its user cannot add one
+
+
+def test_show_names_the_opt_in_wiring_of_fixable_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "fixable-first"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert (
+        "wiring: opt-in: it can be told the reflector's proposals (reflected) and the engine's "
+        "commits (end_round); wire it with agentdescent_sampling.wire(sampler, "
+        "**your_evolve_kwargs)"
+    ) in shown
+    assert main(["show", "fixable-first", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wiring"] == ["reflected", "end_round"]
+
+
+def test_show_says_a_built_in_without_wiring_needs_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["show", "difficulty-weighted"]) == 0
+    assert "  wiring:      none: it needs only pick() and record()\n" in capsys.readouterr().out
+    assert main(["show", "difficulty-weighted", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wiring"] == []
