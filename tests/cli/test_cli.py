@@ -64,6 +64,23 @@ def test_a_closed_pipe_ends_an_example_without_a_traceback(example: str) -> None
     assert result.stderr == ""
 
 
+def test_selecting_a_sampler_that_is_not_installed_ends_the_example_with_one_line() -> None:
+    # The hardest-first plugin, disabled, is as good as not installed.
+    env = {**os.environ, "AGENTDESCENT_SAMPLERS_DISABLE": "agentdescent-sampling-hardest"}
+    result = subprocess.run(
+        [sys.executable, "examples/select_from_toml.py", "examples/hardest_first.toml"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: sampler 'hardest-first' is disabled by ")
+    assert result.stderr.count("\n") == 1
+
+
 def test_check_echoes_the_parameters_it_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "difficulty-weighted:c=0.1"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
