@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip(
     "agentdescent",
-    reason="the example runs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+    reason="the example runs the agentdescent engine: python -m pip install agentdescent==0.7.0",
 )
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "evolve_with_config.py"
