@@ -17,6 +17,7 @@ runs where it was typed, so a relative path would name two different files.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -62,11 +63,24 @@ def from_run_spec(
     try:
         if spec is None:  # then file is not None
             spec = spec_from_file(_absolute(file, "file"), key)
-        return create(spec, state=None if state is None else _absolute(state, "state"))
+        sampler = create(spec, state=None if state is None else _absolute(state, "state"))
     except SamplerError as error:
         if isinstance(error, ValueError):
             raise
         raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
+    if state is None:
+        return sampler
+    from .durable import DurableSampler  # only a sampler with a state file is one
+
+    if isinstance(sampler, DurableSampler) and sampler.records:
+        # A run spec names one state path for every run made from it: say so when a run
+        # takes up earlier records, which a fresh run would not want.
+        print(
+            f"agentdescent-sampling: continuing {sampler.records} records from {sampler.path} "
+            f"(a fresh run needs its own state path, or that file deleted)",
+            file=sys.stderr,
+        )
+    return sampler
 
 
 def _absolute(path: object, field: str) -> Path:
