@@ -478,26 +478,25 @@ HOOK_MODULES = sorted(
 )
 
 
+def _venv_with(root: Path, distributions: dict[str, tuple[dict[str, str], dict[str, str]]]) -> Venv:
+    """A venv under ``root`` with this package and ``distributions`` installed, each 1.2.3."""
+    projects: list[Path] = [
+        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
+        for name, (modules, entry_points) in distributions.items()
+    ]
+    return Venv.create(root / "venv", REPO, *projects)
+
+
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """A venv with this package and every distribution in :data:`ZOO` installed."""
-    root = tmp_path_factory.mktemp("zoo")
-    projects: list[Path] = [
-        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
-        for name, (modules, entry_points) in ZOO.items()
-    ]
-    return Venv.create(root / "venv", REPO, *projects)
+    return _venv_with(tmp_path_factory.mktemp("zoo"), ZOO)
 
 
 @pytest.fixture(scope="session")
 def few(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """A venv with this package and every distribution in :data:`FEW` installed."""
-    root = tmp_path_factory.mktemp("few")
-    projects: list[Path] = [
-        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
-        for name, (modules, entry_points) in FEW.items()
-    ]
-    return Venv.create(root / "venv", REPO, *projects)
+    return _venv_with(tmp_path_factory.mktemp("few"), FEW)
 
 
 @pytest.fixture(scope="session")
