@@ -6,6 +6,7 @@ examples and the plugins' READMEs) and fails naming the doc and what it names wr
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
@@ -26,6 +27,14 @@ DOCS = sorted(
 )
 EXAMPLES = sorted(
     path for path in (REPO / "examples").rglob("*") if path.suffix in (".py", ".toml", ".json")
+)
+#: Every test function of the suite and of the plugins' suites, by name.
+TESTS = sorted(
+    {
+        name
+        for file in [*REPO.glob("tests/**/*.py"), *REPO.glob("plugins/*/tests/**/*.py")]
+        for name in re.findall(r"^\s*def (test_\w+)", file.read_text(), re.MULTILINE)
+    }
 )
 FENCE = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\[[^\]]*\]\((?P<target>[^)\s]+)\)")
@@ -110,6 +119,14 @@ def test_every_example_run_a_doc_shows_names_files_that_exist(doc: Path) -> None
             if not (REPO / name).exists()
         ]
     assert not wrong, f"{rel(doc)} runs examples on files that do not exist: {wrong}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=rel)
+def test_every_test_a_doc_cites_exists(doc: Path) -> None:
+    # Prose only: a code block may define a test of its own, as the author's guide does.
+    cited = set(re.findall(r"(?<![\w/.])(test_[\w*]+)(?![\w.])", FENCE.sub("", doc.read_text())))
+    missing = sorted(name for name in cited if not fnmatch.filter(TESTS, name))
+    assert not missing, f"{rel(doc)} cites tests that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=rel)
