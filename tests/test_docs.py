@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
+import string
 from pathlib import Path
 
 import pytest
 
+from agentdescent_sampling.cli import _parser as parser
 from agentdescent_sampling.params import signature_of
 from agentdescent_sampling.policy import BUILTINS
 
@@ -119,6 +122,25 @@ def test_every_example_run_a_doc_shows_names_files_that_exist(doc: Path) -> None
             if not (REPO / name).exists()
         ]
     assert not wrong, f"{rel(doc)} runs examples on files that do not exist: {wrong}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=rel)
+def test_every_command_line_a_doc_shows_is_one_the_command_accepts(doc: Path) -> None:
+    refused = []
+    for block in FENCE.findall(doc.read_text(encoding="utf-8")):
+        variables: dict[str, str] = {}  # S="--workload ..." on one line, then $S on the next
+        for line in block.replace("\\\n", " ").splitlines():
+            if assigned := re.fullmatch(r"(\w+)=(.*)", line):
+                variables[assigned[1]] = " ".join(shlex.split(assigned[2]))
+            for found in re.finditer(r"(?:^|&& |\$ )agentdescent-sampling (?P<args>.*)", line):
+                args = re.split(r" (?:#|>|\||&&) ?", found["args"])[0]
+                args = string.Template(args).safe_substitute(variables)
+                try:
+                    parser().parse_args(shlex.split(args))
+                except SystemExit as exited:  # --version and --help exit 0 after printing
+                    if exited.code != 0:
+                        refused.append(args)
+    assert not refused, f"{rel(doc)} shows command lines the command refuses: {refused}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=rel)
