@@ -27,6 +27,7 @@ Python, name the acceptance and promotion slots too, all three with one ``link``
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,17 @@ def from_run_spec(
             _tap(link).attach(sampler)
         except TypeError as error:
             raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
+    if state is not None:
+        from .durable import DurableSampler  # only a sampler with a state file is one
+
+        if isinstance(sampler, DurableSampler) and sampler.records:
+            # A run spec names one state path for every run made from it: say so when a run
+            # takes up earlier records, which a fresh run would not want.
+            print(
+                f"agentdescent-sampling: continuing {sampler.records} records from {sampler.path} "
+                f"(a fresh run needs its own state path, or that file deleted)",
+                file=sys.stderr,
+            )
     return sampler
 
 

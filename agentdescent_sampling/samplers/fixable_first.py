@@ -64,6 +64,10 @@ class _Task:
     no_commit: bool = False
     # The score of its last failure, so a self-verify gain says whether the proposal passed.
     low: float = 0.0
+    # Its last failure's proposal passed the self-verify re-run and was committed. If it fails
+    # again, it can pass while unfixed (the re-run was luck) or broke: it is mixed. Cleared as
+    # credit is.
+    verified: bool = False
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
@@ -200,6 +204,7 @@ class FixableFirst:
             if not (passed and task.mixed):
                 task.credit = 0.0
                 task.no_commit = False
+            verified, task.verified = task.verified, False
             if passed:
                 if flip and not task.mixed:
                     self._flip_luck[1] += 1  # fixed, or lucky
@@ -208,7 +213,7 @@ class FixableFirst:
                 return
             if task.streak and task.fails and not task.mixed:
                 self._flip_luck[0] += 1  # the flip to passing was luck, not a fix
-            if task.streak:
+            if task.streak or verified:
                 task.mixed = True
             task.fails += 1
             task.streak = 0
@@ -250,13 +255,16 @@ class FixableFirst:
                 return
             self._round_failures.pop(task_id, None)
             chance = 0.0
-            if committed:
+            task.verified = gain is not None and task.low + gain >= self.pass_threshold
+            if committed and gain is None:
+                chance = self._values().fix_chance(task)
+            elif committed and task.verified and task.mixed:
+                # It passes by luck now and then: so may the re-run have.
                 fix = self._values().fix_chance(task)
-                if gain is None:
-                    chance = fix
-                elif task.low + gain >= self.pass_threshold:
-                    luck = _rate(self._flip_luck) if not task.mixed else _luck_of(task)
-                    chance = fix / (fix + (1 - fix) * luck)
+                chance = fix / (fix + (1 - fix) * _luck_of(task))
+            elif committed and task.verified:
+                chance = 1.0
+            task.verified = task.verified and committed
             task.credit = min(chance, _PROPOSAL_FIXES)
             task.no_commit = not chance
 
@@ -333,6 +341,7 @@ class FixableFirst:
                     task_id: task.credit for task_id, task in self._tasks.items() if task.credit
                 },
                 "no_commit": [task_id for task_id, task in self._tasks.items() if task.no_commit],
+                "verified": [task_id for task_id, task in self._tasks.items() if task.verified],
                 "evidenced": self._evidenced,
                 "evidence": [
                     self._first_fail,
@@ -358,6 +367,7 @@ class FixableFirst:
         evidence: Any = state.get("evidence")
         credits: Any = state.get("credit", {})
         no_commit: Any = state.get("no_commit", [])
+        verified: Any = state.get("verified", [])
         evidenced: Any = state.get("evidenced", False)
         if not (
             is_count(picks)
@@ -407,6 +417,18 @@ class FixableFirst:
                     f"after a pass, and has no credit (its round committed nothing)"
                 )
             task.no_commit = True
+        if not isinstance(verified, (list, tuple)):
+            raise StateError(
+                f"{self.name}: 'verified' must list task ids; got {type(verified).__name__}"
+            )
+        for task_id in verified:
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if task is None or not task.fails or task.streak:
+                raise StateError(
+                    f"{self.name}: bad 'verified' entry {task_id!r}: expected the id of a task "
+                    f"in 'tasks' whose last outcome is a failure"
+                )
+            task.verified = True
         if not isinstance(evidenced, bool):
             raise StateError(f"{self.name}: 'evidenced' must be true or false; got {evidenced!r}")
         with self._lock:

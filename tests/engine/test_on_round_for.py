@@ -10,7 +10,7 @@ from agentdescent_sampling import FixableFirst, TaskSampler, create, on_round_fo
 
 pytest.importorskip(
     "agentdescent",
-    reason="needs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+    reason="needs the agentdescent engine: python -m pip install agentdescent==0.7.0",
 )
 
 

@@ -11,7 +11,7 @@ from agentdescent_sampling import FixableFirst, TaskSampler, on_round_for, propo
 
 pytest.importorskip(
     "agentdescent",
-    reason="needs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+    reason="needs the agentdescent engine: python -m pip install agentdescent==0.7.0",
 )
 
 
