@@ -43,10 +43,11 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     exactly as before, and the sampler is told each evidence card's task, its self-verify
     gain and whether it was committed. On the synchronous path, a sampler that also has
     ``end_round(committed)`` is told each round's commit count by an ``on_round`` that then
-    calls yours. Pass ``self_verify=False`` here, not after, if you
-    turn self-verify off, so the sampler is not told a gain the engine never measured; and
-    ``artifact_id`` likewise, so the cards of ``extra_artifacts`` are told apart. Works on
-    both engine paths (``asynchronous=True`` included) and with any merge policies.
+    calls yours. Pass ``self_verify=False`` here, not beside the call, if you turn self-verify
+    off, so the sampler is not told a gain the engine never measured; and ``artifact_id``
+    likewise, so the cards of ``extra_artifacts`` are told apart. Works on both engine paths
+    (``asynchronous=True`` included) and with any merge policies, but not with an
+    ``aggregator_factory``, which replaces the policies.
 
     Raises:
         TypeError: ``sampler`` has no ``evidence(task_id, gain, committed)`` method, or
