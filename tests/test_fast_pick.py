@@ -1,15 +1,22 @@
-"""The grouped pick returns exactly what the straightforward loop returns, ties included."""
+"""The grouped picks return exactly what the straightforward loops return, ties included."""
 
 from __future__ import annotations
 
+import operator
 import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdescent_sampling import DifficultyWeighted
+from agentdescent_sampling import SOLVED, DifficultyWeighted, FixableFirst
 from agentdescent_sampling.bench.reference import ReferenceDifficultyWeighted
+from agentdescent_sampling.protocol import check_keys, check_task_id
+from agentdescent_sampling.samplers._groups import TaskGroups
+from agentdescent_sampling.samplers.fixable_first import _Task
 
 TASKS = [f"t{i}" for i in range(12)]
 shards = st.lists(st.sampled_from(TASKS), min_size=1, max_size=12)
@@ -86,3 +93,156 @@ def test_picks_stay_exact_while_shards_of_new_keys_push_old_ones_out_of_the_cach
     # cached shards' keys, not every key seen (60 shards of 200 would be ~10,000).
     assert max(known) < 5_000
     assert fast.stats() == reference.stats
+
+
+class LoopFixableFirst(FixableFirst):
+    """fixable-first as it picked before grouping: every key scored, the counts its values
+    learn from taken from every task afresh on each call."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        keys = check_keys(keys)
+        operator.index(round_index)
+        for key in keys:
+            check_task_id(key)
+        with self._lock:
+            in_flight = self._pending.tasks(self._picks + 1)
+            value = self._values()
+            best, best_rank = keys[0], (-1.0, 1)
+            for key in [key for key in keys if key not in in_flight] or keys:
+                task = self._tasks.get(key)
+                rank = (value.of(task), -(-1 if task is None else task.last))
+                if rank > best_rank:
+                    best, best_rank = key, rank
+            self._picks += 1
+            if best in self._tasks:
+                self._tasks[best].last = self._picks
+            self._pending.add(best, self._picks)
+            return best
+
+    def _grouping(self) -> TaskGroups[_Task]:
+        groups = TaskGroups(self._filing, self._specimen)
+        groups.touch(*self._tasks)
+        return groups
+
+
+def crafted_state(rng: random.Random, keys: Sequence[str]) -> dict[str, Any]:
+    """A valid saved state with tasks of every kind, many artifact changes, and lasts and
+    seens that tie and differ: long-unchanged tasks that only passed are worth exactly the
+    same, so the tie rule decides between them."""
+    changes = rng.choice([0, 3, 40, 5_000])
+    tasks: dict[str, list[int]] = {}
+    credit: dict[str, float] = {}
+    no_commit: list[str] = []
+    for key in rng.sample(list(keys), rng.randrange(len(keys) + 1)):
+        fails, passes = rng.choice([0, 0, 1, 2, 3, 5]), rng.choice([0, 1, 2, 4])
+        if not fails and not passes:
+            passes = 1
+        streak = rng.randrange(passes + 1) if fails else passes
+        mixed = int(streak < passes)  # it failed after a pass
+        last = rng.choice([-1, 0, 1, 2, rng.randrange(50)])
+        seen = rng.choice([0, changes, rng.randrange(changes + 1)])
+        tasks[key] = [fails, passes, streak, mixed, last, seen]
+        if fails and (not streak or mixed) and rng.random() < 0.5:
+            if rng.random() < 0.5:
+                credit[key] = rng.choice([0.25, 0.5, 0.9, rng.random()])
+            else:
+                no_commit.append(key)
+    pairs = [[rng.choice([0.5, 3.0]), rng.choice([20.0, 50.0])] for _ in range(4)]
+    return {
+        "sampler": FixableFirst.name,
+        "version": 1,
+        "params": {"pass_threshold": SOLVED},
+        "picks": 50,
+        "changes": changes,
+        "tasks": tasks,
+        "credit": credit,
+        "no_commit": no_commit,
+        "evidence": pairs,
+    }
+
+
+def assert_counts_match_every_task(sampler: FixableFirst) -> None:
+    """The groups' population counts what a pass over every task counts."""
+    tasks = sampler._tasks.values()
+    counted: Counter[tuple[int, int, bool]] = Counter()
+    for task, count in sampler._grouping().population():
+        counted[task.fails, task.streak, task.mixed] += count
+    assert counted == Counter((t.fails, t.streak, t.mixed) for t in tasks)
+
+
+def drive(seed: int, steps: int) -> None:
+    """Drive the grouped and the loop sampler through one seeded random trace, asserting
+    the same pick every time."""
+    rng = random.Random(seed)
+    universe = [f"t{i}" for i in range(rng.choice([3, 12, 40]))]
+    shards: list[Sequence[str]] = [universe]
+    for _ in range(rng.randrange(1, 5)):
+        shard = rng.choices(universe, k=rng.randrange(1, len(universe) + 3))  # repeats too
+        shards.append(tuple(shard) if rng.random() < 0.3 else shard)
+    fast, loop = FixableFirst(), LoopFixableFirst()
+    picked: list[str] = []
+    for step in range(steps):
+        roll = rng.random()
+        if roll < 0.35:
+            if rng.random() < 0.05:  # a shard never seen, pushing old ones from the cache
+                shard = rng.sample(universe, rng.randrange(1, len(universe) + 1))
+            else:
+                shard = rng.choice(shards)
+            choice = loop.pick(shard, step)
+            assert fast.pick(shard, step) == choice, (seed, step)
+            picked.append(choice)
+        elif roll < 0.7:
+            key = picked.pop(rng.randrange(len(picked))) if picked else rng.choice(universe)
+            score = rng.choice([0.0, 1.0])
+            loop.record(key, score)
+            fast.record(key, score)
+        elif roll < 0.8:
+            key, proposed = rng.choice(universe), rng.random() < 0.5
+            loop.reflected(key, proposed)
+            fast.reflected(key, proposed)
+        elif roll < 0.92:
+            committed = rng.choice([0, 0, 1, 2])
+            loop.end_round(committed)
+            fast.end_round(committed)
+        elif roll < 0.96:
+            state = fast.state_dict()  # a restart: what was in flight is lost
+            loop.load_state_dict(state)
+            fast.load_state_dict(state)
+            picked = []
+        else:
+            state = crafted_state(rng, universe)
+            loop.load_state_dict(state)
+            fast.load_state_dict(state)
+            picked = []
+        if step % 25 == 0:
+            assert_counts_match_every_task(fast)
+    assert fast.state_dict() == loop.state_dict()
+
+
+@pytest.mark.parametrize("block", range(10))
+def test_fixable_first_grouped_picks_equal_the_loop_on_random_traces(block: int) -> None:
+    for seed in range(block * 40, block * 40 + 40):
+        drive(seed, 250)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 120))
+def test_fixable_first_grouped_picks_equal_the_loop_for_any_seed(seed: int, steps: int) -> None:
+    drive(seed, steps)
+
+
+def test_fixable_first_ties_between_long_unchanged_passing_tasks_go_to_the_least_recent() -> None:
+    # Thousands of artifact changes since these passed: each is surely broken, and worth
+    # exactly what the others are, whatever its seen; the least recently picked then wins.
+    keys = [f"p{i}" for i in range(6)]
+    rows = {key: [0, 1, 1, 0, 10 - i, 10 * i] for i, key in enumerate(keys)}
+    state = crafted_state(random.Random(0), [])
+    state.update(
+        changes=5_000, tasks=rows, evidence=[[1.0, 2.0], [0.5, 4.0], [0.5, 4.0], [0.5, 20.0]]
+    )
+    fast, loop = FixableFirst(), LoopFixableFirst()
+    fast.load_state_dict(state)
+    loop.load_state_dict(state)
+    values = fast._values()
+    assert values.of(fast._tasks["p0"]) == values.of(fast._tasks["p5"])  # seen 0 and 50
+    assert loop.pick(keys, 0) == fast.pick(keys, 0) == "p5"  # last 5, the least
