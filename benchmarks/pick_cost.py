@@ -26,6 +26,7 @@ from _table import format_table  # benchmarks/, on sys.path when a script runs
 from agentdescent_sampling import SamplerInfo, TaskSampler, available, create
 from agentdescent_sampling.bench.reference import (
     ReferenceDifficultyWeighted,
+    ReferenceFixableFirst,
     ReferenceInformativeBand,
     ReferenceRoundRobin,
 )
@@ -41,6 +42,7 @@ REFERENCES: dict[str, Callable[[], TaskSampler]] = {
     "round-robin": ReferenceRoundRobin,
     "difficulty-weighted": ReferenceDifficultyWeighted,
     "informative-band": ReferenceInformativeBand,
+    "fixable-first": ReferenceFixableFirst,
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -13,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentdescent_sampling import SOLVED, DifficultyWeighted, FixableFirst
-from agentdescent_sampling.bench.reference import ReferenceDifficultyWeighted
-from agentdescent_sampling.protocol import check_keys, check_task_id
+from agentdescent_sampling.bench.reference import (
+    ReferenceDifficultyWeighted,
+    ReferenceFixableFirst,
+)
 from agentdescent_sampling.samplers._groups import TaskGroups
 from agentdescent_sampling.samplers.fixable_first import _Task
 
@@ -95,29 +96,9 @@ def test_picks_stay_exact_while_shards_of_new_keys_push_old_ones_out_of_the_cach
     assert fast.stats() == reference.stats
 
 
-class LoopFixableFirst(FixableFirst):
-    """fixable-first as it picked before grouping: every key scored, the counts its values
-    learn from taken from every task afresh on each call."""
-
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        keys = check_keys(keys)
-        operator.index(round_index)
-        for key in keys:
-            check_task_id(key)
-        with self._lock:
-            in_flight = self._pending.tasks(self._picks + 1)
-            value = self._values()
-            best, best_rank = keys[0], (-1.0, 1)
-            for key in [key for key in keys if key not in in_flight] or keys:
-                task = self._tasks.get(key)
-                rank = (value.of(task), -(-1 if task is None else task.last))
-                if rank > best_rank:
-                    best, best_rank = key, rank
-            self._picks += 1
-            if best in self._tasks:
-                self._tasks[best].last = self._picks
-            self._pending.add(best, self._picks)
-            return best
+class LoopFixableFirst(ReferenceFixableFirst):
+    """The reference loop, with the counts its values learn from taken afresh from every
+    task on each call, so that nothing it reads is kept up to date as the sampler goes."""
 
     def _grouping(self) -> TaskGroups[_Task]:
         groups = TaskGroups(self._filing, self._specimen)
@@ -236,6 +217,8 @@ def test_fixable_first_ties_between_long_unchanged_passing_tasks_go_to_the_least
     # exactly what the others are, whatever its seen; the least recently picked then wins.
     keys = [f"p{i}" for i in range(6)]
     rows = {key: [0, 1, 1, 0, 10 - i, 10 * i] for i, key in enumerate(keys)}
+    rows["recent"] = [0, 1, 1, 0, 0, 5_000]  # passed just now: worth less, picked longest ago
+    keys.append("recent")
     state = crafted_state(random.Random(0), [])
     state.update(
         changes=5_000, tasks=rows, evidence=[[1.0, 2.0], [0.5, 4.0], [0.5, 4.0], [0.5, 20.0]]
@@ -245,4 +228,5 @@ def test_fixable_first_ties_between_long_unchanged_passing_tasks_go_to_the_least
     loop.load_state_dict(state)
     values = fast._values()
     assert values.of(fast._tasks["p0"]) == values.of(fast._tasks["p5"])  # seen 0 and 50
+    assert values.of(fast._tasks["recent"]) < values.of(fast._tasks["p5"])
     assert loop.pick(keys, 0) == fast.pick(keys, 0) == "p5"  # last 5, the least

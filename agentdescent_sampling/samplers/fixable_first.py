@@ -128,8 +128,9 @@ class FixableFirst:
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
-    Unlike the other built-ins, a pick scores every key: O(keys), about 40 ms at 100,000 keys
-    on a busy 2-core machine, small beside a rollout but not grouped.
+    As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
+    pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
+    would: see BENCHMARKS.md, "Pick cost against shard size".
 
     Measured in the real ``evolve()`` with ``agentdescent-sampling bench --engine``: see
     BENCHMARKS.md, "Inside the real engine: `bench --engine`", for what it buys and where it
