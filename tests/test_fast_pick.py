@@ -230,3 +230,27 @@ def test_fixable_first_ties_between_long_unchanged_passing_tasks_go_to_the_least
     assert values.of(fast._tasks["p0"]) == values.of(fast._tasks["p5"])  # seen 0 and 50
     assert values.of(fast._tasks["recent"]) < values.of(fast._tasks["p5"])
     assert loop.pick(keys, 0) == fast.pick(keys, 0) == "p5"  # last 5, the least
+
+
+def test_fixable_first_stays_exact_while_shards_of_new_keys_push_old_ones_out_of_the_cache() -> (
+    None
+):
+    rng = random.Random(11)
+    universe = [f"k{i}" for i in range(20_000)]
+    fast, loop = FixableFirst(), LoopFixableFirst()
+    known = []
+    for round_index in range(60):
+        shard = rng.sample(universe, 200)
+        for _ in range(5):
+            picked = loop.pick(shard, round_index)
+            assert fast.pick(shard, round_index) == picked
+            score = float(rng.random() < 0.3)
+            loop.record(picked, score)
+            fast.record(picked, score)
+        loop.end_round(1)
+        fast.end_round(1)
+        known.append(len(fast._groups._ids))  # the keys the groups remember
+    # Shards pushed out of the cache were forgotten: about the eight cached shards' keys
+    # are remembered, not every key seen (60 shards of 200 would be ~11,000).
+    assert max(known) < 5_000
+    assert fast.state_dict() == loop.state_dict()

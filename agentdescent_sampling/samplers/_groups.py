@@ -10,8 +10,9 @@ more the artifact changed since). The winner is the best value, then the least r
 - how many of its keys are filed under each ``seen``, and those ``seen`` sorted, so the best
   value is the one at the smallest ``seen`` and a binary search finds the largest ``seen``
   that still has it (float rounding makes long-unchanged tasks tie);
-- a min-heap of ``(last, position, seen)``, whose top entry with ``seen`` up to that bound is
-  the family's candidate.
+- a min-heap of ``(last, position)``, whose top entry with ``seen`` up to that bound is the
+  family's candidate. Each entry is one int, ``(last + 1) << 32 | position``, which orders
+  as the pair does and takes half the memory of a tuple.
 
 A pick evaluates a few values per family and looks into the heaps of the families that reach
 the best value. Entries a move leaves behind stay in the heaps until they surface or the heaps
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from array import array
 from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Generic, TypeVar
 
@@ -37,6 +39,11 @@ T = TypeVar("T")
 Filing = tuple[Hashable, int, int]
 
 _CACHED_SHARDS = 8  # workers rotate through a few shards; keep an index for each
+_POSITION = 0xFFFFFFFF  # the low 32 bits of a heap entry
+
+
+def _entry(last: int, position: int) -> int:
+    return (last + 1) << 32 | position
 
 
 class _Family:
@@ -47,7 +54,7 @@ class _Family:
     def __init__(self) -> None:
         self.counts: dict[int, int] = {}
         self.order: list[int] = []
-        self.heap: list[tuple[int, int, int]] = []
+        self.heap: list[int] = []
 
     def add(self, seen: int) -> None:
         count = self.counts.get(seen, 0)
@@ -65,36 +72,54 @@ class _Family:
 
 
 class _Shard:
-    """One shard: its keys, each key's first position, and its families."""
+    """One shard: its keys, each key id's first position in it, and its families."""
 
-    def __init__(self, keys: list[str], filed: dict[str, Filing]) -> None:
+    def __init__(self, keys: list[str], ids: dict[str, int], filed: dict[str, Filing]) -> None:
         self.keys = keys
-        # Reversed, so that the earliest of repeated keys is the one kept: later copies of a
-        # key can never win a tie.
-        self.first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
-        self.size = len(self.first)
+        self.ids = ids  # shared by the cached shards
+        position = array("i", [-1]) * len(ids)
+        self.size = 0
+        for index, key in enumerate(keys):
+            number = ids[key]
+            if position[number] < 0:  # later copies of a key can never win a tie
+                position[number] = index
+                self.size += 1
+        self.position = position
         self.families: dict[Hashable, _Family] = {}
         self.entries = 0
         self.rebuild(filed)
 
+    def at(self, key: str) -> int:
+        """The first position of ``key`` in this shard, or -1."""
+        number = self.ids.get(key)
+        if number is None or number >= len(self.position):
+            return -1
+        return self.position[number]
+
+    def held(self) -> list[str]:
+        """The shard's keys, each once."""
+        return [key for index, key in enumerate(self.keys) if self.at(key) == index]
+
     def rebuild(self, filed: dict[str, Filing]) -> None:
         """File every key afresh, dropping the heaps' stale entries."""
         self.families = {}
-        for key, position in self.first.items():
+        for position, key in enumerate(self.keys):
+            if self.at(key) != position:
+                continue
             family, seen, last = filed[key]
             group = self.families.get(family)
             if group is None:
                 group = self.families[family] = _Family()
             group.counts[seen] = group.counts.get(seen, 0) + 1
-            group.heap.append((last, position, seen))
+            group.heap.append(_entry(last, position))
         for group in self.families.values():
             group.order = sorted(group.counts)
             heapq.heapify(group.heap)
         self.entries = self.size
 
     def move(self, key: str, old: Filing, new: Filing, filed: dict[str, Filing]) -> None:
-        position = self.first.get(key)
-        if position is None:
+        position = self.at(key)
+        if position < 0:
             return
         left = self.families[old[0]]
         left.remove(old[1])
@@ -105,27 +130,30 @@ class _Shard:
         if joined is None:
             joined = self.families[new[0]] = _Family()
         joined.add(new[1])
-        heapq.heappush(joined.heap, (new[2], position, new[1]))
+        heapq.heappush(joined.heap, _entry(new[2], position))
         self.entries += 1
         if self.entries > 2 * self.size + 64:
             self.rebuild(filed)
 
     def first_of(
         self, family: Hashable, limit: int, skip: Collection[int], filed: dict[str, Filing]
-    ) -> tuple[int, int] | None:
-        """The least ``(last, position)`` of ``family`` with ``seen <= limit``, not in ``skip``."""
+    ) -> int | None:
+        """The least entry, ``(last, position)``, of ``family`` with ``seen <= limit`` and
+        not in ``skip``."""
         heap = self.families[family].heap
         held = []
         found = None
         while heap:
-            last, position, seen = entry = heap[0]
-            if filed[self.keys[position]] != (family, seen, last):
+            entry = heap[0]
+            position = entry & _POSITION
+            filing = filed[self.keys[position]]
+            if filing[0] != family or _entry(filing[2], position) != entry:
                 heapq.heappop(heap)  # stale: the key moved since
                 self.entries -= 1
-            elif seen > limit or position in skip:
+            elif filing[1] > limit or position in skip:
                 held.append(heapq.heappop(heap))
             else:
-                found = entry[:2]
+                found = entry
                 break
         for entry in held:
             heapq.heappush(heap, entry)
@@ -149,6 +177,7 @@ class TaskGroups(Generic[T]):
         self._filing = filing
         self._specimen = specimen
         self._filed: dict[str, Filing] = {}  # every tried task and every key of a cached shard
+        self._ids: dict[str, int] = {}  # each key of a cached shard -> its number
         self._specimens: dict[Hashable, T] = {}
         self._population: dict[Hashable, int] = {}  # tried tasks per family
         self._dirty: set[str] = set()
@@ -183,10 +212,13 @@ class TaskGroups(Generic[T]):
         if set(map(type, probe)) != {str}:
             for key in probe:
                 check_task_id(key)
+        filed, ids = self._filed, self._ids
         for key in probe:
-            if key not in self._filed:
-                self._filed[key] = self._file(key)
-        shard = _Shard(list(probe), self._filed)
+            if key not in filed:
+                filed[key] = self._file(key)
+            if key not in ids:
+                ids[key] = len(ids)
+        shard = _Shard(list(probe), ids, filed)
         self._shards.insert(0, shard)
         if len(self._shards) > _CACHED_SHARDS:
             del self._shards[_CACHED_SHARDS:]
@@ -208,8 +240,8 @@ class TaskGroups(Generic[T]):
         filed, specimens = self._filed, self._specimens
         skip: dict[int, Filing] = {}
         for key in exclude:
-            position = shard.first.get(key)
-            if position is not None:
+            position = shard.at(key)
+            if position >= 0:
                 skip[position] = filed[key]
         if len(skip) == shard.size:
             skip = {}
@@ -241,14 +273,14 @@ class TaskGroups(Generic[T]):
                 low = high
             candidates.append((best, family, order[low]))
         top = max(value for value, _, _ in candidates)
-        winner: tuple[int, int] | None = None
+        winner: int | None = None
         for value, family, limit in candidates:
             if value == top:
                 found = shard.first_of(family, limit, skip, filed)
                 if found is not None and (winner is None or found < winner):
                     winner = found
         assert winner is not None  # the counts say every candidate family has a free key
-        return shard.keys[winner[1]]
+        return shard.keys[winner & _POSITION]
 
     def _file(self, key: str) -> Filing:
         filing = self._filing(key)
@@ -283,15 +315,26 @@ class TaskGroups(Generic[T]):
 
     def _forget_unused_keys(self) -> None:
         """Once most known keys belong to no cached shard, keep only the cached shards' keys
-        and families, so memory follows the cached shards, not every shard ever seen."""
+        and the tried tasks, so memory follows them, not every shard ever seen."""
         used = sum(self._population.values()) + sum(shard.size for shard in self._shards)
-        if len(self._filed) <= 2 * used + 1024:
+        if len(self._filed) + len(self._ids) <= 2 * used + 1024:
             return
-        cached = {key for shard in self._shards for key in shard.first}
+        held = [shard.held() for shard in self._shards]
+        ids: dict[str, int] = {}
+        for keys in held:
+            for key in keys:
+                if key not in ids:
+                    ids[key] = len(ids)
+        for shard, keys in zip(self._shards, held, strict=True):
+            position = array("i", [-1]) * len(ids)
+            for key in keys:
+                position[ids[key]] = shard.at(key)
+            shard.ids, shard.position = ids, position
+        self._ids = ids
         self._filed = {
             key: filing
             for key, filing in self._filed.items()
-            if filing[0] is not None or key in cached
+            if filing[0] is not None or key in ids
         }
         self._specimens = {
             family: self._specimens[family]
