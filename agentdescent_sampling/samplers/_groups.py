@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from array import array
+from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Generic, TypeVar
 
@@ -102,19 +103,23 @@ class _Shard:
 
     def rebuild(self, filed: dict[str, Filing]) -> None:
         """File every key afresh, dropping the heaps' stale entries."""
-        self.families = {}
+        ids, first = self.ids, self.position
+        members: dict[Hashable, tuple[list[int], list[int]]] = {}  # family -> seens, entries
         for position, key in enumerate(self.keys):
-            if self.at(key) != position:
-                continue
-            family, seen, last = filed[key]
-            group = self.families.get(family)
-            if group is None:
-                group = self.families[family] = _Family()
-            group.counts[seen] = group.counts.get(seen, 0) + 1
-            group.heap.append(_entry(last, position))
-        for group in self.families.values():
+            if first[ids[key]] == position:
+                family, seen, last = filed[key]
+                lists = members.get(family)
+                if lists is None:
+                    lists = members[family] = ([], [])
+                lists[0].append(seen)
+                lists[1].append(_entry(last, position))
+        self.families = {}
+        for family, (seens, heap) in members.items():
+            group = self.families[family] = _Family()
+            group.counts = dict(Counter(seens))
             group.order = sorted(group.counts)
-            heapq.heapify(group.heap)
+            heapq.heapify(heap)
+            group.heap = heap
         self.entries = self.size
 
     def move(self, key: str, old: Filing, new: Filing, filed: dict[str, Filing]) -> None:
