@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Generic, TypeVar
 
-from ..protocol import check_task_id
+from ._index import cached, first_entry, remember
 
 __all__ = ["Filing", "TaskGroups"]
 
@@ -39,7 +39,6 @@ T = TypeVar("T")
 #: ``seen`` and its ``last``.
 Filing = tuple[Hashable, int, int]
 
-_CACHED_SHARDS = 8  # workers rotate through a few shards; keep an index for each
 _POSITION = 0xFFFFFFFF  # the low 32 bits of a heap entry
 
 
@@ -146,22 +145,19 @@ class _Shard:
         """The least entry, ``(last, position)``, of ``family`` with ``seen <= limit`` and
         not in ``skip``."""
         heap = self.families[family].heap
-        held = []
-        found = None
-        while heap:
-            entry = heap[0]
+        keys, entries = self.keys, len(heap)
+
+        def stale(entry: int) -> bool:  # the key moved since
             position = entry & _POSITION
-            filing = filed[self.keys[position]]
-            if filing[0] != family or _entry(filing[2], position) != entry:
-                heapq.heappop(heap)  # stale: the key moved since
-                self.entries -= 1
-            elif filing[1] > limit or position in skip:
-                held.append(heapq.heappop(heap))
-            else:
-                found = entry
-                break
-        for entry in held:
-            heapq.heappush(heap, entry)
+            filing = filed[keys[position]]
+            return filing[0] != family or _entry(filing[2], position) != entry
+
+        def passed_over(entry: int) -> bool:
+            position = entry & _POSITION
+            return filed[keys[position]][1] > limit or position in skip
+
+        found = first_entry(heap, stale, passed_over)
+        self.entries -= entries - len(heap)
         return found
 
 
@@ -208,15 +204,9 @@ class TaskGroups(Generic[T]):
             TypeError: a key is not a string; nothing has changed then.
         """
         self._refile()
-        probe = keys if type(keys) is list else list(keys)
-        for position, shard in enumerate(self._shards):
-            if len(shard.keys) == len(probe) and shard.keys == probe:
-                if position:
-                    self._shards.insert(0, self._shards.pop(position))
-                return shard
-        if set(map(type, probe)) != {str}:
-            for key in probe:
-                check_task_id(key)
+        probe, found = cached(self._shards, keys)
+        if found is not None:
+            return found
         filed, ids = self._filed, self._ids
         for key in probe:
             if key not in filed:
@@ -224,9 +214,7 @@ class TaskGroups(Generic[T]):
             if key not in ids:
                 ids[key] = len(ids)
         shard = _Shard(list(probe), ids, filed)
-        self._shards.insert(0, shard)
-        if len(self._shards) > _CACHED_SHARDS:
-            del self._shards[_CACHED_SHARDS:]
+        if remember(self._shards, shard):
             self._forget_unused_keys()
         return shard
 
