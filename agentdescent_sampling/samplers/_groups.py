@@ -4,7 +4,9 @@ A task's value depends only on its *group*: the fields the value reads, the last
 ``seen`` (the artifact changes counted at its last outcome). Tasks of one group are worth the
 same; tasks that differ only in ``seen`` form a *family*, in which the value never rises with
 ``seen`` (it is constant unless the task has only passed, when it is the more likely broken the
-more the artifact changed since). The winner is the best value, then the least recently picked
+more the artifact changed since: ``(1 - rate) ** (changes - seen)`` enters it, whose successive
+powers differ by far more than the rounding of ``**``, through operations that IEEE rounding
+keeps monotone). The winner is the best value, then the least recently picked
 (``last``), then the earliest key, so per shard and family :class:`TaskGroups` keeps
 
 - how many of its keys are filed under each ``seen``, and those ``seen`` sorted, so the best
@@ -43,6 +45,7 @@ _POSITION = 0xFFFFFFFF  # the low 32 bits of a heap entry
 
 
 def _entry(last: int, position: int) -> int:
+    """The heap entry of a key at ``position`` last picked at ``last`` (-1: never)."""
     return (last + 1) << 32 | position
 
 
