@@ -15,6 +15,7 @@ from ..protocol import SOLVED, check_keys, check_score, check_task_id
 from ..state import StateError, check_state, is_count, is_real
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
+from ._groups import Filing, TaskGroups
 from ._pending import Pending
 
 __all__ = ["FixableFirst"]
@@ -72,6 +73,19 @@ class _Task:
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
 
+    def group_key(self) -> tuple[int, int, int, bool, float, bool, int]:
+        """Every field :meth:`_Values.of` reads, ``seen`` last: tasks with equal keys are
+        worth the same, and the value never rises with ``seen`` alone (see ``_groups.py``)."""
+        return (
+            self.fails,
+            self.passes,
+            self.streak,
+            self.mixed,
+            self.credit,
+            self.no_commit,
+            self.seen,
+        )
+
     def judged(self) -> bool:
         """Whether what a round says of its last failure still holds: it has failed and not
         passed since, or it is mixed, and its passes may be luck."""
@@ -112,8 +126,9 @@ class FixableFirst:
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
-    Unlike the other built-ins, a pick scores every key: O(keys), about 40 ms at 100,000 keys
-    on a busy 2-core machine, small beside a rollout but not grouped.
+    As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
+    pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
+    would: see BENCHMARKS.md, "Pick cost against shard size".
 
     Measured in the real ``evolve()`` with ``agentdescent-sampling bench --engine``: see
     BENCHMARKS.md, "Inside the real engine: `bench --engine`", for what it buys and where it
@@ -149,6 +164,9 @@ class FixableFirst:
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+    # The tasks grouped by what they are worth, and the _tasks dict they were grouped from.
+    _groups: TaskGroups[_Task] = attrs.field(init=False, repr=False)
+    _grouped: dict[str, _Task] | None = attrs.field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._watch = GradedScoreWatch(self.name, self.pass_threshold)
@@ -161,28 +179,54 @@ class FixableFirst:
         """Return the free key with the most expected fixes per rollout; see the class."""
         keys = check_keys(keys)
         operator.index(round_index)
-        for key in keys:
-            check_task_id(key)
         with self._lock:
-            in_flight = self._pending.tasks(self._picks + 1)
+            groups = self._grouping()
+            shard = groups.shard(keys)  # checks the keys before anything changes
             value = self._values()
-            best, best_rank = keys[0], (-1.0, 1)
-            for key in [key for key in keys if key not in in_flight] or keys:
-                task = self._tasks.get(key)
-                rank = (value.of(task), -(-1 if task is None else task.last))
-                if rank > best_rank:
-                    best, best_rank = key, rank
+
+            def worth(task: _Task | None, seen: int) -> float:
+                if task is not None:
+                    task.seen = seen  # a private copy standing for its family
+                return value.of(task)
+
+            best = groups.pick(shard, worth, exclude=self._pending.tasks(self._picks + 1))
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks
+                self._touch(best)
             self._pending.add(best, self._picks)
             return best
+
+    def _grouping(self) -> TaskGroups[_Task]:
+        """The groups of ``_tasks``, built afresh when ``_tasks`` was replaced."""
+        if self._grouped is not self._tasks:
+            self._groups = TaskGroups(self._filing, self._specimen)
+            self._groups.touch(*self._tasks)
+            self._grouped = self._tasks
+        return self._groups
+
+    def _touch(self, *task_ids: str) -> None:
+        """Note that the state of ``task_ids`` may change: the groups refile them when next
+        asked. Every change to a task's fields goes with a call."""
+        if self._grouped is self._tasks:
+            self._groups.touch(*task_ids)
+
+    def _filing(self, task_id: str) -> Filing:
+        task = self._tasks.get(task_id)
+        if task is None:
+            return (None, 0, -1)  # untried: one group, picked least recently of all
+        key = task.group_key()
+        return (key[:-1], key[-1], task.last)
+
+    def _specimen(self, task_id: str) -> _Task:
+        return attrs.evolve(self._tasks[task_id])
 
     def record(self, task_id: str, score: float) -> None:
         """Add one outcome of ``task_id`` (a pass if ``score >= pass_threshold``)."""
         value = check_score(task_id, score)
         passed = value >= self.pass_threshold
         with self._lock:
+            self._touch(task_id)
             self._watch.observe(value)
             self._pending.remove(task_id)
             task = self._tasks.get(task_id)
@@ -250,6 +294,7 @@ class FixableFirst:
             )
         with self._lock:
             self._evidenced = True
+            self._touch(task_id)
             task = self._tasks.get(task_id)
             if task is None or not task.fails or task.streak:
                 return
@@ -298,6 +343,7 @@ class FixableFirst:
                 f"got {committed}"
             )
         with self._lock:
+            self._touch(*self._round_failures)
             # A task that passed again within the round has said whether it is fixed.
             failed = [
                 self._tasks[key] for key in self._round_failures if not self._tasks[key].streak
@@ -447,11 +493,14 @@ class _Values:
     """The expected fixes per rollout of each kind of task, from one moment's evidence."""
 
     def __init__(self, sampler: FixableFirst) -> None:
-        tasks = sampler._tasks.values()
         # Tasks that have only failed, by failure count; and tasks seen to flip to passing
-        # (and not fail since), by the failure count at which they flipped.
-        failing = Counter(t.fails for t in tasks if t.fails and not t.streak and not t.mixed)
-        flipped = Counter(t.fails for t in tasks if t.fails and t.streak and not t.mixed)
+        # (and not fail since), by the failure count at which they flipped. Tasks alike are
+        # counted together: a specimen of each group, and how many tasks it stands for.
+        failing: Counter[int] = Counter()
+        flipped: Counter[int] = Counter()
+        for t, count in sampler._grouping().population():
+            if t.fails and not t.mixed:
+                (flipped if t.streak else failing)[t.fails] += count
         self._flipped = flipped
         top = max([*failing, *flipped, 0]) + _HORIZON + 1
         at_risk_above = [0] * (top + 2)
