@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
     from .records import PluginFailure, SamplerInfo
     from .registry import Registry, available, create, default_registry, register
-    from .rounds import on_round_for, propose_for
     from .runspec import evidence_acceptance, evidence_promotion, from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
@@ -76,9 +75,7 @@ __all__ = [
     "from_run_spec",
     "hookimpl",
     "load_state",
-    "on_round_for",
     "parse_spec",
-    "propose_for",
     "register",
     "save_state",
     "spec_from_file",
@@ -102,7 +99,6 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".protocol": ("SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"),
     ".records": ("PluginFailure", "SamplerInfo"),
     ".registry": ("Registry", "available", "create", "default_registry", "register"),
-    ".rounds": ("on_round_for", "propose_for"),
     ".runspec": ("evidence_acceptance", "evidence_promotion", "from_run_spec"),
     ".samplers.difficulty_weighted": ("DifficultyWeighted",),
     ".samplers.fixable_first": ("FixableFirst",),

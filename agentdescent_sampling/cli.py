@@ -121,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     add_bench_arguments(
         commands.add_parser(
             "bench",
-            help="measure what a sampler buys on simulated or logged workloads",
+            help="measure what a sampler buys: the held-out reward in the real evolve() "
+            "(quick; --engine in full), or with 'share' the share of informative rollouts",
         )
     )
     return parser

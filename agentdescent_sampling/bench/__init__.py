@@ -7,9 +7,10 @@
 >>> result.workloads[0].sampler("round-robin").share.mean
 0.15
 
-``agentdescent-sampling bench`` runs the same from the command line. The engine bench,
-:mod:`agentdescent_sampling.bench.engine` (``bench --engine``), measures the artifact instead:
-the held-out reward each sampler buys in the real ``evolve()``.
+``agentdescent-sampling bench share`` runs the same from the command line. The artifact bench,
+:mod:`agentdescent_sampling.bench.engine` (``agentdescent-sampling bench``, quick, and
+``bench --engine``, in full), measures what the share cannot: the held-out reward each sampler
+buys in the real ``evolve()``, per rollout and per agent call.
 """
 
 from .driver import Rollout, RolloutLoop, drive

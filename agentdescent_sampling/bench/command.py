@@ -13,7 +13,8 @@ import attrs
 from ..registry import default_registry
 from ..spec import SpecLike
 from .driver import RolloutLoop
-from .engine.workloads import ENGINE_WORKLOADS
+from .engine.metrics import MEASURES
+from .engine.workloads import ENGINE_WORKLOADS, REFLECTORS
 from .errors import BenchError
 from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares, require_matplotlib
@@ -29,26 +30,37 @@ _CHOICES = (*WORKLOADS, "from-log")
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``bench`` options to ``parser`` and make :func:`bench_command` its handler."""
     parser.description = (
-        "Measure what a sampler buys: run samplers on simulated workloads through the "
-        "engine's rollout loop and report the share of rollouts that land on informative "
-        "tasks. With no options: the c sweep of difficulty-weighted from agentdescent's "
-        "task-sampling guide ('Task sampling - which rollout to spend', the "
-        "agentdescent.sampling docs) against round-robin, on stationary and noisy, plus "
-        "every other installed sampler. The default run takes seconds; --workload large "
-        "takes minutes. BENCHMARKS.md in the source tree has measured runs. "
-        "With --engine, measure the artifact instead: the held-out reward each sampler buys "
-        "in agentdescent's real evolve() (the engine extra), per rollout."
+        "Measure what a sampler buys. With no arguments: the quick artifact bench, the "
+        "held-out reward each sampler buys in agentdescent's real evolve() (the engine "
+        "extra), per rollout and per agent call, paired by seed with round-robin: "
+        "round-robin, fixable-first alone and wired, informative-band and the engine's "
+        "DifficultyWeighted on the lessons, regressions-held-out and graded workloads, "
+        "6 seeds, ending in a one-line verdict. --engine runs the full artifact bench. "
+        "'bench share' measures the share of rollouts that land on informative tasks "
+        "instead, on simulated workloads through the engine's rollout loop, with no engine: "
+        "the c sweep of difficulty-weighted from agentdescent's task-sampling guide ('Task "
+        "sampling - which rollout to spend', the agentdescent.sampling docs) against "
+        "round-robin, on stationary and noisy, plus every other installed sampler; it takes "
+        "seconds, --workload large minutes. BENCHMARKS.md in the source tree has measured runs."
+    )
+    parser.add_argument(
+        "measure",
+        nargs="?",
+        choices=("share",),
+        help="'share': measure the share of rollouts on informative tasks instead of the "
+        "artifact; it cannot show what the engine commits",
     )
     parser.add_argument(
         "--engine",
         action="store_true",
-        help="run the engine workloads in agentdescent's real evolve() and report the "
-        "held-out reward gained against rollouts, paired by seed with round-robin "
+        help="the full artifact bench: every engine workload in agentdescent's real evolve(), "
+        "the held-out reward gained against rollouts and agent calls, paired by seed with "
+        "round-robin "
         f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in "
         "(fixable-first also told each round's commits, and then each failure's proposal too), "
         "the engine's own DifficultyWeighted and the oracle, one process per CPU: 900 to 1,100 "
-        "CPU-seconds, some 8 to 10 minutes on two idle cores); needs pip install "
-        "'agentdescent-sampling[engine]'",
+        "CPU-seconds, some 8 to 10 minutes on two idle cores); needs the engine: from a "
+        "clone, pip install -e '.[engine]'",
     )
     parser.add_argument(
         "--sampler",
@@ -68,22 +80,24 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=_workload_name,
         metavar="NAME",
-        help=f"a workload to run on, repeatable: {', '.join(_CHOICES)} "
-        f"(default: stationary and noisy, or from-log when --from-log is given); with "
-        f"--engine: {', '.join(ENGINE_WORKLOADS)} (default: all)",
+        help=f"a workload to run on, repeatable: {', '.join(ENGINE_WORKLOADS)} "
+        f"(default: lessons, regressions-held-out and graded; with --engine: all); with "
+        f"'share': {', '.join(_CHOICES)} (default: stationary and noisy, or from-log when "
+        f"--from-log is given)",
     )
     parser.add_argument(
         "--from-log",
         type=Path,
         metavar="FILE",
-        help="a JSONL log of your own rollouts ({'task_id', 'score', 'round'} per line, "
-        "optionally 'pass_threshold') to run as the from-log workload",
+        help="with 'share': a JSONL log of your own rollouts ({'task_id', 'score', 'round'} "
+        "per line, optionally 'pass_threshold') to run as the from-log workload; it replays "
+        "a stationary log, so it shows no fixes",
     )
     parser.add_argument("--budget", type=_whole("--budget", 200), metavar="N",
-                        help="rollouts per run (default 200)")  # fmt: skip
+                        help="with 'share': rollouts per run (default 200)")  # fmt: skip
     parser.add_argument("--seeds", type=_whole("--seeds", 100), metavar="N",
-                        help="seeds per sampler and workload "
-                        "(default 100; 30 with --engine)")  # fmt: skip
+                        help="seeds per sampler and workload (default 6; 30 with "
+                        "--engine; 100 with 'share')")  # fmt: skip
     parser.add_argument("--first-seed", type=_whole("--first-seed", 0, low=0), default=0,
                         metavar="N", help="the first seed (default 0)")  # fmt: skip
     parser.add_argument(
@@ -107,9 +121,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--async",
+        "--asynchronous",
         dest="asynchronous",
         action="store_true",
-        help="drive the async_evolve() path: fixed shards, a per-worker round_index",
+        help="drive the async_evolve() path: fixed shards, a per-worker round_index (with "
+        "--engine: every sampler in evolve(asynchronous=True))",
+    )
+    parser.add_argument(
+        "--reflector",
+        choices=REFLECTORS,
+        help="with --engine, what the simulated agent proposes on a failure: 'llm-like' (the "
+        "default) proposes on every failure, a harmless note where it has no fix; 'silent' "
+        "proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in about one "
+        "note of six, breaking a passing task until its patch lands",
     )
     parser.add_argument(
         "--shared-shard",
@@ -123,6 +147,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.png",
         help="also draw the share against the budget (with --engine, the held-out gain "
         "against rollouts) to FILE.png (needs the plot extra)",
+    )
+    parser.add_argument(
+        "--plot-x",
+        choices=MEASURES,
+        help="with --engine --plot, what the x axis counts: 'rollouts' (the default) or "
+        "'calls', the agent calls the engine made",
     )
     parser.set_defaults(run=bench_command)
 
@@ -145,10 +175,17 @@ def bench_command(args: argparse.Namespace) -> int:
         [*lineup_specs(args.lineup, default_registry())] if args.lineup else []
     )
     samplers += [_spec(value) for value in args.sampler or ()]
-    if args.engine:
+    if args.measure != "share":
         from .engine.command import engine_command  # the engine bench's own module
 
         return engine_command(args, samplers)
+    given = [f"--{key.replace('_', '-')} {getattr(args, key)}" for key in ("reflector", "plot_x")
+             if getattr(args, key) is not None] + ["--engine"] * args.engine  # fmt: skip
+    if given:
+        raise BenchError(
+            f"{given[0]} applies to the artifact bench, not to 'bench share', which has no "
+            f"reflector and counts no agent calls; drop 'share', or drop {given[0].split()[0]}"
+        )
     config = BenchConfig(
         samplers=samplers or None,
         workloads=_workloads(args),
@@ -189,8 +226,8 @@ def _workloads(args: argparse.Namespace) -> tuple[Workload, ...]:
     engine_only = sorted(set(args.workload or ()) - set(_CHOICES))
     if engine_only:
         raise BenchError(
-            f"--workload {engine_only[0]} is an engine workload; add --engine to run it, or "
-            f"choose one of {', '.join(_CHOICES)}"
+            f"--workload {engine_only[0]} is a workload of the artifact bench; drop 'share' "
+            f"to run it, or choose one of {', '.join(_CHOICES)}"
         )
     names: list[str] = args.workload or (["from-log"] if args.from_log else ["stationary", "noisy"])
     if args.from_log is not None and "from-log" not in names:
@@ -229,8 +266,8 @@ def _adjusted(
 def _workload_name(value: str) -> str:
     if value not in _CHOICES and value not in ENGINE_WORKLOADS:
         raise argparse.ArgumentTypeError(
-            f"unknown workload {value!r}; expected one of {', '.join(_CHOICES)} "
-            f"(with --engine: {', '.join(ENGINE_WORKLOADS)}), for example --workload drift"
+            f"unknown workload {value!r}; expected one of {', '.join(ENGINE_WORKLOADS)} "
+            f"(with 'share': {', '.join(_CHOICES)}), for example --workload lessons"
         )
     return value
 

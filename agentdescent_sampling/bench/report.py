@@ -181,6 +181,7 @@ def format_report(result: BenchResult) -> str:
         f"{path} path, up to {loop.in_flight} in flight",
         f"{result.seconds:.1f} s on {_plural(result.machine.cpus, 'CPU')}, "
         f"Python {result.machine.python}",
+        *_CANNOT_SHOW,
         "",
         *_summary(result.workloads, labels),
     ]
@@ -194,6 +195,14 @@ def format_report(result: BenchResult) -> str:
         lines += [f"  {skip.label}: {skip.reason}" for skip in result.skipped]
     return "\n".join(lines)
 
+
+#: What the share cannot show, as the report says it.
+_CANNOT_SHOW = (
+    "This measures where rollouts go, not what they buy: it cannot show the artifact, the",
+    "held-out reward the engine commits for them. A sampler that re-tests a task to learn",
+    "whether its fix landed (fixable-first) spends share to buy fixes; measure the artifact",
+    "with: agentdescent-sampling bench",
+)
 
 #: Appended to the label of the variant of a swept sampler that uses its defaults.
 DEFAULT_MARK = " *"

@@ -17,7 +17,7 @@ from agentdescent_sampling.bench.command import bench_command
 from agentdescent_sampling.bench.progress import Progress
 
 Args = Callable[..., argparse.Namespace]
-SMALL = ("--seeds", "2", "--budget", "40", "--sampler", "difficulty-weighted")
+SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-weighted")
 
 
 @pytest.mark.parametrize(
@@ -30,8 +30,9 @@ SMALL = ("--seeds", "2", "--budget", "40", "--sampler", "difficulty-weighted")
         (["--noise", "1.5"], "argument --noise: expected a probability from 0 to 1, got '1.5'; "
          "for example --noise 0.15"),
         (["--noise", "nan"], "got 'nan'"),
-        (["--workload", "noisey"], "unknown workload 'noisey'; expected one of stationary, "
-         "noisy, drift, large, from-log"),
+        (["--workload", "noisey"], "unknown workload 'noisey'; expected one of lessons, sparse, "
+         "flaky, regressions, regressions-held-out, concurrent, concurrent-shared, graded (with "
+         "'share': stationary, noisy, drift, large, from-log)"),
     ],
 )  # fmt: skip
 def test_bad_options_are_refused_naming_the_value_and_an_example(
@@ -82,6 +83,8 @@ def test_the_default_text_output_is_the_docs_table(
     out = capsys.readouterr().out
     assert "stationary (clean)" in out
     assert "noisy (15% noise)" in out
+    assert "it cannot show the artifact" in out
+    assert "measure the artifact\nwith: agentdescent-sampling bench" in out
 
 
 def test_from_log_runs_on_the_example_log(
@@ -106,7 +109,7 @@ def test_tasks_does_not_apply_to_a_log(bench_args: Args, example_log: Path) -> N
 def test_a_sampler_may_be_given_as_a_json_object(
     bench_args: Args, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bench_command(bench_args("--seeds", "1", "--budget", "40", "--json", "--sampler",
+    bench_command(bench_args("share", "--seeds", "1", "--budget", "40", "--json", "--sampler",
                              '{"name": "difficulty-weighted", "c": 0.4}'))  # fmt: skip
     samplers = json.loads(capsys.readouterr().out)["config"]["samplers"]
     assert samplers[0] == "difficulty-weighted:c=0.4"
@@ -120,7 +123,7 @@ def test_a_bad_sampler_spec_is_refused_before_the_run(
     bench_args: Args, spec: str, error: str
 ) -> None:
     with pytest.raises(SamplerError, match=error):
-        bench_command(bench_args("--seeds", "100000", "--sampler", spec))
+        bench_command(bench_args("share", "--seeds", "100000", "--sampler", spec))
 
 
 def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
@@ -151,7 +154,9 @@ def test_plot_into_a_missing_directory_fails_before_the_run(
 ) -> None:
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     with pytest.raises(BenchError, match="does not exist"):
-        bench_command(bench_args("--seeds", "100000", "--plot", str(tmp_path / "no" / "x.png")))
+        bench_command(
+            bench_args("share", "--seeds", "100000", "--plot", str(tmp_path / "no" / "x.png"))
+        )
 
 
 class _Terminal(io.StringIO):

@@ -1,4 +1,5 @@
-"""``agentdescent-sampling bench --engine``: options wired to the engine bench, bad input named."""
+"""``agentdescent-sampling bench`` and ``bench --engine``: options wired to the artifact bench,
+bad input named."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from agentdescent_sampling import default_registry
 from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.command import bench_command
-from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA
+from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA, EngineBenchConfig
+from agentdescent_sampling.bench.engine.lineup import engine_lineup
 
 Args = Callable[..., argparse.Namespace]
 
@@ -30,7 +33,8 @@ def test_json_and_plot_of_a_small_engine_run(
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     plot = tmp_path / "gain.png"
     argv = ("--engine", "--workload", "lessons", "--seeds", "2", "--first-seed", "5",
-            "--sampler", "informative-band", "--json", "--plot", str(plot))  # fmt: skip
+            "--sampler", "informative-band", "--json", "--plot", str(plot),
+            "--reflector", "silent", "--plot-x", "calls")  # fmt: skip
     assert bench_command(bench_args(*argv)) == 0
     out, err = capsys.readouterr()
     document = json.loads(out)
@@ -40,13 +44,15 @@ def test_json_and_plot_of_a_small_engine_run(
         "workloads": ["lessons"],
         "seeds": 2,
         "first_seed": 5,
+        "reflector": "silent",
+        "asynchronous": False,
     }
     assert document["workloads"][0]["samplers"][1]["seeds"] == 2
     assert plot.read_bytes()[:4] == b"\x89PNG"
     assert f"wrote {plot}" in err
 
 
-def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
+def test_fixable_first_runs_alone_and_wired_to_the_engines_evidence(
     bench_args: Args, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
@@ -54,23 +60,30 @@ def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
             "--json")  # fmt: skip
     assert bench_command(bench_args(*argv)) == 0
     document = json.loads(capsys.readouterr().out)
-    labels = ["fixable-first", "fixable-first + on_round", "fixable-first + proposals"]
+    labels = ["fixable-first", "fixable-first + wired"]
     assert document["config"]["samplers"] == ["round-robin", *labels, "learner-ceiling", "oracle"]
     rows = {row["label"]: row for row in document["workloads"][0]["samplers"]}
-    # Told the proposals, it spends no rollout confirming a fix: on seed 0 it reaches 75% of
-    # the gain sooner than from outcomes alone.
+    # Told which fixes passed their re-run and landed, it spends no rollout confirming them:
+    # on seed 0 it reaches 75% of the gain sooner than from outcomes alone.
     at_75 = {label: rows[label]["reach"][1]["median_rollouts"] for label in labels}
-    assert at_75["fixable-first + proposals"] < at_75["fixable-first"]
+    assert at_75["fixable-first + wired"] < at_75["fixable-first"]
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--engine", "--budget", "50"], "--budget does not apply with --engine"),
-        (["--engine", "--shared-shard"], "--shared-shard does not apply with --engine"),
-        (["--engine", "--workload", "noisy"], "--workload noisy is a simulated workload; with "
-         "--engine choose from lessons, sparse, flaky, regressions"),
-        (["--workload", "sparse"], "--workload sparse is an engine workload; add --engine"),
+        (["--engine", "--budget", "50"], "--budget is an option of the share measure"),
+        (["--budget", "50"], "--budget is an option of the share measure; the artifact bench's"),
+        (["--shared-shard"], "--shared-shard is an option of the share measure"),
+        (["--engine", "--workload", "noisy"], "--workload noisy is a workload of the share "
+         "measure; run agentdescent-sampling bench share --workload noisy, or choose from "
+         "lessons, sparse, flaky, regressions"),
+        (["share", "--workload", "sparse"], "--workload sparse is a workload of the artifact "
+         "bench; drop 'share'"),
+        (["share", "--reflector", "silent"], "--reflector silent applies to the artifact bench, "
+         "not to 'bench share'"),
+        (["share", "--plot-x", "calls"], "--plot-x calls applies to the artifact bench"),
+        (["share", "--engine"], "--engine applies to the artifact bench"),
     ],
 )  # fmt: skip
 def test_options_of_the_other_bench_are_refused_with_the_fix(
@@ -85,7 +98,7 @@ def test_an_unknown_workload_lists_the_engine_ones_too(
 ) -> None:
     with pytest.raises(SystemExit):
         bench_args("--engine", "--workload", "lesons")
-    assert "(with --engine: lessons, sparse, flaky, regressions" in capsys.readouterr().err
+    assert "expected one of lessons, sparse, flaky, regressions" in capsys.readouterr().err
 
 
 # Runs the CLI in a fresh interpreter where importing agentdescent fails, as it does
@@ -103,19 +116,65 @@ _WITHOUT_ENGINE = textwrap.dedent(
 
     sys.meta_path.insert(0, HideEngine())
     from agentdescent_sampling.cli import main
-    sys.exit(main(["bench", "--engine", "--workload", "lessons", "--seeds", "1"]))
+    sys.exit(main(["bench"]))
     """
 )
 
 
-def test_without_the_engine_the_command_says_how_to_install_it() -> None:
+def test_without_the_engine_bench_says_in_one_line_how_to_install_it() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _WITHOUT_ENGINE], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2, done.stderr
-    assert "agentdescent-sampling: error: the engine bench runs agentdescent's evolve()" in (
-        done.stderr
-    )
-    assert "pip install 'agentdescent-sampling[engine]'" in done.stderr
-    assert "pip install -e '.[engine]'" in done.stderr
-    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("agentdescent-sampling: error: the artifact bench runs agentdescent's")
+    assert 'from a clone, pip install -e ".[engine]"; or pip install agentdescent==0.7.0' in line
+    assert line.endswith("'bench share' needs no engine")
+
+
+@pytest.fixture
+def configs(monkeypatch: pytest.MonkeyPatch) -> list[EngineBenchConfig]:
+    """The configs the command hands the artifact bench, which stops there."""
+    import agentdescent_sampling.bench.engine.command as command
+
+    handed: list[EngineBenchConfig] = []
+
+    def capture(config: EngineBenchConfig, **options: Any) -> None:
+        handed.append(config)
+        raise BenchError("captured")
+
+    monkeypatch.setattr(command, "run_engine_bench", capture)
+    return handed
+
+
+def test_bench_with_no_arguments_runs_the_quick_artifact_bench(
+    bench_args: Args, configs: list[EngineBenchConfig]
+) -> None:
+    for argv in ([], ["--engine"]):
+        with pytest.raises(BenchError, match="captured"):
+            bench_command(bench_args(*argv))
+    quick, full = configs
+    assert quick == EngineBenchConfig.quick()
+    assert [w.name for w in quick.workloads] == ["lessons", "regressions-held-out", "graded"]
+    assert (quick.seeds, quick.ceilings) == (6, False)
+    assert full == EngineBenchConfig()
+    entrants = engine_lineup(quick.samplers or (), default_registry(), ceilings=False)
+    assert [entrant.label for entrant in entrants] == [
+        "round-robin",
+        "fixable-first",
+        "fixable-first + wired",
+        "informative-band",
+        "agentdescent.DifficultyWeighted",
+    ]
+
+
+def test_reflector_and_async_reach_the_artifact_bench_config(
+    bench_args: Args, configs: list[EngineBenchConfig]
+) -> None:
+    for argv in (["--engine"], ["--reflector", "llm-like-wrong", "--asynchronous"]):
+        with pytest.raises(BenchError, match="captured"):
+            bench_command(bench_args(*argv))
+    assert [(c.reflector, c.asynchronous, c.seeds) for c in configs] == [
+        ("llm-like", False, 30),
+        ("llm-like-wrong", True, 6),
+    ]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import statistics
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from agentdescent_sampling.bench.engine import (
@@ -19,6 +21,7 @@ from agentdescent_sampling.bench.engine import (
     EngineRun,
     EngineWorkloadResult,
     engine_to_json,
+    engine_verdict,
     format_engine_report,
     plot_gains,
 )
@@ -32,9 +35,17 @@ from agentdescent_sampling.bench.engine.metrics import (
 SchemaErrors = Callable[[Any, Mapping[str, Any]], list[str]]
 
 
-def _run(*points: tuple[int, float], start: float = 0.2, attainable: float = 0.6) -> EngineRun:
-    """A run whose held-out reward was ``reward`` after ``rollouts``, from ``start``."""
-    return EngineRun(((0, start), *points), start, attainable, 5, 40, 2, 100, 3)
+def _run(
+    *points: tuple[int, float],
+    start: float = 0.2,
+    attainable: float = 0.6,
+    calls: tuple[int, ...] | None = None,
+) -> EngineRun:
+    """A run whose held-out reward was ``reward`` after ``rollouts``, from ``start``; it made
+    ``calls`` agent calls by each point (twice the rollouts unless given)."""
+    curve = ((0, start), *points)
+    spent = calls if calls is not None else tuple(2 * rollouts for rollouts, _ in curve)
+    return EngineRun(curve, spent, start, attainable, 5, 40, 2, 3)
 
 
 def test_rollouts_to_is_the_first_round_at_or_over_the_fraction_of_the_gain() -> None:
@@ -105,7 +116,7 @@ def test_final_and_area_are_paired_seed_by_seed_against_round_robin() -> None:
     assert result.final.value == pytest.approx(0.55)
     assert result.final_vs_round_robin.value == pytest.approx(0.05)
     assert result.useful.value == pytest.approx(5 / 40)
-    assert (result.taught.value, result.fixable, result.calls.value) == (2.0, 3, 100.0)
+    assert (result.taught.value, result.fixable, result.calls.value) == (2.0, 3, 80.0)
 
 
 def test_unpaired_runs_are_refused() -> None:
@@ -161,3 +172,108 @@ def test_plot_writes_a_png(result: EngineBenchResult, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     written = plot_gains(result, tmp_path / "gain.png")
     assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_calls_to_is_the_call_count_of_the_first_round_at_or_over_the_fraction() -> None:
+    run = _run((10, 0.3), (20, 0.5), (30, 0.6), calls=(0, 35, 90, 120))  # gains .25, .75, 1
+    assert run.calls_to(0.75) == 90
+    assert run.calls_to(0.9) == 120
+    assert run.calls == 120
+    assert _run((20, 0.4)).calls_to(0.75) is None
+
+
+def test_a_call_curve_that_does_not_match_the_reward_curve_is_refused() -> None:
+    with pytest.raises(ValueError, match="one cumulative call count per point"):
+        _run((10, 0.3), calls=(0, 10, 20))
+
+
+def test_calls_to_a_fraction_are_paired_with_round_robin_and_censored_at_the_most_calls() -> None:
+    # Round-robin reaches 75% at 40 rollouts with 200 calls; the sampler at 20 rollouts but
+    # with 160 calls, then 250 calls, and never (its run made 100 calls in all).
+    baseline = [_run((40, 0.5), calls=(0, 200))] * 3
+    runs = [
+        _run((20, 0.5), calls=(0, 160)),
+        _run((20, 0.5), calls=(0, 250)),
+        _run((40, 0.3), calls=(0, 100)),
+    ]
+    result = summarise_engine("s", "sampler", runs, baseline, budget=40)
+    rollouts, calls = result.at(0.75), result.at(0.75, "calls")
+    assert rollouts.ratio_to_round_robin.value == 2.0  # 40/20, 40/20, 40/40
+    # The censored run counts as 250 calls, the most any run made: ratios 1.25, 0.8, 0.8.
+    assert calls.median == 250
+    assert calls.not_reached == 1
+    assert calls.ratio_to_round_robin.value == pytest.approx(0.8)
+    assert gain_at(runs[0], 159, "calls") == 0.0
+    assert gain_at(runs[0], 160, "calls") == pytest.approx(0.75)
+    assert result.call_curve[-1].spent == 250
+
+
+def test_text_and_json_show_rollouts_and_calls_at_75_and_90_percent(
+    result: EngineBenchResult,
+) -> None:
+    text = format_engine_report(result)
+    rollouts = next(
+        line
+        for line in text.splitlines()
+        if line.startswith("sampler  ") and "to 50/75/90%" in line
+    )
+    calls = next(
+        line
+        for line in text.splitlines()
+        if line.startswith("sampler  ") and "calls to 50/75/90%" in line
+    )
+    for header in (rollouts, calls):
+        assert header.endswith("RR/it 75% [95% CI]  RR/it 90% [95% CI]")
+    # Calls are twice the rollouts here, so the ratios are the same: 3x at 75%, 1.5x at 90%.
+    rows = [line for line in text.splitlines() if line.startswith("fast-sampler  ")]
+    assert rows[0].endswith("3.00x [2.00-4.00]   1.50x [1.00-2.00]")
+    assert rows[1] == "fast-sampler            30/30/60   3.00x [2.00-4.00]   1.50x [1.00-2.00]"
+    document = engine_to_json(result)
+    sampler = document["workloads"][0]["samplers"][1]
+    assert [entry["fraction"] for entry in sampler["calls_reach"]] == [0.5, 0.75, 0.9]
+    assert set(sampler["calls_reach"][1]) >= {"median_calls", "ratio_to_round_robin"}
+    assert sampler["call_curve"][0] == {"calls": 0, "mean": 0.0, "ci95": [0.0, 0.0]}
+    assert document["config"]["reflector"] == "llm-like"
+
+
+def test_the_across_workloads_table_has_rollouts_and_calls_at_75_and_90_percent() -> None:
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
+    single = _result([("round-robin", slow), ("fast-sampler", fast)])
+    two = attrs.evolve(single, workloads=single.workloads * 2)
+    text = format_engine_report(two)
+    header = next(
+        line for line in text.splitlines() if line.split()[:3] == ["sampler", "RR/it", "75%"]
+    )
+    assert header.split() == ["sampler", "RR/it", "75%", "90%", "calls", "75%", "90%", "final",
+                              "lower", "on"]  # fmt: skip
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["fast-sampler", "3.00x"])
+    # Rollouts to 75%: ratios 4 and 2; to 90%: 40/40 and 40/20; calls are twice the rollouts.
+    assert row.split()[:5] == ["fast-sampler", "3.00x", "1.50x", "3.00x", "1.50x"]
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_plot_puts_calls_on_the_x_axis(result: EngineBenchResult, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    written = plot_gains(result, tmp_path / "calls.png", x="calls")
+    assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_calls() -> None:
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
+    # Fewer rollouts than round-robin but, at 200 calls, more calls: 80/200 on both seeds.
+    costly = [_run((10, 0.5), calls=(0, 200)), _run((20, 0.6), calls=(0, 200))]
+    single = _result([("round-robin", slow), ("fast", fast), ("costly", costly)])
+    text = format_engine_report(single)
+    assert text.endswith("\n".join(textwrap.wrap(engine_verdict(single), 100)))
+    assert engine_verdict(single) == (
+        "Verdict: fast reached 75% of the attainable held-out gain with 3.00x fewer rollouts "
+        "(95% CI 2.00-4.00) and 3.00x fewer agent calls (95% CI 2.00-4.00) than round-robin "
+        "(2 paired runs)"
+    )
+    without_fast = _result([("round-robin", slow), ("costly", costly)])
+    assert "and 2.50x more agent calls (95% CI 2.50-2.50)" in engine_verdict(without_fast)
+    # Pooled over workloads: two workloads of two seeds are four paired runs.
+    two = attrs.evolve(single, workloads=single.workloads * 2)
+    assert engine_verdict(two).endswith("than round-robin (4 paired runs)")

@@ -1,9 +1,12 @@
-"""The engine workloads in the real ``evolve()``: they measure what they say they do."""
+"""The engine workloads and their reflectors in the real ``evolve()``: they measure what they say
+they do; with the call curve and the wiring hook of ``run_engine``."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import pytest
@@ -72,17 +75,35 @@ class InTurn:
         return None
 
 
+def round_robin(built: Built) -> TaskSampler:
+    """The baseline, for a run."""
+    return create("round-robin")
+
+
 def _recorded(
-    workload: EngineWorkload, make: Callable[[Built], TaskSampler], seed: int = 0
-) -> tuple[Recorder, float]:
+    workload: EngineWorkload,
+    make: Callable[[Built], TaskSampler],
+    seed: int = 0,
+    reflector: str = "llm-like",
+) -> tuple[Recorder, list[str | None]]:
+    """One run; the recorder of its rollouts, and every answer its reflector gave."""
     recorders: list[Recorder] = []
+    answers: list[str | None] = []
 
     def wrapped(built: Built) -> TaskSampler:
         recorders.append(Recorder(make(built), built))
         return recorders[-1]
 
-    run = run_engine(workload, wrapped, seed)
-    return recorders[0], run.final
+    def watched(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
+        def propose(rendered: str, task: Any, output: str, reward: float) -> str | None:
+            answer: str | None = built.agent.propose(rendered, task, output, reward)
+            answers.append(answer)
+            return answer
+
+        return {"propose": propose}
+
+    run_engine(workload, wrapped, seed, reflector=reflector, wiring=watched)
+    return recorders[0], answers
 
 
 def test_the_ceilings_reach_the_gain_in_fewer_rollouts_than_round_robin() -> None:
@@ -140,7 +161,7 @@ def test_a_regression_victim_breaks_when_its_breaker_lands_and_recovers_with_its
 
 def test_flaky_lessons_pass_by_luck_on_the_train_side_only() -> None:
     workload = ENGINE_WORKLOADS["flaky"]
-    recorder, _ = _recorded(workload, lambda b: create("round-robin"))
+    recorder, _ = _recorded(workload, round_robin)
     by_id = recorder.built.agent.by_id
     lessons = [(task, score, playbook) for task, score, playbook in recorder.records
                if by_id[task].kind == "lesson"]  # fmt: skip
@@ -164,12 +185,12 @@ def test_graded_scores_pass_at_the_threshold_and_spread_inside_the_bands() -> No
         recorder, _ = _recorded(
             workload, lambda b: create(f"informative-band:pass_threshold={b.pass_threshold}")
         )
-    by_id, breakers = recorder.built.agent.by_id, recorder.built.breaker_rule
+    by_id = recorder.built.agent.by_id
     scores = [score for _, score, _ in recorder.records]
     assert len(set(scores)) > 10
     assert all(0.0 < score < 1.0 for score in scores)
     for task, score, playbook in recorder.records:
-        assert (score >= 0.8) == passes(by_id[task], playbook, breakers), (task, score)
+        assert (score >= 0.8) == passes(by_id[task], playbook), (task, score)
 
 
 class Broken:
@@ -208,3 +229,169 @@ def test_the_learner_ceiling_is_told_the_make_up_the_workload_was_built_with() -
     assert (make_up.hopeless, make_up.solved, make_up.victims, make_up.flaky) == (8, 10, 3, 0)
     flaky = MakeUp.of(build(ENGINE_WORKLOADS["flaky"], 0))
     assert (flaky.flaky, flaky.luck) == (4, 0.5)
+
+
+LESSONS = ENGINE_WORKLOADS["lessons"]
+NOTE = re.compile(r"\[note [^\]]*\]")
+
+
+def failures(recorder: Recorder) -> int:
+    return sum(score < recorder.built.pass_threshold for _, score, _ in recorder.records)
+
+
+def test_llm_like_proposes_something_on_every_failure() -> None:
+    recorder, answers = _recorded(LESSONS, round_robin, reflector="llm-like")
+    assert len(answers) == failures(recorder) > 0
+    assert all(answers)
+    assert any(answer and NOTE.fullmatch(answer) for answer in answers)
+    silent, quiet = _recorded(LESSONS, round_robin, reflector="silent")
+    assert len(quiet) == failures(silent)
+    assert None in quiet
+
+
+def test_notes_never_flip_a_task() -> None:
+    recorder, _ = _recorded(ENGINE_WORKLOADS["regressions"], round_robin)
+    by_id = recorder.built.agent.by_id
+    noted = [(task, playbook) for task, _, playbook in recorder.records if NOTE.search(playbook)]
+    assert noted, "no note ever reached the artifact"
+    for task, playbook in noted:
+        assert passes(by_id[task], playbook) == passes(by_id[task], NOTE.sub("", playbook))
+    # Round-robin picks the same tasks whatever the reflector says, so the held-out curve
+    # against rollouts is the silent reflector's: the notes cost calls, never a pass.
+    for workload in (LESSONS, ENGINE_WORKLOADS["regressions"]):
+        robin = {
+            reflector: run_engine(workload, round_robin, 0,
+                                  reflector=reflector)
+            for reflector in ("silent", "llm-like")
+        }  # fmt: skip
+        assert robin["llm-like"].curve == robin["silent"].curve
+        assert robin["llm-like"].calls > robin["silent"].calls
+
+
+def test_a_wrong_rule_breaks_exactly_one_passing_task_and_its_twin_until_its_patch() -> None:
+    built = build(LESSONS, 0, "llm-like-wrong")
+    agent = built.agent
+    never = next(task for task in built.tasks if task.id == "never0-train")
+    answers = [agent.propose("", never, "", 0.0) for _ in range(60)]
+    wrong = [answer for answer in answers if answer and answer.startswith("[wrong rule")]
+    assert 2 <= len(wrong) <= 30, "about one note in six is a wrong rule"
+    rule = wrong[0]
+    target = re.search(r"\(it breaks (\w+)\)", rule)
+    assert target is not None
+    stem = target.group(1)
+
+    def failing(playbook: str) -> set[str]:
+        return {task.id for task in built.tasks if built.reward(task, playbook) < 0.999}
+
+    broken = failing(rule) - failing("")
+    assert broken == {f"{stem}-train", f"{stem}-held-out"}
+    # The reflector finds the patch on the broken task's failure, and the patch mends both.
+    victim = next(task for task in built.tasks if task.id == f"{stem}-train")
+    patch = agent.propose(rule, victim, "", 0.0)
+    assert patch == f"[patch for {stem}]"
+    assert failing(f"{rule}\n{patch}") == failing("")
+
+
+def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:
+    recorder, answers = _recorded(ENGINE_WORKLOADS["regressions"], round_robin, 1, "llm-like-wrong")
+    assert any(answer and answer.startswith("[wrong rule") for answer in answers)
+    by_id = recorder.built.agent.by_id
+    for task, score, playbook in recorder.records:
+        if by_id[task].kind == "always":
+            stem = task.split("-")[0]
+            broken = f"(it breaks {stem})" in playbook and f"[patch for {stem}]" not in playbook
+            assert (score < 0.999) == broken, (task, playbook)
+
+
+def held_out_reward(built: Built, playbook: str) -> float:
+    held = [task for task in built.tasks if "held-out" in task.id]
+    return sum(built.reward(task, playbook) for task in held) / len(held)
+
+
+def test_in_regressions_held_out_a_breaker_nets_one_task_and_costs_two_until_the_patch() -> None:
+    built = build(ENGINE_WORKLOADS["regressions-held-out"], 0)
+    held = sum("held-out" in task.id for task in built.tasks)
+    victim, breaker = next(iter(built.breaker_rule.items()))
+    patch = f"[patch for {victim}]"
+    empty = held_out_reward(built, "")
+    # The breaker's twin counts three times and the victim's twice: +3 - 2 = +1 task.
+    assert held_out_reward(built, breaker) == pytest.approx(empty + 1 / held)
+    assert held_out_reward(built, f"{breaker}\n{patch}") == pytest.approx(empty + 3 / held)
+    # In plain regressions the victim's twin counts once: +2 - 1 = +1, and the patch +1.
+    plain = build(ENGINE_WORKLOADS["regressions"], 0)
+    held = sum("held-out" in task.id for task in plain.tasks)
+    victim, breaker = next(iter(plain.breaker_rule.items()))
+    empty = held_out_reward(plain, "")
+    assert held_out_reward(plain, breaker) == pytest.approx(empty + 1 / held)
+    patched = held_out_reward(plain, f"{breaker}\n[patch for {victim}]")
+    assert patched == pytest.approx(empty + 2 / held)
+
+
+def lessons_only(built: Built) -> TaskSampler:
+    """Picks the train lessons in turn and never re-tests a passing task."""
+    return InTurn({t.id for t in built.tasks if t.id.startswith("lesson") and "train" in t.id})
+
+
+def test_a_sampler_that_never_re_tests_passing_tasks_misses_75_percent_there() -> None:
+    run = run_engine(ENGINE_WORKLOADS["regressions-held-out"], lessons_only, 0)
+    assert run.rollouts_to(0.75) is None
+    assert run.gain(run.final) == pytest.approx(8 / 14)  # every rule, no patch
+
+
+def test_the_call_curve_is_each_rounds_calls_and_never_falls() -> None:
+    seen: list[int] = []
+
+    def watch(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
+        return {"on_round": lambda info: seen.append(info.calls)}
+
+    run = run_engine(LESSONS, round_robin, 0, wiring=watch)
+    assert run.call_curve == (0, *seen)
+    assert all(a <= b for a, b in zip(run.call_curve, run.call_curve[1:], strict=False))
+    assert run.calls == seen[-1]
+    assert run.calls_to(0.75) is not None
+
+
+def before_llm_like(built: Built) -> Callable[..., str | None]:
+    """The bench's reflector as it was before llm-like: a task's rule on its k-th failure,
+    else nothing; other tasks are not counted."""
+    counts: dict[str, int] = {}
+
+    def propose(rendered: str, task: Any, output: str, reward: float) -> str | None:
+        plan = built.agent.by_id[task.id]
+        if plan.rule is None or not task.id.endswith("-train"):
+            return None
+        counts[task.id] = counts.get(task.id, 0) + 1
+        return plan.rule if counts[task.id] % plan.failures_needed == 0 else None
+
+    return propose
+
+
+@pytest.mark.parametrize("sampler", ["round-robin", "fixable-first"])
+def test_the_silent_reflector_reproduces_the_bench_before_llm_like(sampler: str) -> None:
+    workload = ENGINE_WORKLOADS["regressions"]
+    make: Callable[[Built], TaskSampler] = lambda built: create(sampler)  # noqa: E731
+    silent = run_engine(workload, make, 3, reflector="silent")
+    before = run_engine(
+        workload, make, 3, wiring=lambda s, built, options: {"propose": before_llm_like(built)}
+    )
+    assert silent == before
+
+
+def test_a_wiring_may_hand_the_engine_another_sampler_and_it_is_still_counted() -> None:
+    handed: list[TaskSampler] = []
+
+    def swap(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
+        handed.append(create("round-robin"))
+        return {"task_sampler": handed[-1]}
+
+    short = attrs.evolve(LESSONS, rounds=3)
+    run = run_engine(short, lambda built: create("fixable-first"), 0, wiring=swap)
+    assert run.rollouts == short.budget
+    with pytest.raises(ValueError, match="the wiring returned agent, which the bench passes"):
+        run_engine(short, round_robin, 0, wiring=lambda s, b, options: {"agent": 1})
+
+
+def test_an_asynchronous_run_spends_the_workloads_budget() -> None:
+    run = run_engine(LESSONS, round_robin, 0, asynchronous=True)
+    assert LESSONS.budget <= run.rollouts <= LESSONS.budget + LESSONS.workers
+    assert run.gain(run.final) > 0

@@ -27,7 +27,7 @@ def test_the_curricula_lineup_is_the_built_ins_then_the_seven_rules() -> None:
 def test_bench_lineup_runs_every_rule_beside_the_built_ins_and_any_extra_sampler(
     bench_args: Callable[..., argparse.Namespace], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--lineup", "curricula", "--sampler", "plr:temperature=1.0", "--json"]
+    argv = ["share", "--lineup", "curricula", "--sampler", "plr:temperature=1.0", "--json"]
     assert bench_command(bench_args(*argv, "--seeds", "2", "--budget", "40")) == 0
     workload = json.loads(capsys.readouterr().out)["workloads"][0]
     labels = [sampler["label"] for sampler in workload["samplers"]]

@@ -13,8 +13,14 @@ from .lineup import ENGINE_DIFFICULTY_WEIGHTED, ORACLE, EngineEntrant
 from .metrics import FRACTIONS, EngineSamplerResult, GainPoint, Interval, Reach
 from .oracle import EngineOracle
 from .plot import plot_gains
-from .report import ENGINE_JSON_SCHEMA, ENGINE_SCHEMA_ID, engine_to_json, format_engine_report
-from .run import EngineRun, SharedShard, run_engine
+from .report import (
+    ENGINE_JSON_SCHEMA,
+    ENGINE_SCHEMA_ID,
+    engine_to_json,
+    engine_verdict,
+    format_engine_report,
+)
+from .run import EngineRun, Wiring, run_engine
 from .runner import (
     ENGINE_EXTRA,
     EngineBenchConfig,
@@ -23,7 +29,7 @@ from .runner import (
     require_engine,
     run_engine_bench,
 )
-from .workloads import ENGINE_WORKLOADS, Built, EngineWorkload, build
+from .workloads import ENGINE_WORKLOADS, REFLECTORS, Built, EngineWorkload, SharedShard, build
 
 __all__ = [
     "ENGINE_DIFFICULTY_WEIGHTED",
@@ -33,6 +39,7 @@ __all__ = [
     "ENGINE_WORKLOADS",
     "FRACTIONS",
     "ORACLE",
+    "REFLECTORS",
     "Built",
     "EngineBenchConfig",
     "EngineBenchResult",
@@ -46,8 +53,10 @@ __all__ = [
     "Interval",
     "Reach",
     "SharedShard",
+    "Wiring",
     "build",
     "engine_to_json",
+    "engine_verdict",
     "format_engine_report",
     "plot_gains",
     "require_engine",

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from ...protocol import SOLVED, TaskSampler
 from ...registry import Registry, SamplerInfo
-from ...rounds import on_round_for, propose_for
 from ...spec import SamplerSpec, SpecLike, parse_spec
+from ...wiring import wire
 from ..metrics import Role
 from .oracle import EngineOracle
+from .run import Wiring
 from .workloads import Built
 
 __all__ = [
     "ENGINE_DIFFICULTY_WEIGHTED",
     "LEARNER_CEILING",
     "ORACLE",
+    "QUICK_SPECS",
+    "WIRED",
     "EngineEntrant",
     "default_engine_specs",
     "engine_lineup",
@@ -33,13 +36,16 @@ ORACLE = "oracle"
 #: InformedLearner`, told the workload's make-up.
 LEARNER_CEILING = "learner-ceiling"
 
+#: The quick bench's samplers besides round-robin: fixable-first (which the lineup runs alone
+#: and wired), informative-band and the engine's own DifficultyWeighted.
+QUICK_SPECS: tuple[SpecLike, ...] = (
+    "fixable-first",
+    "informative-band",
+    ENGINE_DIFFICULTY_WEIGHTED,
+)
+
 #: The distribution whose samplers the default lineup runs.
 _BUILT_IN = "agentdescent-sampling"
-
-#: ``on_round(sampler)`` returns the ``evolve(on_round=...)`` callback for that sampler.
-OnRound = Callable[[TaskSampler], Callable[[Any], None] | None]
-#: ``propose(sampler, yours)`` returns the ``evolve(propose=...)`` to use in place of yours.
-Propose = Callable[[TaskSampler, Callable[..., Any]], Callable[..., Any]]
 
 
 @attrs.frozen
@@ -47,23 +53,32 @@ class EngineEntrant:
     """One sampler in an engine bench run.
 
     Pass your own through ``EngineBenchConfig(extra=[...])`` to bench a sampler that is
-    not registered (an experiment), or one that needs ``on_round``.
+    not registered (an experiment), or one that needs wiring into ``evolve()``.
 
     Args:
         label: the name reports show; unique in a run.
         make: ``make(built)`` returns a new sampler for one run, given the seeded
             workload (``built.pass_threshold`` is the threshold the engine uses).
         role: ``baseline`` (round-robin), ``ceiling`` (the oracle) or ``sampler``.
-        on_round: given the sampler, returns the ``evolve(on_round=...)`` callback, if any.
-        propose: given the sampler and the workload's reflector, returns the
-            ``evolve(propose=...)`` to use instead, if any.
+        wiring: ``wiring(sampler, built, options)`` returns extra ``evolve()`` keyword
+            arguments for the run (``on_round``, ``propose``, ``policies``, ...;
+            see :data:`~agentdescent_sampling.bench.engine.run.Wiring`), if any.
     """
 
     label: str
     make: Callable[[Built], TaskSampler] = attrs.field(eq=False)
     role: Role = "sampler"
-    on_round: OnRound | None = attrs.field(default=None, eq=False)
-    propose: Propose | None = attrs.field(default=None, eq=False)
+    wiring: Wiring | None = attrs.field(default=None, eq=False)
+
+
+def _wired(sampler: TaskSampler, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's evidence, through :func:`~agentdescent_sampling.wire`."""
+    return wire(sampler, asynchronous=options.get("asynchronous", False))
+
+
+#: The wired entrants, declared here and only here: for a registered sampler that has every
+#: method named, one more entrant, labelled with the suffix, runs with that wiring.
+WIRED: tuple[tuple[str, tuple[str, ...], Wiring], ...] = ((" + wired", ("evidence",), _wired),)
 
 
 def default_engine_specs(registry: Registry) -> list[SpecLike]:
@@ -86,9 +101,14 @@ def default_engine_specs(registry: Registry) -> list[SpecLike]:
 
 
 def engine_lineup(
-    specs: Iterable[SpecLike], registry: Registry, extra: Iterable[EngineEntrant] = ()
+    specs: Iterable[SpecLike],
+    registry: Registry,
+    extra: Iterable[EngineEntrant] = (),
+    *,
+    ceilings: bool = True,
 ) -> list[EngineEntrant]:
-    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the two ceilings.
+    """Round-robin (the baseline) first, then ``specs`` and ``extra``, then the two ceilings
+    (the learner ceiling and the oracle) unless ``ceilings`` is false.
 
     A spec is anything ``create()`` accepts, or one of the bench's own names:
     :data:`ENGINE_DIFFICULTY_WEIGHTED` and :data:`ORACLE`. A sampler that takes
@@ -118,8 +138,9 @@ def engine_lineup(
                 f"another label, for example {entrant.label + '-2'!r}"
             )
         entrants.append(entrant)
-    entrants.append(EngineEntrant(LEARNER_CEILING, _informed_learner, "ceiling"))
-    entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
+    if ceilings:
+        entrants.append(EngineEntrant(LEARNER_CEILING, _informed_learner, "ceiling"))
+        entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
     return entrants
 
 
@@ -130,10 +151,7 @@ def _informed_learner(built: Built) -> TaskSampler:
 
 
 def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
-    """The entrant for ``given``; and, for a sampler with ``end_round``, one more that is told
-    each round's commits through :func:`~agentdescent_sampling.on_round_for`, and for one with
-    ``reflected`` too, one told also each failure's proposal through
-    :func:`~agentdescent_sampling.propose_for`."""
+    """The entrant for ``given``, then one per :data:`WIRED` wiring the sampler can take."""
     if given == ENGINE_DIFFICULTY_WEIGHTED:
         return [EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)]
     spec = parse_spec(given)
@@ -145,14 +163,9 @@ def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
     build = _Registered(registry, canonical, fills)
     sample = registry.create(build.spec_for(0, SOLVED))  # fails here, before the run
     entrants = [EngineEntrant(label, build)]
-    if callable(getattr(sample, "end_round", None)):
-        entrants.append(EngineEntrant(f"{label} + on_round", build, on_round=on_round_for))
-        if callable(getattr(sample, "reflected", None)):
-            entrants.append(
-                EngineEntrant(
-                    f"{label} + proposals", build, on_round=on_round_for, propose=propose_for
-                )
-            )
+    for suffix, needs, wiring in WIRED:
+        if all(callable(getattr(sample, method, None)) for method in needs):
+            entrants.append(EngineEntrant(label + suffix, build, wiring=wiring))
     return entrants
 
 

@@ -1,25 +1,37 @@
 """What the engine bench reports for one sampler on one workload, paired by seed with round-robin.
 
+Two measures of cost, each a first-class figure:
+
+- **rollouts**: the rollouts the sampler handed out (``RoundInfo.rollouts``);
+- **agent calls**: every call the engine made to the agent (``RoundInfo.calls``, cumulative
+  after each round). In agentdescent 0.7.0 that counts each ``run`` and each ``propose``
+  invocation: a rollout (one ``run``), the reflector's ``propose`` on each failure, the
+  self-verify re-run of each proposal (one more ``run``, on by default), and the held-out
+  measurement of every candidate that reaches the gate (one ``run`` per held-out task not
+  already cached). A pass costs one call; a failure costs a rollout, a ``propose`` and a
+  self-verify run, and, when its proposal reaches the gate, a share of a held-out
+  measurement. Calls are what a user pays for.
+
 How each figure is formed:
 
-- **Rollouts to reach a fraction** (50%, 75%, 90%) of the attainable held-out gain: the
-  rollouts spent when the held-out reward, measured after each round, first reached
-  ``start + fraction * (attainable - start)``. A run that never got there within its
-  budget is *censored at the budget*: it counts as the budget, and ``not_reached`` says
-  how many runs that was. The median is then still exact while fewer than half of the
-  runs are censored; ``median_censored`` says when it is not (the true median is
-  above the budget).
-- **Ratio to round-robin**: for each seed, round-robin's rollouts over the sampler's
-  (above 1 means fewer rollouts than round-robin), and the median of these per-seed
-  ratios, with a 95% percentile-bootstrap interval (2,000 resamples of the seeds, a fixed
-  bootstrap seed). Censoring at the budget makes a censored sampler look no worse than
-  "reached at the last round", so a ratio above 1 is never inflated by it.
+- **Cost to reach a fraction** (50%, 75%, 90%) of the attainable held-out gain: the
+  rollouts (or calls) spent when the held-out reward, measured after each round, first
+  reached ``start + fraction * (attainable - start)``. A run that never got there is
+  *censored*: it counts as the budget (for calls, the most calls any run of this sampler
+  or round-robin on the workload made), and ``not_reached`` says how many runs that was.
+  The median is then still exact while fewer than half of the runs are censored;
+  ``median_censored`` says when it is not (the true median is above the budget).
+- **Ratio to round-robin**: for each seed, round-robin's cost over the sampler's (above 1
+  means cheaper than round-robin), and the median of these per-seed ratios, with a 95%
+  percentile-bootstrap interval (2,000 resamples of the seeds, a fixed bootstrap seed).
+  Censoring at the budget makes a censored sampler look no worse than "reached at the
+  end", so a ratio above 1 is never inflated by it.
 - **Area**: the mean fraction of the attainable gain the artifact held over the
   budget (the area under held-out reward against rollouts, scaled to 0-1).
 - **Final**: the held-out reward after the last round.
 - **Useful**: the share of a run's rollouts that failed on a fixable task, the only
   ones the reflector learns from. **Taught**: distinct fixable tasks with a useful rollout.
-- **Calls**: agent calls the engine counted (rollouts, self-verification, held-out scoring).
+- **Calls**: agent calls per run.
 
 Means come with a Student-t 95% interval over seeds; differences from round-robin
 (``*_vs_round_robin``) are the mean of per-seed differences, with its t interval.
@@ -30,7 +42,8 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Literal
 
 import attrs
 
@@ -39,9 +52,11 @@ from .run import EngineRun
 
 __all__ = [
     "FRACTIONS",
+    "MEASURES",
     "EngineSamplerResult",
     "GainPoint",
     "Interval",
+    "Measure",
     "Reach",
     "gain_at",
     "mean_interval",
@@ -49,8 +64,12 @@ __all__ = [
     "summarise_engine",
 ]
 
-#: The fractions of the attainable gain whose cost in rollouts the bench reports.
+#: The fractions of the attainable gain whose cost the bench reports.
 FRACTIONS = (0.5, 0.75, 0.9)
+#: What a cost is counted in: rollouts handed out, or agent calls made.
+Measure = Literal["rollouts", "calls"]
+#: Both measures, rollouts first.
+MEASURES: tuple[Measure, ...] = ("rollouts", "calls")
 _RESAMPLES = 2000
 _BOOTSTRAP_SEED = 20260101
 _CURVE_POINTS = 40
@@ -67,17 +86,18 @@ class Interval:
 
 @attrs.frozen
 class Reach:
-    """What it cost to reach ``fraction`` of the attainable gain, across seeds.
+    """What it cost, in rollouts or in agent calls, to reach ``fraction`` of the gain.
 
     Args:
         fraction: the fraction of the gain.
-        median: the median rollouts over seeds, counting a run that never got there
-            as the budget.
+        median: the median cost over seeds, counting a run that never got there as the
+            budget.
         median_censored: at least half the runs never got there, so the true median
             is above the budget.
-        not_reached: runs that never got there within the budget.
-        ratio_to_round_robin: the median over seeds of round-robin's rollouts over this
-            sampler's, with a bootstrap 95% interval; above 1 is fewer rollouts.
+        not_reached: runs that never got there.
+        ratio_to_round_robin: the median over seeds of round-robin's cost over this
+            sampler's, with a bootstrap 95% interval; above 1 is cheaper.
+        ratios: the per-seed ratios that median is taken over, in seed order.
     """
 
     fraction: float
@@ -85,13 +105,15 @@ class Reach:
     median_censored: bool
     not_reached: int
     ratio_to_round_robin: Interval
+    ratios: tuple[float, ...] = ()
 
 
 @attrs.frozen
 class GainPoint:
-    """The fraction of the attainable gain held after ``rollouts``: mean and 95% interval."""
+    """The fraction of the attainable gain held after ``spent`` rollouts or calls: mean and
+    95% interval."""
 
-    rollouts: int
+    spent: int
     mean: float
     low: float
     high: float
@@ -106,6 +128,7 @@ class EngineSamplerResult:
         role: ``baseline`` (round-robin), ``ceiling`` (the oracle) or ``sampler``.
         seeds: runs, one per seed.
         reach: rollouts to reach each of :data:`FRACTIONS` of the gain.
+        calls_reach: agent calls to reach each of :data:`FRACTIONS` of the gain.
         area: the mean fraction of the attainable gain held over the budget.
         area_vs_round_robin: the paired difference of ``area`` from round-robin's.
         final: the held-out reward at the end.
@@ -115,12 +138,14 @@ class EngineSamplerResult:
         fixable: fixable train tasks in the workload.
         calls: agent calls per run.
         curve: the fraction of the gain held against rollouts spent, for plots.
+        call_curve: the fraction of the gain held against agent calls made, for plots.
     """
 
     label: str
     role: Role
     seeds: int
     reach: tuple[Reach, ...]
+    calls_reach: tuple[Reach, ...]
     area: Interval
     area_vs_round_robin: Interval
     final: Interval
@@ -130,14 +155,15 @@ class EngineSamplerResult:
     fixable: int
     calls: Interval
     curve: tuple[GainPoint, ...]
+    call_curve: tuple[GainPoint, ...]
 
-    def at(self, fraction: float) -> Reach:
-        """The :class:`Reach` for ``fraction``.
+    def at(self, fraction: float, measure: Measure = "rollouts") -> Reach:
+        """The :class:`Reach` for ``fraction``, in rollouts or in agent calls.
 
         Raises:
             KeyError: ``fraction`` is not one of :data:`FRACTIONS`.
         """
-        for reach in self.reach:
+        for reach in self.reach if measure == "rollouts" else self.calls_reach:
             if math.isclose(reach.fraction, fraction):
                 return reach
         raise KeyError(f"no figure for {fraction}; the bench reports {list(FRACTIONS)}")
@@ -164,20 +190,7 @@ def summarise_engine(
             f"{label}: {len(runs)} runs against round-robin's {len(baseline)}; "
             f"the comparison is paired by seed, so both need the same seeds (at least one)"
         )
-    reach = []
-    for fraction in FRACTIONS:
-        costs = [_cost(run, fraction, budget) for run in runs]
-        base = [_cost(run, fraction, budget) for run in baseline]
-        missed = sum(run.rollouts_to(fraction) is None for run in runs)
-        reach.append(
-            Reach(
-                fraction,
-                statistics.median(costs),
-                missed * 2 >= len(runs),
-                missed,
-                median_ratio([b / c for b, c in zip(base, costs, strict=True)]),
-            )
-        )
+    call_budget = max(run.calls for run in (*runs, *baseline))
     areas = [run.area(budget) for run in runs]
     base_areas = [run.area(budget) for run in baseline]
     finals = [run.final for run in runs]
@@ -186,7 +199,8 @@ def summarise_engine(
         label=label,
         role=role,
         seeds=len(runs),
-        reach=tuple(reach),
+        reach=_reach(runs, baseline, "rollouts", budget),
+        calls_reach=_reach(runs, baseline, "calls", call_budget),
         area=mean_interval(areas),
         area_vs_round_robin=mean_interval([a - b for a, b in zip(areas, base_areas, strict=True)]),
         final=mean_interval(finals),
@@ -197,7 +211,8 @@ def summarise_engine(
         taught=mean_interval([float(run.taught) for run in runs]),
         fixable=runs[0].fixable,
         calls=mean_interval([float(run.calls) for run in runs]),
-        curve=_curve(runs, budget),
+        curve=_curve(runs, budget, "rollouts"),
+        call_curve=_curve(runs, call_budget, "calls"),
     )
 
 
@@ -225,25 +240,61 @@ def median_ratio(ratios: Sequence[float]) -> Interval:
     return Interval(median, medians[int(0.025 * _RESAMPLES)], medians[int(0.975 * _RESAMPLES) - 1])
 
 
-def gain_at(run: EngineRun, rollouts: int) -> float:
-    """The fraction of the attainable gain the artifact held after ``rollouts`` rollouts."""
+def gain_at(run: EngineRun, spent: int, measure: Measure = "rollouts") -> float:
+    """The fraction of the attainable gain the artifact held after ``spent`` rollouts (or
+    agent calls, with ``measure="calls"``)."""
     held = run.start
-    for spent, reward in run.curve:
-        if spent > rollouts:
+    for x, (_, reward) in zip(_spent(run, measure), run.curve, strict=True):
+        if x > spent:
             break
         held = reward
     return run.gain(held)
 
 
-def _cost(run: EngineRun, fraction: float, budget: int) -> int:
-    reached = run.rollouts_to(fraction)
-    return budget if reached is None else min(reached, budget)
+def _spent(run: EngineRun, measure: Measure) -> Sequence[int]:
+    """What the run had spent at each point of its curve, in ``measure``."""
+    return [x for x, _ in run.curve] if measure == "rollouts" else run.call_curve
 
 
-def _curve(runs: Sequence[EngineRun], budget: int) -> tuple[GainPoint, ...]:
+_COST_TO: dict[Measure, Callable[[EngineRun, float], int | None]] = {
+    "rollouts": EngineRun.rollouts_to,
+    "calls": EngineRun.calls_to,
+}
+
+
+def _reach(
+    runs: Sequence[EngineRun], baseline: Sequence[EngineRun], measure: Measure, budget: int
+) -> tuple[Reach, ...]:
+    """The cost in ``measure`` to reach each of :data:`FRACTIONS`, censored at ``budget``."""
+    cost_to = _COST_TO[measure]
+
+    def cost(run: EngineRun, fraction: float) -> int:
+        reached = cost_to(run, fraction)
+        return budget if reached is None else min(reached, budget)
+
+    reach = []
+    for fraction in FRACTIONS:
+        costs = [cost(run, fraction) for run in runs]
+        base = [cost(run, fraction) for run in baseline]
+        missed = sum(cost_to(run, fraction) is None for run in runs)
+        ratios = tuple(b / c for b, c in zip(base, costs, strict=True))
+        reach.append(
+            Reach(
+                fraction,
+                statistics.median(costs),
+                missed * 2 >= len(runs),
+                missed,
+                median_ratio(ratios),
+                ratios,
+            )
+        )
+    return tuple(reach)
+
+
+def _curve(runs: Sequence[EngineRun], budget: int, measure: Measure) -> tuple[GainPoint, ...]:
     points = sorted({round(budget * step / _CURVE_POINTS) for step in range(_CURVE_POINTS + 1)})
     curve = []
     for spent in points:
-        interval = mean_interval([gain_at(run, spent) for run in runs])
+        interval = mean_interval([gain_at(run, spent, measure) for run in runs])
         curve.append(GainPoint(spent, interval.value, interval.low, interval.high))
     return tuple(curve)

@@ -32,7 +32,7 @@ class EngineOracle:
             best, best_cost = keys[0], float("inf")
             for key in keys:
                 plan = agent.by_id[key]
-                if plan.rule is None or passes(plan, playbook, self._built.breaker_rule):
+                if agent.fix(plan) is None or passes(plan, playbook):
                     continue
                 cost = plan.failures_needed - failures.get(key, 0) % plan.failures_needed
                 cost += 1000 * self._pending.get(key, 0)

@@ -3,9 +3,10 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/1",
+      "schema": "agentdescent-sampling/bench-engine/2",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
-                 "workloads": ["lessons"], "seeds": 30, "first_seed": 0},
+                 "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
+                 "reflector": "llm-like", "asynchronous": false},
       "engine": "0.7.0",
       "machine": {"python": "3.11.7", "implementation": "CPython", "cpus": 2,
                   "system": "Linux-..."},
@@ -23,31 +24,41 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
                  "not_reached": 0,
                  "ratio_to_round_robin": {"median": 0.92, "ci95": [0.85, 1.0]}}, ...
               ],
+              "calls_reach": [
+                {"fraction": 0.75, "median_calls": 410, "median_censored": false,
+                 "not_reached": 0,
+                 "ratio_to_round_robin": {"median": 1.05, "ci95": [0.97, 1.1]}}, ...
+              ],
               "area": {"mean": 0.64, "ci95": [0.62, 0.66]},
               "area_vs_round_robin": {"mean": -0.02, "ci95": [-0.04, 0.0]},
               "final": {...}, "final_vs_round_robin": {...},
               "useful": {...}, "taught": {...}, "calls": {...},
-              "curve": [{"rollouts": 0, "mean": 0.0, "ci95": [0.0, 0.0]}, ...]
+              "curve": [{"rollouts": 0, "mean": 0.0, "ci95": [0.0, 0.0]}, ...],
+              "call_curve": [{"calls": 0, "mean": 0.0, "ci95": [0.0, 0.0]}, ...]
             }
           ]
         }
       ]
     }
 
+``reflector`` is what the simulated agent proposed on a failure, and ``asynchronous``
+whether the runs went by ``evolve(asynchronous=True)``.
 ``role`` is ``baseline`` (round-robin), ``sampler`` or ``ceiling`` (the oracle).
 ``reach`` has one entry per fraction of the attainable gain (0.5, 0.75, 0.9):
 ``median_rollouts`` counts a run that never got there as the budget,
 ``not_reached`` says how many runs that was, and ``median_censored`` is true when
 at least half were (the true median is above the budget). ``ratio_to_round_robin``
 is the median over seeds of round-robin's rollouts over the sampler's (above 1 is
-fewer rollouts) with a percentile-bootstrap 95% interval. ``area`` is the mean
+fewer rollouts) with a percentile-bootstrap 95% interval. ``calls_reach`` is the same
+in agent calls (``median_calls``; a run that never got there counts as the most calls
+any run of the sampler or round-robin made on the workload). ``area`` is the mean
 fraction of the attainable gain held over the budget; ``final`` the held-out reward
 after the last round; ``*_vs_round_robin`` the mean of per-seed differences from
 round-robin; ``useful`` the share of rollouts that failed on a fixable task;
 ``taught`` the distinct fixable tasks that got one (out of ``fixable``); ``calls``
 the agent calls per run. Every ``ci95`` is a 95% interval (Student t over seeds,
 except the bootstrap one above). ``curve`` is the fraction of the attainable gain
-held after ``rollouts``, for plots.
+held after ``rollouts``, and ``call_curve`` after ``calls``, for plots.
 """
 
 from __future__ import annotations
@@ -59,19 +70,50 @@ from typing import Any
 
 from .._schema import COUNT, NUMBER, schema_object
 from ..report import WIDTH
-from .metrics import EngineSamplerResult, Interval, Reach
+from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
 from .runner import EngineBenchResult, EngineWorkloadResult
 
-__all__ = ["ENGINE_JSON_SCHEMA", "ENGINE_SCHEMA_ID", "engine_to_json", "format_engine_report"]
+__all__ = [
+    "ENGINE_JSON_SCHEMA",
+    "ENGINE_SCHEMA_ID",
+    "engine_to_json",
+    "engine_verdict",
+    "format_engine_report",
+]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/1"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/2"
 
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
+
+#: What each reflector proposes, as the report's header says it.
+_REFLECTOR_SAYS = {
+    "llm-like": "a proposal on every failure, a harmless note where it has no fix",
+    "silent": "a proposal only where it has a fix",
+    "llm-like-wrong": "llm-like, with a wrong rule that breaks a passing task in 1 note of 6",
+}
 _PAIR: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 2, "maxItems": 2}
 
 
 _MEAN = schema_object(mean=NUMBER, ci95=_PAIR)
+
+
+def _reach_schema(measure: Measure) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "items": schema_object(
+            fraction=NUMBER,
+            **{f"median_{measure}": NUMBER},
+            median_censored={"type": "boolean"},
+            not_reached=_WHOLE,
+            ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR),
+        ),
+    }
+
+
+def _curve_schema(measure: Measure) -> dict[str, Any]:
+    return {"type": "array", "items": schema_object(**{measure: _WHOLE}, mean=NUMBER, ci95=_PAIR)}
+
 
 #: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
 ENGINE_JSON_SCHEMA: dict[str, Any] = {
@@ -84,6 +126,8 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = {
             workloads={"type": "array", "items": {"type": "string"}, "minItems": 1},
             seeds=COUNT,
             first_seed={"type": "integer"},
+            reflector={"type": "string"},
+            asynchronous={"type": "boolean"},
         ),
         engine={"type": "string"},
         machine=schema_object(
@@ -114,16 +158,8 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = {
                         label={"type": "string"},
                         role={"enum": ["baseline", "sampler", "ceiling"]},
                         seeds=COUNT,
-                        reach={
-                            "type": "array",
-                            "items": schema_object(
-                                fraction=NUMBER,
-                                median_rollouts=NUMBER,
-                                median_censored={"type": "boolean"},
-                                not_reached=_WHOLE,
-                                ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR),
-                            ),
-                        },
+                        reach=_reach_schema("rollouts"),
+                        calls_reach=_reach_schema("calls"),
                         area=_MEAN,
                         area_vs_round_robin=_MEAN,
                         final=_MEAN,
@@ -131,10 +167,8 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = {
                         useful=_MEAN,
                         taught=_MEAN,
                         calls=_MEAN,
-                        curve={
-                            "type": "array",
-                            "items": schema_object(rollouts=_WHOLE, mean=NUMBER, ci95=_PAIR),
-                        },
+                        curve=_curve_schema("rollouts"),
+                        call_curve=_curve_schema("calls"),
                     ),
                 },
             ),
@@ -153,6 +187,8 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
             "workloads": [workload.name for workload in result.workloads],
             "seeds": config.seeds,
             "first_seed": config.first_seed,
+            "reflector": config.reflector,
+            "asynchronous": config.asynchronous,
         },
         "engine": result.engine,
         "machine": {
@@ -168,12 +204,16 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
 
 
 def format_engine_report(result: EngineBenchResult) -> str:
-    """The result as text: two tables per workload, then a summary across workloads."""
+    """The result as text: three tables per workload, a summary across workloads, then the
+    :func:`engine_verdict`, wrapped to 100 columns, if any sampler ran besides round-robin and
+    the ceilings."""
     config, machine = result.config, result.machine
+    path = "evolve(asynchronous=True)" if config.asynchronous else "evolve()"
     lines = [
-        f"Held-out reward bought in agentdescent {result.engine}'s evolve(): {config.seeds} "
+        f"Held-out reward bought in agentdescent {result.engine}'s {path}: {config.seeds} "
         f"seeds ({config.first_seed}-{config.first_seed + config.seeds - 1}), paired with "
         f"round-robin",
+        f"reflector {config.reflector}: {_REFLECTOR_SAYS[config.reflector]}",
         f"{result.seconds:.0f} s in {result.processes} process"
         f"{'es' if result.processes > 1 else ''} on {machine.cpus} CPU"
         f"{'s' if machine.cpus > 1 else ''}, Python {machine.python}",
@@ -182,16 +222,58 @@ def format_engine_report(result: EngineBenchResult) -> str:
         "(every rule committed). 'to 50/75/90%': median rollouts to first reach that fraction of",
         "the gain, a run that never did counting as the budget ('missed' runs; '>' when over",
         "half missed). 'RR/it': round-robin's rollouts over the sampler's, the median of",
-        "per-seed ratios (>1 is fewer), with a bootstrap 95% interval at 75%. 'vs RR': mean",
-        "paired difference from round-robin with its 95% interval. 'area': mean share of the",
-        "gain held over the budget. 'useful': rollouts that failed on a fixable task; 'taught':",
-        "distinct fixable tasks that got one.",
+        "per-seed ratios (>1 is fewer), with a bootstrap 95% interval. 'calls': the same in",
+        "agent calls (rollouts, proposals, self-verify re-runs and held-out measurements), what",
+        "a user pays for. 'vs RR': mean paired difference from round-robin with its 95%",
+        "interval. 'area': mean share of the gain held over the budget. 'useful': rollouts that",
+        "failed on a fixable task; 'taught': distinct fixable tasks that got one.",
     ]
     for workload in result.workloads:
         lines += ["", *_workload_lines(workload)]
     if len(result.workloads) > 1:
         lines += ["", *_across(result.workloads)]
+    if any(sampler.role == "sampler" for sampler in result.workloads[0].samplers):
+        lines += ["", *textwrap.wrap(engine_verdict(result), WIDTH, break_on_hyphens=False)]
     return "\n".join(lines)
+
+
+def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
+    """One line: the sampler that reached ``fraction`` of the attainable held-out gain for the
+    fewest rollouts against round-robin, and what it saved in rollouts and in agent calls.
+
+    Each figure is the median of the per-seed ratios to round-robin pooled over every
+    workload (one paired run per workload and seed), with its bootstrap 95% interval.
+
+    Raises:
+        ValueError: the run has no sampler besides the baseline and the ceilings.
+    """
+    workloads = result.workloads
+    pooled: list[tuple[Interval, Interval, str]] = []
+    for index, sampler in enumerate(workloads[0].samplers):
+        if sampler.role == "sampler":
+            rollouts, calls = (
+                median_ratio(
+                    [r for w in workloads for r in w.samplers[index].at(fraction, m).ratios]
+                )
+                for m in MEASURES
+            )
+            pooled.append((rollouts, calls, sampler.label))
+    if not pooled:
+        raise ValueError("no sampler besides round-robin and the ceilings ran; nothing to judge")
+    rollouts, calls, label = max(pooled, key=lambda row: row[0].value)
+    runs = len(workloads) * result.config.seeds
+    return (
+        f"Verdict: {label} reached {fraction:.0%} of the attainable held-out gain with "
+        f"{_fewer(rollouts, 'rollouts')} and {_fewer(calls, 'agent calls')} than round-robin "
+        f"({runs} paired runs)"
+    )
+
+
+def _fewer(ratio: Interval, what: str) -> str:
+    """'1.42x fewer rollouts (95% CI 1.20-1.60)', or 'more', the ratio turned over, below 1."""
+    if ratio.value >= 1:
+        return f"{ratio.value:.2f}x fewer {what} (95% CI {ratio.low:.2f}-{ratio.high:.2f})"
+    return f"{1 / ratio.value:.2f}x more {what} (95% CI {1 / ratio.high:.2f}-{1 / ratio.low:.2f})"
 
 
 def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:
@@ -217,7 +299,8 @@ def _sampler_json(sampler: EngineSamplerResult) -> dict[str, Any]:
         "label": sampler.label,
         "role": sampler.role,
         "seeds": sampler.seeds,
-        "reach": [_reach_json(reach) for reach in sampler.reach],
+        "reach": [_reach_json(reach, "rollouts") for reach in sampler.reach],
+        "calls_reach": [_reach_json(reach, "calls") for reach in sampler.calls_reach],
         "area": _mean_json(sampler.area),
         "area_vs_round_robin": _mean_json(sampler.area_vs_round_robin),
         "final": _mean_json(sampler.final),
@@ -226,17 +309,21 @@ def _sampler_json(sampler: EngineSamplerResult) -> dict[str, Any]:
         "taught": _mean_json(sampler.taught),
         "calls": _mean_json(sampler.calls),
         "curve": [
-            {"rollouts": point.rollouts, "mean": point.mean, "ci95": [point.low, point.high]}
+            {"rollouts": point.spent, "mean": point.mean, "ci95": [point.low, point.high]}
             for point in sampler.curve
+        ],
+        "call_curve": [
+            {"calls": point.spent, "mean": point.mean, "ci95": [point.low, point.high]}
+            for point in sampler.call_curve
         ],
     }
 
 
-def _reach_json(reach: Reach) -> dict[str, Any]:
+def _reach_json(reach: Reach, measure: Measure) -> dict[str, Any]:
     ratio = reach.ratio_to_round_robin
     return {
         "fraction": reach.fraction,
-        "median_rollouts": reach.median,
+        f"median_{measure}": reach.median,
         "median_censored": reach.median_censored,
         "not_reached": reach.not_reached,
         "ratio_to_round_robin": {"median": ratio.value, "ci95": [ratio.low, ratio.high]},
@@ -258,18 +345,22 @@ def _workload_lines(result: EngineWorkloadResult) -> list[str]:
         f"  held-out reward {result.start:.3f} at the start, {result.attainable:.3f} attainable",
         "",
     ]
-    speed = [["sampler", "to 50/75/90%", "missed", "RR/it 50%", "RR/it 75% [95% CI]", "RR/it 90%"]]
+    speed = [["sampler", "to 50/75/90%", "missed", "RR/it 75% [95% CI]", "RR/it 90% [95% CI]"]]
+    calls = [["sampler", "calls to 50/75/90%", "RR/it 75% [95% CI]", "RR/it 90% [95% CI]"]]
     for sampler in result.samplers:
-        half, most, nearly = sampler.reach
         speed.append(
             [
                 sampler.label,
                 "/".join(_median(reach, spec.budget) for reach in sampler.reach),
                 "/".join(str(reach.not_reached) for reach in sampler.reach),
-                _ratio(half.ratio_to_round_robin.value),
-                f"{_ratio(most.ratio_to_round_robin.value)} "
-                f"[{most.ratio_to_round_robin.low:.2f}-{most.ratio_to_round_robin.high:.2f}]",
-                _ratio(nearly.ratio_to_round_robin.value),
+                *(_ratio_interval(sampler.at(f)) for f in (0.75, 0.9)),
+            ]
+        )
+        calls.append(
+            [
+                sampler.label,
+                "/".join(_median(reach, None) for reach in sampler.calls_reach),
+                *(_ratio_interval(sampler.at(f, "calls")) for f in (0.75, 0.9)),
             ]
         )
     artifact = [["sampler", "final", "vs RR", "area", "vs RR", "useful", "taught", "calls"]]
@@ -286,46 +377,75 @@ def _workload_lines(result: EngineWorkloadResult) -> list[str]:
                 f"{sampler.calls.value:.0f}",
             ]
         )
-    return [*lines, *_table(speed), "", *_table(artifact)]
+    return [*lines, *_table(speed), "", *_table(calls), "", *_table(artifact)]
 
 
 def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
-    """Per sampler: its 75% ratio over the workloads, and where its final reward fell short."""
+    """Per sampler: its ratios over the workloads, the lowest, and where its final reward fell
+    short."""
     lines = [
-        f"Across the {len(workloads)} workloads: RR/it at 75% of the gain (the median over the "
-        f"workloads,",
-        "and the lowest), and where the final reward is lower than round-robin's (its 95% "
-        "interval below 0)",
+        f"Across the {len(workloads)} workloads: RR/it in rollouts and in calls at 75% and 90% "
+        f"of the gain",
+        "(the median over the workloads), and where the final reward is lower than round-robin's",
+        "(its 95% interval below 0); then the lowest RR/it at 75% and its workload",
         "",
     ]
-    rows = [["sampler", "RR/it 75%", "lowest", "final lower on"]]
+    medians = [["sampler", "RR/it 75%", "90%", "calls 75%", "90%", "final lower on"]]
+    lowest = [["sampler", "lowest RR/it 75%", "lowest calls 75%"]]
     for index, sampler in enumerate(workloads[0].samplers):
-        ratios = [
-            (w.samplers[index].at(0.75).ratio_to_round_robin.value, w.name) for w in workloads
+        results = [w.samplers[index] for w in workloads]
+        cells = [
+            _ratio(statistics.median(r.at(f, m).ratio_to_round_robin.value for r in results))
+            for m in MEASURES
+            for f in (0.75, 0.9)
         ]
-        lowest = min(ratios)
-        lower = [w.name for w in workloads if w.samplers[index].final_vs_round_robin.high < 0]
-        rows.append(
+        lower = [w.name for w, r in zip(workloads, results, strict=True)
+                 if r.final_vs_round_robin.high < 0]  # fmt: skip
+        medians.append(
             [
                 sampler.label,
-                _ratio(statistics.median(ratio for ratio, _ in ratios)),
-                "-" if sampler.role == "baseline" else f"{_ratio(lowest[0])} {lowest[1]}",
+                *cells,
                 f"{len(lower)} of {len(workloads)}" + (f": {', '.join(lower)}" if lower else ""),
             ]
         )
-    table = _table(rows, left=(0, 2, 3))
+        worst = [
+            min(
+                (r.at(0.75, m).ratio_to_round_robin.value, w.name)
+                for w, r in zip(workloads, results, strict=True)
+            )
+            for m in MEASURES
+        ]
+        lowest.append(
+            [
+                sampler.label,
+                *(
+                    "-" if sampler.role == "baseline" else f"{_ratio(v)} {name}"
+                    for v, name in worst
+                ),
+            ]
+        )
+    table = _table(medians, left=(0, 5))
     # The workload list is the one cell that can run long: wrap it under its own column.
-    indent = len(table[0]) - len(rows[0][-1])
+    indent = len(table[0]) - len(medians[0][-1])
     wrapped = []
     for line in table:
         head, *rest = textwrap.wrap(line[indent:], WIDTH - indent, break_on_hyphens=False) or [""]
         wrapped.append(line[:indent] + head)
         wrapped += [" " * indent + more for more in rest]
-    return [*lines, *wrapped]
+    return [*lines, *wrapped, "", *_table(lowest, left=(0, 1, 2))]
 
 
-def _median(reach: Reach, budget: int) -> str:
-    return f">{budget}" if reach.median_censored else f"{reach.median:g}"
+def _median(reach: Reach, budget: int | None) -> str:
+    """The median cost, or '>budget' when censored ('>median' for calls, whose budget is the
+    most calls a run made)."""
+    if reach.median_censored:
+        return f">{reach.median:g}" if budget is None else f">{budget}"
+    return f"{reach.median:g}"
+
+
+def _ratio_interval(reach: Reach) -> str:
+    ratio = reach.ratio_to_round_robin
+    return f"{_ratio(ratio.value)} [{ratio.low:.2f}-{ratio.high:.2f}]"
 
 
 def _ratio(value: float) -> str:

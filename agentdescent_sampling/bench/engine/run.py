@@ -3,28 +3,25 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ...protocol import TaskSampler
-from .workloads import Built, EngineWorkload, build
+from .workloads import REFLECTORS, Built, EngineWorkload, build
 
-__all__ = ["EngineRun", "SharedShard", "run_engine"]
+__all__ = ["EngineRun", "Wiring", "run_engine"]
 
+#: ``wiring(sampler, built, options)`` returns extra ``evolve()`` keyword arguments for one
+#: run, such as ``on_round``, ``propose`` or ``policies``, given the workload's own
+#: ``options`` (``asynchronous`` among them); the workload's reflector is
+#: ``built.agent.propose``. A ``task_sampler`` among them replaces the sampler the engine is
+#: handed (the bench still counts its rollouts).
+Wiring = Callable[[TaskSampler, Built, Mapping[str, Any]], dict[str, Any]]
 
-@attrs.frozen
-class SharedShard:
-    """A parallel strategy that hands every worker the whole train list (a shared shard)."""
-
-    name: str = "shared"
-
-    def plan(self, n_workers: int, round_index: int, keys: Sequence[str]) -> list[Any]:
-        """One work unit per worker, each holding every key."""
-        from agentdescent.parallel import WorkUnit
-
-        return [WorkUnit(worker=i, keys=list(keys)) for i in range(n_workers)]
+#: What :func:`run_engine` passes itself; a wiring that returns one of them is refused.
+_RESERVED = frozenset({"tasks", "reward", "agent", "held_out_frac"})
 
 
 class _Tally:
@@ -78,28 +75,42 @@ class EngineRun:
 
     Attributes:
         curve: ``(rollouts, held-out reward)`` after each round, starting at ``(0, start)``.
+        call_curve: agent calls by the end of each round, cumulative (``RoundInfo.calls``),
+            one per point of ``curve``, starting at 0.
         start: the held-out reward of the empty artifact.
         attainable: the held-out reward with every rule committed.
         useful: rollouts that failed on a fixable task, the only ones the reflector learns from.
         rollouts: rollouts recorded.
         taught: distinct fixable tasks that got at least one useful rollout.
-        calls: agent calls the engine reports (rollouts, self-verify and held-out scoring).
         fixable: fixable train tasks in the workload, the most ``taught`` can reach.
     """
 
     curve: tuple[tuple[int, float], ...]
+    call_curve: tuple[int, ...] = attrs.field()
     start: float
     attainable: float
     useful: int
     rollouts: int
     taught: int
-    calls: int
     fixable: int = 0
+
+    @call_curve.validator
+    def _one_count_per_point(self, attribute: attrs.Attribute[Any], value: tuple[int, ...]) -> None:
+        if len(value) != len(self.curve):
+            raise ValueError(
+                f"call_curve has {len(value)} counts for {len(self.curve)} points of curve; "
+                f"give one cumulative call count per point, starting at 0"
+            )
 
     @property
     def final(self) -> float:
         """The held-out reward at the end of the run."""
         return self.curve[-1][1]
+
+    @property
+    def calls(self) -> int:
+        """Agent calls the whole run made."""
+        return self.call_curve[-1]
 
     def gain(self, reward: float) -> float:
         """``reward`` as a fraction of the attainable gain."""
@@ -107,9 +118,19 @@ class EngineRun:
 
     def rollouts_to(self, fraction: float) -> int | None:
         """Rollouts until the held-out reward first reached ``fraction`` of the gain, or None."""
-        for rollouts, reward in self.curve:
+        reached = self._reached(fraction)
+        return None if reached is None else self.curve[reached][0]
+
+    def calls_to(self, fraction: float) -> int | None:
+        """Agent calls until the held-out reward first reached ``fraction`` of the gain, or None."""
+        reached = self._reached(fraction)
+        return None if reached is None else self.call_curve[reached]
+
+    def _reached(self, fraction: float) -> int | None:
+        """The first point of ``curve`` at or over ``fraction`` of the gain."""
+        for point, (_, reward) in enumerate(self.curve):
             if self.gain(reward) >= fraction - 1e-9:
-                return rollouts
+                return point
         return None
 
     def area(self, budget: int) -> float:
@@ -128,8 +149,9 @@ def run_engine(
     make_sampler: Callable[[Built], TaskSampler],
     seed: int,
     *,
-    on_round: Callable[[TaskSampler], Callable[[Any], None] | None] | None = None,
-    propose: Callable[[TaskSampler, Callable[..., Any]], Callable[..., Any]] | None = None,
+    reflector: str = REFLECTORS[0],
+    wiring: Wiring | None = None,
+    asynchronous: bool = False,
 ) -> EngineRun:
     """Run ``evolve()`` once on a seeded instance of ``workload`` with a fresh sampler.
 
@@ -137,31 +159,39 @@ def run_engine(
         workload: the task set and run shape.
         make_sampler: builds the sampler for this run, given the seeded workload.
         seed: fixes the task order, ``k`` values and luck.
-        on_round: given the sampler, returns the ``on_round`` callback to pass, if any.
-        propose: given the sampler and the workload's reflector (``agent.propose``),
-            returns the ``propose`` to pass in its place, if any.
+        reflector: what the agent proposes on a failure, one of
+            :data:`~agentdescent_sampling.bench.engine.workloads.REFLECTORS`.
+        wiring: given the sampler and the seeded workload, returns extra ``evolve()``
+            keyword arguments (see :data:`Wiring`), merged over the workload's own.
+        asynchronous: run ``evolve(asynchronous=True)``.
 
     Raises:
         Exception: the first exception the sampler raised, which the engine itself
             would only count as a failed worker.
+        ValueError: ``reflector`` is unknown, or ``wiring`` returned an argument the bench
+            passes itself.
         RuntimeError: ``evolve()`` reported an error of its own.
     """
     from agentdescent import evolve
 
-    built = build(workload, seed)
+    built = build(workload, seed, reflector)
     sampler = make_sampler(built)
-    tally = _Tally(sampler, built.fixable, workload.solved_threshold)
-    options = workload.evolve_options()
-    if workload.shared_shard:
-        options["parallel"] = SharedShard()
+    options = workload.evolve_options(asynchronous)
+    wired = wiring(sampler, built, dict(options)) if wiring else {}
+    reserved = sorted(_RESERVED & set(wired))
+    if reserved:
+        raise ValueError(
+            f"the wiring returned {', '.join(reserved)}, which the bench passes evolve() itself; "
+            f"return only extra keyword arguments such as on_round, propose or policies"
+        )
+    options.update(wired)
+    tally = _Tally(options.pop("task_sampler", sampler), built.fixable, workload.solved_threshold)
     result = evolve(
         built.tasks,
         built.reward,
         agent=built.agent,
         task_sampler=tally,
         held_out_frac=built.held_out_frac,
-        on_round=on_round(sampler) if on_round else None,
-        propose=propose(sampler, built.agent.propose) if propose else None,
         **options,
     )
     if tally.error is not None:
@@ -169,8 +199,8 @@ def run_engine(
     if result.error is not None:
         raise RuntimeError(f"evolve() failed on {workload.name}, seed {seed}: {result.error}")
     curve = ((0, built.start), *((info.rollouts, info.held_out_reward) for info in result.history))
-    calls = result.history[-1].calls if result.history else 0
+    calls = (0, *(info.calls for info in result.history))
     return EngineRun(
-        curve, built.start, built.attainable, tally.useful, tally.rollouts, len(tally.taught),
-        calls, len(built.fixable),
+        curve, calls, built.start, built.attainable, tally.useful, tally.rollouts,
+        len(tally.taught), len(built.fixable),
     )  # fmt: skip

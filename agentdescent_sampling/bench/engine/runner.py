@@ -15,13 +15,15 @@ from ...spec import SpecLike
 from ..errors import BenchError
 from ..progress import Progress
 from ..runner import Machine, _cpus
-from .lineup import EngineEntrant, default_engine_specs, engine_lineup
+from .lineup import QUICK_SPECS, EngineEntrant, default_engine_specs, engine_lineup
 from .metrics import EngineSamplerResult, summarise_engine
 from .run import EngineRun, run_engine
-from .workloads import ENGINE_WORKLOADS, EngineWorkload
+from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
 
 __all__ = [
     "ENGINE_EXTRA",
+    "QUICK_SEEDS",
+    "QUICK_WORKLOADS",
     "EngineBenchConfig",
     "EngineBenchResult",
     "EngineWorkloadResult",
@@ -30,9 +32,13 @@ __all__ = [
 ]
 
 #: How to install what the engine bench needs.
-ENGINE_EXTRA = (
-    "pip install 'agentdescent-sampling[engine]' (or, from a clone, pip install -e '.[engine]')"
-)
+ENGINE_EXTRA = 'from a clone, pip install -e ".[engine]"; or pip install agentdescent==0.7.0'
+
+#: The quick bench's workloads: plain lessons, regressions whose held-out twins break, and
+#: graded scores.
+QUICK_WORKLOADS = ("lessons", "regressions-held-out", "graded")
+#: The quick bench's seeds: enough for a paired interval, within 90 s on two cores.
+QUICK_SEEDS = 6
 
 
 def _workloads(value: Iterable[EngineWorkload | str]) -> tuple[EngineWorkload, ...]:
@@ -62,6 +68,13 @@ def _specs(value: Any) -> tuple[SpecLike, ...] | None:
     return tuple(value)
 
 
+def _reflector(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in REFLECTORS:
+        raise ValueError(
+            f"EngineBenchConfig(reflector={value!r}): expected one of {', '.join(REFLECTORS)}"
+        )
+
+
 def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None and attribute.name == "processes":
         return
@@ -76,10 +89,11 @@ class EngineBenchConfig:
     """What an engine bench run compares, on which workloads, over which seeds.
 
     ``EngineBenchConfig()`` is the default run: every engine workload, 30 seeds,
-    round-robin, every built-in sampler at its defaults (one with ``end_round``, such as
-    fixable-first, once more with each round's commits, and, if it has ``reflected``, once
-    more with each failure's proposal too), the engine's own
-    ``DifficultyWeighted``, the learner ceiling and the oracle.
+    round-robin, every built-in sampler at its defaults (one with ``evidence``, such as
+    fixable-first, once more wired to the engine's evidence by
+    :func:`~agentdescent_sampling.wire`), the engine's own
+    ``DifficultyWeighted``, the learner ceiling and the oracle, with the ``llm-like``
+    reflector on the synchronous path.
 
     Args:
         workloads: engine workloads or their names (default: all of
@@ -94,6 +108,10 @@ class EngineBenchConfig:
         processes: worker processes; ``None`` for one per CPU this process may use.
             Processes are forked, so ``extra`` factories need not be picklable; where
             fork is unavailable, the runs go one after another in this process.
+        reflector: what the simulated agent proposes on a failure, one of
+            :data:`~agentdescent_sampling.bench.engine.workloads.REFLECTORS`.
+        asynchronous: run every entrant with ``evolve(asynchronous=True)``.
+        ceilings: also run the learner ceiling and the oracle.
     """
 
     workloads: tuple[EngineWorkload, ...] = attrs.field(
@@ -104,6 +122,23 @@ class EngineBenchConfig:
     seeds: int = attrs.field(default=30, validator=_at_least_one)
     first_seed: int = 0
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
+    reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
+    asynchronous: bool = False
+    ceilings: bool = True
+
+    @classmethod
+    def quick(cls, **changes: Any) -> EngineBenchConfig:
+        """The quick bench, what ``agentdescent-sampling bench`` runs: round-robin,
+        fixable-first alone and wired, informative-band and the engine's DifficultyWeighted,
+        on :data:`QUICK_WORKLOADS` for :data:`QUICK_SEEDS` seeds, without the ceilings.
+        ``changes`` override any of these, as keyword arguments of this class."""
+        quick: dict[str, Any] = {
+            "workloads": QUICK_WORKLOADS,
+            "samplers": QUICK_SPECS,
+            "seeds": QUICK_SEEDS,
+            "ceilings": False,
+        }
+        return cls(**{**quick, **changes})
 
 
 @attrs.frozen
@@ -172,8 +207,8 @@ def require_engine() -> str:
         import agentdescent  # noqa: F401  # imported only to prove it is there
     except ImportError as error:
         raise BenchError(
-            f"the engine bench runs agentdescent's evolve(), which is not installed "
-            f"({error}); install the engine extra: {ENGINE_EXTRA}"
+            f"the artifact bench runs agentdescent's evolve(), which is not installed "
+            f"({error}): {ENGINE_EXTRA}; 'bench share' needs no engine"
         ) from None
     from importlib.metadata import version
 
@@ -207,7 +242,7 @@ def run_engine_bench(
     registry = registry or default_registry()
     started = time.perf_counter()
     specs = default_engine_specs(registry) if config.samplers is None else list(config.samplers)
-    entrants = engine_lineup(specs, registry, config.extra)
+    entrants = engine_lineup(specs, registry, config.extra, ceilings=config.ceilings)
     jobs = [
         (w, e, seed)
         for w in range(len(config.workloads))
@@ -220,12 +255,12 @@ def run_engine_bench(
     runs: dict[tuple[int, int, int], EngineRun] = {}
     with Progress(len(jobs), progress) as bar:
         if processes == 1:
-            _install(config.workloads, entrants)
+            _install(config, entrants)
             for job in jobs:
                 runs[job] = _run(*job)
                 bar.advance()
         else:
-            _pooled(jobs, processes, config.workloads, entrants, runs, bar)
+            _pooled(jobs, processes, config, entrants, runs, bar)
     results = tuple(
         _summary(w, workload, entrants, config, runs) for w, workload in enumerate(config.workloads)
     )
@@ -235,7 +270,7 @@ def run_engine_bench(
 def _pooled(
     jobs: Sequence[tuple[int, int, int]],
     processes: int,
-    workloads: Sequence[EngineWorkload],
+    config: EngineBenchConfig,
     entrants: Sequence[EngineEntrant],
     runs: dict[tuple[int, int, int], EngineRun],
     bar: Progress,
@@ -244,7 +279,7 @@ def _pooled(
     # on the way in, and only the small EngineRun comes back.
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(
-        processes, mp_context=context, initializer=_install, initargs=(workloads, entrants)
+        processes, mp_context=context, initializer=_install, initargs=(config, entrants)
     ) as pool:
         pending: dict[Future[EngineRun], tuple[int, int, int]] = {
             pool.submit(_run, *job): job for job in jobs
@@ -261,27 +296,35 @@ def _pooled(
                 bar.advance()
 
 
-_LINEUP: tuple[Sequence[EngineWorkload], Sequence[EngineEntrant]] = ((), ())
+_LINEUP: tuple[EngineBenchConfig | None, Sequence[EngineEntrant]] = (None, ())
 
 
-def _install(workloads: Sequence[EngineWorkload], entrants: Sequence[EngineEntrant]) -> None:
+def _install(config: EngineBenchConfig, entrants: Sequence[EngineEntrant]) -> None:
     global _LINEUP
-    _LINEUP = (workloads, entrants)
+    _LINEUP = (config, entrants)
 
 
 def _run(w: int, e: int, seed: int) -> EngineRun:
-    workloads, entrants = _LINEUP
-    workload, entrant = workloads[w], entrants[e]
+    config, entrants = _LINEUP
+    assert config is not None  # for mypy: _install ran first
+    workload, entrant = config.workloads[w], entrants[e]
     try:
         return run_engine(
-            workload, entrant.make, seed, on_round=entrant.on_round, propose=entrant.propose
+            workload,
+            entrant.make,
+            seed,
+            reflector=config.reflector,
+            wiring=entrant.wiring,
+            asynchronous=config.asynchronous,
         )
     except Exception as error:
+        options = (f" --reflector {config.reflector}" if config.reflector != REFLECTORS[0]
+                   else "") + (" --async" if config.asynchronous else "")  # fmt: skip
         raise BenchError(
             f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
             f"{type(error).__name__}: {error}; rerun it alone with: agentdescent-sampling bench "
             f"--engine --sampler {entrant.label!r} --workload {workload.name} "
-            f"--first-seed {seed} --seeds 1"
+            f"--first-seed {seed} --seeds 1{options}"
         ) from error
 
 

@@ -11,26 +11,52 @@ pick) and a held-out twin (which only the engine's held-out gate scores):
   rollouts. *Flaky* lessons pass by luck while the rule is missing, on the train side only.
 - **always**: passes whatever the artifact says.
 - **never**: fails whatever the artifact says; the reflector has nothing to offer.
-- **victim** (the regressions workload): an always-pass task that breaks when a particular
+- **victim** (the regressions workloads): an always-pass task that breaks when a particular
   rule is committed, and passes again once its own patch is: a fix that costs another task,
-  found only by re-testing a task that used to pass.
+  found only by re-testing a task that used to pass. Its held-out twin breaks with it.
 
 With ``graded`` scores, a pass is a score at or above 0.8 (the run's ``solved_threshold``);
 scores spread inside each band instead of sitting at 0 and 1.
+
+The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
+
+- ``llm-like`` (the default) proposes something on every failure, as a real model does: a
+  task's fix on its ``k``-th failure, otherwise a *note*, ``[note TASK N]``, that fixes
+  nothing and breaks nothing. The engine's default fusion commits the union of a round's
+  surviving proposals, so notes ride into the artifact beside real fixes.
+- ``silent`` returns ``None`` unless the failure yields the task's fix: the bench's reflector
+  before ``llm-like``, kept to compare against.
+- ``llm-like-wrong`` is ``llm-like`` where about one note in six (seeded) is a *wrong rule*
+  instead: it breaks one always-pass task, train copy and held-out twin, until that task's
+  patch is committed, which the reflector finds on the broken task's
+  ``patch_failures``-th failure, as for a victim.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-__all__ = ["ENGINE_WORKLOADS", "Built", "EngineWorkload", "build", "unit"]
+__all__ = [
+    "ENGINE_WORKLOADS",
+    "REFLECTORS",
+    "Built",
+    "EngineWorkload",
+    "SharedShard",
+    "build",
+    "unit",
+]
 
 GRADED_THRESHOLD = 0.8
 LUCKY = "(lucky guess)"
+#: The reflectors :func:`build` can give the agent; the first is the default.
+REFLECTORS = ("llm-like", "silent", "llm-like-wrong")
+#: The share of ``llm-like-wrong``'s would-be notes that are wrong rules instead.
+WRONG_SHARE = 1 / 6
 
 
 def unit(*parts: object) -> float:
@@ -54,10 +80,14 @@ class EngineWorkload:
         never: never-pass tasks on the train side.
         held_out_always: always-pass tasks on the held-out side.
         held_out_never: never-pass tasks on the held-out side.
-        regressions: lessons whose rule breaks one always-pass task (its victim) until the
-            victim's patch is committed; their held-out twin counts twice, so the gate still
-            takes the rule.
-        patch_failures: failures of a broken victim before the reflector finds its patch.
+        regressions: lessons whose rule breaks one always-pass task (its victim), train copy
+            and held-out twin, until the victim's patch is committed.
+        victim_weight: held-out copies of a victim's twin. A breaker's held-out twin counts
+            ``victim_weight + 1`` times, so committing a breaker alone moves the held-out sum
+            by ``(victim_weight + 1) - victim_weight = +1`` task: the gate takes it, and the
+            held-out reward lacks ``victim_weight`` tasks until the victim's patch lands.
+        patch_failures: failures of a broken task (a victim, or an always-pass task a wrong
+            rule broke) before the reflector finds its patch.
         graded: scores spread inside [0, 0.8) for a fail and [0.8, 1] for a pass.
         workers: ``evolve(n_workers=...)``.
         max_concurrency: ``evolve(max_concurrency=...)``.
@@ -76,6 +106,7 @@ class EngineWorkload:
     held_out_always: int | None = None
     held_out_never: int | None = None
     regressions: int = 0
+    victim_weight: int = 1
     patch_failures: int = 1
     graded: bool = False
     workers: int = 2
@@ -93,9 +124,15 @@ class EngineWorkload:
         """The score that counts as a pass, in the engine and in the samplers."""
         return GRADED_THRESHOLD if self.graded else 0.999
 
-    def evolve_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``evolve()`` besides tasks, reward, agent and sampler."""
-        return {
+    def evolve_options(self, asynchronous: bool = False) -> dict[str, Any]:
+        """Keyword arguments for ``evolve()`` besides tasks, reward, agent and sampler.
+
+        With ``asynchronous``, the run goes by ``evolve(asynchronous=True)``, which has no
+        rounds: its budget is the same ``budget`` rollouts, with no time limit, and
+        ``workers`` rollouts in flight on data-parallel shards (the async runtime has no
+        ``max_concurrency`` and no shared shard).
+        """
+        options: dict[str, Any] = {
             "rounds": self.rounds,
             "n_workers": self.workers,
             "max_concurrency": self.max_concurrency,
@@ -105,6 +142,27 @@ class EngineWorkload:
             # scores, commits and calls (checked on every workload, seeds 0-1).
             "eval_concurrency": 1,
         }
+        if asynchronous:
+            # Without max_seconds the async path stops after 20 s, and it reads rounds as
+            # a rollout budget unless max_rollouts says so outright.
+            del options["max_concurrency"]
+            options.update(asynchronous=True, max_rollouts=self.budget, max_seconds=3600.0)
+        elif self.shared_shard:
+            options["parallel"] = SharedShard()
+        return options
+
+
+@attrs.frozen
+class SharedShard:
+    """A parallel strategy that hands every worker the whole train list (a shared shard)."""
+
+    name: str = "shared"
+
+    def plan(self, n_workers: int, round_index: int, keys: Sequence[str]) -> list[Any]:
+        """One work unit per worker, each holding every key."""
+        from agentdescent.parallel import WorkUnit
+
+        return [WorkUnit(worker=i, keys=list(keys)) for i in range(n_workers)]
 
 
 @attrs.frozen
@@ -113,7 +171,7 @@ class _Task:
 
     id: str
     kind: str  # lesson, always, never, victim
-    rule: str | None = None
+    rule: str | None = None  # a lesson's rule, a victim's patch
     failures_needed: int = 1
     luck: float = 0.0
     breaks: str | None = None  # the victim this lesson's rule breaks
@@ -164,7 +222,7 @@ def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]
     for i in range(workload.lessons):
         victim = f"victim{breakers.index(i)}" if i in breakers else None
         # Bracketed, so no rule's text contains another's ("rule 1" is in "rule 10").
-        rule = f"[rule {i}]" + (f" (it breaks {victim})" if victim else "")
+        rule = f"[rule {i}]" + (f" {_breaks(victim)}" if victim else "")
         train.append(
             _Task(
                 f"lesson{i}-train",
@@ -176,11 +234,11 @@ def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]
             )
         )
         held.append(_Task(f"lesson{i}-held-out", "lesson", rule, breaks=victim,
-                          weight=2 if victim else 1))  # fmt: skip
+                          weight=workload.victim_weight + 1 if victim else 1))  # fmt: skip
     for v in range(workload.regressions):
-        patch = f"[patch for victim{v}]"
+        patch = _patch(f"victim{v}")
         train.append(_Task(f"victim{v}-train", "victim", patch, workload.patch_failures))
-        held.append(_Task(f"victim{v}-held-out", "victim", patch))
+        held.append(_Task(f"victim{v}-held-out", "victim", patch, weight=workload.victim_weight))
     for split, always, never in (
         (train, workload.always, workload.never),
         (
@@ -190,7 +248,8 @@ def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]
         ),
     ):
         side = "train" if split is train else "held-out"
-        split += [_Task(f"always{i}-{side}", "always") for i in range(always)]
+        split += [_Task(f"always{i}-{side}", "always", failures_needed=workload.patch_failures)
+                  for i in range(always)]  # fmt: skip
         split += [_Task(f"never{i}-{side}", "never") for i in range(never)]
     rng.shuffle(train)
     rng.shuffle(held)
@@ -208,15 +267,44 @@ def _band(graded: bool, passed: bool, task_id: str, *jitter: object) -> float:
     return min(high if passed else GRADED_THRESHOLD - 0.01, max(low, base))
 
 
+def _stem(task_id: str) -> str:
+    """The task a copy belongs to: ``victim0`` for ``victim0-train`` and ``victim0-held-out#1``."""
+    return task_id.split("-")[0]
+
+
+def _patch(stem: str) -> str:
+    """The patch that mends ``stem`` after a rule broke it (bracketed, as every rule is)."""
+    return f"[patch for {stem}]"
+
+
+def _breaks(stem: str) -> str:
+    """What a rule that breaks ``stem`` says; no marker contains another's."""
+    return f"(it breaks {stem})"
+
+
 class SimulatedReflector:
     """Answers with the playbook, and finds a task's rule only on its ``k``-th failure.
 
-    Thread-safe: the engine scores held-out tasks and runs workers on thread pools.
+    What it proposes on the other failures depends on ``style``, one of :data:`REFLECTORS`
+    (see the module docstring). Thread-safe: the engine scores held-out tasks and runs
+    workers on thread pools.
     """
 
-    def __init__(self, seed: int, by_id: dict[str, _Task]) -> None:
+    def __init__(
+        self,
+        seed: int,
+        by_id: dict[str, _Task],
+        style: str = REFLECTORS[0],
+        wrong_targets: tuple[str, ...] = (),
+    ) -> None:
+        if style not in REFLECTORS:
+            raise ValueError(
+                f"unknown reflector {style!r}; expected one of {', '.join(REFLECTORS)}"
+            )
         self.seed = seed
         self.by_id = by_id
+        self.style = style
+        self.wrong_targets = wrong_targets
         self.solves: dict[str, int] = {}
         self.failures: dict[str, int] = {}
         self.playbook = ""
@@ -234,29 +322,59 @@ class SimulatedReflector:
         return f"{rendered}\nattempt {attempt}"
 
     def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
-        """Return the task's rule on every ``k``-th failure, else nothing."""
+        """Return the task's fix on every ``k``-th failure, else what ``style`` says."""
         plan = self.by_id[task.id]
-        if plan.rule is None or not task.id.endswith("-train"):
+        if not task.id.endswith("-train"):
             return None
         with self.lock:
             failed = self.failures[task.id] = self.failures.get(task.id, 0) + 1
-        return plan.rule if failed % plan.failures_needed == 0 else None
+        fix = self.fix(plan)
+        if fix is not None and failed % plan.failures_needed == 0:
+            return fix
+        if self.style == "silent":
+            return None
+        if (
+            self.style == "llm-like-wrong"
+            and self.wrong_targets
+            and unit(self.seed, "wrong", task.id, failed) < WRONG_SHARE
+        ):
+            pick = unit(self.seed, "target", task.id, failed) * len(self.wrong_targets)
+            return f"[wrong rule {task.id} {failed}] {_breaks(self.wrong_targets[int(pick)])}"
+        return f"[note {task.id} {failed}]"
+
+    def fix(self, plan: _Task) -> str | None:
+        """What mends ``plan``'s task: a lesson's rule, a victim's patch, or, when this
+        reflector writes wrong rules, the patch of an always-pass task one of them broke."""
+        if plan.kind == "always" and self.style == "llm-like-wrong":
+            return _patch(_stem(plan.id))
+        return plan.rule
 
 
-def passes(plan: _Task, output: str, by_victim_rules: dict[str, str]) -> bool:
-    """Whether a task passes with ``output`` (the rendered playbook, maybe lucky)."""
-    if plan.kind == "always":
-        return True
+def passes(plan: _Task, output: str) -> bool:
+    """Whether a task passes with ``output`` (the rendered playbook, maybe lucky).
+
+    An always-pass task or a victim fails while a rule that breaks it is in ``output`` and
+    its patch is not; a note never changes the answer.
+    """
     if plan.kind == "never":
         return False
-    if plan.kind == "victim":
-        breaker = by_victim_rules[plan.id.split("-")[0]]
-        return breaker not in output or (plan.rule or "") in output
-    return (plan.rule or "") in output or LUCKY in output
+    if plan.kind == "lesson":
+        return (plan.rule or "") in output or LUCKY in output
+    stem = _stem(plan.id)
+    return _breaks(stem) not in output or _patch(stem) in output
 
 
-def build(workload: EngineWorkload, seed: int) -> Built:
-    """Make the seeded task set, agent and reward of ``workload`` (imports agentdescent)."""
+def build(workload: EngineWorkload, seed: int, reflector: str = REFLECTORS[0]) -> Built:
+    """Make the seeded task set, agent and reward of ``workload`` (imports agentdescent).
+
+    Args:
+        workload: the make-up and run shape.
+        seed: fixes the task order, ``k`` values, luck and the wrong rules.
+        reflector: what the agent proposes on a failure, one of :data:`REFLECTORS`.
+
+    Raises:
+        ValueError: ``reflector`` is not one of :data:`REFLECTORS`.
+    """
     from agentdescent import Task
     from agentdescent.evolution import held_out_size
 
@@ -280,19 +398,23 @@ def build(workload: EngineWorkload, seed: int) -> Built:
         plan = by_id[task.id]
         attempt = output.rsplit("attempt ", 1)[-1] if task.id.endswith("-train") else None
         jitter = (seed, attempt) if attempt is not None else ()
-        return _band(graded, passes(plan, output, breaker_rule), task.id, *jitter)
+        return _band(graded, passes(plan, output), task.id, *jitter)
 
     every_rule = "\n".join(plan.rule or "" for plan in train)
 
     def held_reward(done: bool) -> float:
         text = every_rule if done else ""
-        scores = [_band(graded, passes(p, text, breaker_rule), t.id)
+        scores = [_band(graded, passes(p, text), t.id)
                   for t, p in zip(held_tasks, held_rows, strict=True)]  # fmt: skip
         return sum(scores) / len(scores)
 
     fixable = frozenset(plan.id for plan in train if plan.rule is not None)
+    # A wrong rule breaks an always-pass task that has a held-out twin to break with it.
+    twins = {_stem(plan.id) for plan in held if plan.kind == "always"}
+    targets = tuple(sorted({_stem(p.id) for p in train if p.kind == "always"} & twins))
+    agent = SimulatedReflector(seed, by_id, reflector, targets)
     return Built(
-        tasks, frac, SimulatedReflector(seed, by_id), reward, fixable,
+        tasks, frac, agent, reward, fixable,
         held_reward(False), held_reward(True), breaker_rule, seed, workload.solved_threshold,
     )  # fmt: skip
 
@@ -302,7 +424,7 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
     for workload in (
         EngineWorkload(
             name="lessons",
-            summary="6 lessons (k=1-3), 6 always-pass, 6 never-pass: the old engine_compare.py",
+            summary="6 lessons (k=1-3), 6 always-pass, 6 never-pass",
             lessons=6, always=6, never=6, rounds=40,
         ),
         EngineWorkload(
@@ -320,6 +442,11 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
             name="regressions",
             summary="3 of 8 rules break a passing task until its patch is found by re-testing it",
             lessons=8, regressions=3, always=10, never=8, rounds=60,
+        ),
+        EngineWorkload(
+            name="regressions-held-out",
+            summary="as regressions, held-out twins weighted 2 (a victim) and 3 (its breaker)",
+            lessons=8, regressions=3, victim_weight=2, always=10, never=8, rounds=60,
         ),
         EngineWorkload(
             name="concurrent",
