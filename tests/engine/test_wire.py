@@ -104,3 +104,47 @@ def test_your_on_round_still_runs_and_without_self_verify_the_gain_is_none(
     assert rounds == list(range(8))
     assert sampler.told
     assert {gain for _, gain, _ in sampler.told} == {None}
+
+
+def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> None:
+    from agentdescent_sampling import create
+
+    with pytest.raises(TypeError, match=r"'round-robin' has no evidence\(.*select fixable-first"):
+        wire(create("round-robin"))
+    with pytest.raises(TypeError, match="sets task_sampler itself"):
+        wire(Listening(), task_sampler=Listening())
+
+
+def test_on_the_asynchronous_path_your_on_round_is_passed_through_unchanged() -> None:
+    def mine(info: Any) -> None:
+        return None
+
+    assert wire(Listening(), asynchronous=True, on_round=mine)["on_round"] is mine
+    assert wire(Listening(), on_round=mine)["on_round"] is not mine  # wrapped, then called
+
+
+def test_the_cards_of_an_extra_artifact_are_not_the_samplers() -> None:
+    from agentdescent_sampling.wiring import EvidenceTap
+
+    told: list[tuple[Any, ...]] = []
+
+    class Card:
+        def __init__(self, target: str) -> None:
+            self.diff = type("Diff", (), {"diff_id": f"{target}:1", "target": target})()
+            self.trajectory_refs = [type("Task", (), {"id": "a"})()]
+            self.before_after_delta = 1.0
+
+    class Report:
+        def __init__(self, diff: Any) -> None:
+            self.candidate_diff, self.committed_version = diff, 2
+
+    class Recorder:
+        def evidence(self, *args: Any) -> None:
+            told.append(args)
+
+    tap = EvidenceTap(Recorder(), artifact_id="artifact")
+    for target in ("artifact", "extra"):
+        card = Card(target)
+        tap.shown(card.diff, [card])
+        tap.reported([Report(card.diff)])
+    assert told == [("a", 1.0, True)]
