@@ -30,13 +30,13 @@ if TYPE_CHECKING:
     from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
     from .records import PluginFailure, SamplerInfo
     from .registry import Registry, available, create, default_registry, register
-    from .rounds import on_round_for, propose_for
-    from .runspec import from_run_spec
+    from .runspec import evidence_acceptance, evidence_promotion, from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
     from .spec import SamplerSpec, parse_spec, spec_from_file
     from .state import StateError, Stateful, load_state, save_state
     from .sync import Synchronized, synchronized
+    from .wiring import wire
 
 __all__ = [
     "REQUIRED",
@@ -70,16 +70,17 @@ __all__ = [
     "check_score",
     "create",
     "default_registry",
+    "evidence_acceptance",
+    "evidence_promotion",
     "from_run_spec",
     "hookimpl",
     "load_state",
-    "on_round_for",
     "parse_spec",
-    "propose_for",
     "register",
     "save_state",
     "spec_from_file",
     "synchronized",
+    "wire",
 ]
 
 #: Where each public name lives, for the lazy imports below.
@@ -98,8 +99,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".protocol": ("SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"),
     ".records": ("PluginFailure", "SamplerInfo"),
     ".registry": ("Registry", "available", "create", "default_registry", "register"),
-    ".rounds": ("on_round_for", "propose_for"),
-    ".runspec": ("from_run_spec",),
+    ".runspec": ("evidence_acceptance", "evidence_promotion", "from_run_spec"),
     ".samplers.difficulty_weighted": ("DifficultyWeighted",),
     ".samplers.fixable_first": ("FixableFirst",),
     ".samplers.informative_band": ("InformativeBand",),
@@ -108,6 +108,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".spec": ("SamplerSpec", "parse_spec", "spec_from_file"),
     ".state": ("StateError", "Stateful", "load_state", "save_state"),
     ".sync": ("Synchronized", "synchronized"),
+    ".wiring": ("wire",),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -16,6 +16,7 @@ from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
 from .paramdoc import parameter_help
+from .records import WIRING
 from .registry import PluginFailure, SamplerInfo, available, default_registry
 from .scaffold import write_plugin
 from .spec import SamplerSpec, parse_spec
@@ -134,6 +135,12 @@ def _list(args: argparse.Namespace) -> int:
         for record in records
         if isinstance(record, PluginFailure) and record.status in ("failed", "conflict")
     ]
+    # A name two distributions provide: each is listed, as a conflict, and create() refuses it.
+    shared = [
+        record
+        for record in records
+        if isinstance(record, SamplerInfo) and record.status == "conflict"
+    ]
     if args.json:
         print(json.dumps([_record_json(record, args.tracebacks) for record in records], indent=2))
     else:
@@ -150,12 +157,12 @@ def _list(args: argparse.Namespace) -> int:
         if args.tracebacks:
             for failure in failures:
                 print(f"\n{_failure_title(failure)}\n{_traceback(failure)}", end="")
-        elif failures:
+        elif failures or shared:
             print(
-                f"\n{len(failures)} plugin(s) failed or conflict; "
+                f"\n{len(failures) + len(shared)} plugin(s) failed or conflict; "
                 f"'agentdescent-sampling list --tracebacks' prints each whole error."
             )
-    return 1 if args.strict and failures else 0
+    return 1 if args.strict and (failures or shared) else 0
 
 
 def _record_json(record: SamplerInfo | PluginFailure, tracebacks: bool) -> dict[str, Any]:
@@ -185,6 +192,7 @@ def _show(args: argparse.Namespace) -> int:
     meanings = parameter_help(info.factory)
     if args.json:
         data = info.to_dict()
+        data["wiring"] = list(info.wiring)
         for parameter in data["parameters"]:
             parameter["help"] = meanings.get(parameter["name"], "")
         print(json.dumps(data, indent=2))
@@ -197,6 +205,15 @@ def _show(args: argparse.Namespace) -> int:
     ]
     if info.synchronized:
         lines.append("  threads:     declares thread_safe = False; wrapped in synchronized()")
+    if info.wiring:
+        told = _and([WIRING[method] for method in info.wiring])
+        wiring = (
+            f"wiring:      opt-in: it can be told {told}; wire it with "
+            f"agentdescent_sampling.wire(sampler, **your_evolve_kwargs)"
+        )
+        lines += textwrap.wrap(wiring, width=100, initial_indent="  ", subsequent_indent=" " * 15)
+    elif info.form == "built-in":
+        lines.append("  wiring:      none: it needs only pick() and record()")
     lines.append("  parameters:" + ("" if info.signature.parameters else " none"))
     for parameter in info.signature.parameters:
         default = "(required)" if parameter.required else f"= {parameter.default!r}"
@@ -208,6 +225,10 @@ def _show(args: argparse.Namespace) -> int:
         lines.append("    **kwargs (any other keyword)")
     print("\n".join(line for line in lines if line))
     return 0
+
+
+def _and(items: Sequence[str]) -> str:
+    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]]))
 
 
 def _wrapped(text: str, indent: int, width: int = 100) -> list[str]:

@@ -161,6 +161,18 @@ class Plugins:
         """Import every plugin that may load."""
         self._load(list(self._scanned()))
 
+    def unloaded_names(self) -> dict[str, list[str]]:
+        """Normalized name -> the names of the class-form entry points not imported yet.
+
+        Read from metadata alone, so that a message can list and suggest them without
+        importing any.
+        """
+        names: dict[str, list[str]] = {}
+        for ep in self._scanned():
+            if ep.form == "class":
+                names.setdefault(normalize(ep.name), []).append(ep.name)
+        return names
+
     def add(self, info: SamplerInfo) -> None:
         """Make ``info`` selectable by each of its names."""
         for key in info.keys:

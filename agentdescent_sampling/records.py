@@ -6,6 +6,7 @@ them; creating a built-in imports none of this.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -14,11 +15,16 @@ import attrs
 from .params import Signature
 from .policy import normalize
 
-__all__ = ["Form", "PluginFailure", "Record", "SamplerInfo", "summary"]
+__all__ = ["WIRING", "Form", "PluginFailure", "Record", "SamplerInfo", "summary"]
 
 #: Where a sampler comes from: this package, an entry point of either form, or
 #: :func:`~agentdescent_sampling.registry.register`.
 Form = Literal["built-in", "class", "hook", "in-process"]
+#: The opt-in methods through which a sampler is told more than outcomes, and what each tells.
+WIRING = {
+    "evidence": "each evidence card's self-verify gain and whether it was committed (evidence)",
+    "end_round": "each round's commit count (end_round)",
+}
 
 
 @attrs.frozen
@@ -43,6 +49,17 @@ class SamplerInfo:
     def keys(self) -> set[str]:
         """Every normalized name that selects it."""
         return {normalize(each) for each in (self.name, *self.aliases)}
+
+    @property
+    def wiring(self) -> tuple[str, ...]:
+        """The :data:`WIRING` methods its class has, read without running plugin code."""
+        if not inspect.isclass(self.factory):
+            return ()
+        return tuple(
+            method
+            for method in WIRING
+            if callable(inspect.getattr_static(self.factory, method, None))
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record, the shape ``list --json`` prints."""

@@ -323,12 +323,18 @@ class Registry:
             return
         problems = [f for f in self._plugins.failures if f.status != "disabled"]
         if problems:
-            first = problems[0]
+            by_entry_point: dict[str, list[PluginFailure]] = {}
+            for failure in problems:  # 500 failed registrations of one hook are one line
+                by_entry_point.setdefault(failure.where, []).append(failure)
+            named = "".join(
+                f"\n- {where}: {_sentence(failures[0].message[:200])}"
+                + (f" And {len(failures) - 1} more like it." if len(failures) > 1 else "")
+                for where, failures in by_entry_point.items()
+            )
             raise PluginLoadError(
-                f"{len(problems)} plugin problem(s), and {STRICT_ENV} makes them errors. The "
-                f"first: {first.where}: {_sentence(first.message)} Fix or uninstall it, or "
-                f"unset {STRICT_ENV}"
-            ) from first.error
+                f"{len(problems)} plugin problem(s), and {STRICT_ENV} makes them errors:{named}"
+                f"\nFix or uninstall them, or unset {STRICT_ENV}"
+            ) from problems[0].error
 
     # -- lookup -----------------------------------------------------------------------
 
@@ -340,9 +346,16 @@ class Registry:
         ]
 
     def _usable(self) -> dict[str, str]:
-        """Each name that selects exactly one sampler, mapped to that sampler's name."""
-        samplers = self._plugins.samplers
-        usable = {key: found[0].name for key, found in samplers.items() if len(found) == 1}
+        """Each name that selects exactly one sampler, mapped to that sampler's name.
+
+        Class-form entry points not imported yet count by the name their metadata gives.
+        """
+        found: dict[str, list[str]] = {
+            key: [info.name for info in infos] for key, infos in self._plugins.samplers.items()
+        }
+        for key, names in self._plugins.unloaded_names().items():
+            found.setdefault(key, []).extend(names)
+        usable = {key: names[0] for key, names in found.items() if len(names) == 1}
         for builtin in BUILTINS:
             if not self.policy.disabled_builtin(builtin):
                 usable.update(dict.fromkeys(builtin.keys, builtin.name))

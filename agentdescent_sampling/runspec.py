@@ -1,4 +1,4 @@
-"""The ``policies.task_sampler`` entry point for agentdescent's run specs.
+"""The ``policies`` entry points for agentdescent's run specs: the sampler, and the evidence.
 
 A run spec names a sampler with a ref the engine resolves inside the spec's ``allow``
 list and calls with the ref's other keys::
@@ -12,11 +12,22 @@ list and calls with the ref's other keys::
 spec error: an unknown name (a ``LookupError``) would reach the user as a traceback.
 And ``agentdescent resume`` runs in the run's directory while ``agentdescent evolve``
 runs where it was typed, so a relative path would name two different files.
+
+To give the sampler the engine's evidence, as :func:`~agentdescent_sampling.wire` does in
+Python, name the acceptance and promotion slots too, all three with one ``link``::
+
+    "policies": {
+      "task_sampler": {"ref": "agentdescent_sampling:from_run_spec",
+                       "spec": "fixable-first", "link": "main"},
+      "acceptance": {"ref": "agentdescent_sampling:evidence_acceptance", "link": "main"},
+      "promotion": {"ref": "agentdescent_sampling:evidence_promotion", "link": "main"}
+    }
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,8 +36,12 @@ from .errors import InvalidSamplerConfig, SamplerError
 from .protocol import TaskSampler, short_repr
 from .registry import create
 from .spec import SpecLike, spec_from_file
+from .wiring import EvidenceAcceptance, EvidencePromotion, EvidenceTap
 
-__all__ = ["from_run_spec"]
+__all__ = ["evidence_acceptance", "evidence_promotion", "from_run_spec"]
+
+#: One tap per ``link`` name: the three refs of a spec are resolved apart, in any order.
+_TAPS: dict[str, EvidenceTap] = {}
 
 
 def from_run_spec(
@@ -35,6 +50,7 @@ def from_run_spec(
     file: str | None = None,
     key: str = "task_sampler",
     state: str | None = None,
+    link: str | None = None,
 ) -> TaskSampler:
     """Build the sampler a run spec's ``policies.task_sampler`` ref names.
 
@@ -46,6 +62,8 @@ def from_run_spec(
         key: the (dotted) key ``file`` holds the spec under.
         state: a state file that keeps the sampler's statistics across a stop and
             ``agentdescent resume``; an absolute path or one starting with ``~``.
+        link: a name that :func:`evidence_acceptance` and :func:`evidence_promotion`
+            refs also give, so the engine's evidence reaches this sampler.
 
     Raises:
         InvalidSamplerConfig: neither or both of ``spec`` and ``file``, a relative path,
@@ -62,11 +80,70 @@ def from_run_spec(
     try:
         if spec is None:  # then file is not None
             spec = spec_from_file(_absolute(file, "file"), key)
-        return create(spec, state=None if state is None else _absolute(state, "state"))
+        sampler = create(spec, state=None if state is None else _absolute(state, "state"))
     except SamplerError as error:
         if isinstance(error, ValueError):
             raise
         raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
+    if link is not None:
+        try:
+            _tap(link).attach(sampler)
+        except TypeError as error:
+            raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
+    if state is not None:
+        from .durable import DurableSampler  # only a sampler with a state file is one
+
+        if isinstance(sampler, DurableSampler) and sampler.records:
+            # A run spec names one state path for every run made from it: say so when a run
+            # takes up earlier records, which a fresh run would not want.
+            print(
+                f"agentdescent-sampling: continuing {sampler.records} records from {sampler.path} "
+                f"(a fresh run needs its own state path, or that file deleted)",
+                file=sys.stderr,
+            )
+    return sampler
+
+
+def evidence_acceptance(link: str, self_verify: bool = True) -> EvidenceAcceptance:
+    """The ``policies.acceptance`` of a run spec: the engine's own rule, telling the sampler
+    whose ``policies.task_sampler`` has the same ``link`` which cards each candidate holds.
+
+    Args:
+        link: the name the three refs share.
+        self_verify: ``false`` when the spec turns self-verify off (the directory kinds do
+            by default; ``"evolve": {"self_verify": true}`` turns it on), so the sampler is
+            not told a gain the engine never measured.
+
+    Raises:
+        InvalidSamplerConfig: ``link`` is not a name, or ``self_verify`` not a bool.
+    """
+    if not isinstance(self_verify, bool):
+        raise InvalidSamplerConfig(
+            f"policies.acceptance: 'self_verify' must be true or false, as the spec's "
+            f"evolve.self_verify is; got {short_repr(self_verify)}"
+        )
+    tap = _tap(link, "acceptance")
+    tap.self_verify = self_verify
+    return tap.acceptance()
+
+
+def evidence_promotion(link: str) -> EvidencePromotion:
+    """The ``policies.promotion`` of a run spec: the engine's own rule, telling the sampler
+    whose ``policies.task_sampler`` has the same ``link`` what each merge decided.
+
+    Raises:
+        InvalidSamplerConfig: ``link`` is not a name.
+    """
+    return _tap(link, "promotion").promotion()
+
+
+def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
+    if not (isinstance(link, str) and link.isidentifier()):
+        raise InvalidSamplerConfig(
+            f"policies.{slot}: 'link' must be a short name shared by the task_sampler, "
+            f'acceptance and promotion refs, such as "main"; got {short_repr(link)}'
+        )
+    return _TAPS.setdefault(link, EvidenceTap())
 
 
 def _absolute(path: object, field: str) -> Path:

@@ -224,8 +224,11 @@ _README = """\
     # {distribution}
 
     The `{name}` task sampler for [agentdescent](https://pypi.org/project/agentdescent/)'s
-    `evolve()`, as a plugin for
-    [agentdescent-sampling](https://pypi.org/project/agentdescent-sampling/) ({form} form).
+    `evolve()`, as a plugin for agentdescent-sampling ({form} form).
+
+    agentdescent-sampling is not on PyPI yet: install it from a clone of its repository
+    first (`python -m pip install -e ".[engine]"` in the clone also brings the engine,
+    `agentdescent==0.7.0`), then this plugin:
 
     ```bash
     python -m pip install -e ".[test]"

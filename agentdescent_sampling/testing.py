@@ -106,7 +106,7 @@ def check_sampler(
     Returns:
         A report listing every violation, not just the first.
     """
-    factory, label, takes_seed = _resolve(factory_or_name, registry, params)
+    factory, label, takes_seed, builtin = _resolve(factory_or_name, registry, params)
     violations: list[Violation] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
@@ -117,12 +117,15 @@ def check_sampler(
             violations.append(Violation(name, f"raised {type(error).__name__}: {error}"))
         if check is _check_protocol and violations:
             return ConformanceReport(label, names[:1], tuple(violations))
-    return ConformanceReport(label, names, tuple(violations), _notes(factory, params, label))
+    # A built-in's records under threads are this package's own tests' business, not its user's.
+    notes = () if builtin else _notes(factory, params, label)
+    return ConformanceReport(label, names, tuple(violations), notes)
 
 
 def _resolve(
     factory_or_name: Factory | str, registry: Registry | None, params: dict[str, Any]
-) -> tuple[Factory, str, bool]:
+) -> tuple[Factory, str, bool, bool]:
+    """The factory to check, its label, whether it takes a seed, and whether it is a built-in."""
     if isinstance(factory_or_name, str):
         spec = parse_spec(factory_or_name)
         chosen = registry or default_registry()
@@ -133,12 +136,12 @@ def _resolve(
             return chosen.create(SamplerSpec(info.name, given, info.distribution))
 
         parameters = {parameter.name for parameter in info.signature.parameters}
-        return build, info.name, "seed" in parameters
+        return build, info.name, "seed" in parameters, info.form == "built-in"
     parameters = {parameter.name for parameter in signature_of(factory_or_name).parameters}
     label = getattr(factory_or_name, "name", None) or getattr(
         factory_or_name, "__name__", repr(factory_or_name)
     )
-    return factory_or_name, str(label), "seed" in parameters
+    return factory_or_name, str(label), "seed" in parameters, False
 
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:

@@ -3,30 +3,28 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
-        [--on-round] [--proposals] [--reflector {llm-like,silent,llm-like-wrong}]
+        [--wired] [--reflector {llm-like,silent,llm-like-wrong}]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
 hopeless task seen for the first time, a hopeless task's later failures, a lesson's failures, a
 pass that confirmed a fix (or a lucky one), a re-test of a solved task, a regression victim.
-Prints the mean count per run of each. ``--on-round`` tells the sampler each round's commits
-(``on_round_for``), as the bench's ``+ on_round`` rows do; ``--proposals`` also tells it each
-failure's proposal (``propose_for``), as the ``+ proposals`` rows do.
+Prints the mean count per run of each. ``--wired`` hands the sampler the engine's evidence
+(``wire()``), as the bench's ``+ wired`` rows do.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentdescent_sampling import (
     InvalidSamplerConfig,
     TaskSampler,
     create,
-    on_round_for,
-    propose_for,
+    wire,
 )
 from agentdescent_sampling.bench.engine.run import run_engine
 from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, REFLECTORS, Built
@@ -79,18 +77,12 @@ def main() -> None:
     parser.add_argument("--sampler", default="fixable-first")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
-    parser.add_argument("--on-round", action="store_true", help="tell it each round's commits")
-    parser.add_argument(
-        "--proposals", action="store_true", help="tell it each failure's proposal and the commits"
-    )
+    parser.add_argument("--wired", action="store_true", help="hand it the engine's evidence")
     args = parser.parse_args()
-    commits = args.on_round or args.proposals
 
-    def wiring(spy: Any, built: Built) -> dict[str, Any]:  # spy: the Spy the run is handed
-        told: dict[str, Any] = {"on_round": on_round_for(spy.sampler)} if commits else {}
-        if args.proposals:
-            told["propose"] = propose_for(spy.sampler, built.agent.propose)
-        return told
+    def wiring(spy: Any, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
+        # spy: the Spy the run is handed; it records, and wire() tells the sampler inside it.
+        return {**wire(spy.sampler), "task_sampler": spy} if args.wired else {}
 
     workload = ENGINE_WORKLOADS[args.workload]
     totals: Counter[str] = Counter()
@@ -115,7 +107,7 @@ def main() -> None:
             totals[kind_of_rollout(plan, passed, seen[task_id], failed[task_id])] += 1
             seen[task_id] += 1
             failed[task_id] += not passed
-    label = args.sampler + (" + proposals" if args.proposals else " + on_round" if commits else "")
+    label = args.sampler + (" + wired" if args.wired else "")
     print(f"{label} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
           f"before 75% of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
     for kind, count in sorted(totals.items()):

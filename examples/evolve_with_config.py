@@ -4,13 +4,14 @@ Usage::
 
     python -m pip install '.[engine]'                      # in a clone of this repository
     python examples/evolve_with_config.py                  # uses evolve_with_config.toml
-    python examples/evolve_with_config.py other.toml       # any file with a [task_sampler] table
-    python examples/evolve_with_config.py fixable.toml --tell  # and tell it proposals and commits
+    python examples/evolve_with_config.py examples/fixable_first.toml         # any such TOML file
+    python examples/evolve_with_config.py examples/fixable_first.toml --tell  # and tell it more
 
 The toy task set needs no model: an answer passes once the playbook holds the rule its
 task needs, and the agent proposes that rule when a task fails. One task passes
 whatever the playbook says and one never does: rollouts spent on those two teach
-nothing. The counts printed at the end show where the configured sampler spent them.
+nothing. The counts printed at the end show where the configured sampler spent them,
+and the last line how many rollouts it took to reach the best held-out reward there is.
 """
 
 from __future__ import annotations
@@ -22,16 +23,16 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from agentdescent import Task, evolve
+from agentdescent import RoundInfo, Task, evolve
 
 from agentdescent_sampling import (
     SamplerError,
     TaskSampler,
     create,
-    on_round_for,
-    propose_for,
     spec_from_file,
+    wire,
 )
 
 CONFIG = Path(__file__).with_name("evolve_with_config.toml")
@@ -75,6 +76,20 @@ class RolloutTally:
         self.sampler.record(task_id, score)
 
 
+class HeldOutWatch:
+    """An ``on_round`` callback: the rollouts spent when the held-out reward first hit a target."""
+
+    def __init__(self, tally: RolloutTally, target: float) -> None:
+        self.tally = tally
+        self.target = target
+        self.reached: int | None = None
+
+    def __call__(self, info: RoundInfo) -> None:
+        """Note the rollouts so far, the first round the held-out reward reaches the target."""
+        if self.reached is None and info.held_out_reward >= self.target:
+            self.reached = sum(self.tally.rollouts.values())
+
+
 def reward(task: Task, output: str) -> float:
     """1.0 when the task's rule is in the answer, or for the task that always passes."""
     rule = task.meta.get("rule")
@@ -94,13 +109,20 @@ def toy_tasks(split: str) -> list[Task]:
     return tasks
 
 
-def report(tally: RolloutTally, train: list[Task], baseline: float, final: float) -> None:
-    """Print the rollouts per train task and the held-out reward before and after."""
-    print(f"rollouts per task ({sum(tally.rollouts.values())} in total):")
+def report(watch: HeldOutWatch, train: list[Task], baseline: float, final: float) -> None:
+    """Print the rollouts per train task, the held-out reward before and after, and when the
+    held-out reward reached its target."""
+    spent = sum(watch.tally.rollouts.values())
+    print(f"rollouts per task ({spent} in total):")
     for task in train:
-        count = tally.rollouts[task.id]
+        count = watch.tally.rollouts[task.id]
         print(f"  {task.id:<16} {count:>3}  {'#' * count}")
     print(f"held-out reward: {baseline:.2f} with an empty playbook, {final:.2f} after evolve()")
+    heading = f"held-out target {watch.target:.2f} (every rule):"
+    if watch.reached is None:
+        print(f"{heading} not reached in {spent} rollouts")
+    else:
+        print(f"{heading} reached after {watch.reached} rollouts")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,38 +132,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tell",
         action="store_true",
-        help="also tell the sampler each failure's proposal and each round's commits "
-        "(propose_for and on_round_for; fixable-first uses them)",
+        help="also tell the sampler the engine's evidence: each proposal's self-verify "
+        "gain and whether it was committed (wire(); fixable-first uses it)",
     )
     args = parser.parse_args(argv)
     agent = RuleAgent()
+    train, held_out = toy_tasks("train"), toy_tasks("held-out")
+    every_rule = "\n".join(RULES.values())
+    target = sum(reward(task, every_rule) for task in held_out) / len(held_out)
     try:
         spec = spec_from_file(args.config)
         sampler = create(spec)
-        told = (
-            {"propose": propose_for(sampler, agent.propose), "on_round": on_round_for(sampler)}
-            if args.tell
-            else {}
-        )
+        watch = HeldOutWatch(RolloutTally(sampler), target)
+        told: dict[str, Any] = wire(sampler, on_round=watch) if args.tell else {"on_round": watch}
     except (SamplerError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"task sampler: {spec} (from {args.config})" + (", told" if told else ""))
+    print(f"task sampler: {spec} (from {args.config})" + (", told" if args.tell else ""))
 
-    train, held_out = toy_tasks("train"), toy_tasks("held-out")
-    tally = RolloutTally(sampler)
     result = evolve(
         train + held_out,
         reward,
         agent=agent,
-        task_sampler=tally,
         rounds=6,
         n_workers=2,
         held_out_frac=0.5,  # the second half of the list is held out
-        **told,
+        **{**told, "task_sampler": watch.tally},
     )
     baseline = sum(reward(task, "") for task in held_out) / len(held_out)
-    report(tally, train, baseline, result.final_reward)
+    report(watch, train, baseline, result.final_reward)
     return 0
 
 

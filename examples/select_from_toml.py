@@ -3,7 +3,8 @@
     python examples/select_from_toml.py examples/hardest_first.toml
 
 Rolls out a toy shard of six tasks for 24 rollouts (no engine, no model: each task
-has a fixed score) and prints where the sampler spent them.
+has a fixed score) and prints where the sampler spent them. A sampler that is not
+installed, or a config that is wrong, ends it with one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -13,14 +14,19 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from agentdescent_sampling import create, spec_from_file
+from agentdescent_sampling import SamplerError, create, spec_from_file
 
 SCORES = {"easy-1": 1.0, "easy-2": 1.0, "mid-1": 0.6, "mid-2": 0.4, "hard-1": 0.1, "hard-2": 0.0}
 
 
-def main(config: Path) -> None:
-    spec = spec_from_file(config)
-    sampler = create(spec)
+def main(config: Path) -> int:
+    """Run the example; return the process exit status."""
+    try:
+        spec = spec_from_file(config)
+        sampler = create(spec)
+    except SamplerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     keys = list(SCORES)
     spent: Counter[str] = Counter()
     for round_index in range(24):
@@ -30,9 +36,11 @@ def main(config: Path) -> None:
     print(f"{spec} -> {sampler!r}")
     for task in keys:
         print(f"  {task:<7} score {SCORES[task]:.1f}  rollouts {spent[task]:>2}")
+    return 0
 
 
 if __name__ == "__main__":
     # End quietly when the reader of a pipe stops early (`... | head -1`), as Unix tools do.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("hardest_first.toml")))
+    default = Path(__file__).with_name("hardest_first.toml")
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else default))

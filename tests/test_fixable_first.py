@@ -148,6 +148,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         ),
         lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if not row[0]),
         lambda s: s["credit"].update(dict.fromkeys(s["no_commit"], 0.5)),
+        lambda s: s.update(evidenced=1),
     ],
     ids=[
         "streak",
@@ -170,6 +171,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "no-commit-on-a-fixed-task",
         "no-commit-on-a-task-that-never-failed",
         "no-commit-on-a-credited-task",
+        "evidenced-not-a-bool",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -299,54 +301,79 @@ def test_commit_credits_are_those_of_counting_every_outcome_of_the_round(seed: i
     assert _credits(chances, commits) == pytest.approx([w / total for w in weights])
 
 
-def test_a_failure_that_proposed_a_change_waits_behind_one_that_proposed_nothing() -> None:
+def test_once_a_card_has_arrived_the_commit_counts_are_not_used() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    assert sampler.pick(["a", "b"], 1) == "a"  # untold: the one picked least recently
+    sampler.evidence("a", 1.0, True)
+    credit = sampler.state_dict()["credit"]
+    sampler.end_round(1)  # b's card may come a round late: the count says nothing of it
+    assert sampler.state_dict()["credit"] == credit
+    assert "b" not in sampler.state_dict()["no_commit"]
+
+
+def test_a_committed_fix_that_self_verify_passed_is_set_aside() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    sampler.reflected("a", True)  # a's failure probably fixed it
-    sampler.reflected("b", False)
-    assert sampler.state_dict()["credit"] == {"a": 0.9}
-    assert sampler.state_dict()["no_commit"] == ["b"]
+    sampler.evidence("a", 1.0, True)  # a's proposal passed its re-run and was committed
+    assert 0.5 < sampler.state_dict()["credit"]["a"] <= 0.9
     assert sampler.pick(["a", "b"], 1) == "b"
-    sampler.record("b", 1.0)  # b's failure proposed nothing, so this pass is luck
-    assert sampler.state_dict()["tasks"]["b"][3] == 1  # mixed: kept in play, not fixed
 
 
-def test_a_rounds_commits_are_shared_only_among_the_failures_that_proposed() -> None:
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0), ("c", 0.0)])
-    sampler.reflected("a", False)
-    sampler.reflected("b", True)
-    sampler.reflected("c", True)
-    sampler.end_round(1)  # one commit, from b or c (or both, fused)
-    credit = sampler.state_dict()["credit"]
-    assert credit == {"b": 0.9, "c": 0.9}  # a committed proposal may still not fix its task
-    assert sampler.state_dict()["no_commit"] == ["a"]
+@pytest.mark.parametrize(
+    ("gain", "committed"),
+    [(0.0, True), (0.0, False), (1.0, False)],
+    ids=["a-note-that-rode-in-beside-a-fix", "a-refused-note", "a-refused-fix"],
+)
+def test_a_failure_whose_proposal_did_not_fix_it_keeps_its_task_in_play(
+    gain: float, committed: bool
+) -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    sampler.reflected("b", True)
-    sampler.end_round(1)  # a was not told of: it shares the commit by its chance, as untold
-    credit = sampler.state_dict()["credit"]
-    assert 0 < credit["a"] < 0.5 < credit["b"] == 0.9
-    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
-    sampler.reflected("b", True)
-    sampler.end_round(0)  # b's proposal was not committed: neither failure fixed anything
+    sampler.evidence("a", gain, committed)
     assert sampler.state_dict()["credit"] == {}
-    assert sampler.state_dict()["no_commit"] == ["a", "b"]
+    assert sampler.state_dict()["no_commit"] == ["a"]
+    sampler.record("a", 1.0)  # so a pass right after is luck
+    assert sampler.state_dict()["tasks"]["a"][3] == 1  # mixed: kept in play, not fixed
 
 
-def test_reflected_ignores_a_task_that_did_not_just_fail() -> None:
+def test_a_graded_gain_counts_as_a_fix_only_when_the_re_run_reaches_the_threshold() -> None:
+    sampler = outcomes(FixableFirst(pass_threshold=0.8), [("a", 0.5), ("b", 0.5)])
+    sampler.evidence("a", 0.2, True)  # 0.7: better, still failing
+    sampler.evidence("b", 0.3, True)  # 0.8: passes
+    assert set(sampler.state_dict()["credit"]) == {"b"}
+    assert sampler.state_dict()["no_commit"] == ["a"]
+
+
+def test_without_self_verify_a_commit_is_credited_by_the_failures_chance() -> None:
+    told = outcomes(FixableFirst(), [("a", 0.0)])
+    told.evidence("a", None, True)
+    verified = outcomes(FixableFirst(), [("a", 0.0)])
+    verified.evidence("a", 1.0, True)
+    assert 0 < told.state_dict()["credit"]["a"] < verified.state_dict()["credit"]["a"]
+
+
+def test_a_known_flaky_tasks_verified_fix_is_trusted_less_than_a_steady_tasks() -> None:
+    steady = outcomes(FixableFirst(), [("a", 0.0)])
+    flaky = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0), ("a", 1.0), ("a", 0.0)])
+    for sampler in (steady, flaky):
+        sampler.evidence("a", 1.0, True)
+    assert flaky.state_dict()["credit"]["a"] < steady.state_dict()["credit"]["a"]
+
+
+def test_evidence_ignores_a_task_that_did_not_just_fail() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0)])
     before = sampler.state_dict()
-    sampler.reflected("a", False)  # its last outcome is a pass
-    sampler.reflected("never-recorded", True)
-    assert sampler.state_dict() == before
+    sampler.evidence("a", 0.0, True)  # its last outcome is a pass
+    sampler.evidence("never-recorded", 1.0, True)
+    assert sampler.state_dict() == {**before, "evidenced": True}
 
 
-@pytest.mark.parametrize(("task_id", "proposed"), [("a", 1), ("a", None), ("a", "yes"), (3, True)])
-def test_reflected_refuses_a_bad_task_id_or_a_proposed_that_is_not_a_bool(
-    task_id: object, proposed: object
+@pytest.mark.parametrize(
+    ("task_id", "gain", "committed"),
+    [("a", 1.0, 1), ("a", "1", True), ("a", math.nan, True), ("a", True, True), (3, 1.0, True)],
+)
+def test_evidence_refuses_a_bad_task_id_gain_or_committed(
+    task_id: object, gain: object, committed: object
 ) -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0)])
     before = sampler.state_dict()
-    with pytest.raises(TypeError, match=r"fixable-first: reflected\(\) takes|task id"):
-        sampler.reflected(task_id, proposed)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"fixable-first: evidence\(\) takes|task id"):
+        sampler.evidence(task_id, gain, committed)  # type: ignore[arg-type]
     assert sampler.state_dict() == before

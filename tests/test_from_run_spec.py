@@ -82,3 +82,20 @@ def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
 
     with pytest.raises(StateError, match="holds the state of sampler 'informative-band'"):
         from_run_spec("difficulty-weighted", state=str(state))
+
+
+def test_a_state_file_with_records_is_announced_with_its_count_and_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "sampler.json"
+    first = from_run_spec("round-robin", state=str(state))
+    assert capsys.readouterr().err == ""  # a new file: nothing to continue
+    for _ in range(3):
+        first.record(first.pick(["a", "b"], 0), 1.0)
+
+    from_run_spec("round-robin", state=str(state))
+
+    assert capsys.readouterr().err == (
+        f"agentdescent-sampling: continuing 3 records from {state} "
+        f"(a fresh run needs its own state path, or that file deleted)\n"
+    )

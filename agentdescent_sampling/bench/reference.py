@@ -8,12 +8,19 @@ exactness tests compare the built-ins' grouped picks with: same picks, ties incl
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
-from ..protocol import SOLVED
+from ..protocol import SOLVED, check_keys, check_task_id
+from ..samplers.fixable_first import FixableFirst
 from ..samplers.informative_band import InformativeBand, _score
 
-__all__ = ["ReferenceDifficultyWeighted", "ReferenceInformativeBand", "ReferenceRoundRobin"]
+__all__ = [
+    "ReferenceDifficultyWeighted",
+    "ReferenceFixableFirst",
+    "ReferenceInformativeBand",
+    "ReferenceRoundRobin",
+]
 
 
 class ReferenceRoundRobin:
@@ -84,3 +91,27 @@ class ReferenceInformativeBand(InformativeBand):
             picked = free[scores.index(max(scores))]
             self._pending.add(picked, self._picks)
             return picked
+
+
+class ReferenceFixableFirst(FixableFirst):
+    """fixable-first as it picked before grouping: a loop that scores every key."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        keys = check_keys(keys)
+        operator.index(round_index)
+        for key in keys:
+            check_task_id(key)
+        with self._lock:
+            in_flight = self._pending.tasks(self._picks + 1)
+            value = self._values()
+            best, best_rank = keys[0], (-1.0, 1)
+            for key in [key for key in keys if key not in in_flight] or keys:
+                task = self._tasks.get(key)
+                rank = (value.of(task), -(-1 if task is None else task.last))
+                if rank > best_rank:
+                    best, best_rank = key, rank
+            self._picks += 1
+            if best in self._tasks:
+                self._tasks[best].last = self._picks
+            self._pending.add(best, self._picks)
+            return best

@@ -23,13 +23,20 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Callable, Collection, Hashable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from ..protocol import check_task_id
 
-__all__ = ["ShardIndex"]
+__all__ = ["ShardIndex", "cached", "first_entry", "remember"]
 
 S = TypeVar("S", bound=Hashable)
+
+
+class _Keyed(Protocol):
+    keys: list[str]
+
+
+K = TypeVar("K", bound=_Keyed)
 
 _CACHED_SHARDS = 8  # workers rotate through a few shards; keep an index for each
 
@@ -103,22 +110,69 @@ class _Shard(Generic[S]):
         """The smallest current position in the group, not in ``skip``."""
         ids, filed = self.shared.ids, self.shared.filed
         heap = self.heaps[signature]
-        held = []
-        found = None
-        while heap:
-            index = heap[0]
-            if filed[ids[self.keys[index]]] != signature:
-                heapq.heappop(heap)  # stale: the key moved to another group
-            elif index in skip:
-                held.append(heapq.heappop(heap))
-            else:
-                found = index
-                break
-        for index in held:
-            heapq.heappush(heap, index)
+        found = first_entry(
+            heap,
+            lambda index: filed[ids[self.keys[index]]] != signature,  # moved to another group
+            skip.__contains__,
+        )
         if not heap:
             del self.heaps[signature]
         return found
+
+
+def cached(shards: list[K], keys: Sequence[str]) -> tuple[list[str], K | None]:
+    """``keys`` as a list, and the shard of ``shards`` with exactly those keys, moved to the
+    front (most recently used first), or ``None``.
+
+    Raises:
+        TypeError: no shard has those keys, and one is not a string; nothing has changed then.
+    """
+    # Comparing lists runs in C and stops at the first difference; when the engine
+    # passes the same ids again it is mostly pointer comparisons. No hashing of the
+    # whole shard, which would cost as much as a comparison on every pick.
+    probe = keys if type(keys) is list else list(keys)
+    for position, shard in enumerate(shards):
+        if len(shard.keys) == len(probe) and shard.keys == probe:
+            if position:
+                shards.insert(0, shards.pop(position))
+            return probe, shard
+    # Checked before anything is stored: a shard with a non-string id leaves no trace.
+    if set(map(type, probe)) != {str}:
+        for key in probe:
+            check_task_id(key)
+    return probe, None
+
+
+def first_entry(
+    heap: list[int], stale: Callable[[int], bool], passed_over: Callable[[int], bool]
+) -> int | None:
+    """The least entry of ``heap`` that is neither stale nor passed over, or ``None``.
+
+    Stale entries above it are dropped from the heap; those passed over stay.
+    """
+    held = []
+    found = None
+    while heap:
+        entry = heap[0]
+        if stale(entry):
+            heapq.heappop(heap)
+        elif passed_over(entry):
+            held.append(heapq.heappop(heap))
+        else:
+            found = entry
+            break
+    for entry in held:
+        heapq.heappush(heap, entry)
+    return found
+
+
+def remember(shards: list[K], shard: K) -> bool:
+    """Put ``shard`` first in ``shards``; whether the least recently used was dropped."""
+    shards.insert(0, shard)
+    if len(shards) <= _CACHED_SHARDS:
+        return False
+    del shards[_CACHED_SHARDS:]
+    return True
 
 
 class ShardIndex(Generic[S]):
@@ -142,23 +196,11 @@ class ShardIndex(Generic[S]):
         Raises:
             TypeError: a key is not a string; nothing has changed then.
         """
-        # Comparing lists runs in C and stops at the first difference; when the engine
-        # passes the same ids again it is mostly pointer comparisons. No hashing of the
-        # whole shard, which would cost as much as a comparison on every pick.
-        probe = keys if type(keys) is list else list(keys)
-        for position, shard in enumerate(self._shards):
-            if len(shard.keys) == len(probe) and shard.keys == probe:
-                if position:
-                    self._shards.insert(0, self._shards.pop(position))
-                return shard
-        # Checked before anything is stored: a shard with a non-string id leaves no trace.
-        if set(map(type, probe)) != {str}:
-            for key in probe:
-                check_task_id(key)
+        probe, found = cached(self._shards, keys)
+        if found is not None:
+            return found
         shard = _Shard(list(probe), self._shared, self._signature)
-        self._shards.insert(0, shard)
-        if len(self._shards) > _CACHED_SHARDS:
-            del self._shards[_CACHED_SHARDS:]
+        if remember(self._shards, shard):
             self._forget_unused_keys()
         return shard
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import threading
 from collections import Counter
@@ -14,6 +15,7 @@ from ..protocol import SOLVED, check_keys, check_score, check_task_id
 from ..state import StateError, check_state, is_count, is_real
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
+from ._groups import Filing, TaskGroups
 from ._pending import Pending
 
 __all__ = ["FixableFirst"]
@@ -40,9 +42,8 @@ _FIRST_FAIL_PRIOR = (1.0, 2.0)
 _FLIP_LUCK_PRIOR = (0.5, 4.0)
 _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
-#: The chance that a failure whose reflection proposed a change has fixed its task (the change
-#: may be rejected, or may not fix it): a told proposal is a likely fix, not a certain one, so
-#: the task is not dropped for good.
+#: The most a commit is credited with fixing one failure's task: even a committed proposal
+#: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
 _PROPOSAL_FIXES = 0.9
 
 
@@ -62,9 +63,28 @@ class _Task:
     # Its last failure is known to have made no commit (end_round said the round made none), so
     # a pass right after it is luck. Cleared as credit is.
     no_commit: bool = False
+    # The score of its last failure, so a self-verify gain says whether the proposal passed.
+    low: float = 0.0
+    # Its last failure's proposal passed the self-verify re-run and was committed. If it fails
+    # again, it can pass while unfixed (the re-run was luck) or broke: it is mixed. Cleared as
+    # credit is.
+    verified: bool = False
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
+
+    def group_key(self) -> tuple[int, int, int, bool, float, bool, int]:
+        """Every field :meth:`_Values.of` reads, ``seen`` last: tasks with equal keys are
+        worth the same, and the value never rises with ``seen`` alone (see ``_groups.py``)."""
+        return (
+            self.fails,
+            self.passes,
+            self.streak,
+            self.mixed,
+            self.credit,
+            self.no_commit,
+            self.seen,
+        )
 
     def judged(self) -> bool:
         """Whether what a round says of its last failure still holds: it has failed and not
@@ -95,27 +115,20 @@ class FixableFirst:
       (a task seen to flip from failing to passing marks a change): a committed fix can
       break another task.
 
-    Opt-in, from the engine: :meth:`end_round` with ``RoundInfo.committed`` (wire it with
-    :func:`agentdescent_sampling.on_round_for`) shares each round's commits among the round's
-    failing tasks, by how likely each failure was to yield a fix; a task is then retried the
-    less, the likelier its fix is already in, instead of being re-tested to find out (a task
-    known to pass by luck now and then keeps that chance through its passes, which do not
-    settle it, until it fails again). A pass right after a failure in a round that committed
-    nothing is known to be luck, so that task too is kept in play, as fixable and not fixed,
-    until it fails again.
-
-    Opt-in, from the reflector: :meth:`reflected` says whether each failure made the reflector
-    propose a change (wire it with :func:`agentdescent_sampling.propose_for`). A failure that
-    proposed nothing cannot have fixed its task, so the task keeps its full value and a pass
-    right after it is luck; one that proposed a change has probably fixed it (9 in 10), so the
-    task is set aside instead of being re-tested to confirm it. Then the round's commits are
-    shared among the failures that proposed. This is the exact version of what ``end_round``
-    infers from counts, and it works with or without ``end_round``.
+    Opt-in, from the engine, all wired by :func:`agentdescent_sampling.wire`:
+    :meth:`evidence` is told of each of the engine's evidence cards, its self-verify gain and
+    whether it was committed. A committed proposal whose re-run passed has probably fixed its
+    task, which is set aside instead of being re-tested to confirm it; any other failure
+    fixed nothing, whatever the reflector wrote, so its task keeps its full value and a pass
+    right after it is luck. Until a card arrives (a reflector that proposes nothing), each
+    round's commit count from :meth:`end_round` is shared among the round's failures by how
+    likely each was to yield a fix.
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
-    Unlike the other built-ins, a pick scores every key: O(keys), about 40 ms at 100,000 keys
-    on a busy 2-core machine, small beside a rollout but not grouped.
+    As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
+    pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
+    would: see BENCHMARKS.md, "Pick cost against shard size".
 
     Measured in the real ``evolve()`` with ``agentdescent-sampling bench --engine``: see
     BENCHMARKS.md, "Inside the real engine: `bench --engine`", for what it buys and where it
@@ -144,12 +157,16 @@ class FixableFirst:
     _change_breaks: list[float] = attrs.field(init=False, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _changes: int = attrs.field(init=False, default=0, repr=False)
-    # Tasks that failed since the last end_round(), in order, each with whether its reflection
-    # proposed a change (None: not told).
-    _round_failures: dict[str, bool | None] = attrs.field(init=False, factory=dict, repr=False)
+    # Tasks that failed since the last end_round(), in order, that no evidence() has told of.
+    _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
+    # Whether evidence() has been called: then the cards, not the commit counts, say it all.
+    _evidenced: bool = attrs.field(init=False, default=False, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
+    # The tasks grouped by what they are worth, and the _tasks dict they were grouped from.
+    _groups: TaskGroups[_Task] = attrs.field(init=False, repr=False)
+    _grouped: dict[str, _Task] | None = attrs.field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._watch = GradedScoreWatch(self.name, self.pass_threshold)
@@ -162,28 +179,54 @@ class FixableFirst:
         """Return the free key with the most expected fixes per rollout; see the class."""
         keys = check_keys(keys)
         operator.index(round_index)
-        for key in keys:
-            check_task_id(key)
         with self._lock:
-            in_flight = self._pending.tasks(self._picks + 1)
+            groups = self._grouping()
+            shard = groups.shard(keys)  # checks the keys before anything changes
             value = self._values()
-            best, best_rank = keys[0], (-1.0, 1)
-            for key in [key for key in keys if key not in in_flight] or keys:
-                task = self._tasks.get(key)
-                rank = (value.of(task), -(-1 if task is None else task.last))
-                if rank > best_rank:
-                    best, best_rank = key, rank
+
+            def worth(task: _Task | None, seen: int) -> float:
+                if task is not None:
+                    task.seen = seen  # a private copy standing for its family
+                return value.of(task)
+
+            best = groups.pick(shard, worth, exclude=self._pending.tasks(self._picks + 1))
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks
+                self._touch(best)
             self._pending.add(best, self._picks)
             return best
+
+    def _grouping(self) -> TaskGroups[_Task]:
+        """The groups of ``_tasks``, built afresh when ``_tasks`` was replaced."""
+        if self._grouped is not self._tasks:
+            self._groups = TaskGroups(self._filing, self._specimen)
+            self._groups.touch(*self._tasks)
+            self._grouped = self._tasks
+        return self._groups
+
+    def _touch(self, *task_ids: str) -> None:
+        """Note that the state of ``task_ids`` may change: the groups refile them when next
+        asked. Every change to a task's fields goes with a call."""
+        if self._grouped is self._tasks:
+            self._groups.touch(*task_ids)
+
+    def _filing(self, task_id: str) -> Filing:
+        task = self._tasks.get(task_id)
+        if task is None:
+            return (None, 0, -1)  # untried: one group, picked least recently of all
+        key = task.group_key()
+        return (key[:-1], key[-1], task.last)
+
+    def _specimen(self, task_id: str) -> _Task:
+        return attrs.evolve(self._tasks[task_id])
 
     def record(self, task_id: str, score: float) -> None:
         """Add one outcome of ``task_id`` (a pass if ``score >= pass_threshold``)."""
         value = check_score(task_id, score)
         passed = value >= self.pass_threshold
         with self._lock:
+            self._touch(task_id)
             self._watch.observe(value)
             self._pending.remove(task_id)
             task = self._tasks.get(task_id)
@@ -205,6 +248,7 @@ class FixableFirst:
             if not (passed and task.mixed):
                 task.credit = 0.0
                 task.no_commit = False
+            verified, task.verified = task.verified, False
             if passed:
                 if flip and not task.mixed:
                     self._flip_luck[1] += 1  # fixed, or lucky
@@ -213,55 +257,76 @@ class FixableFirst:
                 return
             if task.streak and task.fails and not task.mixed:
                 self._flip_luck[0] += 1  # the flip to passing was luck, not a fix
-            if task.streak:
+            if task.streak or verified:
                 task.mixed = True
             task.fails += 1
             task.streak = 0
+            task.low = value
             self._round_failures[task_id] = None
 
-    def reflected(self, task_id: str, proposed: bool) -> None:
-        """Tell the sampler whether the reflector proposed a change from the failure of
-        ``task_id`` just recorded.
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        """Tell the sampler what the engine made of the last failure of ``task_id``.
 
-        Opt-in: wire it with :func:`agentdescent_sampling.propose_for`. A failure that proposed
-        nothing cannot have fixed its task, so the task keeps its full value and a pass right
-        after is luck; a failure that proposed a change has probably fixed it, so it is retried
-        the less (:meth:`end_round`, if wired, then shares the round's commits among the
-        failures that proposed). Ignored for a task whose last outcome is not a failure or
-        that was never recorded.
+        Opt-in: wire it with :func:`agentdescent_sampling.wire`, which calls it once for each
+        evidence card that reaches the engine's gate. ``gain`` is the card's self-verify gain
+        (the failing task re-run with the proposal applied, minus the failing score), or
+        ``None`` when self-verify is off; ``committed`` says whether the proposal is part of
+        a committed candidate. A proposal whose re-run still fails did not fix its task,
+        committed or not (a note that rode in beside another task's fix), so the task keeps
+        its full value and a pass right after is luck; so does a verified fix the gate
+        refused. A verified fix that was committed has probably fixed its task: the task is
+        set aside, by how likely the re-run's pass was a fix and not luck. Without
+        self-verify, a committed proposal is credited as :meth:`end_round` would a commit.
+        Ignored for a task whose last outcome is not a failure.
 
         Raises:
-            TypeError: ``task_id`` is not a string, or ``proposed`` is not a bool.
+            TypeError: ``task_id`` is not a string, ``gain`` is not a number or None, or
+                ``committed`` is not a bool.
         """
         check_task_id(task_id)
-        if not isinstance(proposed, bool):
+        if not isinstance(committed, bool) or not (
+            gain is None or (is_real(gain) and math.isfinite(gain))
+        ):
             raise TypeError(
-                f"{self.name}: reflected() takes whether the reflector proposed a change, "
-                f"True or False; got {proposed!r} for task {task_id!r}"
+                f"{self.name}: evidence() takes a card's self-verify gain (a finite number, "
+                f"or None without self-verify) and whether it was committed (True or False); "
+                f"got gain={gain!r}, committed={committed!r} for task {task_id!r}"
             )
         with self._lock:
+            self._evidenced = True
+            self._touch(task_id)
             task = self._tasks.get(task_id)
             if task is None or not task.fails or task.streak:
                 return
-            if task_id in self._round_failures:
-                self._round_failures[task_id] = proposed
-            task.credit = _PROPOSAL_FIXES if proposed else 0.0
-            task.no_commit = not proposed
+            self._round_failures.pop(task_id, None)
+            chance = 0.0
+            task.verified = gain is not None and task.low + gain >= self.pass_threshold
+            if committed and gain is None:
+                chance = self._values().fix_chance(task)
+            elif committed and task.verified and task.mixed:
+                # It passes by luck now and then: so may the re-run have.
+                fix = self._values().fix_chance(task)
+                chance = fix / (fix + (1 - fix) * _luck_of(task))
+            elif committed and task.verified:
+                chance = 1.0
+            task.verified = task.verified and committed
+            task.credit = min(chance, _PROPOSAL_FIXES)
+            task.no_commit = not chance
 
     def end_round(self, committed: int) -> None:
         """Tell the sampler how many commits the engine made in the round just ended.
 
-        Opt-in: pass ``RoundInfo.committed``, most simply through
-        :func:`agentdescent_sampling.on_round_for`. Each task that failed in the round (and
-        did not pass after) gets the chance that its failure yielded one of the commits, given
-        how likely each failure was to and that at least ``committed`` did (the engine may
-        fuse several workers' fixes into one commit); a task is retried the less, the likelier
-        its fix is in, until its next outcome says (for a task that has failed after a pass,
-        its next failure: luck may explain a pass). After a round with no commits, each task
-        that failed in it is known not to be fixed by that failure: if it passes next, it
-        passed by luck, and it is kept in play as fixable, and not fixed, until it fails
-        again. Failures that :meth:`reflected` says proposed nothing get no share of the
-        commits. Without calls, nothing changes.
+        Opt-in: :func:`agentdescent_sampling.wire` passes ``RoundInfo.committed`` on the
+        synchronous path. Each task that failed in the round (and did not pass after) gets the
+        chance that its failure yielded one of the commits, given how likely each failure was
+        to and that at least ``committed`` did (the engine may fuse several workers' fixes into
+        one commit); a task is retried the less, the likelier its fix is in, until its next
+        outcome says (for a task that has failed after a pass, its next failure: luck may
+        explain a pass). After a round with no commits, each task that failed in it is known
+        not to be fixed by that failure: if it passes next, it passed by luck, and it is kept
+        in play as fixable, and not fixed, until it fails again. Once :meth:`evidence` has
+        been told of any card, the cards say it all and the counts are not used (the engine
+        may merge a card a round late). Without calls, nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -278,27 +343,22 @@ class FixableFirst:
                 f"got {committed}"
             )
         with self._lock:
-            # A task that passed again within the round has said whether it is fixed; one whose
-            # reflection proposed nothing cannot have made a commit.
+            self._touch(*self._round_failures)
+            # A task that passed again within the round has said whether it is fixed.
             failed = [
-                (self._tasks[key], proposed)
-                for key, proposed in self._round_failures.items()
-                if not self._tasks[key].streak and (committed == 0 or proposed is not False)
+                self._tasks[key] for key in self._round_failures if not self._tasks[key].streak
             ]
             self._round_failures = {}
+            if self._evidenced:
+                return  # each card says what its failure made; a card may come a round late
             if not committed:
-                for task, _ in failed:
+                for task in failed:
                     task.credit, task.no_commit = 0.0, True
-            if not committed or not failed:
                 return
             values = self._values()
-            chances = [
-                _PROPOSAL_FIXES if proposed else min(values.fix_chance(task), 1.0)
-                for task, proposed in failed
-            ]
-            for (task, proposed), credit in zip(failed, _credits(chances, committed), strict=True):
-                # A committed proposal may still not fix its task: keep it retried now and then.
-                task.credit = min(credit, _PROPOSAL_FIXES) if proposed else credit
+            chances = [min(values.fix_chance(task), 1.0) for task in failed]
+            for task, credit in zip(failed, _credits(chances, committed), strict=True):
+                task.credit = credit
 
     def _values(self) -> _Values:
         """What each kind of task is worth now (a subclass may supply its own estimates)."""
@@ -327,6 +387,8 @@ class FixableFirst:
                     task_id: task.credit for task_id, task in self._tasks.items() if task.credit
                 },
                 "no_commit": [task_id for task_id, task in self._tasks.items() if task.no_commit],
+                "verified": [task_id for task_id, task in self._tasks.items() if task.verified],
+                "evidenced": self._evidenced,
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -351,6 +413,8 @@ class FixableFirst:
         evidence: Any = state.get("evidence")
         credits: Any = state.get("credit", {})
         no_commit: Any = state.get("no_commit", [])
+        verified: Any = state.get("verified", [])
+        evidenced: Any = state.get("evidenced", False)
         if not (
             is_count(picks)
             and is_count(changes)
@@ -399,7 +463,22 @@ class FixableFirst:
                     f"after a pass, and has no credit (its round committed nothing)"
                 )
             task.no_commit = True
+        if not isinstance(verified, (list, tuple)):
+            raise StateError(
+                f"{self.name}: 'verified' must list task ids; got {type(verified).__name__}"
+            )
+        for task_id in verified:
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if task is None or not task.fails or task.streak:
+                raise StateError(
+                    f"{self.name}: bad 'verified' entry {task_id!r}: expected the id of a task "
+                    f"in 'tasks' whose last outcome is a failure"
+                )
+            task.verified = True
+        if not isinstance(evidenced, bool):
+            raise StateError(f"{self.name}: 'evidenced' must be true or false; got {evidenced!r}")
         with self._lock:
+            self._evidenced = evidenced
             self._tasks = tasks
             self._picks = picks
             self._changes = changes
@@ -414,11 +493,14 @@ class _Values:
     """The expected fixes per rollout of each kind of task, from one moment's evidence."""
 
     def __init__(self, sampler: FixableFirst) -> None:
-        tasks = sampler._tasks.values()
         # Tasks that have only failed, by failure count; and tasks seen to flip to passing
-        # (and not fail since), by the failure count at which they flipped.
-        failing = Counter(t.fails for t in tasks if t.fails and not t.streak and not t.mixed)
-        flipped = Counter(t.fails for t in tasks if t.fails and t.streak and not t.mixed)
+        # (and not fail since), by the failure count at which they flipped. Tasks alike are
+        # counted together: a specimen of each group, and how many tasks it stands for.
+        failing: Counter[int] = Counter()
+        flipped: Counter[int] = Counter()
+        for t, count in sampler._grouping().population():
+            if t.fails and not t.mixed:
+                (flipped if t.streak else failing)[t.fails] += count
         self._flipped = flipped
         top = max([*failing, *flipped, 0]) + _HORIZON + 1
         at_risk_above = [0] * (top + 2)
@@ -443,7 +525,7 @@ class _Values:
         if task is None:
             return self._first_fail * self._failing(0)
         if task.mixed:  # failed after a pass: fixable, maybe lucky now and then
-            luck = (task.passes + 0.5) / (task.passes + task.fails + 2.0)
+            luck = _luck_of(task)
             hazard = self._fixable(task.fails)
             if not task.streak:
                 return (1 - luck) * hazard * (1 - task.credit)
@@ -543,6 +625,11 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
         )
         credits.append(min(1.0, chance * others / total))
     return credits
+
+
+def _luck_of(task: _Task) -> float:
+    """The chance a mixed task passes while unfixed, from its own record."""
+    return (task.passes + 0.5) / (task.passes + task.fails + 2.0)
 
 
 def _rate(counts: list[float]) -> float:

@@ -52,7 +52,7 @@ def test_json_and_plot_of_a_small_engine_run(
     assert f"wrote {plot}" in err
 
 
-def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
+def test_fixable_first_runs_alone_and_wired_to_the_engines_evidence(
     bench_args: Args, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
@@ -60,13 +60,13 @@ def test_fixable_first_runs_alone_told_the_commits_and_told_the_proposals_too(
             "--json")  # fmt: skip
     assert bench_command(bench_args(*argv)) == 0
     document = json.loads(capsys.readouterr().out)
-    labels = ["fixable-first", "fixable-first + on_round", "fixable-first + proposals"]
+    labels = ["fixable-first", "fixable-first + wired"]
     assert document["config"]["samplers"] == ["round-robin", *labels, "learner-ceiling", "oracle"]
     rows = {row["label"]: row for row in document["workloads"][0]["samplers"]}
-    # Told the proposals, it spends no rollout confirming a fix: on seed 0 it reaches 75% of
-    # the gain sooner than from outcomes alone.
+    # Told which fixes passed their re-run and landed, it spends no rollout confirming them:
+    # on seed 0 it reaches 75% of the gain sooner than from outcomes alone.
     at_75 = {label: rows[label]["reach"][1]["median_rollouts"] for label in labels}
-    assert at_75["fixable-first + proposals"] < at_75["fixable-first"]
+    assert at_75["fixable-first + wired"] < at_75["fixable-first"]
 
 
 @pytest.mark.parametrize(
@@ -162,8 +162,7 @@ def test_bench_with_no_arguments_runs_the_quick_artifact_bench(
     assert [entrant.label for entrant in entrants] == [
         "round-robin",
         "fixable-first",
-        "fixable-first + on_round",
-        "fixable-first + proposals",
+        "fixable-first + wired",
         "informative-band",
         "agentdescent.DifficultyWeighted",
     ]

@@ -94,7 +94,7 @@ def _recorded(
         recorders.append(Recorder(make(built), built))
         return recorders[-1]
 
-    def watched(sampler: TaskSampler, built: Built) -> dict[str, Any]:
+    def watched(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
         def propose(rendered: str, task: Any, output: str, reward: float) -> str | None:
             answer: str | None = built.agent.propose(rendered, task, output, reward)
             answers.append(answer)
@@ -341,7 +341,7 @@ def test_a_sampler_that_never_re_tests_passing_tasks_misses_75_percent_there() -
 def test_the_call_curve_is_each_rounds_calls_and_never_falls() -> None:
     seen: list[int] = []
 
-    def watch(sampler: TaskSampler, built: Built) -> dict[str, Any]:
+    def watch(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
         return {"on_round": lambda info: seen.append(info.calls)}
 
     run = run_engine(LESSONS, round_robin, 0, wiring=watch)
@@ -372,7 +372,7 @@ def test_the_silent_reflector_reproduces_the_bench_before_llm_like(sampler: str)
     make: Callable[[Built], TaskSampler] = lambda built: create(sampler)  # noqa: E731
     silent = run_engine(workload, make, 3, reflector="silent")
     before = run_engine(
-        workload, make, 3, wiring=lambda s, built: {"propose": before_llm_like(built)}
+        workload, make, 3, wiring=lambda s, built, options: {"propose": before_llm_like(built)}
     )
     assert silent == before
 
@@ -380,7 +380,7 @@ def test_the_silent_reflector_reproduces_the_bench_before_llm_like(sampler: str)
 def test_a_wiring_may_hand_the_engine_another_sampler_and_it_is_still_counted() -> None:
     handed: list[TaskSampler] = []
 
-    def swap(sampler: TaskSampler, built: Built) -> dict[str, Any]:
+    def swap(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
         handed.append(create("round-robin"))
         return {"task_sampler": handed[-1]}
 
@@ -388,7 +388,7 @@ def test_a_wiring_may_hand_the_engine_another_sampler_and_it_is_still_counted() 
     run = run_engine(short, lambda built: create("fixable-first"), 0, wiring=swap)
     assert run.rollouts == short.budget
     with pytest.raises(ValueError, match="the wiring returned agent, which the bench passes"):
-        run_engine(short, round_robin, 0, wiring=lambda s, b: {"agent": 1})
+        run_engine(short, round_robin, 0, wiring=lambda s, b, options: {"agent": 1})
 
 
 def test_an_asynchronous_run_spends_the_workloads_budget() -> None:

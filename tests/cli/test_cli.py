@@ -64,6 +64,23 @@ def test_a_closed_pipe_ends_an_example_without_a_traceback(example: str) -> None
     assert result.stderr == ""
 
 
+def test_selecting_a_sampler_that_is_not_installed_ends_the_example_with_one_line() -> None:
+    # The hardest-first plugin, disabled, is as good as not installed.
+    env = {**os.environ, "AGENTDESCENT_SAMPLERS_DISABLE": "agentdescent-sampling-hardest"}
+    result = subprocess.run(
+        [sys.executable, "examples/select_from_toml.py", "examples/hardest_first.toml"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: sampler 'hardest-first' is disabled by ")
+    assert result.stderr.count("\n") == 1
+
+
 def test_check_echoes_the_parameters_it_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "difficulty-weighted:c=0.1"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
@@ -114,3 +131,33 @@ def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) 
     assert main(["show", "difficulty-weighted", "--json"]) == 0
     parameters = json.loads(capsys.readouterr().out)["parameters"]
     assert parameters[0]["help"].startswith("exploration constant.")
+
+
+def test_check_of_a_built_in_asks_its_user_to_add_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "round-robin"]) == 0
+    out = capsys.readouterr().out
+    assert "round-robin: all 8 checks passed" in out
+    assert "note:" not in out  # round-robin has no stats(), and its user cannot add one
+
+
+def test_show_names_the_opt_in_wiring_of_fixable_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "fixable-first"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert (
+        "wiring: opt-in: it can be told each evidence card's self-verify gain and whether it "
+        "was committed (evidence) and each round's commit count (end_round); wire it with "
+        "agentdescent_sampling.wire(sampler, **your_evolve_kwargs)"
+    ) in shown
+    assert main(["show", "fixable-first", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wiring"] == ["evidence", "end_round"]
+
+
+def test_show_says_a_built_in_without_wiring_needs_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["show", "difficulty-weighted"]) == 0
+    assert "  wiring:      none: it needs only pick() and record()\n" in capsys.readouterr().out
+    assert main(["show", "difficulty-weighted", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wiring"] == []

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentdescent_sampling import TaskSampler, from_run_spec
+from agentdescent_sampling.runspec import _tap
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "run_spec"
@@ -56,6 +57,7 @@ class Workspace:
         task_sampler: Any,
         *,
         name: str = "spec.json",
+        policies: dict[str, Any] | None = None,
         allow: Sequence[str] = ("agentdescent_sampling.",),
         **evolve: Any,
     ) -> Path:
@@ -63,7 +65,7 @@ class Workspace:
         spec = json.loads((EXAMPLE / "spec.json").read_text(encoding="utf-8"))
         spec["target"] = str(self.root / "csv-total")
         spec["data"]["path"] = str(self.root / "cases.jsonl")
-        spec["policies"] = {"task_sampler": task_sampler}
+        spec["policies"] = {"task_sampler": task_sampler, **(policies or {})}
         spec["allow"] = list(allow)
         spec["evolve"] = {**spec["evolve"], **evolve}
         path = self.root / name
@@ -191,14 +193,22 @@ class _PickLog:
         self.sampler.record(task_id, score)
         self._append({"record": task_id, "score": score})
 
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        self.sampler.evidence(task_id, gain, committed)
+        self._append({"evidence": task_id, "gain": gain, "committed": committed})
+
     def _append(self, entry: dict[str, Any]) -> None:
         with self.log.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry) + "\n")
 
 
-def logged_sampler(log: str, **config: Any) -> TaskSampler:
-    """``from_run_spec(**config)``, logging every pick and record to ``log``."""
-    return _PickLog(from_run_spec(**config), Path(log))
+def logged_sampler(log: str, link: str | None = None, **config: Any) -> TaskSampler:
+    """``from_run_spec(**config)``, logging every pick, record and (with ``link``) every
+    evidence card it is told of to ``log``."""
+    logged = _PickLog(from_run_spec(**config), Path(log))
+    if link is not None:
+        _tap(link).attach(logged)
+    return logged
 
 
 def read_log(log: Path) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from agentdescent_sampling import (
 
 agentdescent = pytest.importorskip(
     "agentdescent",
-    reason="needs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+    reason="needs the agentdescent engine: python -m pip install agentdescent==0.7.0",
 )
 
 if TYPE_CHECKING:

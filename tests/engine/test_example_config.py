@@ -10,10 +10,11 @@ import pytest
 
 pytest.importorskip(
     "agentdescent",
-    reason="the example runs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+    reason="the example runs the agentdescent engine: python -m pip install agentdescent==0.7.0",
 )
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "evolve_with_config.py"
+FIXABLE = EXAMPLE.with_name("fixable_first.toml")
 TRAIN_TASKS = 6
 RULES = {"dates", "units", "names", "money"}  # the example's tasks that a rule fixes
 ROLLOUTS = 12  # rounds=6 x n_workers=2
@@ -69,14 +70,11 @@ def test_example_names_the_closest_sampler_when_the_toml_has_a_typo(tmp_path: Pa
     assert "Did you mean 'difficulty-weighted'?" in completed.stderr
 
 
-def test_example_told_the_proposals_spends_fewer_rollouts_on_fixed_tasks(tmp_path: Path) -> None:
-    config = tmp_path / "fixable.toml"
-    config.write_text('[task_sampler]\nname = "fixable-first"\n', encoding="utf-8")
-
-    told, untold = _run(str(config), "--tell"), _run(str(config))
+def test_example_told_the_proposals_spends_fewer_rollouts_on_fixed_tasks() -> None:
+    told, untold = _run(str(FIXABLE), "--tell"), _run(str(FIXABLE))
 
     assert told.returncode == untold.returncode == 0, told.stderr + untold.stderr
-    assert "task sampler: fixable-first (from" in told.stdout
+    assert "task sampler: fixable-first:pass_threshold=0.999 (from" in told.stdout
     assert ", told" in told.stdout
     assert ", told" not in untold.stdout
     on_rules = [
@@ -89,6 +87,19 @@ def test_example_told_the_proposals_spends_fewer_rollouts_on_fixed_tasks(tmp_pat
         assert "held-out reward: 0.17 with an empty playbook, 0.83 after evolve()" in run.stdout
 
 
+def _reached(stdout: str) -> int:
+    """The rollouts the example says it spent before the held-out reward hit its target."""
+    (line,) = [line for line in stdout.splitlines() if line.startswith("held-out target")]
+    assert line.startswith("held-out target 0.83 (every rule): reached after "), line
+    return int(line.split()[-2])
+
+
+def test_example_told_the_proposals_reaches_the_held_out_target_in_fewer_rollouts() -> None:
+    told, untold = _run(str(FIXABLE), "--tell"), _run(str(FIXABLE))
+    assert told.returncode == untold.returncode == 0, told.stderr + untold.stderr
+    assert _reached(told.stdout) < _reached(untold.stdout)
+
+
 def test_example_says_which_samplers_can_be_told(tmp_path: Path) -> None:
     config = tmp_path / "round_robin.toml"
     config.write_text('[task_sampler]\nname = "round-robin"\n', encoding="utf-8")
@@ -96,4 +107,6 @@ def test_example_says_which_samplers_can_be_told(tmp_path: Path) -> None:
     completed = _run(str(config), "--tell")
 
     assert completed.returncode == 2
-    assert "sampler 'round-robin' has no reflected(task_id, proposed) method" in completed.stderr
+    assert "sampler 'round-robin' has no evidence(task_id, gain, committed) method" in (
+        completed.stderr
+    )

@@ -20,7 +20,7 @@ from tests.engine.runspec_cli import Workspace, read_log, read_state, wait_for_r
 
 pytest.importorskip(
     "agentdescent",
-    reason="drives the agentdescent CLI: pip install 'agentdescent-sampling[engine]'",
+    reason="drives the agentdescent CLI: python -m pip install agentdescent==0.7.0",
 )
 
 REF = "agentdescent_sampling:from_run_spec"

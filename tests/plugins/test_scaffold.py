@@ -68,3 +68,13 @@ def test_a_new_plugin_passes_ruff_as_written(tmp_path: Path, hooks: bool) -> Non
             cwd=project,
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_new_plugins_readme_installs_agentdescent_sampling_from_a_clone_first(
+    tmp_path: Path,
+) -> None:
+    readme = (write_plugin("least-tried", directory=tmp_path / "plugin") / "README.md").read_text()
+    first_command = readme.index('python -m pip install -e ".[test]"')
+    assert readme.index("not on PyPI yet: install it from a clone") < first_command
+    assert "agentdescent==0.7.0" in readme
+    assert "pypi.org/project/agentdescent-sampling" not in readme

@@ -436,10 +436,41 @@ ASIDE: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     ),
 }
 
+#: Well-behaved plugins only, and one name two distributions share: a venv where nothing
+#: failed, for what must hold even then, and for typos of class-form names.
+FEW: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "ads-test-coin": (
+        {"ads_coin.py": SAMPLER.format(cls="CoinFlip", name="coin-flip")},
+        {"coin-flip": "ads_coin:CoinFlip"},
+    ),
+    # The author's guide's shape: a class-form sampler and a hook-form preset of it.
+    "ads-test-failing": (
+        {
+            "ads_failing.py": SAMPLER.format(cls="FailingFirst", name="failing-first"),
+            "ads_failing_hooks.py": """
+                import functools
+
+                from agentdescent_sampling import hookimpl
+                from ads_failing import FailingFirst
+
+                @hookimpl
+                def agentdescent_register_samplers(register):
+                    explore = functools.partial(FailingFirst, offset=1)
+                    register(explore, name="failing-first-explore")
+            """,
+        },
+        {"failing-first": "ads_failing:FailingFirst", "failing-presets": "ads_failing_hooks"},
+    ),
+    "ads-test-dup-a": ZOO["ads-test-dup-a"],
+    "ads-test-dup-b": ZOO["ads-test-dup-b"],
+}
+
 PLUGIN_MODULES = sorted(
-    module.removesuffix(".py")
-    for modules, _ in (*ZOO.values(), *ASIDE.values())
-    for module in modules
+    {
+        module.removesuffix(".py")
+        for modules, _ in (*ZOO.values(), *ASIDE.values(), *FEW.values())
+        for module in modules
+    }
 )
 #: The zoo's modules that hook-form entry points name (no ":attribute").
 HOOK_MODULES = sorted(
@@ -447,15 +478,25 @@ HOOK_MODULES = sorted(
 )
 
 
+def _venv_with(root: Path, distributions: dict[str, tuple[dict[str, str], dict[str, str]]]) -> Venv:
+    """A venv under ``root`` with this package and ``distributions`` installed, each 1.2.3."""
+    projects: list[Path] = [
+        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
+        for name, (modules, entry_points) in distributions.items()
+    ]
+    return Venv.create(root / "venv", REPO, *projects)
+
+
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """A venv with this package and every distribution in :data:`ZOO` installed."""
-    root = tmp_path_factory.mktemp("zoo")
-    projects: list[Path] = [
-        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
-        for name, (modules, entry_points) in ZOO.items()
-    ]
-    return Venv.create(root / "venv", REPO, *projects)
+    return _venv_with(tmp_path_factory.mktemp("zoo"), ZOO)
+
+
+@pytest.fixture(scope="session")
+def few(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """A venv with this package and every distribution in :data:`FEW` installed."""
+    return _venv_with(tmp_path_factory.mktemp("few"), FEW)
 
 
 @pytest.fixture(scope="session")

@@ -130,6 +130,25 @@ def test_an_unknown_name_mentions_the_plugins_that_failed(zoo: Venv) -> None:
     assert "hook exploded" in error["message"]
 
 
+def test_strict_mode_names_every_failed_plugin_once(zoo: Venv) -> None:
+    result = zoo.python(
+        "from agentdescent_sampling import available\navailable()\n",
+        env={"AGENTDESCENT_SAMPLERS_STRICT": "1"},
+        check=False,
+    )
+    message = result.stderr.split("PluginLoadError: ", 1)[1]
+    failed = {
+        str(record["distribution"])
+        for record in records(zoo)
+        if record["kind"] == "failure" and record["status"] != "disabled"
+    }
+    assert len(failed) > 10
+    assert [name for name in sorted(failed) if name not in message] == []
+    # ads-test-many-failures registers 500 broken samplers from one entry point: one line.
+    assert message.count("ads-test-many-failures") == 1
+    assert "And 499 more like it." in message
+
+
 def test_strict_mode_makes_a_load_failure_raise(zoo: Venv) -> None:
     result = zoo.python(
         "from agentdescent_sampling import available\navailable()\n",

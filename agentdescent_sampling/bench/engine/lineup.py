@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from ...protocol import SOLVED, TaskSampler
 from ...registry import Registry, SamplerInfo
-from ...rounds import on_round_for, propose_for
 from ...spec import SpecLike
+from ...wiring import wire
 from ..core import Registered, Role
 from .oracle import EngineOracle
 from .run import Wiring
@@ -60,8 +60,8 @@ class EngineEntrant:
         make: ``make(built)`` returns a new sampler for one run, given the seeded
             workload (``built.pass_threshold`` is the threshold the engine uses).
         role: ``baseline`` (round-robin), ``ceiling`` (the oracle) or ``sampler``.
-        wiring: ``wiring(sampler, built)`` returns extra ``evolve()`` keyword arguments
-            for the run (``on_round``, ``propose``, ``policies``, ``asynchronous``, ...;
+        wiring: ``wiring(sampler, built, options)`` returns extra ``evolve()`` keyword
+            arguments for the run (``on_round``, ``propose``, ``policies``, ...;
             see :data:`~agentdescent_sampling.bench.engine.run.Wiring`), if any.
     """
 
@@ -71,22 +71,14 @@ class EngineEntrant:
     wiring: Wiring | None = attrs.field(default=None, eq=False)
 
 
-def _commits(sampler: TaskSampler, built: Built) -> dict[str, Any]:
-    """Each round's commits, through ``on_round``."""
-    return {"on_round": on_round_for(sampler)}
-
-
-def _commits_and_proposals(sampler: TaskSampler, built: Built) -> dict[str, Any]:
-    """Each round's commits, and each failure's proposal through ``propose``."""
-    return {**_commits(sampler, built), "propose": propose_for(sampler, built.agent.propose)}
+def _wired(sampler: TaskSampler, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's evidence, through :func:`~agentdescent_sampling.wire`."""
+    return wire(sampler, asynchronous=options.get("asynchronous", False))
 
 
 #: The wired entrants, declared here and only here: for a registered sampler that has every
 #: method named, one more entrant, labelled with the suffix, runs with that wiring.
-WIRED: tuple[tuple[str, tuple[str, ...], Wiring], ...] = (
-    (" + on_round", ("end_round",), _commits),
-    (" + proposals", ("end_round", "reflected"), _commits_and_proposals),
-)
+WIRED: tuple[tuple[str, tuple[str, ...], Wiring], ...] = ((" + wired", ("evidence",), _wired),)
 
 
 def default_engine_specs(registry: Registry) -> list[SpecLike]:

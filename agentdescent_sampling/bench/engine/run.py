@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -13,11 +13,12 @@ from .workloads import REFLECTORS, Built, EngineWorkload, build
 
 __all__ = ["EngineRun", "Wiring", "run_engine"]
 
-#: ``wiring(sampler, built)`` returns extra ``evolve()`` keyword arguments for one run, such
-#: as ``on_round``, ``propose``, ``policies`` or ``asynchronous``; the workload's reflector is
+#: ``wiring(sampler, built, options)`` returns extra ``evolve()`` keyword arguments for one
+#: run, such as ``on_round``, ``propose`` or ``policies``, given the workload's own
+#: ``options`` (``asynchronous`` among them); the workload's reflector is
 #: ``built.agent.propose``. A ``task_sampler`` among them replaces the sampler the engine is
 #: handed (the bench still counts its rollouts).
-Wiring = Callable[[TaskSampler, Built], dict[str, Any]]
+Wiring = Callable[[TaskSampler, Built, Mapping[str, Any]], dict[str, Any]]
 
 #: What :func:`run_engine` passes itself; a wiring that returns one of them is refused.
 _RESERVED = frozenset({"tasks", "reward", "agent", "held_out_frac"})
@@ -176,7 +177,7 @@ def run_engine(
     built = build(workload, seed, reflector)
     sampler = make_sampler(built)
     options = workload.evolve_options(asynchronous)
-    wired = wiring(sampler, built) if wiring else {}
+    wired = wiring(sampler, built, dict(options)) if wiring else {}
     reserved = sorted(_RESERVED & set(wired))
     if reserved:
         raise ValueError(

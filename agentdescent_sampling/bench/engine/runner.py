@@ -82,9 +82,9 @@ class EngineBenchConfig:
     """What an engine bench run compares, on which workloads, over which seeds.
 
     ``EngineBenchConfig()`` is the default run: every engine workload, 30 seeds,
-    round-robin, every built-in sampler at its defaults (one with ``end_round``, such as
-    fixable-first, once more with each round's commits, and, if it has ``reflected``, once
-    more with each failure's proposal too), the engine's own
+    round-robin, every built-in sampler at its defaults (one with ``evidence``, such as
+    fixable-first, once more wired to the engine's evidence by
+    :func:`~agentdescent_sampling.wire`), the engine's own
     ``DifficultyWeighted``, the learner ceiling and the oracle, with the ``llm-like``
     reflector on the synchronous path.
 

@@ -216,12 +216,24 @@ class LazyHeap(Generic[E]):
             self._limit = 2 * len(self._heap) + 64
         heapq.heappush(self._heap, entry)
 
-    def first(self, valid: Callable[[E], bool]) -> E | None:
-        """The smallest valid entry (left in place), or None."""
+    def first(
+        self, valid: Callable[[E], bool], free: Callable[[E], bool] | None = None
+    ) -> E | None:
+        """The smallest valid entry (left in place), or None.
+
+        With ``free``, the smallest valid entry that is also free: the valid entries
+        passed over (a task in flight, say) stay in the heap.
+        """
         heap = self._heap
-        while heap and not valid(heap[0]):
-            heapq.heappop(heap)
-        return heap[0] if heap else None
+        passed: list[E] = []
+        while heap and not (valid(heap[0]) and (free is None or free(heap[0]))):
+            entry = heapq.heappop(heap)
+            if free is not None and valid(entry):
+                passed.append(entry)
+        found = heap[0] if heap else None
+        for entry in passed:
+            heapq.heappush(heap, entry)
+        return found
 
 
 def check_entries(name: str, entries: object, what: str) -> Mapping[str, Any]:

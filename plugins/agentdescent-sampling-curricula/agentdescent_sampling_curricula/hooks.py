@@ -1,4 +1,4 @@
-"""The hook-form entry point: registers the seven rules, each with its citation."""
+"""The hook-form entry point: registers the nine rules, each with its citation."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from agentdescent_sampling.hookspecs import Register
 from . import (
     AbsoluteLearningProgress,
     DynamicFiltering,
+    FailureAware,
+    Learnability,
     ModelPredictivePromptSelection,
     PrioritizedLevelReplay,
     SamplingForLearnability,
@@ -18,8 +20,8 @@ from . import (
 
 @hookimpl
 def agentdescent_register_samplers(register: Register) -> None:
-    """Register ``plr``, ``sfl``, ``mopps``, ``tscl``, ``learning-progress``, ``speed``
-    and ``dapo-filter``."""
+    """Register ``plr``, ``sfl``, ``mopps``, ``tscl``, ``learning-progress``, ``speed``,
+    ``dapo-filter``, ``learnability`` and ``failure-aware``."""
     register(
         PrioritizedLevelReplay,
         aliases=("prioritized-level-replay",),
@@ -61,4 +63,16 @@ def agentdescent_register_samplers(register: Register) -> None:
         aliases=("dapo", "dynamic-sampling"),
         description="DAPO dynamic sampling: skip tasks whose last G outcomes all pass or all "
         "fail. Yu et al., 2025, arXiv:2503.14476.",
+    )
+    register(
+        Learnability,
+        aliases=("gepa-learnability",),
+        description="GEPA's LearnabilityBatchSampler: tasks in proportion to the variance of "
+        "their recent scores, across artifact versions. gepa-ai/gepa PR #338.",
+    )
+    register(
+        FailureAware,
+        aliases=("opik-failure-aware",),
+        description="Opik GEPA v2's FailureAwareBatchSampler: failing and passing tasks half "
+        "and half, to avoid regressions. comet-ml/opik PR #5547.",
     )

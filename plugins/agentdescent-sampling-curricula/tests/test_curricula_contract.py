@@ -11,6 +11,8 @@ import pytest
 from agentdescent_sampling_curricula import (
     AbsoluteLearningProgress,
     DynamicFiltering,
+    FailureAware,
+    Learnability,
     ModelPredictivePromptSelection,
     PrioritizedLevelReplay,
     SamplingForLearnability,
@@ -37,6 +39,8 @@ RULES: dict[str, dict[str, Any]] = {
     "learning-progress": {"fit_rate": 9},
     "speed": {"screen": 2, "continuation": 3},
     "dapo-filter": {"group": 2},
+    "learnability": {},
+    "failure-aware": {},
 }
 FACTORIES = {
     "plr": PrioritizedLevelReplay,
@@ -46,6 +50,8 @@ FACTORIES = {
     "learning-progress": AbsoluteLearningProgress,
     "speed": Speed,
     "dapo-filter": DynamicFiltering,
+    "learnability": Learnability,
+    "failure-aware": FailureAware,
 }
 TASKS = [f"t{i:02d}" for i in range(24)]
 SHARDS = [TASKS[0::2], TASKS[1::2], TASKS[:9]]
@@ -67,7 +73,7 @@ def test_conforms_to_the_sampler_contract(sampler_conformance, name: str) -> Non
     sampler_conformance(FACTORIES[name], seed=3)
 
 
-def test_pip_install_registers_all_seven_with_their_citations() -> None:
+def test_pip_install_registers_all_nine_with_their_citations() -> None:
     pack = {
         info.name: info
         for info in available()
@@ -75,7 +81,8 @@ def test_pip_install_registers_all_seven_with_their_citations() -> None:
     }
     assert sorted(pack) == sorted(RULES)
     for info in pack.values():
-        assert "arXiv:" in info.description, info.name
+        # A paper's arXiv number, or the pull request that shipped the optimizer's rule.
+        assert "arXiv:" in info.description or " PR #" in info.description, info.name
         assert info.status == "ok"
 
 

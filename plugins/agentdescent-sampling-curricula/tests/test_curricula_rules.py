@@ -10,6 +10,8 @@ import pytest
 from agentdescent_sampling_curricula import (
     AbsoluteLearningProgress,
     DynamicFiltering,
+    FailureAware,
+    Learnability,
     ModelPredictivePromptSelection,
     PrioritizedLevelReplay,
     SamplingForLearnability,
@@ -17,7 +19,10 @@ from agentdescent_sampling_curricula import (
     TeacherStudentCurriculum,
 )
 from agentdescent_sampling_curricula._common import rng_state
+from agentdescent_sampling_curricula.learnability import variance
 from agentdescent_sampling_curricula.tscl import abs_slope
+
+from agentdescent_sampling import StateError
 
 ABC = ["a", "b", "c"]
 
@@ -261,3 +266,169 @@ def test_dapo_filter_follows_the_epoch_order_when_every_task_is_skipped() -> Non
     picks = [sampler.pick(["a", "b"], r) for r in range(4)]
     assert sorted(picks[:2]) == ["a", "b"]
     assert sorted(picks[2:]) == ["a", "b"]
+
+
+# --- Learnability (GEPA) -----------------------------------------------------------
+
+
+def test_learnability_tries_every_untried_task_before_any_repeat() -> None:
+    sampler = Learnability(seed=4)
+    keys = [f"t{i}" for i in range(6)]
+    first = []
+    for round_index in range(6):
+        first.append(sampler.pick(keys, round_index))
+        sampler.record(first[-1], 0.0)
+    assert sorted(first) == keys
+    assert first != keys  # in a seeded order, not the shard's
+
+
+def test_learnability_is_the_variance_of_the_tasks_last_window_scores() -> None:
+    sampler = Learnability(window=2)
+    learnability = []
+    for score in (0.0, 1.0, 1.0, 0.25):
+        sampler.record("a", score)
+        learnability.append(sampler.learnability("a"))
+    # one score: 0; [0, 1]: 1/4; [1, 1]: 0; [1, 0.25]: (3/8)^2
+    assert learnability == [0.0, 0.25, 0.0, pytest.approx(0.140625)]
+    assert sampler.stats() == {"a": (2, 4)}
+    assert variance([0.2, 0.4, 0.6]) == pytest.approx(0.08 / 3)
+
+
+def windows(**scores: str) -> dict[str, list[Any]]:
+    """State entries ``[passes, trials, window]`` from strings of 0/1 outcomes."""
+    return {
+        task: [outcomes.count("1"), len(outcomes), [float(o) for o in outcomes]]
+        for task, outcomes in scores.items()
+    }
+
+
+def test_learnability_draws_by_variance_over_the_highest_plus_one_percent() -> None:
+    sampler = Learnability(window=4)
+    # variances: a 1/4 (the highest), b 3/16, c 0: weights 1.01, 0.76 and 0.01
+    state = {**sampler.state_dict(), "tasks": windows(a="01", b="0001", c="1111")}
+    counts = next_picks(sampler, state, ABC, 4000)
+    assert counts["a"] / 4000 == pytest.approx(1.01 / 1.78, abs=0.025)
+    assert counts["b"] / 4000 == pytest.approx(0.76 / 1.78, abs=0.025)
+    assert 0 < counts["c"] < 4000 * 0.02
+
+
+def test_learnability_is_uniform_while_no_task_varies() -> None:
+    sampler = Learnability()
+    state = {**sampler.state_dict(), "tasks": windows(a="00", b="11", c="0")}
+    counts = next_picks(sampler, state, ABC, 3000)
+    assert all(counts[task] / 3000 == pytest.approx(1 / 3, abs=0.03) for task in ABC)
+
+
+def test_learnability_spreads_picks_in_flight_beyond_the_varying_task() -> None:
+    sampler = Learnability()
+    sampler.load_state_dict({**sampler.state_dict(), "tasks": windows(a="01", b="00", c="11")})
+    assert len({sampler.pick(ABC, 0) for _ in range(3)}) == 3
+
+
+def test_learnability_refuses_a_window_longer_than_its_own_or_scores_outside_0_1() -> None:
+    sampler = Learnability(window=2)
+    good = sampler.state_dict()
+    for entry in ([3, 3, [1.0, 1.0, 1.0]], [1, 1, [1.5]], [2, 1, [1.0]], [0, 0, [0.0]]):
+        with pytest.raises(StateError, match="bad entry for task 'a'"):
+            sampler.load_state_dict({**good, "tasks": {"a": entry}})
+    assert sampler.state_dict() == good
+
+
+@pytest.mark.parametrize("factory", [Learnability, FailureAware])
+def test_a_run_resumed_among_untried_tasks_picks_as_an_uninterrupted_one(factory: Any) -> None:
+    keys = [f"t{i}" for i in range(8)]
+
+    def run(sampler: Any, rounds: range) -> list[str]:
+        picks = []
+        for round_index in rounds:
+            picks.append(sampler.pick(keys, round_index))
+            sampler.record(picks[-1], float(picks[-1] < "t3"))
+        return picks
+
+    expected = run(factory(seed=2), range(20))
+    first = factory(seed=2)
+    before = run(first, range(3))
+    resumed = factory(seed=2)
+    resumed.load_state_dict(first.state_dict())
+    assert before + run(resumed, range(3, 20)) == expected
+
+
+# --- Failure-aware (Opik GEPA v2) --------------------------------------------------
+
+SIDES = {"p1": 1.0, "p2": 1.0, "p3": 1.0, "f1": 0.0, "f2": 0.0, "f3": 0.0}
+
+
+def tried_once(sampler: FailureAware) -> list[str]:
+    """Pick every task of SIDES once, recording its fixed outcome; return the picks."""
+    picks = []
+    for round_index in range(len(SIDES)):
+        picks.append(sampler.pick(list(SIDES), round_index))
+        sampler.record(picks[-1], SIDES[picks[-1]])
+    return picks
+
+
+def test_failure_aware_tries_untried_tasks_first_in_a_seeded_order() -> None:
+    orders = [tried_once(FailureAware(seed=seed)) for seed in (0, 1)]
+    assert all(sorted(order) == sorted(SIDES) for order in orders)
+    assert orders[0] != orders[1]
+
+
+def test_failure_aware_alternates_failing_and_passing_least_recently_picked_first() -> None:
+    sampler = FailureAware()
+    first = tried_once(sampler)
+    picks = []
+    for round_index in range(6, 18):
+        picks.append(sampler.pick(list(SIDES), round_index))
+        sampler.record(picks[-1], SIDES[picks[-1]])
+    assert [SIDES[task] for task in picks] == [0.0, 1.0] * 6  # even rounds fail, odd pass
+    failing = [task for task in first if task.startswith("f")]
+    passing = [task for task in first if task.startswith("p")]
+    assert picks[0::2] == failing * 2  # each side rotates in the order it was last picked
+    assert picks[1::2] == passing * 2
+
+
+def test_failure_aware_takes_the_other_side_when_one_is_empty() -> None:
+    sampler = FailureAware()
+    for task in ABC:
+        sampler.record(task, 0.0)  # all failing, none picked yet: ties in seeded order
+    picks = []
+    for round_index in range(6):
+        picks.append(sampler.pick(ABC, round_index))
+        sampler.record(picks[-1], 0.0)
+    assert sorted(picks[:3]) == ABC
+    assert picks[3:] == picks[:3]  # odd rounds too, least recently picked first
+
+
+def test_failure_aware_moves_a_task_to_the_side_of_its_latest_outcome() -> None:
+    sampler = FailureAware(pass_threshold=0.8)
+    sides = []
+    for score in (0.5, 0.85, 0.79):
+        sampler.record("a", score)
+        sides.append(sampler.failing("a"))
+    assert sides == [True, False, True]
+    assert sampler.stats() == {"a": (1, 3)}
+
+
+def test_failure_aware_counts_a_pick_not_yet_back_as_failing() -> None:
+    sampler = FailureAware()
+    picked = sampler.pick(["a"], 0)
+    assert sampler.failing(picked)
+    assert sampler.stats() == {}
+
+
+def test_failure_aware_passes_over_tasks_in_flight_then_crosses_sides() -> None:
+    sampler = FailureAware()
+    tried_once(sampler)
+    in_flight = [sampler.pick(list(SIDES), 6) for _ in range(5)]
+    assert [SIDES[task] for task in in_flight] == [0.0, 0.0, 0.0, 1.0, 1.0]
+    assert len(set(in_flight)) == 5
+
+
+def test_failure_aware_refuses_an_outcome_that_disagrees_with_the_counts() -> None:
+    sampler = FailureAware()
+    tried_once(sampler)
+    good = sampler.state_dict()
+    for entry in ([1, None, 1, 1], [1, True, 0, 0], [1, True, 2, 1], [99, True, 1, 1]):
+        with pytest.raises(StateError, match="bad entry for task 'a'"):
+            sampler.load_state_dict({**good, "tasks": {**good["tasks"], "a": entry}})
+    assert sampler.state_dict() == good

@@ -1,0 +1,150 @@
+"""wire() in the real ``evolve()``: each evidence card reaches the sampler, on both paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from agentdescent_sampling import FixableFirst, wire
+from tests.engine.conftest import ASYNC_SECONDS, HintAgent, ToyWorkload
+
+pytest.importorskip(
+    "agentdescent",
+    reason="needs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+)
+
+Told = tuple[str, "float | None", bool]
+
+
+@attrs.define(eq=False)
+class Listening(FixableFirst):
+    """fixable-first that keeps what it was told."""
+
+    told: list[Told] = attrs.field(factory=list)
+
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        self.told.append((task_id, gain, committed))
+        super().evidence(task_id, gain, committed)
+
+
+class NoteAgent(HintAgent):
+    """Proposes the failed task's lesson, or, as a language model would, a note that fixes
+    nothing on a task no lesson can fix."""
+
+    def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
+        return super().propose(rendered, task, output, reward) or f"note on {task.id}"
+
+
+def _evolve(toy: ToyWorkload, sampler: Listening, **yours: Any) -> Any:
+    from agentdescent import evolve
+
+    if yours.pop("asynchronous", False):
+        budget = {"asynchronous": True, "max_rollouts": 16, "max_seconds": ASYNC_SECONDS}
+    else:
+        budget = {"rounds": 8, "max_concurrency": toy.n_workers}
+    return evolve(
+        toy.tasks,
+        toy.reward,
+        agent=NoteAgent(),
+        n_workers=toy.n_workers,
+        held_out_frac=len(toy.held_out) / len(toy.tasks),
+        **budget,
+        **wire(sampler, **yours),
+    )
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_each_card_reaches_the_sampler_with_its_gain_and_whether_it_committed(
+    toy: ToyWorkload, asynchronous: bool
+) -> None:
+    sampler = Listening()
+    result = _evolve(toy, sampler, asynchronous=asynchronous)
+
+    assert result.error is None
+    assert sampler.told, "no evidence reached the sampler"
+    lessons = {task_id for task_id, _, _ in sampler.told if task_id.startswith("lesson")}
+    assert lessons, sampler.told
+    for task_id, gain, _ in sampler.told:
+        # A lesson's re-run passes with its lesson applied; a note fixes nothing.
+        assert gain == (1.0 if task_id.startswith("lesson") else 0.0), sampler.told
+    assert sum(info.committed for info in result.history) >= 1
+    assert any(committed for _, _, committed in sampler.told)
+
+
+def test_your_acceptance_still_decides_and_a_refused_card_is_told_not_committed(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent.policies import AcceptDecision, Policies
+
+    asked: list[Any] = []
+
+    class RefuseAll:
+        def accept(self, ctx: Any) -> AcceptDecision:
+            asked.append(ctx)
+            return AcceptDecision(False, "below-threshold", "refused by the test")
+
+    sampler = Listening()
+    result = _evolve(toy, sampler, policies=Policies(acceptance=RefuseAll()))
+
+    assert asked, "your acceptance policy was not consulted"
+    assert sum(info.committed for info in result.history) == 0
+    assert sampler.told
+    assert not any(committed for _, _, committed in sampler.told)
+
+
+def test_your_on_round_still_runs_and_without_self_verify_the_gain_is_none(
+    toy: ToyWorkload,
+) -> None:
+    rounds: list[int] = []
+    sampler = Listening()
+    _evolve(toy, sampler, on_round=lambda info: rounds.append(info.round), self_verify=False)
+
+    assert rounds == list(range(8))
+    assert sampler.told
+    assert {gain for _, gain, _ in sampler.told} == {None}
+
+
+def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> None:
+    from agentdescent_sampling import create
+
+    with pytest.raises(TypeError, match=r"'round-robin' has no evidence\(.*select fixable-first"):
+        wire(create("round-robin"))
+    with pytest.raises(TypeError, match="sets task_sampler itself"):
+        wire(Listening(), task_sampler=Listening())
+
+
+def test_on_the_asynchronous_path_your_on_round_is_passed_through_unchanged() -> None:
+    def mine(info: Any) -> None:
+        return None
+
+    assert wire(Listening(), asynchronous=True, on_round=mine)["on_round"] is mine
+    assert wire(Listening(), on_round=mine)["on_round"] is not mine  # wrapped, then called
+
+
+def test_the_cards_of_an_extra_artifact_are_not_the_samplers() -> None:
+    from agentdescent_sampling.wiring import EvidenceTap
+
+    told: list[tuple[Any, ...]] = []
+
+    class Card:
+        def __init__(self, target: str) -> None:
+            self.diff = type("Diff", (), {"diff_id": f"{target}:1", "target": target})()
+            self.trajectory_refs = [type("Task", (), {"id": "a"})()]
+            self.before_after_delta = 1.0
+
+    class Report:
+        def __init__(self, diff: Any) -> None:
+            self.candidate_diff, self.committed_version = diff, 2
+
+    class Recorder:
+        def evidence(self, *args: Any) -> None:
+            told.append(args)
+
+    tap = EvidenceTap(Recorder(), artifact_id="artifact")
+    for target in ("artifact", "extra"):
+        card = Card(target)
+        tap.shown(card.diff, [card])
+        tap.reported([Report(card.diff)])
+    assert told == [("a", 1.0, True)]

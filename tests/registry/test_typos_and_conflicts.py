@@ -1,0 +1,40 @@
+"""A venv where nothing failed: typos of class-form names, and one name two distributions share."""
+
+from __future__ import annotations
+
+import json
+
+from tests.registry.probes import IMPORTED_PLUGINS, error_of
+from tests.support.venv import Venv
+
+
+def test_a_typo_of_a_class_form_name_suggests_and_lists_it_without_importing_it(
+    few: Venv,
+) -> None:
+    error = error_of(few, "coin-fli")
+    assert error["type"] == "UnknownSamplerError"
+    assert "Did you mean 'coin-flip'?" in error["message"]
+    available = error["message"].split("Available: ")[1].split(".")[0].split(", ")
+    assert {"coin-flip", "failing-first", "failing-first-explore"} <= set(available)
+    assert "dup" not in available  # two distributions provide it: no one sampler to name
+    imported = json.loads(
+        few.python(
+            "from agentdescent_sampling import create\n"
+            "try:\n    create('coin-fli')\nexcept LookupError:\n    pass\n" + IMPORTED_PLUGINS
+        ).stdout.splitlines()[-1]
+    )
+    assert imported == ["ads_failing", "ads_failing_hooks"]  # the hook-form plugin, and its import
+
+
+def test_a_typo_is_suggested_the_closest_name_not_a_longer_preset_of_it(few: Venv) -> None:
+    assert "Did you mean 'failing-first'?" in error_of(few, "failing-frist")["message"]
+
+
+def test_list_strict_exits_1_when_two_distributions_provide_one_name(few: Venv) -> None:
+    plain = few.run("agentdescent-sampling", "list", check=False)
+    strict = few.run("agentdescent-sampling", "list", "--strict", check=False)
+    assert plain.returncode == 0
+    assert strict.returncode == 1, strict.stdout
+    # The two rows of 'dup', each a conflict, are what the summary counts: nothing else failed.
+    assert "\n2 plugin(s) failed or conflict;" in strict.stdout
+    assert error_of(few, "dup")["type"] == "SamplerConflictError"
