@@ -5,7 +5,8 @@
 >>> result.workloads[0].sampler("oracle").at(0.75).ratio_to_round_robin.value > 1
 True
 
-``agentdescent-sampling bench --engine`` runs the same from the command line. It needs
+``agentdescent-sampling bench --engine`` runs the same from the command line, and
+``agentdescent-sampling bench`` the quick bench, :meth:`EngineBenchConfig.quick`. It needs
 the ``engine`` extra (agentdescent); importing this package does not import it.
 """
 
