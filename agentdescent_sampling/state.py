@@ -187,11 +187,11 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
         StateError: the file is missing, truncated, not JSON, not a regular file, over
             1 GiB, or has no format marker.
     """
-    from ._files import load_document  # imported here: a fresh sampler reads no file
+    from ._files import load_document, strict_json  # imported here: a fresh sampler reads no file
 
     source = Path(path)
     try:
-        document = load_document(source, _strict_json, _MAX_FILE_BYTES)
+        document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise StateError(
             f"cannot read sampler state from {str(source)!r}: {error}; "
@@ -203,15 +203,6 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             f"'format': {FORMAT!r} marker)"
         )
     return document
-
-
-def _strict_json(text: str) -> Any:
-    """JSON as :func:`save_state` writes it: ``NaN`` and ``Infinity`` are not numbers."""
-
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not a JSON number")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def _remove_abandoned(target: Path) -> None:
