@@ -21,6 +21,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_VALUES",
     "check_toml_nesting",
+    "checked_path",
     "load_document",
     "open_regular",
     "strict_json",
@@ -63,6 +64,36 @@ def load_document(path: Path, parse: Callable[[str], Any], max_bytes: int) -> An
     if _depth(document) > MAX_DEPTH:
         raise ValueError(too_deep())
     return document
+
+
+def checked_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` with ``~`` expanded, if a file there can be looked up.
+
+    Raises:
+        ValueError: it holds a NUL character, names an unknown user's home
+            (``~nosuchuser``), or lies under a directory that cannot be searched;
+            any other trouble (a missing file) is left to the caller.
+    """
+    text = os.fspath(path)
+    if "\0" in str(text):
+        raise ValueError("the path holds a NUL character, which no file name can")
+    try:
+        expanded = Path(text).expanduser()
+    except RuntimeError:  # Python's word for an unknown user in '~user'
+        raise ValueError(
+            "it starts with '~user' for a user this system does not know; write the "
+            "home directory out, or use '~/' for your own"
+        ) from None
+    try:
+        expanded.stat()
+    except PermissionError as error:
+        raise ValueError(
+            f"it cannot be looked up ({error.strerror}): check that every directory on "
+            f"the way to it exists and can be searched (chmod +x)"
+        ) from None
+    except OSError:
+        pass  # a new file, say: the caller reports it in its own words
+    return expanded
 
 
 def open_regular(path: Path, max_bytes: int) -> BinaryIO:

@@ -140,9 +140,17 @@ class Registry:
             sampler = self._build_builtin(builtin, parsed)
         if state is None:
             return sampler
+        from ._files import checked_path
         from .durable import DurableSampler  # only a durable sampler needs the state module
+        from .state import StateError
 
-        return DurableSampler(sampler, state)
+        try:
+            path = checked_path(state)
+        except ValueError as error:
+            raise StateError(
+                f"cannot keep sampler state in {short_repr(str(state))}: {error}"
+            ) from None
+        return DurableSampler(sampler, path)
 
     def get(self, name: str, *, provider: str | None = None) -> SamplerInfo:
         """Return the record of the sampler that ``name`` selects (loading its plugin).
