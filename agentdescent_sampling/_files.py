@@ -24,6 +24,7 @@ __all__ = [
     "checked_path",
     "load_document",
     "open_regular",
+    "parse_bounded",
     "strict_json",
     "too_deep",
     "unique_keys",
@@ -50,7 +51,16 @@ def load_document(path: Path, parse: Callable[[str], Any], max_bytes: int) -> An
         ValueError: ``parse`` refused the text, or the document nests deeper than
             :data:`MAX_DEPTH`.
     """
-    text = _read_text(path, max_bytes)
+    return parse_bounded(_read_text(path, max_bytes), parse)
+
+
+def parse_bounded(text: str, parse: Callable[[str], Any]) -> Any:
+    """``parse(text)``, refusing a text of over :data:`MAX_VALUES` values before parsing,
+    and a document nested deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
+
+    Raises:
+        ValueError: as :func:`load_document` describes.
+    """
     values = _values_at_most(text)
     if values > MAX_VALUES:
         raise ValueError(
