@@ -38,7 +38,7 @@ def shown(text: object, limit: int = MAX_SHOWN) -> str:
     :func:`safe_repr`, and a ``str`` subclass is read as plain text, never through
     its own methods.
     """
-    raw = str.__str__(text) if isinstance(text, str) else safe_repr(text, limit)
+    raw = str.__str__(text) if issubclass(type(text), str) else safe_repr(text, limit)
     cut = raw[: limit + 1]
     escaped = "".join(_escaped(char) for char in cut)
     return escaped if len(escaped) <= limit else escaped[: limit - 3] + "..."
@@ -69,8 +69,8 @@ def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
     value of this package's own describing types by theirs.
     """
     cls = type(value)
-    if isinstance(value, type):
-        return _type_name(value)
+    if issubclass(cls, type):  # not isinstance: it reads __class__, which a plugin can define
+        return _type_name(value)  # type: ignore[arg-type]  # value is a class here
     if cls in _PLAIN or cls.__module__ in _OWN_REPRS:
         try:
             text = repr(value)
@@ -105,8 +105,8 @@ def _container_repr(value: Any, limit: int, depth: int) -> str:
 
 
 def _type_name(cls: type) -> str:
-    # Read through type's own slot: a metaclass can make cls.__qualname__ a property.
-    name = type.__dict__["__qualname__"].__get__(cls, type)
+    # Read through type's own slot: a metaclass can make cls.__name__ a property.
+    name = type.__dict__["__name__"].__get__(cls, type)
     return str.__str__(name) if isinstance(name, str) else "?"
 
 
