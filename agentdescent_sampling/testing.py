@@ -89,6 +89,7 @@ class ConformanceReport:
 
 
 Factory = Callable[..., Any]
+Check = Callable[[Factory, dict[str, Any]], Iterator[Violation]]
 
 
 def check_sampler(
@@ -115,7 +116,7 @@ def check_sampler(
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
     for index, (check, name) in enumerate(zip(checks, names, strict=True)):
-        found, finished = _bounded(name, lambda check=check: list(check(factory, params)))
+        found, finished = _bounded(name, functools.partial(_listed, check, factory, params))
         violations.extend(found)
         if not finished:
             return ConformanceReport(label, names[: index + 1], tuple(violations))
@@ -128,6 +129,10 @@ def check_sampler(
         tuple(violations + [note for note in notes if isinstance(note, Violation)]),
         tuple(note for note in notes if isinstance(note, str)),
     )
+
+
+def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Violation]:
+    return list(check(factory, params))
 
 
 def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
@@ -388,7 +393,7 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
         )
 
 
-_CHECKS: tuple[Callable[[Factory, dict[str, Any]], Iterator[Violation]], ...] = (
+_CHECKS: tuple[Check, ...] = (
     _check_protocol,
     _check_name,
     _check_pick_returns_a_member,
