@@ -11,6 +11,7 @@ names, a text description, and no built-in name.
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from .policy import DISABLE_ENV, RESERVED, Policy, normalize
 from .protocol import check_name, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
-__all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "vet"]
+__all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "running_plugin", "vet"]
 
 Status = Literal["failed", "conflict", "disabled"]
 #: The longest failure message kept; a plugin's exception text can be any size.
@@ -304,6 +305,8 @@ class Plugins:
         names: tuple[str, ...] | None = None,
     ) -> tuple[bool, Any]:
         """Run plugin code; record whatever it raises as this plugin's failure."""
+        outer = getattr(_running, "plugin", None)
+        _running.plugin = ep.label
         try:
             return True, call()
         except Refused as refused:
@@ -317,6 +320,8 @@ class Plugins:
         # and BaseException subclasses included.
         except BaseException as error:  # noqa: BLE001
             self._fail(ep, "failed", f"{stage} failed: {describe(error)}", error, names)
+        finally:
+            _running.plugin = outer
         return False, None
 
     def _fail(
@@ -338,6 +343,20 @@ class Plugins:
                 error=error,
             )
         )
+
+
+#: The entry point whose code this thread is running, if any (see :func:`running_plugin`).
+_running = threading.local()
+
+
+def running_plugin() -> str | None:
+    """The entry point whose import, hook or description this thread is running, if any.
+
+    In-process registration is for the user's own code; a plugin registers through its
+    entry point or hook, so ``register()`` refuses a call made while this is set.
+    """
+    plugin = getattr(_running, "plugin", None)
+    return plugin if isinstance(plugin, str) else None
 
 
 def bounded(message: str) -> str:

@@ -237,13 +237,21 @@ class Registry:
             The new record, as :meth:`get` returns it.
 
         Raises:
-            RegistrationError: the factory, a name or the description is invalid, or
-                the name is disabled.
+            RegistrationError: the factory, a name or the description is invalid, the
+                name is disabled, or the call comes from a plugin while it is loaded.
             SamplerConflictError: the name is a built-in's.
         """
-        from .loading import Refused, vet
+        from .loading import Refused, running_plugin, vet
 
         label = _qualified_name(factory)
+        plugin = running_plugin()
+        if plugin is not None:
+            raise RegistrationError(
+                f"register({short_repr(label.rpartition(':')[2], 60)}) was called by the plugin "
+                f"{short_repr(plugin, 120)} while it was being loaded; in-process registration "
+                f"is for your own code. A plugin makes samplers selectable through its entry "
+                f"point, or a hook's register callback"
+            )
         with self._lock:
             try:
                 info = vet(
@@ -480,8 +488,10 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
             f"{where}: its factory returned {type(sampler).__name__}, which has no pick() "
             f"and record() methods"
         )
-    if info.form != "built-in" and not inspect.isclass(info.factory) and named != info.name:
-        from .presets import Preset  # only a preset a hook registered is served this way
+    if info.form != "built-in" and named != info.name:
+        # A preset a hook registered, or a class reporting a name it was not selected by
+        # (a built-in's, say): served under the selected name, and so is its state.
+        from .presets import Preset
 
         sampler = Preset(info.name, sampler)
     if not info.synchronized:
