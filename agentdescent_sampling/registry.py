@@ -326,7 +326,7 @@ class Registry:
         if provider is not None and normalize(provider) != OWN_DISTRIBUTION:
             raise UnknownSamplerError(
                 f"sampler {name!r} is a built-in, provided by {OWN_DISTRIBUTION}, not by "
-                f"{provider!r}: built-in names are reserved. Leave provider out"
+                f"{short_repr(provider, 60)}: built-in names are reserved. Leave provider out"
             )
         if self.policy.disabled_builtin(builtin):
             raise UnknownSamplerError(
@@ -385,8 +385,8 @@ class Registry:
         if provider is not None and key in samplers:
             providers = ", ".join(sorted({info.distribution for info in samplers[key]}))
             return UnknownSamplerError(
-                f"sampler {name!r} is not provided by {provider!r}; it is provided by "
-                f"{providers}; set provider to one of those or leave it out"
+                f"sampler {name!r} is not provided by {short_repr(provider, 60)}; it is provided "
+                f"by {providers}; set provider to one of those or leave it out"
             )
         import difflib  # only on this error path: selecting a sampler never needs it
 

@@ -29,6 +29,10 @@ __all__ = ["SamplerSpec", "SpecLike", "parse_spec", "spec_from_file"]
 _MAX_SPEC = 4096
 #: A sampler takes a handful of parameters; thousands would only cost time and flood messages.
 _MAX_PARAMS = 64
+#: The longest ``key`` (a dotted table name) :func:`spec_from_file` takes.
+_MAX_KEY = 200
+#: How much of a file's path a message quotes.
+_SHOWN_PATH = 200
 #: A config file is a few kilobytes; this bound keeps a wrong path (a log, a disk image) cheap.
 _MAX_FILE_BYTES = 1 << 20
 #: How many of a mapping's keys an error message lists.
@@ -125,13 +129,22 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     """
     from ._files import load_document  # imported here: create() by name reads no file
 
+    if not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY:
+        raise InvalidSamplerConfig(
+            f"key must be the name of a table, such as 'task_sampler' or "
+            f"'tool.agentdescent.task_sampler' (at most {_MAX_KEY} characters), got "
+            f"{type(key).__name__} {short_repr(key)}"
+        )
     file = Path(path)
+    where = short_repr(str(file), _SHOWN_PATH)
     try:
         document = load_document(file, _parser(file), _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert.
+        # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert;
+        # an OSError's strerror, since its text repeats the path, which may be huge.
+        reason = error.strerror or error if isinstance(error, OSError) else error
         raise InvalidSamplerConfig(
-            f"cannot read a sampler spec from {str(file)!r}: {error}; "
+            f"cannot read a sampler spec from {where}: {reason}; "
             f"expected a TOML file (or a .json or .yaml file) with a [{key}] table"
         ) from error
     value: Any = document
@@ -139,7 +152,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         if not isinstance(value, Mapping) or part not in value:
             found = _listed(value) if isinstance(value, Mapping) else "none"
             raise InvalidSamplerConfig(
-                f"{str(file)!r} has no {key!r} entry (missing {part!r}; found keys: "
+                f"{where} has no {key!r} entry (missing {part!r}; found keys: "
                 f"{found}); add a [{key}] table with "
                 f'name = "round-robin" or pass key= to read another one'
             )
@@ -147,7 +160,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     try:
         return parse_spec(value)
     except InvalidSamplerConfig as error:
-        raise InvalidSamplerConfig(f"in {str(file)!r} under {key!r}: {error}") from None
+        raise InvalidSamplerConfig(f"in {where} under {key!r}: {error}") from None
 
 
 def _parser(file: Path) -> Callable[[str], Any]:
