@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from ._display import safe_repr, shown
 from .discovery import EntryPoint, scan
 from .params import signature_of
 from .policy import DISABLE_ENV, RESERVED, Policy, normalize
@@ -360,13 +361,14 @@ def running_plugin() -> str | None:
 
 
 def bounded(message: str) -> str:
-    """``message``, cut to :data:`MAX_MESSAGE` characters."""
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
+    """``message`` shown safely (control characters escaped), cut to :data:`MAX_MESSAGE`."""
+    return shown(message, MAX_MESSAGE)
 
 
 def describe(error: BaseException) -> str:
-    """``Type: text`` of ``error``, short, and safe against a hostile ``__str__``."""
+    """``Type: text`` of ``error``, short, escaped, and safe against a hostile ``__str__``."""
     try:
-        return f"{type(error).__name__}: {str(error)[:MAX_MESSAGE]}"
+        text = str(error)
     except Exception:  # noqa: BLE001  # a hostile __str__ must not escape isolation
         return "an exception that could not be printed"
+    return shown(f"{safe_repr(type(error))}: {shown(text, MAX_MESSAGE)}", MAX_MESSAGE)

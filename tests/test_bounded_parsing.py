@@ -211,6 +211,23 @@ def test_a_state_file_of_too_many_values_is_refused_before_parsing(
         load_state(create("round-robin"), path)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("value", ["0", "[]", "{}"])
+def test_a_state_file_just_over_the_value_limit_is_refused_in_memory_of_its_size(
+    tmp_path: Path, value: str
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("[" + f"{value}," * MAX_VALUES + value + "]")
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        with pytest.raises(StateError, match="values, over the limit"):
+            load_state(create("round-robin"), path)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * size  # the bytes and the text, never the parsed objects (50 times)
+
+
 def test_the_value_limit_bounds_a_parse_to_about_a_gibibyte() -> None:
     assert MAX_VALUES * 70 <= 1.2 * 2**30
 
