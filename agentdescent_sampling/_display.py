@@ -15,6 +15,8 @@ __all__ = ["MAX_SHOWN", "safe_repr", "shown", "shown_data", "shown_lines"]
 
 #: The longest text shown for one value.
 MAX_SHOWN = 300
+#: The most lines :func:`shown_lines` shows.
+_MAX_LINES = 200
 #: Unicode categories escaped: controls, formats (bidi overrides, zero-width characters),
 #: line and paragraph separators, surrogates and unassigned code points.
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -45,8 +47,10 @@ def shown(text: object, limit: int = MAX_SHOWN) -> str:
 
 
 def shown_lines(text: str, limit: int = MAX_SHOWN) -> str:
-    """``text`` with each of its lines :func:`shown`: for multi-line reports."""
-    return "\n".join(shown(line, limit) for line in str.__str__(text).split("\n"))
+    """``text`` with each of its first 200 lines :func:`shown`: for multi-line reports."""
+    lines = str.__str__(text).split("\n", _MAX_LINES)
+    more = f"\n... ({lines.pop().count(chr(10)) + 1} more lines)" if len(lines) > _MAX_LINES else ""
+    return "\n".join(shown(line, limit) for line in lines) + more
 
 
 def shown_data(data: Any) -> Any:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from agentdescent_sampling import cli
@@ -168,10 +167,20 @@ def test_an_error_quoting_a_plugin_is_escaped(
     assert len(err) < 3000
 
 
-@attrs.frozen
-class _AttrsDefaults:
-    a: object = attrs.field(factory=_Loud)
-    b: object = _Loud()
+@pytest.mark.parametrize("lines", [201, 100_000])
+def test_an_error_of_many_lines_is_shown_in_a_bounded_number(
+    lines: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentdescent_sampling import UnknownSamplerError
+
+    def fail(args: object) -> int:
+        raise UnknownSamplerError("line\n" * lines)
+
+    monkeypatch.setattr(cli, "_list", fail)
+    main(["list"])
+    err = capsys.readouterr().err
+    assert err.count("\n") <= 202
+    assert "more lines)" in err
 
 
 @pytest.mark.parametrize(
