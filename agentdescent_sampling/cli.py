@@ -26,8 +26,9 @@ from .testing import ConformanceReport, check_sampler
 
 __all__ = ["main"]
 
-#: The widest a non-final table cell is shown; the last one takes what the terminal leaves.
-_CELL = 40
+#: The widest a non-final table cell is shown (a sampler name's limit); the last one takes
+#: what the terminal leaves.
+_CELL = 64
 #: The narrowest a table is cut to; output that is not a terminal is not cut.
 _NARROWEST = 40
 _UNCUT = 1 << 20
