@@ -33,9 +33,10 @@ __all__ = [
 #: Deeper documents are refused. The deepest one this package writes (a state file) is 6.
 MAX_DEPTH = 32
 #: A document holding more values is refused before it is parsed: each value costs about
-#: 70 bytes once parsed, so this bounds a parse to about a gibibyte, whatever the file's
-#: size. A million tasks of six numbers each hold 7 million.
+#: 70 bytes once parsed, so this bounds a parse to about a gibibyte of objects beyond the
+#: text, however small the values. A million tasks of six numbers each hold 7 million.
 MAX_VALUES = 1 << 24
+#: Files are read in pieces of this size, up to their limit.
 _CHUNK = 1 << 20
 #: What :func:`check_toml_nesting` looks at; everything else is skipped in C.
 _TOML_MARK = re.compile(r"[\"'#.=,\n\[\]{}]")

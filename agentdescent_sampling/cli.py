@@ -29,8 +29,9 @@ __all__ = ["main"]
 #: The widest a non-final table cell is shown (a sampler name's limit); the last one takes
 #: what the terminal leaves.
 _CELL = 64
-#: The narrowest a table is cut to; output that is not a terminal is not cut.
+#: The narrowest a table is cut to.
 _NARROWEST = 40
+#: The width output that is not a terminal is cut to: none, in practice.
 _UNCUT = 1 << 20
 #: The longest line a check's description takes.
 _LINE = 200
