@@ -9,15 +9,37 @@ refused with a short ``OSError`` or ``ValueError`` that the caller wraps in its 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-__all__ = ["MAX_DEPTH", "load_document"]
+from .protocol import short_repr
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "check_toml_nesting",
+    "checked_path",
+    "load_document",
+    "open_regular",
+    "parse_bounded",
+    "strict_json",
+    "too_deep",
+    "unique_keys",
+]
 
 #: Deeper documents are refused. The deepest one this package writes (a state file) is 6.
 MAX_DEPTH = 32
+#: A document holding more values is refused before it is parsed: each value costs about
+#: 70 bytes once parsed, so this bounds a parse to about a gibibyte of objects beyond the
+#: text, however small the values. A million tasks of six numbers each hold 7 million.
+MAX_VALUES = 1 << 24
+#: Files are read in pieces of this size, up to their limit.
+_CHUNK = 1 << 20
+#: What :func:`check_toml_nesting` looks at; everything else is skipped in C.
+_TOML_MARK = re.compile(r"[\"'#.=,\n\[\]{}]")
 
 
 def load_document(path: Path, parse: Callable[[str], Any], max_bytes: int) -> Any:
@@ -30,29 +52,108 @@ def load_document(path: Path, parse: Callable[[str], Any], max_bytes: int) -> An
         ValueError: ``parse`` refused the text, or the document nests deeper than
             :data:`MAX_DEPTH`.
     """
-    text = _read_text(path, max_bytes)
+    return parse_bounded(_read_text(path, max_bytes), parse)
+
+
+def parse_bounded(text: str, parse: Callable[[str], Any]) -> Any:
+    """``parse(text)``, refusing a text of over :data:`MAX_VALUES` values before parsing,
+    and a document nested deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
+
+    Raises:
+        ValueError: as :func:`load_document` describes.
+    """
+    values = _values_at_most(text)
+    if values > MAX_VALUES:
+        raise ValueError(
+            f"it holds up to {values:,} values, over the limit of {MAX_VALUES:,}; "
+            f"parsing it would need gigabytes of memory"
+        )
     try:
         document = parse(text)
     except RecursionError:
-        raise ValueError(_too_deep()) from None
+        raise ValueError(too_deep()) from None
     if _depth(document) > MAX_DEPTH:
-        raise ValueError(_too_deep())
+        raise ValueError(too_deep())
     return document
 
 
-def _read_text(path: Path, max_bytes: int) -> str:
+def checked_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` with ``~`` expanded, if a file there can be looked up.
+
+    Raises:
+        ValueError: it holds a NUL character, names an unknown user's home
+            (``~nosuchuser``), or lies under a directory that cannot be searched;
+            any other trouble (a missing file) is left to the caller.
+    """
+    text = os.fspath(path)
+    if "\0" in str(text):
+        raise ValueError("the path holds a NUL character, which no file name can")
+    try:
+        expanded = Path(text).expanduser()
+    except RuntimeError:  # Python's word for an unknown user in '~user'
+        raise ValueError(
+            "it starts with '~user' for a user this system does not know; write the "
+            "home directory out, or use '~/' for your own"
+        ) from None
+    try:
+        expanded.stat()
+    except PermissionError as error:
+        raise ValueError(
+            f"it cannot be looked up ({error.strerror}): check that every directory on "
+            f"the way to it exists and can be searched (chmod +x)"
+        ) from None
+    except OSError:
+        pass  # a new file, say: the caller reports it in its own words
+    return expanded
+
+
+def open_regular(path: Path, max_bytes: int) -> BinaryIO:
+    """Open the regular file at ``path`` for binary reading, if it is at most ``max_bytes``.
+
+    Raises:
+        OSError: the file is missing or unreadable, is not a regular file (a FIFO is
+            refused without waiting for a writer), or is larger than ``max_bytes``.
+    """
     # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; the
     # fstat below then refuses it. It changes nothing for a regular file.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    with os.fdopen(os.open(path, flags), "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise OSError(f"it is {_kind(mode)}, not a regular file")
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise OSError(f"it is larger than the limit of {max_bytes:,} bytes")
+    handle = os.fdopen(os.open(path, flags), "rb")
+    try:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(f"it is {_kind(status.st_mode)}, not a regular file")
+        if status.st_size > max_bytes:
+            raise OSError(_too_large(max_bytes))
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def _read_text(path: Path, max_bytes: int) -> str:
+    chunks: list[bytes] = []
+    total = 0
+    with open_regular(path, max_bytes) as handle:
+        # In chunks: read(max_bytes + 1) would allocate the whole limit for a small file.
+        # Up to the limit + 1: a file that grew since fstat is caught too.
+        while total <= max_bytes and (chunk := handle.read(_CHUNK)):
+            chunks.append(chunk)
+            total += len(chunk)
+    if total > max_bytes:
+        raise OSError(_too_large(max_bytes))
+    data = b"".join(chunks)
+    del chunks
     # utf-8-sig drops a byte-order mark, which some Windows editors write.
     return data.decode("utf-8-sig")
+
+
+def _too_large(max_bytes: int) -> str:
+    return f"it is larger than the limit of {max_bytes:,} bytes"
+
+
+def _values_at_most(text: str) -> int:
+    """An upper bound on the values a JSON, TOML or YAML ``text`` holds, counted in C."""
+    return sum(text.count(mark) for mark in ",[{\n") + 1
 
 
 def _kind(mode: int) -> str:
@@ -83,5 +184,83 @@ def _depth(document: Any) -> int:
     return deepest
 
 
-def _too_deep() -> str:
+def too_deep() -> str:
+    """Why a document nesting too deeply is refused."""
     return f"it nests lists or tables more than {MAX_DEPTH} levels deep"
+
+
+def strict_json(text: str) -> Any:
+    """Parse JSON, refusing what :func:`json.loads` lets through: ``NaN``, ``Infinity``
+    (not numbers) and an object giving one key twice (which would silently take the last).
+
+    Raises:
+        ValueError: the text is not JSON, or has one of the above.
+    """
+    import json  # imported here: a TOML config never needs it
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not a JSON number")
+
+    return json.loads(text, parse_constant=refuse, object_pairs_hook=unique_keys)
+
+
+def unique_keys(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A mapping of ``pairs``, or a ``ValueError`` naming the first key given twice."""
+    mapping = dict(pairs)
+    if len(mapping) < len(pairs):
+        seen: set[Any] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {short_repr(key)} is given twice; give each key once")
+            seen.add(key)
+    return mapping
+
+
+def check_toml_nesting(text: str) -> None:
+    """Refuse TOML whose keys or inline values nest deeper than :data:`MAX_DEPTH`, unparsed.
+
+    The parser's cost grows faster than the number of parts in a dotted key
+    (``a.a.a...a = 1``: 39 s at 64 KB), so the parts are counted here, in one pass that
+    reads strings and comments as the parser does.
+
+    Raises:
+        ValueError: a dotted key or a table header has more than :data:`MAX_DEPTH` parts,
+            or inline tables and arrays nest deeper than that.
+    """
+    dots = brackets = 0
+    position = 0
+    while match := _TOML_MARK.search(text, position):
+        char, position = match[0], match.end()
+        if char in "\"'":
+            position = _after_string(text, match.start())
+        elif char == "#":
+            newline = text.find("\n", position)
+            position = len(text) if newline < 0 else newline
+        elif char == ".":
+            dots += 1
+        elif char in "[{":
+            brackets, dots = brackets + 1, 0
+        elif char in "]}":
+            brackets, dots = max(brackets - 1, 0), 0
+        else:  # "=", "," or a newline ends a key
+            dots = 0
+        if dots >= MAX_DEPTH or brackets > MAX_DEPTH:
+            raise ValueError(too_deep())
+
+
+def _after_string(text: str, start: int) -> int:
+    """Where the TOML string opening at ``start`` ends (the end of ``text`` if unclosed)."""
+    quote = text[start]
+    multiline = text.startswith(quote * 3, start)
+    delimiter = quote * 3 if multiline else quote
+    position = start + len(delimiter)
+    while True:
+        close = text.find(delimiter, position)
+        newline = len(text) if multiline else text.find("\n", position)
+        if close < 0 or (0 <= newline < close):
+            # Unclosed: the parser refuses it here, so nothing after it is read.
+            return len(text)
+        escape = text.find("\\", position, close) if quote == '"' else -1
+        if escape < 0:
+            return close + len(delimiter)
+        position = escape + 2

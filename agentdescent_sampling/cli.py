@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import textwrap
 import traceback
@@ -12,9 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._display import safe_repr, shown, shown_data, shown_lines
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
+from .loading import describe
 from .paramdoc import parameter_help
 from .records import WIRING
 from .registry import PluginFailure, SamplerInfo, available, default_registry
@@ -23,6 +26,19 @@ from .spec import SamplerSpec, parse_spec
 from .testing import ConformanceReport, check_sampler
 
 __all__ = ["main"]
+
+#: The widest a non-final table cell is shown (a sampler name's limit); the last one takes
+#: what the terminal leaves.
+_CELL = 64
+#: The narrowest a table is cut to.
+_NARROWEST = 40
+#: The width output that is not a terminal is cut to: none, in practice.
+_UNCUT = 1 << 20
+#: The longest line a check's description takes.
+_LINE = 200
+#: The longest help text and traceback line shown.
+_HELP = 2000
+_TRACEBACK_LINE = 1000
 
 #: The exit status of a command whose reader closed the pipe (``... | head -1``),
 #: as for a command that SIGPIPE ended.
@@ -33,19 +49,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed (>&-): print() would drop everything
+        _error("standard output is closed; run it with output to a file or a pipe")
+        return 2
     try:
         try:
             status: int = args.run(args)
         except SamplerError as error:
-            print(f"agentdescent-sampling: error: {error}", file=sys.stderr)
+            _error(str(error))
             status = 2
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
     except BrokenPipeError:
         # The reader has all it wanted. Point stdout at /dev/null so the interpreter's
         # own flush at exit does not raise again and print a traceback.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return _PIPE_CLOSED
+    except OSError as error:  # a full disk (> /dev/full), a closed descriptor
+        _silence_stdout()
+        _error(f"cannot write the output: {error.strerror or error}; check where it goes")
+        return 1
     return status
+
+
+def _error(message: str) -> None:
+    """Print ``message`` as this command's error, shown safely: it may quote a plugin."""
+    print(f"agentdescent-sampling: error: {shown_lines(message, _HELP)}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit raises no traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no descriptor left to point: nothing flushes at exit
+        sys.stdout = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -166,7 +202,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _record_json(record: SamplerInfo | PluginFailure, tracebacks: bool) -> dict[str, Any]:
-    data = record.to_dict()
+    data: dict[str, Any] = shown_data(record.to_dict())
     if tracebacks and isinstance(record, PluginFailure):
         data["traceback"] = _traceback(record)
     return data
@@ -176,14 +212,19 @@ def _traceback(failure: PluginFailure) -> str:
     """The failure's whole error: its traceback and chained causes, or its message."""
     error = failure.error
     if error is None:
-        return failure.message + "\n"
-    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        return shown(failure.message) + "\n"
+    try:
+        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    except Exception:  # noqa: BLE001  # a hostile __str__ must not break the listing
+        text = describe(error) + "\n"
+    return shown_lines(text, _TRACEBACK_LINE)
 
 
 def _failure_title(failure: PluginFailure) -> str:
+    names = shown(", ".join(failure.names) or "?")
     return (
-        f"== {', '.join(failure.names) or '?'}: {failure.distribution} {failure.version}, "
-        f"entry point {failure.entry_point!r} ({failure.status})"
+        f"== {names}: {shown(failure.distribution)} {shown(failure.version)}, "
+        f"entry point {shown(repr(failure.entry_point))} ({failure.status})"
     )
 
 
@@ -195,13 +236,13 @@ def _show(args: argparse.Namespace) -> int:
         data["wiring"] = list(info.wiring)
         for parameter in data["parameters"]:
             parameter["help"] = meanings.get(parameter["name"], "")
-        print(json.dumps(data, indent=2))
+        print(json.dumps(shown_data(data), indent=2))
         return 0
     lines = [
-        f"{info.name} ({info.distribution} {info.version})",
-        f"  {info.description}" if info.description else "",
+        f"{info.name} ({shown(info.distribution)} {shown(info.version)})",
+        f"  {shown(info.description)}" if info.description else "",
         f"  aliases:     {', '.join(info.aliases) or '-'}",
-        f"  entry point: {info.entry_point} ({info.form} form)",
+        f"  entry point: {shown(info.entry_point)} ({info.form} form)",
     ]
     if info.synchronized:
         lines.append("  threads:     declares thread_safe = False; wrapped in synchronized()")
@@ -216,11 +257,11 @@ def _show(args: argparse.Namespace) -> int:
         lines.append("  wiring:      none: it needs only pick() and record()")
     lines.append("  parameters:" + ("" if info.signature.parameters else " none"))
     for parameter in info.signature.parameters:
-        default = "(required)" if parameter.required else f"= {parameter.default!r}"
-        annotation = f": {parameter.annotation}" if parameter.annotation else ""
-        lines.append(f"    {parameter.name}{annotation} {default}")
+        default = "(required)" if parameter.required else f"= {safe_repr(parameter.default)}"
+        annotation = f": {shown(parameter.annotation)}" if parameter.annotation else ""
+        lines.append(f"    {parameter.name}{annotation} {shown(default)}")
         if parameter.name in meanings:
-            lines += _wrapped(meanings[parameter.name], indent=8)
+            lines += _wrapped(shown(meanings[parameter.name], _HELP), indent=8)
     if info.signature.accepts_any:
         lines.append("    **kwargs (any other keyword)")
     print("\n".join(line for line in lines if line))
@@ -257,13 +298,13 @@ def _check_all() -> int:
         if isinstance(record, PluginFailure):
             if record.status in ("failed", "conflict"):
                 problems += 1
-                print(f"{_failure_title(record)}: not checked: {record.message}")
+                print(f"{_failure_title(record)}: not checked: {shown(record.message)}")
             continue
         required = [p.name for p in record.signature.parameters if p.required]
         if record.status != "ok":
             problems += 1
             print(
-                f"{record.name} ({record.distribution}): not checked: more than one "
+                f"{record.name} ({shown(record.distribution)}): not checked: more than one "
                 f"distribution provides it; uninstall one"
             )
             continue
@@ -283,14 +324,14 @@ def _check_all() -> int:
 def _described(info: SamplerInfo, spec: SamplerSpec) -> str:
     """``name (distribution version) with c=0.1, prior=0.5 (default), ...``."""
     given = dict(spec.params)
-    parts = [f"{key}={value!r}" for key, value in given.items()]
+    parts = [f"{key}={safe_repr(value)}" for key, value in given.items()]
     parts += [
         f"{parameter}" + " (default)"
         for parameter in info.signature.parameters
         if parameter.name not in given and not parameter.required
     ]
     with_ = f" with {', '.join(parts)}" if parts else " (no parameters)"
-    return f"{info.name} ({info.distribution} {info.version}){with_}"
+    return shown(f"{info.name} ({info.distribution} {info.version}){with_}", _LINE)
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
@@ -309,10 +350,20 @@ def _failure_row(failure: PluginFailure) -> tuple[str, ...]:
 
 
 def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
-    return "\n".join(
+    """``rows`` aligned in columns, each cell shown safely, each line fitting the terminal
+    (when output goes to one: a file or a pipe gets whole lines, each cell bounded)."""
+    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else _UNCUT
+    cells = [[shown(cell, _CELL) for cell in row[:-1]] + [shown(row[-1])] for row in rows]
+    widths = [max(len(row[column]) for row in cells) for column in range(len(cells[0]) - 1)]
+    lines = (
         "  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True))
         + "  "
         + row[-1]
-        for row in rows
+        for row in cells
     )
+    return "\n".join(_fitted(line, max(columns, _NARROWEST)) for line in lines)
+
+
+def _fitted(line: str, columns: int) -> str:
+    """``line`` cut to ``columns`` characters, ending in "..." if it was longer."""
+    return line if len(line) <= columns else line[: columns - 3] + "..."

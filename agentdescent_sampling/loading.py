@@ -11,16 +11,18 @@ names, a text description, and no built-in name.
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from ._display import safe_repr, shown
 from .discovery import EntryPoint, scan
 from .params import signature_of
 from .policy import DISABLE_ENV, RESERVED, Policy, normalize
 from .protocol import check_name, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
-__all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "vet"]
+__all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "running_plugin", "vet"]
 
 Status = Literal["failed", "conflict", "disabled"]
 #: The longest failure message kept; a plugin's exception text can be any size.
@@ -316,6 +318,8 @@ class Plugins:
         names: tuple[str, ...] | None = None,
     ) -> tuple[bool, Any]:
         """Run plugin code; record whatever it raises as this plugin's failure."""
+        outer = getattr(_running, "plugin", None)
+        _running.plugin = ep.label
         try:
             return True, call()
         except Refused as refused:
@@ -329,6 +333,8 @@ class Plugins:
         # and BaseException subclasses included.
         except BaseException as error:  # noqa: BLE001
             self._fail(ep, "failed", f"{stage} failed: {describe(error)}", error, names)
+        finally:
+            _running.plugin = outer
         return False, None
 
     def _fail(
@@ -352,14 +358,29 @@ class Plugins:
         )
 
 
+#: The entry point whose code this thread is running, if any (see :func:`running_plugin`).
+_running = threading.local()
+
+
+def running_plugin() -> str | None:
+    """The entry point whose import, hook or description this thread is running, if any.
+
+    In-process registration is for the user's own code; a plugin registers through its
+    entry point or hook, so ``register()`` refuses a call made while this is set.
+    """
+    plugin = getattr(_running, "plugin", None)
+    return plugin if isinstance(plugin, str) else None
+
+
 def bounded(message: str) -> str:
-    """``message``, cut to :data:`MAX_MESSAGE` characters."""
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 3] + "..."
+    """``message`` shown safely (control characters escaped), cut to :data:`MAX_MESSAGE`."""
+    return shown(message, MAX_MESSAGE)
 
 
 def describe(error: BaseException) -> str:
-    """``Type: text`` of ``error``, short, and safe against a hostile ``__str__``."""
+    """``Type: text`` of ``error``, short, escaped, and safe against a hostile ``__str__``."""
     try:
-        return f"{type(error).__name__}: {str(error)[:MAX_MESSAGE]}"
+        text = str(error)
     except Exception:  # noqa: BLE001  # a hostile __str__ must not escape isolation
         return "an exception that could not be printed"
+    return shown(f"{safe_repr(type(error))}: {shown(text, MAX_MESSAGE)}", MAX_MESSAGE)

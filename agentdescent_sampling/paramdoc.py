@@ -22,7 +22,11 @@ from typing import Any
 
 __all__ = ["parameter_help"]
 
-_ENTRY = re.compile(r"(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)")
+# One way to match each part (the spaces before a ``(type)`` belong to it), so a run of
+# spaces costs linear time: two adjacent ``\s*`` made it quadratic.
+_ENTRY = re.compile(
+    r"(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)(?:\s*\([^)]*\))?\s*:(?P<text>.*)", re.DOTALL
+)
 
 
 def parameter_help(factory: Any) -> dict[str, str]:

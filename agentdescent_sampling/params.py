@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 
+from ._display import safe_repr
+
 __all__ = ["REQUIRED", "Parameter", "Signature", "signature_of"]
 
 
@@ -42,7 +44,7 @@ class Parameter:
         return self.default is REQUIRED
 
     def __str__(self) -> str:
-        return self.name if self.required else f"{self.name}={self.default!r}"
+        return self.name if self.required else f"{self.name}={safe_repr(self.default)}"
 
 
 @attrs.frozen
@@ -131,4 +133,4 @@ def _text(annotation: Any) -> str:
         return ""
     if isinstance(annotation, str):
         return annotation
-    return getattr(annotation, "__name__", None) or repr(annotation)
+    return safe_repr(annotation)

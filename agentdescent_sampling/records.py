@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ._display import safe_repr
 from .params import Signature
 from .policy import normalize
 
@@ -134,6 +135,6 @@ def summary(text: str | None) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return repr(value)
+    if value is None or type(value) in (str, int, float, bool):
+        return value if type(value) is not int or abs(value) < 2**53 else safe_repr(value)
+    return safe_repr(value)

@@ -140,9 +140,17 @@ class Registry:
             sampler = self._build_builtin(builtin, parsed)
         if state is None:
             return sampler
+        from ._files import checked_path
         from .durable import DurableSampler  # only a durable sampler needs the state module
+        from .state import StateError
 
-        return DurableSampler(sampler, state)
+        try:
+            path = checked_path(state)
+        except ValueError as error:
+            raise StateError(
+                f"cannot keep sampler state in {short_repr(str(state))}: {error}"
+            ) from None
+        return DurableSampler(sampler, path)
 
     def get(self, name: str, *, provider: str | None = None) -> SamplerInfo:
         """Return the record of the sampler that ``name`` selects (loading its plugin).
@@ -229,13 +237,21 @@ class Registry:
             The new record, as :meth:`get` returns it.
 
         Raises:
-            RegistrationError: the factory, a name or the description is invalid, or
-                the name is disabled.
+            RegistrationError: the factory, a name or the description is invalid, the
+                name is disabled, or the call comes from a plugin while it is loaded.
             SamplerConflictError: the name is a built-in's.
         """
-        from .loading import Refused, vet
+        from .loading import Refused, running_plugin, vet
 
         label = _qualified_name(factory)
+        plugin = running_plugin()
+        if plugin is not None:
+            raise RegistrationError(
+                f"register({short_repr(label.rpartition(':')[2], 60)}) was called by the plugin "
+                f"{short_repr(plugin, 120)} while it was being loaded; in-process registration "
+                f"is for your own code. A plugin makes samplers selectable through its entry "
+                f"point, or a hook's register callback"
+            )
         with self._lock:
             try:
                 info = vet(
@@ -310,7 +326,7 @@ class Registry:
         if provider is not None and normalize(provider) != OWN_DISTRIBUTION:
             raise UnknownSamplerError(
                 f"sampler {name!r} is a built-in, provided by {OWN_DISTRIBUTION}, not by "
-                f"{provider!r}: built-in names are reserved. Leave provider out"
+                f"{short_repr(provider, 60)}: built-in names are reserved. Leave provider out"
             )
         if self.policy.disabled_builtin(builtin):
             raise UnknownSamplerError(
@@ -382,8 +398,8 @@ class Registry:
         if provider is not None and key in samplers:
             providers = ", ".join(sorted({info.distribution for info in samplers[key]}))
             return UnknownSamplerError(
-                f"sampler {name!r} is not provided by {provider!r}; it is provided by "
-                f"{providers}; set provider to one of those or leave it out"
+                f"sampler {name!r} is not provided by {short_repr(provider, 60)}; it is provided "
+                f"by {providers}; set provider to one of those or leave it out"
             )
         import difflib  # only on this error path: selecting a sampler never needs it
 
@@ -485,8 +501,10 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
             f"{where}: its factory returned {type(sampler).__name__}, which has no pick() "
             f"and record() methods"
         )
-    if info.form != "built-in" and not inspect.isclass(info.factory) and named != info.name:
-        from .presets import Preset  # only a preset a hook registered is served this way
+    if info.form != "built-in" and named != info.name:
+        # A preset a hook registered, or a class reporting a name it was not selected by
+        # (a built-in's, say): served under the selected name, and so is its state.
+        from .presets import Preset
 
         sampler = Preset(info.name, sampler)
     if not info.synchronized:

@@ -152,7 +152,14 @@ def _absolute(path: object, field: str) -> Path:
             f"policies.task_sampler: {field!r} must be a path string, got "
             f"{type(path).__name__} {short_repr(path)}"
         )
-    expanded = Path(path).expanduser()
+    from ._files import checked_path  # imported here: a spec without paths reads none
+
+    try:
+        expanded = checked_path(path)
+    except ValueError as error:
+        raise InvalidSamplerConfig(
+            f"policies.task_sampler: {field} path {short_repr(path)}: {error}"
+        ) from None
     if not expanded.is_absolute():
         raise InvalidSamplerConfig(
             f"policies.task_sampler: {field} path {short_repr(path)} is relative, but "

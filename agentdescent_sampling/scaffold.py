@@ -8,12 +8,14 @@ resolves. An author renames the rule and keeps the tests green.
 
 from __future__ import annotations
 
+import keyword
 import re
 import textwrap
 from pathlib import Path
 
 from .errors import SamplerError
-from .protocol import check_name
+from .policy import RESERVED, normalize
+from .protocol import check_name, short_repr
 
 __all__ = ["ScaffoldError", "write_plugin"]
 
@@ -33,28 +35,21 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
             the sampler with a description and an alias) instead of the class form.
 
     Raises:
-        ScaffoldError: ``name`` is not a valid sampler name, or ``directory`` exists.
+        ScaffoldError: ``name`` is not a valid sampler name, is a built-in's, or makes
+            no Python class name (``none``, a keyword, a leading digit); ``directory``
+            exists or cannot be written.
     """
-    try:
-        check_name(name)
-    except ValueError as error:
-        raise ScaffoldError(f"{error}; for example: new-plugin least-tried") from None
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    slug, cls = _checked(name)
     distribution = f"agentdescent-sampling-{slug.replace('_', '-')}"
     package = f"agentdescent_sampling_{slug}"
-    cls = "".join(part.capitalize() for part in slug.split("_")) or "Sampler"
     target = directory if directory is not None else Path(distribution)
-    if target.exists():
-        raise ScaffoldError(
-            f"{str(target)!r} already exists; new-plugin never overwrites: remove it or "
-            f"pass --directory with a new path"
-        )
     values = {
         "name": name,
+        "alias": _suffixed(name, "-sampler"),
         "distribution": distribution,
         "package": package,
         "cls": cls,
-        "entry_point": f'"{name}-hooks" = "{package}.hooks"'
+        "entry_point": f'"{_suffixed(name, "-hooks")}" = "{package}.hooks"'
         if hooks
         else f'"{name}" = "{package}:{cls}"',
         "form": "hook" if hooks else "class",
@@ -68,6 +63,51 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
     }
     if hooks:
         files[f"{package}/hooks.py"] = _HOOKS
+    try:
+        _write(target, files, values)
+    except OSError as error:
+        raise ScaffoldError(
+            f"cannot write the plugin to {short_repr(str(target), 200)}: "
+            f"{error.strerror or error}; pass --directory with a new path in a writable "
+            f"directory"
+        ) from None
+    return target
+
+
+def _checked(name: str) -> tuple[str, str]:
+    """The module slug and class name for sampler ``name``, if it makes a usable plugin."""
+    example = "for example: new-plugin least-tried"
+    try:
+        check_name(name)
+    except ValueError as error:
+        raise ScaffoldError(f"{error}; {example}") from None
+    if normalize(name) in RESERVED:
+        raise ScaffoldError(
+            f"{name!r} is a built-in sampler's name, and built-in names are reserved: the "
+            f"plugin would be refused once installed. Choose another name; {example}"
+        )
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    cls = "".join(part.capitalize() for part in slug.split("_"))
+    if not cls.isidentifier() or keyword.iskeyword(cls) or keyword.iskeyword(slug):
+        raise ScaffoldError(
+            f"{name!r} would make the class {cls!r}, which Python cannot define (a keyword, "
+            f"or a name starting with a digit); start the name with a letter and avoid "
+            f"'none', 'true' and 'false'; {example}"
+        )
+    return slug, cls
+
+
+def _suffixed(name: str, suffix: str) -> str:
+    """``name`` + ``suffix``, the name cut so the whole stays a valid name (64 characters)."""
+    return name[: _LONGEST_NAME - len(suffix)].rstrip("-_") + suffix
+
+
+def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
+    if target.exists():
+        raise ScaffoldError(
+            f"{short_repr(str(target), 200)} already exists; new-plugin never overwrites: "
+            f"remove it or pass --directory with a new path"
+        )
     for relative, template in files.items():
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,8 +115,10 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
         for key, value in values.items():
             text = text.replace("{" + key + "}", value)
         path.write_text(text, encoding="utf-8")
-    return target
 
+
+#: The longest sampler name (see :func:`~agentdescent_sampling.protocol.check_name`).
+_LONGEST_NAME = 64
 
 _PYPROJECT = """\
     [build-system]
@@ -181,7 +223,7 @@ _HOOKS = '''\
         """Register this distribution's samplers."""
         register(
             {cls},
-            aliases=("{name}-sampler",),
+            aliases=("{alias}",),
             description="The task with the fewest rollouts so far, ties to the earliest key.",
         )
 '''

@@ -9,6 +9,7 @@ imports anything: a spec is only a name that the registry resolves.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -28,15 +29,24 @@ __all__ = ["SamplerSpec", "SpecLike", "parse_spec", "spec_from_file"]
 _MAX_SPEC = 4096
 #: A sampler takes a handful of parameters; thousands would only cost time and flood messages.
 _MAX_PARAMS = 64
+#: The longest ``key`` (a dotted table name) :func:`spec_from_file` takes.
+_MAX_KEY = 200
+#: How much of a file's path a message quotes.
+_SHOWN_PATH = 200
 #: A config file is a few kilobytes; this bound keeps a wrong path (a log, a disk image) cheap.
 _MAX_FILE_BYTES = 1 << 20
 #: How many of a mapping's keys an error message lists.
 _LISTED_KEYS = 20
 # Patterns, compiled at first use (``re`` caches them): a name without parameters needs none.
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z"
-_PAIR = r"""\s*(?P<key>[^=,]*?)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^,]*?)\s*(?:,|\Z)"""
-_INT = r"[+-]?\d+\Z"
-_FLOAT = r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z"
+# Each part of _PAIR can match in one way only (the key and a bare value are stripped
+# afterwards, a quoted value must end where the pair does), so a match costs linear time:
+# a pattern with adjacent ``\s*`` and lazy groups backtracked cubically on a run of spaces.
+_END = r"(?=\s*(?:,|\Z))"
+_PAIR = rf"""(?P<key>[^=,]*)=\s*(?P<value>"(?:[^"\\]|\\.)*"{_END}|'[^']*'{_END}|[^,]*)\s*(?:,|\Z)"""
+# ASCII digits only: ``\d`` would read U+0667, the Arabic-Indic seven, as 7.
+_INT = r"[+-]?[0-9]+\Z"
+_FLOAT = r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?\Z"
 _RESERVED = ("name", "provider")
 
 
@@ -46,6 +56,9 @@ def _toml(text: str) -> dict[str, Any]:
         import tomllib
     else:  # tomllib arrived in 3.11; tomli is the same parser, published for 3.10
         import tomli as tomllib
+    from ._files import check_toml_nesting
+
+    check_toml_nesting(text)  # before the parser, whose cost grows faster than a key's parts
     document: dict[str, Any] = tomllib.loads(text)
     return document
 
@@ -116,13 +129,22 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     """
     from ._files import load_document  # imported here: create() by name reads no file
 
+    if not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY:
+        raise InvalidSamplerConfig(
+            f"key must be the name of a table, such as 'task_sampler' or "
+            f"'tool.agentdescent.task_sampler' (at most {_MAX_KEY} characters), got "
+            f"{type(key).__name__} {short_repr(key)}"
+        )
     file = Path(path)
+    where = short_repr(str(file), _SHOWN_PATH)
     try:
         document = load_document(file, _parser(file), _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert.
+        # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert;
+        # an OSError's strerror, since its text repeats the path, which may be huge.
+        reason = error.strerror or error if isinstance(error, OSError) else error
         raise InvalidSamplerConfig(
-            f"cannot read a sampler spec from {str(file)!r}: {error}; "
+            f"cannot read a sampler spec from {where}: {reason}; "
             f"expected a TOML file (or a .json or .yaml file) with a [{key}] table"
         ) from error
     value: Any = document
@@ -130,7 +152,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         if not isinstance(value, Mapping) or part not in value:
             found = _listed(value) if isinstance(value, Mapping) else "none"
             raise InvalidSamplerConfig(
-                f"{str(file)!r} has no {key!r} entry (missing {part!r}; found keys: "
+                f"{where} has no {key!r} entry (missing {part!r}; found keys: "
                 f"{found}); add a [{key}] table with "
                 f'name = "round-robin" or pass key= to read another one'
             )
@@ -138,19 +160,23 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     try:
         return parse_spec(value)
     except InvalidSamplerConfig as error:
-        raise InvalidSamplerConfig(f"in {str(file)!r} under {key!r}: {error}") from None
+        raise InvalidSamplerConfig(f"in {where} under {key!r}: {error}") from None
 
 
 def _parser(file: Path) -> Callable[[str], Any]:
+    from ._files import strict_json
+
     suffix = file.suffix.lower()
     if suffix == ".json":
-        return json.loads
+        return strict_json
     if suffix in (".yaml", ".yml"):
         return _yaml_parser(file)
     return _toml
 
 
 def _yaml_parser(file: Path) -> Callable[[str], Any]:
+    from ._files import MAX_DEPTH, too_deep, unique_keys
+
     try:
         import yaml  # the optional 'yaml' extra
     except ImportError:
@@ -168,6 +194,20 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
             if self.check_event(yaml.AliasEvent):
                 raise ValueError("YAML aliases (*name) are not supported in a sampler config")
             return super().compose_node(parent, index)
+
+        def fetch_flow_collection_start(self, token_class: Any) -> None:
+            # The scanner's cost grows with the square of the flow depth ("[{" * 2000 took
+            # 35 s), so depth is refused as it is met, long before the composer would.
+            if self.flow_level >= MAX_DEPTH:
+                raise ValueError(too_deep())
+            super().fetch_flow_collection_start(token_class)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            # PyYAML keeps the last of two equal keys; TOML and JSON configs refuse them.
+            keys = [self.construct_object(key, deep=True) for key, _ in node.value]
+            with contextlib.suppress(TypeError):  # an unhashable key: PyYAML's own error follows
+                unique_keys([(key, None) for key in keys])
+            return super().construct_mapping(node, deep)
 
     def parse(text: str) -> Any:
         try:
@@ -204,10 +244,10 @@ def _parse_string(text: str) -> SamplerSpec:
                 f"{short_repr(text)}: expected 'name:key=value,key=value', for example "
                 f"'difficulty-weighted:c=0.1,pass_threshold=0.8'"
             )
-        key = match["key"]
+        key = match["key"].strip()
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
-        params[key] = _parse_value(match["value"])
+        params[key] = _parse_value(match["value"].strip())
         position = match.end()
     return _validated(name.strip(), params, None)
 
@@ -256,7 +296,7 @@ def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
 
 def _parse_value(raw: str) -> Any:
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
-        return json.loads(raw) if raw[0] == '"' else raw[1:-1]
+        return _quoted(raw) if raw[0] == '"' else raw[1:-1]
     lowered = raw.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -267,6 +307,20 @@ def _parse_value(raw: str) -> Any:
     if re.match(_FLOAT, raw):
         return float(raw)
     return raw
+
+
+def _quoted(raw: str) -> str:
+    """A double-quoted value, read as a JSON string."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, str):
+        raise InvalidSamplerConfig(
+            f"cannot read the quoted value {short_repr(raw)}: expected one JSON string such as "
+            f'"x, y" (escape a quote inside it as \\"), or single quotes for text taken as is'
+        )
+    return value
 
 
 def _format_value(value: Any) -> str:

@@ -32,6 +32,7 @@ __all__ = [
     "check_state",
     "is_count",
     "is_real",
+    "is_tally",
     "load_state",
     "read_state_file",
     "save_state",
@@ -41,9 +42,10 @@ __all__ = [
 #: Marks a file as sampler state; checked on load.
 FORMAT = "agentdescent-sampling/state"
 
-#: Counts above this are refused on load: no run makes 2**63 rollouts, and larger ints
-#: overflow the floats a pick computes with.
-_MAX_COUNT = 2**63 - 1
+#: Counts above this are refused on load, and a state holding one is not saved: picks
+#: compute with floats, which hold whole numbers exactly up to 2**53, and no run records
+#: that many rollouts (a million a second for 285 years).
+_MAX_COUNT = 2**53
 #: A state file of a million tasks is a few hundred megabytes; larger is not one.
 _MAX_FILE_BYTES = 1 << 30
 
@@ -98,8 +100,14 @@ def check_state(
 
 
 def is_count(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a whole number in [0, 2**63) (not a bool), as state counts must be."""
+    """Whether ``value`` is a whole number in [0, 2**53] (not a bool), as state counts must be."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT
+
+
+def is_tally(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real in [0, 2**53] (not a bool), as a weighted or discounted
+    count must be: a larger one (``1e308``) would overflow or stall the arithmetic."""
+    return is_real(value) and 0 <= value <= _MAX_COUNT
 
 
 def is_real(value: object) -> TypeGuard[float]:
@@ -136,12 +144,21 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     files of killed earlier saves, as :func:`save_state` describes.
 
     Raises:
-        StateError: the directory is missing or not writable, or ``document`` is not
-            JSON; any existing file at ``path`` is left as it was.
+        StateError: the directory is missing or not writable, ``document`` is not JSON,
+            or it holds a count over 2**53 (which :func:`read_state_file`'s readers
+            refuse); any existing file at ``path`` is left as it was.
     """
     import secrets  # imported here: a sampler that is never saved never needs it
 
-    target = Path(os.path.realpath(path))
+    from ._files import checked_path
+
+    try:
+        target = Path(os.path.realpath(checked_path(path)))
+    except ValueError as error:
+        raise StateError(
+            f"cannot write sampler state to {short_repr(str(path))}: {error}"
+        ) from None
+    _refuse_huge_counts(path, document)
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -160,9 +177,29 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         os.replace(temporary, target)
     except BaseException as error:
         temporary.unlink(missing_ok=True)
-        if isinstance(error, (OSError, ValueError)):
-            raise StateError(f"cannot write sampler state to {str(path)!r}: {error}") from error
+        if isinstance(error, (OSError, ValueError, TypeError)):  # TypeError: not JSON
+            raise StateError(
+                f"cannot write sampler state to {short_repr(str(path))}: {error}; "
+                f"state_dict() must return plain JSON data (dicts, lists, str, numbers)"
+            ) from error
         raise
+
+
+def _refuse_huge_counts(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
+    """Refuse to write a whole number the loaders refuse, so no save is unreadable."""
+    stack: list[Any] = [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, int) and abs(value) > _MAX_COUNT:
+            raise StateError(
+                f"cannot write sampler state to {short_repr(str(path))}: it holds the whole "
+                f"number {short_repr(value, 40)}, over the {_MAX_COUNT:,} a state file holds "
+                f"(its readers would refuse it); start the sampler fresh"
+            )
 
 
 def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
@@ -187,11 +224,11 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
         StateError: the file is missing, truncated, not JSON, not a regular file, over
             1 GiB, or has no format marker.
     """
-    from ._files import load_document  # imported here: a fresh sampler reads no file
+    from ._files import load_document, strict_json  # imported here: a fresh sampler reads no file
 
     source = Path(path)
     try:
-        document = load_document(source, _strict_json, _MAX_FILE_BYTES)
+        document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise StateError(
             f"cannot read sampler state from {str(source)!r}: {error}; "
@@ -203,15 +240,6 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             f"'format': {FORMAT!r} marker)"
         )
     return document
-
-
-def _strict_json(text: str) -> Any:
-    """JSON as :func:`save_state` writes it: ``NaN`` and ``Infinity`` are not numbers."""
-
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not a JSON number")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def _remove_abandoned(target: Path) -> None:

@@ -24,6 +24,8 @@ from typing import Any
 
 import attrs
 
+from ._display import safe_repr, shown
+from .loading import describe
 from .params import signature_of
 from .protocol import check_name, method_problem
 from .registry import Registry, default_registry
@@ -33,6 +35,8 @@ from .sync import Synchronized
 __all__ = ["ConformanceReport", "Violation", "check_sampler", "fast_thread_switching"]
 
 THREADS = 16
+#: The longest one check may take before it is reported as a hang.
+CHECK_SECONDS = 60.0
 OPERATIONS_PER_THREAD = 1000
 THREAD_ROUNDS = 4
 _SHARD = [f"task-{i}" for i in range(12)]
@@ -54,7 +58,7 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        return f"[{self.check}] {self.message}"
+        return f"[{self.check}] {shown(self.message, 1000)}"
 
 
 @attrs.frozen
@@ -85,6 +89,7 @@ class ConformanceReport:
 
 
 Factory = Callable[..., Any]
+Check = Callable[[Factory, dict[str, Any]], Iterator[Violation]]
 
 
 def check_sampler(
@@ -110,16 +115,59 @@ def check_sampler(
     violations: list[Violation] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
-    for check, name in zip(checks, names, strict=True):
-        try:
-            violations.extend(check(factory, params))
-        except Exception as error:  # noqa: BLE001  # a crash in one check is one violation
-            violations.append(Violation(name, f"raised {type(error).__name__}: {error}"))
+    for index, (check, name) in enumerate(zip(checks, names, strict=True)):
+        found, finished = _bounded(name, functools.partial(_listed, check, factory, params))
+        violations.extend(found)
+        if not finished:
+            return ConformanceReport(label, names[: index + 1], tuple(violations))
         if check is _check_protocol and violations:
             return ConformanceReport(label, names[:1], tuple(violations))
     # A built-in's records under threads are this package's own tests' business, not its user's.
-    notes = () if builtin else _notes(factory, params, label)
-    return ConformanceReport(label, names, tuple(violations), notes)
+    notes, _ = _bounded("notes", lambda: [] if builtin else list(_notes(factory, params, label)))
+    return ConformanceReport(
+        label,
+        names,
+        tuple(violations + [note for note in notes if isinstance(note, Violation)]),
+        tuple(note for note in notes if isinstance(note, str)),
+    )
+
+
+def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Violation]:
+    return list(check(factory, params))
+
+
+def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
+    """Run ``check`` in a daemon thread for at most :data:`CHECK_SECONDS`.
+
+    Returns what it returned, or a violation for whatever it raised (``SystemExit``
+    included: a sampler cannot end the check) or for not finishing, with whether it
+    finished. Only ``KeyboardInterrupt`` propagates, since it is the user's.
+    """
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(check())
+        except BaseException as error:  # noqa: BLE001  # a sampler's failure, whatever it is
+            outcome.append(error)
+
+    worker = threading.Thread(target=run, name=f"conformance-{name}", daemon=True)
+    worker.start()
+    worker.join(CHECK_SECONDS)
+    if not outcome:
+        return [
+            Violation(
+                name,
+                f"did not finish within {CHECK_SECONDS:g} s (a deadlock or an endless loop "
+                f"in pick() or record()?); the remaining checks were not run",
+            )
+        ], False
+    result = outcome[0]
+    if isinstance(result, KeyboardInterrupt):
+        raise result
+    if isinstance(result, BaseException):
+        return [Violation(name, f"raised {describe(result)}")], True
+    return result, True
 
 
 def _resolve(
@@ -189,8 +237,8 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
             if picked not in shard:
                 yield Violation(
                     "pick-returns-a-member",
-                    f"pick({_show(shard)}, {round_index}) returned {picked!r}, which is not in "
-                    f"the {type(shard).__name__} it was given",
+                    f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}, which is "
+                    f"not in the {type(shard).__name__} it was given",
                 )
                 break
             sampler.record(picked, float(round_index % 2))
@@ -228,15 +276,16 @@ def _check_record_outside_the_shard(
     except Exception as error:  # noqa: BLE001  # any exception is the violation
         yield Violation(
             "record-outside-the-shard",
-            f"record() of a task outside the current shard raised {type(error).__name__}: "
-            f"{error}; shards rotate between rounds, so this must be accepted",
+            f"record() of a task outside the current shard raised {describe(error)}; shards "
+            f"rotate between rounds, so this must be accepted",
         )
         return
     picked = sampler.pick(_SHARD[:3], 1)
     if picked not in _SHARD[:3]:
         yield Violation(
             "record-outside-the-shard",
-            f"after recording a task outside the shard, pick() returned {picked!r}, not a member",
+            f"after recording a task outside the shard, pick() returned {safe_repr(picked)}, "
+            f"not a member",
         )
 
 
@@ -261,9 +310,9 @@ def _expect(
     except expected:
         return
     except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
-        outcome = f"raised {type(error).__name__}: {error}"
+        outcome = f"raised {describe(error)}"
     else:
-        outcome = f"returned {result!r}"
+        outcome = f"returned {safe_repr(result)}"
     yield Violation(
         check,
         f"{what} {outcome}; expected {expected.__name__} "
@@ -304,13 +353,16 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
             for step in range(OPERATIONS_PER_THREAD):
                 picked = sampler.pick(shard, step)
                 if picked not in shard:
-                    strays.append(repr(picked))
+                    strays.append(safe_repr(picked))
                 sampler.record(picked, float((worker + step) % 2))
-        except Exception as error:  # noqa: BLE001  # reported as a violation below
-            errors.append(f"{type(error).__name__}: {error}")
+        # Reported as a violation below; SystemExit included, which a thread would swallow.
+        except BaseException as error:  # noqa: BLE001
+            errors.append(describe(error))
+            barrier.abort()  # the other threads must not wait for this one forever
 
     with fast_thread_switching():
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
+        # Daemons: a sampler that deadlocks them must not keep the process from exiting.
+        threads = [threading.Thread(target=work, args=(n,), daemon=True) for n in range(THREADS)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -343,7 +395,7 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
         )
 
 
-_CHECKS: tuple[Callable[[Factory, dict[str, Any]], Iterator[Violation]], ...] = (
+_CHECKS: tuple[Check, ...] = (
     _check_protocol,
     _check_name,
     _check_pick_returns_a_member,
@@ -378,5 +430,5 @@ def fast_thread_switching() -> Iterator[None]:
 
 def _show(shard: Sequence[str]) -> str:
     items = list(shard)
-    text = repr(items[:4])
+    text = safe_repr(items[:4])
     return text[:-1] + ", ...]" if len(items) > 4 else text

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import attrs
 
+from .._files import parse_bounded, strict_json
+from ..protocol import short_repr
 from ..registry import default_registry
 from ..spec import SpecLike
 from .core import require_matplotlib
@@ -213,10 +215,11 @@ def _spec(value: str) -> SpecLike:
     if not value.lstrip().startswith("{"):
         return value
     try:
-        mapping = json.loads(value)
+        mapping = parse_bounded(value, strict_json)
     except ValueError as error:
         raise BenchError(
-            f"--sampler {value!r} starts like a JSON object but is not valid JSON ({error}); "
+            f"--sampler {short_repr(value)} starts like a JSON object but is not valid JSON "
+            f"({error}); "
             f'write it as \'{{"name": "difficulty-weighted", "c": 0.1}}\' or as '
             f"'difficulty-weighted:c=0.1'"
         ) from None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import attrs
 
-from ..protocol import SOLVED, TaskSampler
+from ..protocol import SOLVED, TaskSampler, short_repr
 from ..registry import Registry
 from ..spec import SamplerSpec, SpecLike, parse_spec
 from .errors import BenchError
@@ -389,13 +389,16 @@ def finish(
 
 
 def save_figure(figure: Figure, path: str | PathLike[str]) -> Path:
-    """Write ``figure`` to ``path`` as a PNG; a path that cannot be written is a BenchError."""
+    """Write ``figure`` as a PNG to ``path``, or to ``path`` + ``.png`` if it ends otherwise;
+    return the path written. A path that cannot be written is a BenchError."""
     target = Path(path)
+    if target.suffix.lower() != ".png":
+        target = target.with_name(target.name + ".png")
     try:
-        figure.savefig(target, dpi=110, bbox_inches="tight")
+        figure.savefig(target, format="png", dpi=110, bbox_inches="tight")
     except (OSError, ValueError) as error:
         raise BenchError(
-            f"cannot write the plot to {str(target)!r}: {error}; pass a writable path "
+            f"cannot write the plot to {short_repr(str(target))}: {error}; pass a writable path "
             f"ending in .png"
         ) from error
     return target

@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._display import shown
 from ..errors import SamplerError
 from ..registry import default_registry
 from ..spec import parse_spec
@@ -128,7 +129,9 @@ def to_json(result: BenchResult) -> dict[str, Any]:
             }
             for workload in result.workloads
         ],
-        skipped=[{"label": skip.label, "reason": skip.reason} for skip in result.skipped],
+        skipped=[
+            {"label": shown(skip.label), "reason": shown(skip.reason)} for skip in result.skipped
+        ],
     )
 
 
@@ -163,7 +166,7 @@ def format_report(result: BenchResult) -> str:
     lines += ["", *_latencies(result.workloads, labels)]
     if result.skipped:
         lines += ["", "Not benched:"]
-        lines += [f"  {skip.label}: {skip.reason}" for skip in result.skipped]
+        lines += [f"  {shown(skip.label)}: {shown(skip.reason)}" for skip in result.skipped]
     return "\n".join(lines)
 
 

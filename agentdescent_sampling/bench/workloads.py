@@ -8,17 +8,17 @@ informative is a property of the task's **true** pass probability at pick time
 
 from __future__ import annotations
 
-import json
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, TypeGuard
+from typing import Any, BinaryIO, ClassVar, Protocol, TypeGuard
 
 import attrs
 
+from .._files import open_regular, strict_json
 from ..protocol import SOLVED, short_repr
 from ..validators import number_in, solved_threshold
 from .errors import BenchError
@@ -243,6 +243,13 @@ class FromLog:
         return _Logged(tuple(keys), resampled, self.pass_threshold, self.noise)
 
 
+#: A rollout log is read up to this size, as a state file is.
+_MAX_LOG_BYTES = 1 << 30
+#: One rollout is a line of a hundred bytes or so; a longer line is not a rollout.
+_MAX_LINE_BYTES = 1 << 16
+_EXAMPLE = '{"task_id": "t1", "score": 0.0, "round": 0}'
+
+
 def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
     """Read a JSONL rollout log into a :class:`FromLog` workload.
 
@@ -251,18 +258,39 @@ def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
     which must agree across lines (default :data:`SOLVED`). Other keys are ignored.
 
     Raises:
-        BenchError: the file can't be read, or a line is malformed; the message
-            names the file and line.
+        BenchError: the file can't be read, is not a regular file (a FIFO, a device),
+            is over 1 GiB, or a line is malformed or over 64 KiB; the message names
+            the file and line.
     """
     file = Path(path)
-    example = '{"task_id": "t1", "score": 0.0, "round": 0}'
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        with open_regular(file, _MAX_LOG_BYTES) as handle:
+            return _parsed_log(file, _log_lines(file, handle), noise)
     except (OSError, UnicodeDecodeError) as error:
         raise BenchError(
-            f"cannot read the rollout log {str(file)!r}: {error}; expected a JSONL file "
-            f"with one rollout per line, such as {example}"
+            f"cannot read the rollout log {short_repr(str(file))}: {error}; expected a JSONL "
+            f"file of at most {_MAX_LOG_BYTES:,} bytes with one rollout per line, such as "
+            f"{_EXAMPLE}"
         ) from error
+
+
+def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:
+    """The log's lines, each refused if longer than :data:`_MAX_LINE_BYTES`."""
+    total = 0
+    for number, line in enumerate(iter(lambda: handle.readline(_MAX_LINE_BYTES + 1), b""), 1):
+        total += len(line)
+        if total > _MAX_LOG_BYTES:  # a file can grow while it is read
+            raise OSError(f"it is larger than the limit of {_MAX_LOG_BYTES:,} bytes")
+        if len(line) > _MAX_LINE_BYTES:
+            raise BenchError(
+                f"{file.name} line {number} is longer than {_MAX_LINE_BYTES:,} bytes; a rollout "
+                f"is one short line, such as {_EXAMPLE}"
+            )
+        yield line.decode("utf-8-sig" if number == 1 else "utf-8")
+
+
+def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
+    example = _EXAMPLE
     scores: dict[str, list[float]] = {}
     thresholds: dict[float, int] = {}
     for number, line in enumerate(lines, start=1):
@@ -270,7 +298,7 @@ def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
             continue
         where = f"{file.name} line {number}"
         try:
-            entry = json.loads(line)
+            entry = strict_json(line)
         except (ValueError, RecursionError) as error:  # RecursionError: nested too deeply
             reason = error if isinstance(error, ValueError) else "nested too deeply"
             raise BenchError(f"{where} is not JSON ({reason}); expected {example}") from None

@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import SOLVED, check_keys, check_score, check_task_id
-from ..state import StateError, check_state, is_count, is_real
+from ..protocol import SOLVED, check_keys, check_score, check_task_id, short_repr
+from ..state import StateError, check_state, is_count, is_real, is_tally
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups
@@ -33,6 +33,9 @@ _TAIL = 0.1
 _PRIOR_WEIGHT = 1.0
 #: How many rollouts ahead a task's value looks (a fix may take several failures).
 _HORIZON = 6
+#: A task's failures in a state: a pick's cost grows with the largest (a table of that
+#: many rates), and a task failing this often has long stopped being a probable fix.
+_MAX_FAILS = 100_000
 #: The assumed chance that a lucky task passes, before its own record says otherwise.
 _LUCK = 0.5
 #: Prior pseudo-counts, as (events, trials), of the run-wide rates the sampler learns: a first
@@ -423,16 +426,17 @@ class FixableFirst:
         ):
             raise StateError(
                 f"{self.name}: state needs whole numbers 'picks' and 'changes', a 'tasks' "
-                f"mapping and 'evidence' as four [events, trials] pairs; start fresh or load "
-                f"the file that state_dict() wrote"
+                f"mapping and 'evidence' as four [events, trials] pairs (at most 2**53); "
+                f"start fresh or load the file that state_dict() wrote"
             )
         tasks = {}
         for task_id, row in rows.items():
             if not (isinstance(task_id, str) and _is_row(row, changes)):
                 raise StateError(
-                    f"{self.name}: bad record for task {task_id!r}: {row!r}; expected "
-                    f"[fails, passes, streak, mixed, last, seen] of whole numbers (last may be "
-                    f"-1), streak <= passes, seen <= the state's changes ({changes})"
+                    f"{self.name}: bad record for task {short_repr(task_id)}: {short_repr(row)}; "
+                    f"expected [fails, passes, streak, mixed, last, seen] of whole numbers (last "
+                    f"may be -1), fails <= {_MAX_FAILS:,}, streak <= passes, seen <= the "
+                    f"state's changes ({changes})"
                 )
             fails, passes, streak, mixed, last, seen = row
             tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last, seen)
@@ -646,6 +650,7 @@ def _is_row(row: object, changes: int) -> bool:
         isinstance(row, (list, tuple))
         and len(row) == 6
         and all(is_count(value) for value in (*row[:4], row[5]))
+        and row[0] <= _MAX_FAILS
         and (row[4] == -1 or is_count(row[4]))
         and row[3] in (0, 1)
         and row[2] <= row[1]
@@ -660,7 +665,7 @@ def _is_evidence(evidence: object) -> bool:
         and all(
             isinstance(pair, (list, tuple))
             and len(pair) == 2
-            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pair)
+            and all(map(is_tally, pair))
             and 0 <= pair[0] <= pair[1]
             and pair[1] > 0
             for pair in evidence

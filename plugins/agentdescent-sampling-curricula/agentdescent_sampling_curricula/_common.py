@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from agentdescent_sampling.protocol import short_repr
 from agentdescent_sampling.state import StateError, is_count, is_real
 
 __all__ = [
@@ -46,14 +47,19 @@ def check_seed(instance: object, attribute: attrs.Attribute[Any], value: object)
         )
 
 
+#: Every size a rule takes (a window, a buffer, a group) is at most this, as the built-in
+#: ``informative-band``'s window is: a larger one would overflow or exhaust memory.
+MAX_SIZE = 1_000_000
+
+
 def whole(low: int, example: int) -> Callable[[object, attrs.Attribute[Any], object], None]:
-    """An attrs validator: a whole number >= ``low`` (not a bool)."""
+    """An attrs validator: a whole number in [``low``, :data:`MAX_SIZE`] (not a bool)."""
 
     def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_SIZE:
             raise ValueError(
-                f"{type(instance).__name__}({attribute.alias}={value!r}): expected a whole "
-                f"number >= {low}; for example {attribute.alias}={example}"
+                f"{type(instance).__name__}({attribute.alias}={short_repr(value)}): expected a "
+                f"whole number from {low} to {MAX_SIZE:,}; for example {attribute.alias}={example}"
             )
 
     return validate

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count, is_real
+from agentdescent_sampling.protocol import short_repr
+from agentdescent_sampling.state import StateError, check_state, is_count, is_tally
 from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import InFlight, check_entries, check_seed, restore_rng, rng_state, whole
@@ -152,11 +153,12 @@ class ModelPredictivePromptSelection:
             if not (
                 isinstance(entry, list)
                 and len(entry) == 2
-                and all(is_real(x) and x > 0 for x in entry)
+                and all(is_tally(x) and x > 0 for x in entry)
             ):
                 raise StateError(
-                    f"{self.name}: bad posterior for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[alpha, beta], both > 0"
+                    f"{self.name}: bad posterior for task {short_repr(key)}: "
+                    f"{short_repr(entry)}; expected [alpha, beta], both > 0 and at most 2**53 "
+                    f"(each counts discounted rollouts; a larger one stalls the beta draw)"
                 )
             posterior[key] = (float(entry[0]), float(entry[1]))
         with self._lock:

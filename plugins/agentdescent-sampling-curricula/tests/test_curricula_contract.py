@@ -140,8 +140,8 @@ def test_other_seeds_pick_differently(name: str) -> None:
     ("spec", "message"),
     [
         ("plr:temperature=0", r"temperature=0\): expected a finite number > 0"),
-        ("sfl:buffer_size=0", r"buffer_size=0\): expected a whole number >= 1"),
-        ("speed:screen=1", r"screen=1\): expected a whole number >= 2"),
+        ("sfl:buffer_size=0", r"buffer_size=0\): expected a whole number from 1 to 1,000,000"),
+        ("speed:screen=1", r"screen=1\): expected a whole number from 2 to 1,000,000"),
         ("tscl:seed='1'", r"seed='1'\): expected an int"),
     ],
 )

@@ -1,0 +1,123 @@
+"""Show text that a plugin, its metadata or an exception controls, safely.
+
+Such text can hold terminal escape sequences (that retitle the window, move the cursor
+or erase rows), bidirectional overrides, or megabytes. :func:`shown` makes it one
+bounded, printable line; :func:`safe_repr` shows a value without running its code.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["MAX_SHOWN", "safe_repr", "shown", "shown_data", "shown_lines"]
+
+#: The longest text shown for one value.
+MAX_SHOWN = 300
+#: The most lines :func:`shown_lines` shows.
+_MAX_LINES = 200
+#: Unicode categories escaped: controls, formats (bidi overrides, zero-width characters),
+#: line and paragraph separators, surrogates and unassigned code points.
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: Values of these exact types are shown by ``repr``, which runs no plugin code.
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+#: Modules whose types' ``repr`` is safe: this package's describing types, and type hints.
+_OWN_REPRS = frozenset({"agentdescent_sampling.params", "typing", "types"})
+_BRACKETS: dict[type, tuple[str, str]] = {
+    list: ("[", "]"),
+    tuple: ("(", ")"),
+    dict: ("{", "}"),
+    set: ("{", "}"),
+    frozenset: ("frozenset({", "})"),
+}
+
+
+def shown(text: object, limit: int = MAX_SHOWN) -> str:
+    """``text`` as one printable line: control characters escaped, cut to ``limit``.
+
+    ``text`` that is not a ``str`` (a plugin's description, say) is shown by
+    :func:`safe_repr`, and a ``str`` subclass is read as plain text, never through
+    its own methods.
+    """
+    raw = str.__str__(text) if issubclass(type(text), str) else safe_repr(text, limit)
+    cut = raw[: limit + 1]
+    escaped = "".join(_escaped(char) for char in cut)
+    return escaped if len(escaped) <= limit else escaped[: limit - 3] + "..."
+
+
+def shown_lines(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` with each of its first 200 lines :func:`shown`: for multi-line reports."""
+    lines = str.__str__(text).split("\n", _MAX_LINES)
+    more = f"\n... ({lines.pop().count(chr(10)) + 1} more lines)" if len(lines) > _MAX_LINES else ""
+    return "\n".join(shown(line, limit) for line in lines) + more
+
+
+def shown_data(data: Any) -> Any:
+    """JSON-ready ``data`` with every string in it :func:`shown`, for ``--json`` output."""
+    if isinstance(data, str):
+        return shown(data)
+    if isinstance(data, dict):
+        return {shown(key): shown_data(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [shown_data(item) for item in data]
+    return data
+
+
+def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
+    """``repr(value)`` for plain data, ``<TypeName object>`` for anything else.
+
+    Describing a plugin must not run its code, and a plugin's ``__repr__`` is its code:
+    it may raise, never return, or print. Plain data (numbers, text, and lists, tuples,
+    sets and dicts of them, up to 8 levels deep) is shown by the built-in ``repr``; a
+    value of this package's own describing types by theirs.
+    """
+    cls = type(value)
+    if issubclass(cls, type):  # not isinstance: it reads __class__, which a plugin can define
+        return _type_name(value)  # type: ignore[arg-type]  # value is a class here
+    if cls in _PLAIN or cls.__module__ in _OWN_REPRS:
+        try:
+            text = repr(value)
+        except ValueError:  # an int of over 4,300 digits
+            text = f"<{_type_name(cls)} too large to show>"
+    elif cls in _BRACKETS:
+        text = "..." if depth >= 8 else _container_repr(value, limit, depth + 1)
+    else:
+        text = f"<{_type_name(cls)} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _container_repr(value: Any, limit: int, depth: int) -> str:
+    """A built-in container shown item by item, stopping once ``limit`` is reached."""
+    if type(value) is dict:
+        items: Iterable[str] = (
+            f"{safe_repr(key, limit, depth)}: {safe_repr(item, limit, depth)}"
+            for key, item in dict.items(value)
+        )
+    else:
+        items = (safe_repr(item, limit, depth) for item in value)
+    parts: list[str] = []
+    for item in items:
+        parts.append(item)
+        if sum(map(len, parts)) > limit:
+            break
+    if type(value) is set and not parts:
+        return "set()"
+    opening, closing = _BRACKETS[type(value)]
+    comma = "," if type(value) is tuple and len(parts) == 1 else ""
+    return f"{opening}{', '.join(parts)}{comma}{closing}"
+
+
+def _type_name(cls: type) -> str:
+    # Read through type's own slot: a metaclass can make cls.__name__ a property.
+    name = type.__dict__["__name__"].__get__(cls, type)
+    return str.__str__(name) if isinstance(name, str) else "?"
+
+
+def _escaped(char: str) -> str:
+    if char.isprintable() and unicodedata.category(char) not in _HIDDEN:
+        return char
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -1,0 +1,341 @@
+"""Inputs within the documented limits are parsed in bounded time and memory, unambiguously."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentdescent_sampling import (
+    InvalidSamplerConfig,
+    SamplerError,
+    SamplerSpec,
+    StateError,
+    create,
+    load_state,
+    parse_spec,
+    spec_from_file,
+)
+from agentdescent_sampling._files import MAX_VALUES
+from agentdescent_sampling.bench import BenchError
+from agentdescent_sampling.bench.workloads import read_log
+from agentdescent_sampling.paramdoc import parameter_help
+
+#: Generous: the linear parsers take milliseconds; the superlinear ones took seconds to hours.
+SECONDS = 2.0
+#: Likewise for memory: the inputs are at most a mebibyte.
+MEBIBYTES = 64
+
+SPEC_BOMBS = {
+    "spaces before the value": "round-robin:" + " " * 4080 + "x",
+    "spaces after an equals sign": "round-robin:a=" + " " * 4080 + "x",
+    "spaces around equals signs": "round-robin:" + " = " * 1360,
+    "an unclosed double quote": 'round-robin:a="' + " " * 4080,
+    "an unclosed single quote": "round-robin:a='" + " " * 4080 + ",",
+    "a quote then spaces": 'round-robin:a="x"' + " " * 4070 + "y",
+    "escapes": 'round-robin:a="' + "\\" * 4080,
+    "many commas": "round-robin:" + "," * 4080,
+}
+
+
+def within_bounds(call: Callable[[], object]) -> None:
+    """Run ``call`` (whatever it raises, as long as it is our error) within the bounds."""
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        call()
+    except (SamplerError, ValueError):
+        pass
+    finally:
+        elapsed = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert elapsed < SECONDS, f"took {elapsed:.1f} s"
+    assert peak < MEBIBYTES << 20, f"peaked at {peak >> 20} MiB"
+
+
+@pytest.mark.parametrize("text", SPEC_BOMBS.values(), ids=SPEC_BOMBS)
+def test_a_spec_string_under_the_length_limit_parses_in_linear_time(text: str) -> None:
+    assert len(text) <= 4096
+    within_bounds(lambda: parse_spec(text))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x" + " " * 40_000,
+        "x" + " " * 40_000 + "(",
+        "x (" + " " * 40_000,
+        "x" + " " * 20_000 + "(int)" + " " * 20_000,
+        "*" * 2 + "x" * 40_000 + " " * 40_000,
+    ],
+    ids=["spaces", "spaces then a paren", "an unclosed paren", "spaces around a type", "long"],
+)
+def test_a_docstring_args_line_is_read_in_linear_time(line: str) -> None:
+    class Plugin:
+        pass
+
+    Plugin.__doc__ = f"A sampler.\n\nArgs:\n    {line}\n    c: the weight.\n"
+    within_bounds(lambda: parameter_help(Plugin))
+    assert parameter_help(Plugin)["c"] == "the weight."
+
+
+def test_the_linear_patterns_read_specs_as_before() -> None:
+    spec = parse_spec("s: a = 1 , b=' x ',c=\"y, z\"  , d = text with spaces ")
+    assert dict(spec.params) == {"a": 1, "b": " x ", "c": "y, z", "d": "text with spaces"}
+
+
+TOML_BOMBS = {
+    "a dotted key": "a." * 30_000 + "a = 1",
+    "a dotted key with spaces": "a . " * 20_000 + "a = 1",
+    "a quoted dotted key": '"a".' * 15_000 + "a = 1",
+    "a table header": "[" + "a." * 30_000 + "a]",
+    "an array of tables header": "[[" + "a." * 30_000 + "a]]",
+    "a key in an inline table": "x = {" + "a." * 30_000 + "a = 1}",
+    "nested inline tables": "x = " + "{a=" * 20_000 + "1" + "}" * 20_000,
+    "nested arrays": "x = " + "[" * 30_000 + "]" * 30_000,
+    "after a string with dots": 'x = "."\n' + "a." * 30_000 + "a = 1",
+    "after a comment with quotes": "# it's \"\n" + "a." * 30_000 + "a = 1",
+}
+
+
+@pytest.mark.parametrize("text", TOML_BOMBS.values(), ids=TOML_BOMBS)
+def test_deep_toml_nesting_is_refused_before_the_parser_sees_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    within_bounds(lambda: spec_from_file(path))
+    with pytest.raises(InvalidSamplerConfig, match="more than 32 levels deep"):
+        spec_from_file(path)
+
+
+YAML_BOMBS = {
+    "flow sequences and mappings": "[{" * 2000,
+    "flow sequences": "x: " + "[" * 20_000,
+    "flow mappings": "x: " + "{a: " * 5000,
+    "after a quoted bracket": "x: '['\ny: " + "[" * 20_000,
+}
+
+
+@pytest.mark.parametrize("text", YAML_BOMBS.values(), ids=YAML_BOMBS)
+def test_deep_yaml_flow_nesting_is_refused_as_the_scanner_meets_it(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    within_bounds(lambda: spec_from_file(path))
+    with pytest.raises(InvalidSamplerConfig, match="more than 32 levels deep"):
+        spec_from_file(path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[task_sampler]\nname = "round-robin"\nnote = "' + "a." * 100 + '"',
+        "[task_sampler]\nname = 'round-robin'\nnote = '''" + "a." * 100 + "\n'''",
+        '[task_sampler]\nname = "round-robin"\nnote = """a\\"""' + "a." * 100 + '"""',
+        '[task_sampler]\nname = "round-robin" # ' + "a." * 100,
+        '[task_sampler]\nname = "round-robin"\nx = [' + "1.5, " * 100 + "]",
+        '[a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p]\nx = 1\n[task_sampler]\nname = "round-robin"',
+    ],
+    ids=["basic string", "multi-line literal", "escaped quote", "comment", "floats", "16 parts"],
+)
+def test_dots_in_strings_comments_and_numbers_are_not_nesting(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    assert spec_from_file(path).name == "round-robin"
+
+
+DUPLICATES = {
+    "json name": ('{"task_sampler": {"name": "round-robin", "name": "fixable-first"}}', ".json"),
+    "json parameter": ('{"task_sampler": {"name": "round-robin", "a": 1, "a": 2}}', ".json"),
+    "json outer key": ('{"task_sampler": "a", "task_sampler": "round-robin"}', ".json"),
+    "yaml name": ("task_sampler:\n  name: round-robin\n  name: fixable-first\n", ".yaml"),
+    "yaml flow": ("task_sampler: {name: round-robin, name: fixable-first}\n", ".yaml"),
+    "yaml outer key": ("task_sampler: a\ntask_sampler: round-robin\n", ".yaml"),
+    "toml name": ('[task_sampler]\nname = "round-robin"\nname = "fixable-first"\n', ".toml"),
+}
+
+
+@pytest.mark.parametrize(("text", "suffix"), DUPLICATES.values(), ids=DUPLICATES)
+def test_a_key_given_twice_is_refused_in_every_config_format(
+    tmp_path: Path, text: str, suffix: str
+) -> None:
+    path = tmp_path / f"run{suffix}"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig, match=r"twice|defined|overwrite"):
+        spec_from_file(path)
+
+
+def test_a_state_file_giving_a_key_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(
+        '{"format": "agentdescent-sampling/state", "state": '
+        '{"sampler": "round-robin", "version": 1, "version": 2}}'
+    )
+    with pytest.raises(StateError, match="'version' is given twice"):
+        load_state(create("round-robin"), path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("digit", ["\u0667", "\u00b2", "\uff17", "\u0967", "1\u0660"])
+def test_spec_string_numbers_are_ascii_digits_only(digit: str) -> None:
+    spec = parse_spec(f"informative-band:window={digit}")
+    assert spec.params["window"] == digit  # text, which the sampler then refuses
+    with pytest.raises(InvalidSamplerConfig, match="window"):
+        create(f"informative-band:window={digit}")
+
+
+@pytest.mark.parametrize("value", ['"x"y"', '"\\u12"', '"a\\"'])
+def test_a_malformed_quoted_value_is_our_error(value: str) -> None:
+    with pytest.raises(InvalidSamplerConfig, match="quoted value"):
+        parse_spec(f"round-robin:a={value}")
+
+
+@pytest.mark.parametrize("text", ["[" + "[]," * 10, "[" + "{}," * 10, '["' + '",' * 10])
+def test_a_state_file_of_too_many_values_is_refused_before_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    import agentdescent_sampling._files as files
+
+    monkeypatch.setattr(files, "MAX_VALUES", 8)
+    path = tmp_path / "state.json"
+    path.write_text('{"format": "agentdescent-sampling/state", "state": ' + text + "0]}")
+    with pytest.raises(StateError, match="values, over the limit of 8"):
+        load_state(create("round-robin"), path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["0", "[]", "{}"])
+def test_a_state_file_just_over_the_value_limit_is_refused_in_memory_of_its_size(
+    tmp_path: Path, value: str
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("[" + f"{value}," * MAX_VALUES + value + "]")
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        with pytest.raises(StateError, match="values, over the limit"):
+            load_state(create("round-robin"), path)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * size  # the bytes and the text, never the parsed objects (50 times)
+
+
+def test_the_value_limit_bounds_a_parse_to_about_a_gibibyte() -> None:
+    assert MAX_VALUES * 70 <= 1.2 * 2**30
+
+
+def test_a_rollout_log_that_is_a_device_is_refused_without_reading_it() -> None:
+    with pytest.raises(BenchError, match="character device, not a regular file"):
+        read_log("/dev/zero")
+
+
+def test_a_rollout_log_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path) -> None:
+    fifo = tmp_path / "rollouts.jsonl"
+    os.mkfifo(fifo)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_log(fifo)
+        except BaseException as error:  # noqa: BLE001  # checked below
+            errors.append(error)
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert done.wait(5), "read_log waited for a writer"
+    assert isinstance(errors[0], BenchError)
+    assert "FIFO" in str(errors[0])
+
+
+@pytest.mark.parametrize("size", [(1 << 30) + 1, 3 << 30])
+def test_a_rollout_log_over_the_size_limit_is_refused_unread(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "rollouts.jsonl"
+    with path.open("wb") as handle:
+        handle.truncate(size)  # sparse: no disk used
+    within_bounds(lambda: read_log(path))
+    with pytest.raises(BenchError, match="larger than the limit"):
+        read_log(path)
+
+
+def test_a_rollout_log_line_over_64_kib_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "rollouts.jsonl"
+    line = json.dumps({"task_id": "t", "score": 0.0, "round": 0})
+    path.write_text(line + "\n" + line.replace('"t"', '"' + "t" * 70_000 + '"') + "\n")
+    with pytest.raises(BenchError, match="line 2 is longer than 65,536 bytes"):
+        read_log(path)
+
+
+def test_a_rollout_log_line_giving_a_key_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text('{"task_id": "t", "score": 0.0, "score": 1.0, "round": 0}\n')
+    with pytest.raises(BenchError, match="'score' is given twice"):
+        read_log(path)
+
+
+_ASCII = st.characters(min_codepoint=0, max_codepoint=127)
+_PIECES = st.sampled_from([" ", "=", ",", ".", '"', "'", "\\", "[", "{", "}", "]", "a", "1", "\n"])
+#: Adversarial text: a short random prefix, then one of its characters repeated thousands of
+#: times (what makes a backtracking pattern superlinear), then a random tail.
+ADVERSARIAL = st.builds(
+    lambda head, piece, times, tail: head + piece * times + tail,
+    st.text(_ASCII, max_size=12),
+    st.lists(_PIECES, min_size=1, max_size=3).map("".join),
+    st.integers(1000, 4000),
+    st.text(_ASCII, max_size=12),
+)
+
+
+def _state_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "state.json"
+    path.write_text('{"format": "agentdescent-sampling/state", "state": ' + text + "}")
+    return path
+
+
+def _config_file(tmp_path: Path, suffix: str, text: str) -> Path:
+    path = tmp_path / f"run{suffix}"
+    path.write_text(text)
+    return path
+
+
+def _readers(tmp_path: Path, text: str) -> dict[str, Callable[[], object]]:
+    """Every parser and loader that reads untrusted text, given ``text``."""
+
+    class Plugin:
+        __doc__ = f"A sampler.\n\nArgs:\n    {text}\n"
+
+    log = tmp_path / "rollouts.jsonl"
+    log.write_text(text)
+    return {
+        "spec string": lambda: parse_spec("round-robin:" + text[:4000]),
+        "spec mapping": lambda: parse_spec({"name": "round-robin", "a": text}),
+        "create": lambda: create("informative-band:" + text[:4000]),
+        "docstring": lambda: parameter_help(Plugin),
+        "toml": lambda: spec_from_file(_config_file(tmp_path, ".toml", text)),
+        "json": lambda: spec_from_file(_config_file(tmp_path, ".json", text)),
+        "yaml": lambda: spec_from_file(_config_file(tmp_path, ".yaml", text)),
+        "state": lambda: load_state(create("fixable-first"), _state_file(tmp_path, text)),  # type: ignore[arg-type]
+        "rollout log": lambda: read_log(log),
+        "spec": lambda: str(SamplerSpec("round-robin", {"a": text})),
+    }
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(text=ADVERSARIAL)
+def test_every_parser_and_loader_finishes_in_bounded_time_and_memory(
+    tmp_path: Path, text: str
+) -> None:
+    for reader in _readers(tmp_path, text).values():
+        within_bounds(reader)

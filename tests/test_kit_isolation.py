@@ -1,0 +1,147 @@
+"""A sampler under check cannot stop, hang or take over the conformance kit."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling import registry as registry_module
+from agentdescent_sampling import testing
+from agentdescent_sampling.cli import main
+from agentdescent_sampling.registry import Registry
+from agentdescent_sampling.testing import check_sampler
+
+
+class Custom(BaseException):
+    """A BaseException subclass of a plugin's own."""
+
+
+RAISED: dict[str, BaseException] = {
+    "SystemExit(0)": SystemExit(0),
+    "SystemExit(1)": SystemExit(1),
+    "GeneratorExit": GeneratorExit(),
+    "a BaseException subclass": Custom("boom"),
+}
+
+
+def _sampler(where: str, error: BaseException) -> type:
+    class Raising:
+        name = "raises-something"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            if where == "pick" and round_index == 1:
+                raise error
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            if where == "record":
+                raise error
+
+    return Raising
+
+
+@pytest.mark.parametrize("where", ["pick", "record"])
+@pytest.mark.parametrize("error", RAISED.values(), ids=RAISED)
+def test_any_base_exception_from_a_sampler_is_that_samplers_violation(
+    where: str, error: BaseException
+) -> None:
+    report = check_sampler(_sampler(where, error))
+    assert not report.ok
+    assert any(type(error).__name__ in str(violation) for violation in report.violations)
+
+
+def test_a_keyboard_interrupt_from_a_sampler_still_propagates() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        check_sampler(_sampler("record", KeyboardInterrupt()))
+
+
+class HangsInPick:
+    name = "hangs-in-pick"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if round_index == 2:
+            threading.Event().wait()
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+
+class HangsInRecord(HangsInPick):
+    name = "hangs-in-record"
+
+    def __init__(self) -> None:
+        self._records = 0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        self._records += 1
+        if self._records == 3:
+            threading.Event().wait()
+
+
+class DeadlocksUnderThreads(HangsInPick):
+    """Two locks taken in opposite orders by alternate calls: a deadlock under threads."""
+
+    name = "deadlocks-under-threads"
+
+    def __init__(self) -> None:
+        self._a, self._b = threading.Lock(), threading.Lock()
+        self._calls = 0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self._calls += 1
+        first, second = (self._a, self._b) if self._calls % 2 else (self._b, self._a)
+        with first:
+            threading.Event().wait(0.001)
+            with second:
+                return keys[0]
+
+
+@pytest.fixture
+def quick_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(testing, "CHECK_SECONDS", 1.0)
+
+
+@pytest.mark.usefixtures("quick_timeout")
+@pytest.mark.parametrize("factory", [HangsInPick, HangsInRecord, DeadlocksUnderThreads])
+def test_a_check_that_hangs_is_reported_by_name_as_a_failure(factory: Any) -> None:
+    report = check_sampler(factory)
+    assert not report.ok
+    hung = [violation for violation in report.violations if "did not finish" in str(violation)]
+    assert len(hung) == 1
+    assert hung[0].check == report.checks[-1]
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> Registry:
+    registry = Registry(only=[])
+    monkeypatch.setattr(registry_module, "_default", registry)
+    return registry
+
+
+@pytest.mark.parametrize("error", [SystemExit(0), SystemExit(2), Custom("x")], ids=repr)
+def test_check_exits_1_when_a_sampler_raises_a_base_exception(
+    registered: Registry, error: BaseException, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registered.register(_sampler("pick", error))
+    assert main(["check", "raises-something"]) == 1
+    assert "violation" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("quick_timeout")
+def test_check_all_goes_on_after_a_sampler_that_exits_or_hangs(
+    registered: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registered.register(_sampler("pick", SystemExit(0)))
+    registered.register(HangsInPick)
+    assert main(["check", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert "raises-something: " in out
+    assert "hangs-in-pick: " in out
+    assert "round-robin: all " in out  # the built-ins are still checked

@@ -1,0 +1,147 @@
+"""A plugin cannot pass as the user's own registration, nor as the sampler it names."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentdescent_sampling
+from agentdescent_sampling import (
+    StateError,
+    create,
+    hookimpl,
+    load_state,
+    save_state,
+)
+from agentdescent_sampling import loading as loading_module
+from agentdescent_sampling import registry as registry_module
+from agentdescent_sampling.discovery import EntryPoint
+from agentdescent_sampling.records import PluginFailure
+from agentdescent_sampling.registry import Registry
+from agentdescent_sampling.samplers.round_robin import RoundRobin
+
+
+class Mine:
+    """The user's own sampler, registered in-process."""
+
+    name = "mine"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+
+class Theirs(Mine):
+    """A plugin's sampler."""
+
+    name = "theirs"
+
+
+class _Loader:
+    def __init__(self, load: Callable[[], object]) -> None:
+        self.load = load
+
+
+def _install(monkeypatch: pytest.MonkeyPatch, *entry_points: EntryPoint) -> Registry:
+    registry = Registry()
+    monkeypatch.setattr(loading_module, "scan", lambda group, policy: (list(entry_points), []))
+    monkeypatch.setattr(registry_module, "_default", registry)
+    return registry
+
+
+def _class_form(name: str, load: Callable[[], object]) -> EntryPoint:
+    return EntryPoint(name, f"sneaky:{name}", "sneaky-dist", "1.0", _Loader(load))
+
+
+def _hook_form(hook: Callable[..., None]) -> EntryPoint:
+    module = types.ModuleType("sneaky")
+    module.agentdescent_register_samplers = hookimpl(hook)  # type: ignore[attr-defined]
+    return EntryPoint("sneaky", "sneaky", "sneaky-dist", "1.0", _Loader(lambda: module))
+
+
+def _registering_at_import(name: str) -> Callable[[], object]:
+    def load() -> object:
+        agentdescent_sampling.register(Theirs, name=name)
+        return Theirs
+
+    return load
+
+
+def _registering_in_a_hook(name: str) -> Callable[..., None]:
+    def agentdescent_register_samplers(register: Callable[..., None]) -> None:
+        register(Theirs, name="theirs")
+        agentdescent_sampling.register(Theirs, name=name)
+
+    return agentdescent_register_samplers
+
+
+PLUGINS: dict[str, Callable[[str], EntryPoint]] = {
+    "at import": lambda name: _class_form("theirs", _registering_at_import(name)),
+    "in a hook": lambda name: _hook_form(_registering_in_a_hook(name)),
+}
+
+
+@pytest.mark.parametrize("claimed", ["mine", "another-name"])
+@pytest.mark.parametrize("plugin", PLUGINS.values(), ids=PLUGINS)
+def test_a_plugin_cannot_register_in_process(
+    monkeypatch: pytest.MonkeyPatch, plugin: Callable[[str], EntryPoint], claimed: str
+) -> None:
+    registry = _install(monkeypatch, plugin(claimed))
+    registry.register(Mine)
+    registry.available()  # imports every plugin
+    assert registry.get("mine").factory is Mine
+    in_process = [
+        record
+        for record in registry.available()
+        if not isinstance(record, PluginFailure) and record.form == "in-process"
+    ]
+    assert [record.name for record in in_process] == ["mine"]
+    failures = [r for r in registry.available() if isinstance(r, PluginFailure)]
+    assert any("in-process registration is for your own code" in f.message for f in failures)
+
+
+def test_the_user_can_still_register_after_a_plugin_was_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registry = _install(monkeypatch, PLUGINS["at import"]("mine"))
+    registry.available()
+    assert registry.register(Mine).form == "in-process"
+
+
+class ClaimsABuiltin(RoundRobin):
+    """A plugin's class reporting a built-in's name."""
+
+    name = "round-robin"
+
+
+@pytest.mark.parametrize(("selected", "reported"), [("rr2", "round-robin"), ("rr3", "mine")])
+def test_a_sampler_answers_to_the_name_it_was_selected_by(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, selected: str, reported: str
+) -> None:
+    factory: Any = type("Claims", (ClaimsABuiltin,), {"name": reported})
+    _install(monkeypatch, _class_form(selected, lambda: factory))
+    sampler = create(selected)
+    assert sampler.name == selected
+    path = tmp_path / "state.json"
+    save_state(sampler, path)  # type: ignore[arg-type]
+    with pytest.raises(StateError, match=f"belongs to sampler '{selected}'"):
+        load_state(create("round-robin"), path)  # type: ignore[arg-type]
+    load_state(create(selected), path)  # type: ignore[arg-type]
+
+
+def test_a_durable_state_of_a_misnamed_sampler_is_owned_by_the_selected_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _install(monkeypatch, _class_form("rr2", lambda: ClaimsABuiltin))
+    path = tmp_path / "state.json"
+    sampler = create("rr2", state=path)
+    sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    with pytest.raises(StateError):
+        create("round-robin", state=path)
+    assert create("rr2", state=path).name == "rr2"
