@@ -377,3 +377,14 @@ def test_evidence_refuses_a_bad_task_id_gain_or_committed(
     with pytest.raises(TypeError, match=r"fixable-first: evidence\(\) takes|task id"):
         sampler.evidence(task_id, gain, committed)  # type: ignore[arg-type]
     assert sampler.state_dict() == before
+
+
+def test_a_task_failing_past_the_state_bound_still_saves_a_state_that_loads() -> None:
+    from agentdescent_sampling.samplers.fixable_first import _MAX_FAILS
+
+    sampler = FixableFirst()
+    for _ in range(_MAX_FAILS + 2):
+        sampler.record("a", 0.0)
+    state = sampler.state_dict()
+    assert state["tasks"]["a"][0] == _MAX_FAILS
+    FixableFirst().load_state_dict(state)

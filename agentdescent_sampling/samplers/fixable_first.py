@@ -262,7 +262,7 @@ class FixableFirst:
                 self._flip_luck[0] += 1  # the flip to passing was luck, not a fix
             if task.streak or verified:
                 task.mixed = True
-            task.fails += 1
+            task.fails = min(task.fails + 1, _MAX_FAILS)  # long past any fix: a state loads
             task.streak = 0
             task.low = value
             self._round_failures[task_id] = None
