@@ -60,10 +60,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "the held-out reward gained against rollouts and agent calls, paired by seed with "
         "round-robin "
         f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in "
-        "(fixable-first also told each round's commits, and then each failure's proposal too), "
-        "the engine's own DifficultyWeighted and the oracle, one process per CPU: 900 to 1,100 "
-        "CPU-seconds, some 8 to 10 minutes on two idle cores); needs the engine: from a "
-        "clone, pip install -e '.[engine]'",
+        "(fixable-first also wired to the engine's evidence), the engine's own "
+        "DifficultyWeighted, the learner ceiling and the oracle, one process per CPU; "
+        "BENCHMARKS.md gives its cost); needs the engine: from a clone, pip install -e "
+        "'.[engine]', or pip install agentdescent==0.7.0",
     )
     parser.add_argument(
         "--sampler",
@@ -76,7 +76,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--lineup",
         choices=sorted(LINEUPS),
         help="a named lineup run beside any --sampler: 'curricula' is the built-ins and the "
-        "seven published rules of agentdescent-sampling-curricula, each at its defaults",
+        "nine published rules of agentdescent-sampling-curricula, each at its defaults",
     )
     parser.add_argument(
         "--workload",

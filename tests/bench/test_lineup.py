@@ -12,14 +12,16 @@ from agentdescent_sampling import Registry
 from agentdescent_sampling.bench import BenchError, lineup_specs
 from agentdescent_sampling.bench.command import bench_command
 
-PACK = ["plr", "sfl", "mopps", "tscl", "learning-progress", "speed", "dapo-filter"]
+PACK = ["plr", "sfl", "mopps", "tscl", "learning-progress", "speed", "dapo-filter",
+        "learnability", "failure-aware"]  # fmt: skip
 
 
-def test_the_curricula_lineup_is_the_built_ins_then_the_seven_rules() -> None:
+def test_the_curricula_lineup_is_the_built_ins_then_the_nine_rules() -> None:
     assert lineup_specs("curricula") == [
         "round-robin",
         "difficulty-weighted",
         "informative-band",
+        "fixable-first",
         *PACK,
     ]
 
