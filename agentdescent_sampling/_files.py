@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "load_document"]
+__all__ = ["MAX_DEPTH", "kind_of", "load_document"]
 
 #: Deeper documents are refused. The deepest one this package writes (a state file) is 6.
 MAX_DEPTH = 32
@@ -47,7 +47,7 @@ def _read_text(path: Path, max_bytes: int) -> str:
     with os.fdopen(os.open(path, flags), "rb") as handle:
         mode = os.fstat(handle.fileno()).st_mode
         if not stat.S_ISREG(mode):
-            raise OSError(f"it is {_kind(mode)}, not a regular file")
+            raise OSError(f"it is {kind_of(mode)}, not a regular file")
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise OSError(f"it is larger than the limit of {max_bytes:,} bytes")
@@ -55,7 +55,8 @@ def _read_text(path: Path, max_bytes: int) -> str:
     return data.decode("utf-8-sig")
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, for a message: \"a directory\", \"a FIFO (named pipe)\", ..."""
     kinds = {
         stat.S_ISDIR: "a directory",
         stat.S_ISFIFO: "a FIFO (named pipe)",
