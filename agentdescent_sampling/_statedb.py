@@ -87,27 +87,39 @@ class StateDB:
         self.path = path
         self.where = str(path)
         self.writable = writable
-        if writable and not path.parent.is_dir():
+        self._owner, self._spec = owner, spec
+        self._locked = False
+        self._fd = -1
+        self.connection: sqlite3.Connection | None = None
+        if writable and not os.path.lexists(path):
+            return  # made at the first write: building a sampler (agentdescent plan) writes nothing
+        self._open()
+
+    @property
+    def exists(self) -> bool:
+        """Whether the file is open; a new state's file is made at its first write."""
+        return self.connection is not None
+
+    def _open(self) -> None:
+        if self.writable and not self.path.parent.is_dir():
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise StateError(
                     f"cannot create the directory of the sampler state {self.where!r}: {error}"
                 ) from error
-        self._locked = False
         self._fd = self._open_descriptor()
-        self.connection: sqlite3.Connection | None = None
         try:
             self._identity = _identity(os.fstat(self._fd))
-            if writable:
+            if self.writable:
                 self._lock()
-            new = self._check_header(allow_new=writable)
+            new = self._check_header(allow_new=self.writable)
             self.connection = self._connect()
             try:
                 if new:
-                    self._create(owner, spec)
-                self._check_contents(owner)
-                if writable:
+                    self._create(self._owner, self._spec)
+                self._check_contents(self._owner)
+                if self.writable:
                     self.connection.execute("PRAGMA journal_mode=WAL")
                     self.connection.execute("PRAGMA synchronous=FULL")
             except sqlite3.Error as error:
@@ -115,6 +127,8 @@ class StateDB:
                     f"{self.where!r} is not a readable sampler state: {error} (the file was "
                     f"left as it is)"
                 ) from error
+            if new:
+                self.claim()
         except BaseException:
             self.close()
             raise
@@ -184,6 +198,8 @@ class StateDB:
                 it was opened, or SQLite could not write (a full disk, say); nothing of
                 this transaction is written.
         """
+        if not self.exists:
+            self._open()
         self._check_still_here()
         db = self._db()
         try:

@@ -127,7 +127,8 @@ class DurableSampler:
         self._snapshot_bytes = 0
         try:
             self._records, self._next_round, self._next_shard = self._restore()
-            self._db.claim()
+            if self._db.exists:
+                self._db.claim()
         except BaseException:
             self.close()
             raise
@@ -247,6 +248,9 @@ class DurableSampler:
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
         self._unwritten.append(("event", name, args))
         self._logged += 1
+        if not self._db.exists:
+            self._snapshot()  # a new file starts from what the sampler is now
+            return
         with self._db.transaction() as db:
             for table, first, second in self._unwritten:
                 if table == "shard":
@@ -292,10 +296,8 @@ class DurableSampler:
 
     def _restore(self) -> tuple[int, int, int]:
         """Load the snapshot, replay the log; ``(records, next round, next shard id)``."""
-        snapshot = self._db.snapshot()
-        if snapshot is None:  # a new file: its first snapshot is the sampler as given
-            self._records, self._next_round = 0, 0
-            self._snapshot()
+        snapshot = self._db.snapshot() if self._db.exists else None
+        if snapshot is None:  # a new state: its first write is a snapshot
             return 0, 0, 1
         records, rounds, replayed = _replay(self._stateful, self._db, self._name, snapshot)
         self._records, self._next_round = records, rounds

@@ -124,11 +124,15 @@ def test_a_told_call_with_arguments_that_are_not_json_tells_nothing(tmp_path: Pa
         assert sampler.state_dict() == before  # type: ignore[attr-defined]
 
 
-def test_a_new_state_file_and_its_directory_are_made_at_create(tmp_path: Path) -> None:
+def test_a_new_state_file_and_its_directory_are_made_at_the_first_record(
+    tmp_path: Path,
+) -> None:
     state = tmp_path / "runs" / "csv-total" / "sampler.sqlite"
 
     with durable("difficulty-weighted", state) as sampler:
-        sampler.record(sampler.pick(["a"], 0), 1.0)
+        picked = sampler.pick(["a"], 0)
+        assert not state.parent.exists()  # building a sampler (agentdescent plan) writes nothing
+        sampler.record(picked, 1.0)
 
     assert read_durable_state(state)["records"] == 1
 
@@ -266,14 +270,15 @@ def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
 ) -> None:
     state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
     with durable("difficulty-weighted", state) as sampler:
+        sampler.record("a", 0.0)
         os.rename(state, aside)
         with pytest.raises(StateError, match="the path now names gone"):
             sampler.record("a", 1.0)
-        assert sampler.stats() == {"a": (1, 1)}  # type: ignore[attr-defined]
+        assert sampler.stats() == {"a": (1, 2)}  # type: ignore[attr-defined]
         os.rename(aside, state)
         sampler.record("b", 0.0)
 
-    assert read_durable_state(state)["records"] == 2
+    assert read_durable_state(state)["records"] == 3
 
 
 @pytest.fixture
@@ -391,7 +396,8 @@ def test_a_plugin_samplers_own_error_on_a_foreign_state_is_a_state_error(
     tmp_path: Path,
 ) -> None:
     state = tmp_path / "sampler.sqlite"
-    DurableSampler(OtherShape(), state).close()
+    with DurableSampler(OtherShape(), state) as other:
+        other.record("a", 1.0)
     before = _files(tmp_path)
 
     with pytest.raises(
@@ -438,8 +444,10 @@ def test_the_log_is_folded_into_a_snapshot_as_it_grows(tmp_path: Path) -> None:
 def test_a_second_sampler_on_a_held_state_in_this_process_is_refused(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     held = f"already open in this process \\(pid {os.getpid()}"
-    with durable("difficulty-weighted", state), pytest.raises(StateError, match=held):
-        create("difficulty-weighted", state=state)
+    with durable("difficulty-weighted", state) as first:
+        first.record("a", 1.0)
+        with pytest.raises(StateError, match=held):
+            create("difficulty-weighted", state=state)
 
     durable("difficulty-weighted", state).close()  # free again once closed
 

@@ -30,11 +30,11 @@ def test_on_round_for_passes_the_commits_then_calls_your_callback() -> None:
 
 
 def test_on_round_for_reaches_fixable_first_through_a_state_file(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
+    state = tmp_path / "sampler.sqlite"
     sampler = failed_once(create("fixable-first", state=state))
-    on_round_for(sampler)(SimpleNamespace(committed=1))
+    on_round_for(sampler)(SimpleNamespace(committed=1))  # on disk when it returns
     assert sampler.state_dict()["credit"] == {"a": 1.0}
-    failed_once(sampler, "b")  # the next record saves it
+    sampler.close()
     assert create("fixable-first", state=state).state_dict()["credit"] == {"a": 1.0}
 
 
@@ -90,10 +90,10 @@ def test_propose_for_passes_on_an_exception_from_your_reflector_and_tells_nothin
 
 
 def test_propose_for_reaches_fixable_first_through_a_state_file(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
+    state = tmp_path / "sampler.sqlite"
     sampler = failed_once(create("fixable-first", state=state))
     propose_for(sampler, reflector(None))("playbook", SimpleNamespace(id="a"), "output", 0.0)
-    failed_once(sampler, "b")  # the next record saves it
+    sampler.close()  # the told call is on disk when it returns
     resumed: Any = create("fixable-first", state=state)
     assert resumed.state_dict()["no_commit"] == ["a"]
 
