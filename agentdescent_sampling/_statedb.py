@@ -113,7 +113,9 @@ class StateDB:
             self._identity = _identity(os.fstat(self._fd))
             if self.writable:
                 self._lock()
-            new = self._check_header(allow_new=self.writable)
+            new = self._check_header()
+            if new and not self.writable:
+                return  # being made by its first write: nothing recorded yet
             self.connection = self._connect()
             try:
                 if new:
@@ -286,20 +288,20 @@ class StateDB:
         while True:
             described = None
             with contextlib.suppress(sqlite3.Error, StateError):
-                self._check_header(allow_new=False)
-                reader = self._connect(read_only=True)
-                try:
-                    described = _describe_holder(reader)
-                finally:
-                    reader.close()
+                if not self._check_header():
+                    reader = self._connect(read_only=True)
+                    try:
+                        described = _describe_holder(reader)
+                    finally:
+                        reader.close()
             if described or time.monotonic() > deadline:
                 return described or "another process"
             time.sleep(0.05)
 
-    def _check_header(self, *, allow_new: bool) -> bool:
+    def _check_header(self) -> bool:
         """Whether the file is new (empty); refuse one that is not a state database."""
         header = os.pread(self._fd, 100, 0)
-        if not header and allow_new:
+        if not header:
             return True
         if header.startswith(_MAGIC) and len(header) == 100:
             if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
@@ -405,6 +407,8 @@ def _try_lock(fd: int, *, shared: bool) -> bool:
 
 
 def _describe_holder(db: sqlite3.Connection) -> str | None:
+    """The holder the file names, unless it is a process of this host that has exited
+    (the row of an earlier holder, before the new one has written its own)."""
     try:
         row = db.execute("SELECT pid, host, since FROM holder").fetchone()
     except sqlite3.Error:
@@ -412,6 +416,13 @@ def _describe_holder(db: sqlite3.Connection) -> str | None:
     if row is None:
         return None
     pid, host, since = row
+    if host == socket.gethostname() and isinstance(pid, int) and os.name == "posix":
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass  # it runs, as another user
     return f"process {pid} on {host} (since {since})"
 
 

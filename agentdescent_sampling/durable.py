@@ -375,6 +375,17 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
     from .registry import create  # imported here: the registry imports this module
 
     db = StateDB(Path(path), "", "", writable=False)
+    if not db.exists:  # an empty file, being made by its first write
+        db.close()
+        return {
+            "sampler": None,
+            "spec": None,
+            "records": 0,
+            "rounds": 0,
+            "log": 0,
+            "held_by": None,
+            "state": None,
+        }
     try:
         owner, spec = db.meta("sampler") or "", json.loads(db.meta("spec") or "null")
         snapshot = db.snapshot()

@@ -73,7 +73,7 @@ def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
 
 
 def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> None:
-    state = workspace.root / "sampler.json"
+    state = workspace.root / "sampler.sqlite"
     run_id = _start_detached(workspace, state)
     wait_for_records(state, WORKERS)
 
@@ -99,7 +99,7 @@ def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> 
 def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     workspace: Workspace,
 ) -> None:
-    state = workspace.root / "sampler.json"
+    state = workspace.root / "sampler.sqlite"
     run_id = _start_detached(workspace, state)
     seen = wait_for_records(state, 3)["records"]
 
@@ -117,7 +117,7 @@ def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
 def test_a_stale_ledger_lock_fails_a_resume_until_it_is_removed_as_the_readme_says(
     workspace: Workspace,
 ) -> None:
-    state = workspace.root / "sampler.json"
+    state = workspace.root / "sampler.sqlite"
     run_id = _start_detached(workspace, state)
     wait_for_records(state, WORKERS)
     assert workspace.cli("cancel", run_id).returncode == 0
@@ -145,7 +145,7 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
 ) -> None:
     def run(name: str, rounds: int, *, resume: bool) -> tuple[list[dict[str, Any]], Path]:
         workspace = Workspace(tmp_path / name)
-        log, state = workspace.root / "picks.jsonl", workspace.root / "sampler.json"
+        log, state = workspace.root / "picks.jsonl", workspace.root / "sampler.sqlite"
         ref = {
             "ref": "tests.engine.runspec_cli:logged_sampler",
             "log": str(log),
