@@ -51,7 +51,14 @@ from .errors import InvalidSamplerConfig
 from .protocol import TaskSampler, short_repr
 from .state import StateError, Stateful, sampler_name, state_document
 
-__all__ = ["TOLD", "DurableSampler", "read_durable_state"]
+__all__ = [
+    "TOLD",
+    "DurableSampler",
+    "describe_state",
+    "export_state",
+    "read_durable_state",
+    "state_summary",
+]
 
 #: The methods through which the engine wiring tells a sampler something (``on_round_for``
 #: calls ``end_round``, ``propose_for`` calls ``reflected``). A durable sampler forwards
@@ -407,3 +414,46 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         "held_by": held_by,
         "state": state,
     }
+
+
+def export_state(path: str | PathLike[str]) -> dict[str, Any]:
+    """The state at ``path`` as the JSON document :func:`~agentdescent_sampling.save_state`
+    writes (``agentdescent-sampling state export``); read-only.
+
+    Raises:
+        StateError: as :func:`read_durable_state`, or the file holds no record yet.
+    """
+    saved = read_durable_state(path)
+    if saved["state"] is None:
+        raise StateError(f"{str(path)!r} holds no state yet: its first record is being written")
+    return state_document(saved["sampler"], saved["records"], saved["rounds"], saved["state"])
+
+
+def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
+    """What ``agentdescent-sampling state show`` prints: :func:`read_durable_state` without
+    the state itself, and how many tasks it has statistics for (when it says)."""
+    saved = read_durable_state(path)
+    state = saved.pop("state")
+    tasks = next(
+        (
+            len(state[key])
+            for key in ("tasks", "stats")
+            if isinstance(state, dict) and isinstance(state.get(key), dict)
+        ),
+        None,
+    )
+    return {"path": str(path), **saved, "tasks": tasks}
+
+
+def describe_state(summary: Mapping[str, Any]) -> str:
+    """:func:`state_summary` as lines for a person."""
+    rows = [
+        ("state file", summary["path"]),
+        ("sampler", f"{summary['sampler']} (spec {json.dumps(summary['spec'])})"),
+        ("records", f"{summary['records']:,}"),
+        ("next round", f"{summary['rounds']:,}"),
+        ("tasks", "not said" if summary["tasks"] is None else f"{summary['tasks']:,}"),
+        ("log", f"{summary['log']:,} entries since the last snapshot"),
+        ("held by", summary["held_by"] or "nobody (no run has it open)"),
+    ]
+    return "\n".join(f"{label:<12}{value}" for label, value in rows)
