@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.venv import REPO, Venv, write_distribution
+from tests.support.venv import Venv, write_wheel
 
 SAMPLER = """
 class {cls}:
@@ -448,14 +448,14 @@ HOOK_MODULES = sorted(
 
 
 @pytest.fixture(scope="session")
-def zoo(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+def zoo(tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path) -> Venv:
     """A venv with this package and every distribution in :data:`ZOO` installed."""
     root = tmp_path_factory.mktemp("zoo")
-    projects: list[Path] = [
-        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
+    wheels: list[Path] = [
+        write_wheel(root / "wheels", name, modules, entry_points, version="1.2.3")
         for name, (modules, entry_points) in ZOO.items()
     ]
-    return Venv.create(root / "venv", REPO, *projects)
+    return Venv.create(root / "venv", repo_wheel, *wheels)
 
 
 @pytest.fixture(scope="session")
@@ -468,11 +468,9 @@ def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
     root = tmp_path_factory.mktemp("aside")
     paths = {}
     for name, (modules, entry_points) in ASIDE.items():
-        project = write_distribution(root / "src", name, modules, entry_points, version="9.9.9")
+        wheel = write_wheel(root / "wheels", name, modules, entry_points, version="9.9.9")
         target = root / "site" / name
-        zoo.pip(
-            "install", "--no-build-isolation", "--no-deps", "--target", str(target), str(project)
-        )
+        zoo.pip("install", "--no-deps", "--target", str(target), str(wheel))
         paths[name] = str(target)
     (dist_info,) = Path(paths["ads-test-no-metadata"]).glob("*.dist-info")
     (dist_info / "METADATA").unlink()
