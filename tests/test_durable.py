@@ -28,6 +28,7 @@ from agentdescent_sampling import (
 )
 from agentdescent_sampling.durable import TOLD, read_durable_state
 from agentdescent_sampling.state import check_state
+from tests.support.holder import holding
 
 BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
 SHARDS = [["a", "b", "c", "d"], ["e", "f", "g"]]
@@ -452,39 +453,12 @@ def test_a_second_sampler_on_a_held_state_in_this_process_is_refused(tmp_path: P
     durable("difficulty-weighted", state).close()  # free again once closed
 
 
-#: Holds a state file until its stdin closes, printing "ready" once it holds it.
-_HOLDER = textwrap.dedent(
-    """
-    import sys
-    from agentdescent_sampling import create
-
-    sampler = create("difficulty-weighted", state=sys.argv[1])
-    sampler.record(sampler.pick(["a"], 0), 1.0)
-    print("ready", flush=True)
-    sys.stdin.read()
-    """
-)
-
-
 def test_a_second_process_is_refused_with_the_file_and_the_holders_pid(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(state)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None
-    assert holder.stdin is not None
-    try:
-        assert holder.stdout.readline() == "ready\n"
-
+    with holding("difficulty-weighted", state, "a") as holder:
         with pytest.raises(StateError) as raised:
             create("difficulty-weighted", state=state)
         shown = read_durable_state(state)
-    finally:
-        holder.stdin.close()
-        holder.wait()
 
     message = str(raised.value)
     assert repr(str(state)) in message

@@ -11,6 +11,7 @@ import pytest
 
 from agentdescent_sampling import DurableSampler, create, load_state
 from agentdescent_sampling.cli import main
+from tests.support.holder import holding
 
 
 def _state(path: Path, records: int) -> Path:
@@ -54,40 +55,11 @@ def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
         assert plain.state_dict() == reopened.state_dict()  # type: ignore[attr-defined]
 
 
-#: Holds a state file (with a record in the log) until stdin closes.
-_HOLDER = """
-import sys
-from agentdescent_sampling import create
-
-sampler = create("informative-band", state=sys.argv[1])
-sampler.record(sampler.pick(["a"], 0), 1.0)
-sampler.record(sampler.pick(["b"], 1), 0.0)
-print("ready", flush=True)
-sys.stdin.read()
-"""
-
-
 def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(state)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None
-    assert holder.stdin is not None
-    try:
-        assert holder.stdout.readline() == "ready\n"
-        shown = subprocess.run(
-            [sys.executable, "-m", "agentdescent_sampling", "state", "show", "--json", str(state)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    finally:
-        holder.stdin.close()
-        holder.wait()
+    command = [sys.executable, "-m", "agentdescent_sampling", "state", "show", "--json", str(state)]
+    with holding("informative-band", state, "a", "b") as holder:
+        shown = subprocess.run(command, capture_output=True, text=True, check=False)
 
     assert shown.returncode == 0, shown.stderr
     summary = json.loads(shown.stdout)
