@@ -89,11 +89,14 @@ class StateDB:
         self.writable = writable
         self._owner, self._spec = owner, spec
         self._locked = False
+        self._closed = False
         self._fd = -1
         self.connection: sqlite3.Connection | None = None
-        if writable and not os.path.lexists(path):
-            return  # made at the first write: building a sampler (agentdescent plan) writes nothing
-        self._open()
+        # A new state's file is made at its first write, so that building a sampler
+        # (agentdescent plan) writes nothing.
+        self._deferred = writable and not os.path.lexists(path)
+        if not self._deferred:
+            self._open()
 
     @property
     def exists(self) -> bool:
@@ -114,6 +117,12 @@ class StateDB:
             if self.writable:
                 self._lock()
             new = self._check_header()
+            if self._deferred and not new:
+                raise StateError(
+                    f"the sampler state {self.where!r} was made by another sampler after this one "
+                    f"was built; this one's records would overwrite it, so none are "
+                    f"written. Stop the other run, or give this one another state path"
+                )
             if new and not self.writable:
                 return  # being made by its first write: nothing recorded yet
             self.connection = self._connect()
@@ -132,7 +141,7 @@ class StateDB:
             if new:
                 self.claim()
         except BaseException:
-            self.close()
+            self._release()
             raise
 
     def claim(self) -> None:
@@ -200,8 +209,11 @@ class StateDB:
                 it was opened, or SQLite could not write (a full disk, say); nothing of
                 this transaction is written.
         """
+        if self._closed:
+            raise StateError(f"the sampler state {self.where!r} is closed")
         if not self.exists:
             self._open()
+            self._deferred = False
         self._check_still_here()
         db = self._db()
         try:
@@ -217,6 +229,10 @@ class StateDB:
 
     def close(self) -> None:
         """Close the connection, then the descriptor (which releases the lock)."""
+        self._closed = True
+        self._release()
+
+    def _release(self) -> None:
         if self.connection is not None:
             self.connection.close()
             self.connection = None

@@ -522,3 +522,29 @@ def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, 
                 records += 1
             round_index += 1
         assert resumed.state_dict() == replay.state_dict()  # type: ignore[attr-defined]
+
+
+def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    sampler = durable("difficulty-weighted", state)
+    sampler.record(sampler.pick(["a"], 0), 1.0)
+    sampler.close()
+
+    with pytest.raises(StateError, match="is closed"):
+        sampler.record("a", 1.0)
+
+    assert read_durable_state(state)["records"] == 1
+
+
+def test_a_new_state_made_meanwhile_by_another_sampler_is_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    late = durable("difficulty-weighted", state)  # built before the file exists
+    with durable("difficulty-weighted", state) as early:
+        early.record(early.pick(["a"], 0), 1.0)
+
+    with pytest.raises(StateError, match="was made by another sampler after this one was built"):
+        late.record(late.pick(["b"], 0), 1.0)
+
+    assert read_durable_state(state)["state"]["stats"] == {"a": [1, 1]}
