@@ -140,33 +140,34 @@ TARGET_MS_AT_10K = 2.0
 TIMED = 200
 
 
-def _median_ms(sampler: TaskSampler, keys: Sequence[str]) -> float:
-    """Median milliseconds of ``record()`` over :data:`TIMED` picks and records (picks untimed)."""
-    times = []
+def _median_ms(
+    sampler: TaskSampler, keys: Sequence[str], beside: sqlite3.Connection | None = None
+) -> tuple[float, float]:
+    """Median milliseconds of ``record()`` over :data:`TIMED` picks and records (picks
+    untimed), and of a bare commit into ``beside`` made before each: the disk's fsync at
+    that moment, which the machine's other jobs change from second to second."""
+    times, bare = [], []
     for step in range(TIMED):
+        if beside is not None:
+            start = time.perf_counter()
+            beside.execute("BEGIN IMMEDIATE")
+            beside.execute("INSERT INTO event (args) VALUES (?)", (f'["t", {step}]',))
+            beside.execute("COMMIT")
+            bare.append(time.perf_counter() - start)
         picked = sampler.pick([keys[step % len(keys)]], step)
         start = time.perf_counter()
         sampler.record(picked, float(step % 2))
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return statistics.median(times) * 1000, statistics.median(bare or [0.0]) * 1000
 
 
-def _floor_ms(path: Path) -> float:
-    """Median milliseconds of committing one small row in a new database at ``path``, as a
-    state file's commits are made: what this disk's fsync costs at that moment."""
+def _bare(path: Path) -> sqlite3.Connection:
+    """A database committed to as a state file is: WAL, ``synchronous=FULL``."""
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE event (seq INTEGER PRIMARY KEY, name TEXT, args TEXT)")
-    times = []
-    for step in range(TIMED):
-        start = time.perf_counter()
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("INSERT INTO event (name, args) VALUES ('record', ?)", (f'["t", {step}]',))
-        db.execute("COMMIT")
-        times.append(time.perf_counter() - start)
-    db.close()
-    return statistics.median(times) * 1000
+    db.execute("CREATE TABLE event (seq INTEGER PRIMARY KEY, args TEXT)")
+    return db
 
 
 def save_table(root: Path, sizes: Sequence[int]) -> list[str]:
@@ -175,7 +176,7 @@ def save_table(root: Path, sizes: Sequence[int]) -> list[str]:
 
     rows = [
         "| sampler | tasks with statistics | ms per record, in memory | ms per record, "
-        f"state file (median of {TIMED}) | ms per bare commit, just before | ms per snapshot "
+        f"state file (median of {TIMED}) | ms per bare commit, interleaved | ms per snapshot "
         "| file size |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -187,15 +188,17 @@ def save_table(root: Path, sizes: Sequence[int]) -> list[str]:
             for sampler in (plain, durable):
                 for key in keys:  # statistics for every task
                     sampler.record(key, 0.0)
-            in_memory = _median_ms(plain, keys)
-            floor = _floor_ms(root / f"floor-{name}-{tasks}.sqlite")
+            in_memory, _ = _median_ms(plain, keys)
             path = root / f"{name}-{tasks}.sqlite"
+            beside = _bare(root / f"bare-{name}-{tasks}.sqlite")
             with DurableSampler(durable, path) as kept:
                 started = time.perf_counter()
                 kept.record(keys[0], 1.0)  # a new file's first write is a snapshot
                 snapshot = (time.perf_counter() - started) * 1000
-                with_state = _median_ms(kept, keys)
+                os.sync()  # the snapshot's pages reach the disk before the timing starts
+                with_state, floor = _median_ms(kept, keys, beside)
                 size = sum(p.stat().st_size for p in root.glob(f"{path.name}*"))
+            beside.close()
             rows.append(
                 f"| {name} | {tasks:,} | {in_memory:.3f} | {with_state:.3f} | {floor:.3f} | "
                 f"{snapshot:,.0f} | {size / 1e6:,.1f} MB |"
