@@ -316,7 +316,8 @@ class StateDB:
 
     def _check_header(self) -> bool:
         """Whether the file is new (empty); refuse one that is not a state database."""
-        header = os.pread(self._fd, 100, 0)
+        os.lseek(self._fd, 0, os.SEEK_SET)  # not pread: Windows has none
+        header = os.read(self._fd, 100)
         if not header:
             return True
         if header.startswith(_MAGIC) and len(header) == 100:

@@ -219,8 +219,8 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     except OSError as error:
         raise StateError(f"cannot write sampler state to {str(path)!r}: {error}") from error
     try:
+        os.chmod(temporary, mode)  # by path: Windows has no fchmod
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), mode)
             json.dump(document, handle, allow_nan=False)
             handle.flush()
             os.fsync(handle.fileno())
