@@ -10,11 +10,12 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   sampler is exactly the one that stopped, between rounds as well as mid-round.
 - **Cost.** A record writes one row and commits: O(1), whatever the number of tasks (see
   ``benchmarks/resume.md``). A pick is written with the next record or told call, in the
-  same transaction. A new snapshot replaces the log once it holds 64 entries and either
-  replaying it would take as long as the last snapshot took to write, or it holds an
-  entry per 16 bytes of that snapshot (about one per task). So snapshots cost at most
-  about as much again as the sampler's own work, amortised O(1) per record, and opening
-  replays no more than that.
+  same transaction; it compares its shard with the few it has logged (O(keys), as the
+  pick itself is) and stores a new one once. A new snapshot replaces the log once it
+  holds 64 entries and either replaying it would take as long as the last snapshot took
+  to write, or it holds an entry per 16 bytes of that snapshot (about one per task). So
+  snapshots cost at most about as much again as the sampler's own work, amortised O(1)
+  per record, and opening replays no more than that.
 - **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
   lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
   nothing. What is lost are the picks whose rollouts were still running; a replayed log
