@@ -58,7 +58,7 @@ CREATE TABLE event (seq INTEGER PRIMARY KEY, name TEXT NOT NULL, args TEXT NOT N
 CREATE TABLE shard (id INTEGER PRIMARY KEY, keys TEXT NOT NULL);
 CREATE TABLE holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, host TEXT, since TEXT);
 """
-#: How long a refused opener waits for the holder to have written its process id.
+#: How long an opener waits for a holder to let go, then for it to have written its pid.
 _HOLDER_WAIT = 2.0
 
 # (st_dev, st_ino) of every state file open in this process. A second descriptor of a
@@ -289,7 +289,7 @@ class StateDB:
                     f"(pid {os.getpid()}); close that sampler first, or give this one another "
                     f"state path"
                 )
-            if not _try_lock(self._fd, shared=False):
+            if not self._wait_for_lock():
                 raise StateError(
                     f"the sampler state {self.where!r} is in use by {self._wait_for_holder()}; "
                     f"two runs recording into one state would each lose the other's records. "
@@ -297,6 +297,16 @@ class StateDB:
                 )
             _held[self._identity] = self.where
             self._locked = True
+
+    def _wait_for_lock(self) -> bool:
+        # A holder killed a moment ago keeps the lock until its last thread has exited,
+        # after its process already looks gone: `agentdescent resume` may start by then.
+        deadline = time.monotonic() + _HOLDER_WAIT
+        while not _try_lock(self._fd, shared=False):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def _wait_for_holder(self) -> str:
         # The holder takes the lock, then writes its pid: wait a moment for it.
