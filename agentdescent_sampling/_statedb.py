@@ -37,7 +37,7 @@ from typing import Any
 
 from ._files import kind_of
 from .protocol import short_repr
-from .state import FORMAT, StateError, check_owner
+from .state import FORMAT, StateError, check_owner, is_count
 
 __all__ = ["APPLICATION_ID", "StateDB"]
 
@@ -165,6 +165,12 @@ class StateDB:
         if row is None:
             return None
         records, rounds, text = row
+        if not (is_count(records) and is_count(rounds)):
+            raise StateError(
+                f"{self.where!r}: the snapshot's record and round counts must be whole numbers "
+                f">= 0, got {short_repr(records)} and {short_repr(rounds)} (the file was left as "
+                f"it is)"
+            )
         return records, rounds, _loads(text, self.where, "the snapshot")
 
     def events(self) -> Iterator[tuple[int, str, Any]]:
@@ -183,12 +189,12 @@ class StateDB:
             )
         return keys
 
-    def counts(self) -> tuple[int, int, int]:
-        """How many events and shards follow the snapshot, and the largest shard id."""
+    def counts(self) -> tuple[int, int]:
+        """How many events follow the snapshot, and the largest shard id logged (0 if none)."""
         db = self._db()
         (events,) = db.execute("SELECT count(*) FROM event").fetchone()
-        (shards, top) = db.execute("SELECT count(*), coalesce(max(id), 0) FROM shard").fetchone()
-        return int(events), int(shards), int(top)
+        (top,) = db.execute("SELECT coalesce(max(id), 0) FROM shard").fetchone()
+        return int(events), int(top)
 
     def holder(self) -> str | None:
         """Who holds the file, as ``process N on HOST (since T)``; None if nobody does."""

@@ -314,7 +314,7 @@ class DurableSampler:
             # not in flight. Then the replayed log becomes the new snapshot.
             self._stateful.load_state_dict(self._stateful.state_dict())
             self._snapshot()
-        _, _, top = self._db.counts()
+        _, top = self._db.counts()
         return records, rounds, top + 1
 
 
@@ -398,7 +398,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         owner, spec = db.meta("sampler") or "", json.loads(db.meta("spec") or "null")
         snapshot = db.snapshot()
         records, rounds, state = snapshot if snapshot is not None else (0, 0, None)
-        log, _, _ = db.counts()
+        log, _ = db.counts()
         held_by = db.holder()
         if log and snapshot is not None:
             sampler = create(spec)
