@@ -7,7 +7,10 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   sampler was told: each ``record(task_id, score)``, each call named in :data:`TOLD`
   (``end_round``, ``reflected``, ...) with its JSON arguments, and each pick (with its
   shard, stored once). Opening the file loads the snapshot and replays the log, so the
-  sampler is exactly the one that stopped, between rounds as well as mid-round.
+  sampler is exactly the one that stopped, between rounds as well as mid-round. Exactly,
+  that is, for a sampler whose calls depend only on its state and arguments, as every
+  built-in's do; replaying a sampler that draws random numbers it does not save can pick
+  otherwise, and its resume is as close as its ``state_dict()`` allows.
 - **Cost.** A record writes one row and commits: O(1), whatever the number of tasks (see
   ``benchmarks/resume.md``). A pick is written with the next record or told call, in the
   same transaction; it compares its shard with the few it has logged (O(keys), as the
