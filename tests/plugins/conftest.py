@@ -16,4 +16,5 @@ EXTRAS = REPO / "plugins" / "agentdescent-sampling-extras"
 def plugins_env(tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path) -> Venv:
     """This package, then each plugin with its test extra."""
     path = tmp_path_factory.mktemp("plugins") / "venv"
-    return Venv.create(path, repo_wheel, f"{HARDEST}[test]", f"{EXTRAS}[test]")
+    # with_pip: the author's guide runs `pip install` in it, as its reader would.
+    return Venv.create(path, repo_wheel, f"{HARDEST}[test]", f"{EXTRAS}[test]", with_pip=True)

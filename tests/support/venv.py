@@ -26,13 +26,15 @@ class Venv:
         self.bin = path / ("Scripts" if sys.platform == "win32" else "bin")
 
     @classmethod
-    def create(cls, path: Path, *projects: Path | str) -> Venv:
+    def create(cls, path: Path, *projects: Path | str, with_pip: bool = False) -> Venv:
         """Make a venv at ``path`` and pip-install ``projects`` (wheels, paths or requirements).
 
         Wheels install without a build; setuptools is installed only when a source project
         has to be built (``--no-build-isolation``: offline, and as fast as a build gets).
+        Without ``with_pip`` the venv gets no pip of its own (seeding one takes seconds): this
+        interpreter's pip installs into it.
         """
-        venv.create(path, with_pip=True, clear=True)
+        venv.create(path, with_pip=with_pip, clear=True)
         made = cls(path)
         if any(not str(project).endswith(".whl") for project in projects):
             made.pip("install", "setuptools>=64", "wheel")
@@ -40,8 +42,13 @@ class Venv:
         return made
 
     def pip(self, *args: str) -> None:
-        """Run pip in this venv; fail loudly with pip's output."""
-        self.run(str(self.bin / "python"), "-m", "pip", "-q", "--disable-pip-version-check", *args)
+        """Run pip on this venv (its own, or this interpreter's); fail loudly with its output."""
+        python = str(self.bin / "python")
+        if (self.bin / "pip").exists():
+            command = [python, "-m", "pip"]
+        else:
+            command = [sys.executable, "-m", "pip", "--python", python]
+        self.run(*command, "-q", "--disable-pip-version-check", *args)
 
     def run(
         self,
