@@ -18,7 +18,9 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   holds 64 entries and either replaying it would take as long as the last snapshot took
   to write, or it holds an entry per 16 bytes of that snapshot (about one per task). So
   snapshots cost at most about as much again as the sampler's own work, amortised O(1)
-  per record, and opening replays no more than that.
+  per record, and opening replays no more than that. A sampler with ``end_round`` is
+  snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
+  whole, or at four times the log if it is not being told of rounds.
 - **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
   lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
   nothing. What is lost are the picks whose rollouts were still running; a replayed log
@@ -56,6 +58,7 @@ from .protocol import TaskSampler, short_repr
 from .state import StateError, Stateful, sampler_name, state_document
 
 __all__ = [
+    "ROUND_END",
     "TOLD",
     "DurableSampler",
     "describe_state",
@@ -69,6 +72,9 @@ __all__ = [
 #: each call, then logs its name and JSON arguments, so the call is replayed on resume. A
 #: sampler that learns from another such call only needs its name added here.
 TOLD: tuple[str, ...] = ("end_round", "reflected", "evidence")
+#: The told call after which a sampler's ``state_dict()`` is whole: ``fixable-first``'s leaves
+#: out the failures of a round not yet ended. Such a sampler is snapshotted only after it.
+ROUND_END = "end_round"
 
 #: A snapshot is never taken before the log holds this many entries.
 _MIN_LOG = 64
@@ -136,10 +142,17 @@ class DurableSampler:
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
+        self._rounds_told = callable(getattr(sampler, ROUND_END, None))
         try:
             self._records, self._next_round, self._next_shard = self._restore()
             if self._db.exists:
                 self._db.claim()
+            # A new file is made at the first write, starting from the sampler as given.
+            self._initial = (
+                None
+                if self._db.exists
+                else json.dumps(self._stateful.state_dict(), allow_nan=False)
+            )
         except BaseException:
             self.close()
             raise
@@ -259,22 +272,29 @@ class DurableSampler:
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
         self._unwritten.append(("event", name, args))
         self._logged += 1
-        if not self._db.exists:
-            self._snapshot()  # a new file starts from what the sampler is now
-            return
         with self._db.transaction() as db:
+            if self._initial is not None:  # a new file: the sampler as it was given, then the log
+                db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (self._initial,))
             for table, first, second in self._unwritten:
                 if table == "shard":
                     db.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
                 else:
                     db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (first, second))
         self._unwritten.clear()
-        if self._logged >= _MIN_LOG and (
-            self._work >= self._snapshot_cost or self._logged >= self._snapshot_bytes // 16
-        ):
+        self._initial = None
+        if self._snapshot_due(name):
             # The record is on disk already: a snapshot that fails is retried later.
             with contextlib.suppress(StateError):
                 self._snapshot()
+
+    def _snapshot_due(self, name: str) -> bool:
+        """Whether to fold the log into a snapshot after the call ``name``; see the module."""
+        enough = max(_MIN_LOG, self._snapshot_bytes // 16)
+        if self._logged < _MIN_LOG or (self._work < self._snapshot_cost and self._logged < enough):
+            return False
+        # A sampler told of round ends is snapshotted at one, where its state_dict() is whole,
+        # unless it is not being told of them (then four times later than otherwise).
+        return not self._rounds_told or name == ROUND_END or self._logged >= 4 * enough
 
     def _snapshot(self) -> None:
         """Replace the log with a snapshot of the sampler now."""
@@ -289,6 +309,7 @@ class DurableSampler:
             )
         self._unwritten.clear()
         self._shards.clear()
+        self._initial = None
         self._logged, self._work = 0, 0.0
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)

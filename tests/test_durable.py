@@ -47,28 +47,35 @@ def durable(spec: str, path: Path) -> DurableSampler:
 
 
 def drive(
-    sampler: TaskSampler, rounds: range, trials: dict[str, int], *, told: bool = False
+    sampler: TaskSampler,
+    rounds: range,
+    trials: dict[str, int],
+    *,
+    told: bool = False,
+    reflect: bool = True,
+    shards: list[list[str]] = SHARDS,
 ) -> list[str]:
     """Roll out one pick per shard per round, as evolve()'s sequential path does.
 
-    With ``told``, each failure is followed by ``reflected()`` and each round by
-    ``end_round()``, as ``propose_for`` and ``on_round_for`` wire them.
+    With ``told``, each failure is followed by ``reflected()`` (unless not ``reflect``) and
+    each round by ``end_round()``, as ``propose_for`` and ``on_round_for`` wire them.
     """
     picks = []
     for round_index in rounds:
         commits = 0
-        for shard in SHARDS:
+        for shard in shards:
             picked = sampler.pick(shard, round_index)
             trials[picked] = trials.get(picked, 0) + 1
             score = outcome(picked, trials[picked])
             sampler.record(picked, score)
             if told and score < 1.0:
                 proposed = trials[picked] % 2 == 1
-                sampler.reflected(picked, proposed)  # type: ignore[attr-defined]
+                if reflect:
+                    sampler.reflected(picked, proposed)  # type: ignore[attr-defined]
                 commits += proposed
             picks.append(picked)
-        if told:
-            sampler.end_round(commits)  # type: ignore[attr-defined]
+        if told:  # the engine fuses fixes: half as many commits as proposals
+            sampler.end_round(commits // 2)  # type: ignore[attr-defined]
     return picks
 
 
@@ -104,6 +111,26 @@ def test_what_fixable_first_was_told_between_rounds_survives_a_stop(tmp_path: Pa
     assert before + after == expected
     # The told calls changed what was picked: without them the run picks otherwise.
     assert drive(create("fixable-first"), range(12), {}) != expected
+
+
+def test_a_sampler_told_of_round_ends_is_never_snapshotted_mid_round(tmp_path: Path) -> None:
+    # 40 shards: 80 log entries a round, past the 64 that allow a snapshot, so one taken
+    # mid-round would lose the round's failures, which fixable-first's state_dict() leaves out.
+    wide = [[chr(0x4E00 + 2 * k), chr(0x4E01 + 2 * k)] for k in range(40)]  # one-letter ids
+    state = tmp_path / "sampler.sqlite"
+    uninterrupted, uninterrupted_trials = create("fixable-first"), {}
+    rounds_only = {"told": True, "reflect": False, "shards": wide}  # no reflected(): no credits
+    expected = drive(uninterrupted, range(3), uninterrupted_trials, **rounds_only)
+
+    trials: dict[str, int] = {}
+    with durable("fixable-first", state) as first:
+        before = drive(first, range(3), trials, **rounds_only)
+    with durable("fixable-first", state) as second:
+        assert second.state_dict() == uninterrupted.state_dict()  # type: ignore[attr-defined]
+        after = drive(second, range(3), trials, **rounds_only)
+
+    expected += drive(uninterrupted, range(3, 6), uninterrupted_trials, **rounds_only)
+    assert before + after == expected
 
 
 def test_a_told_call_the_sampler_lacks_is_missing_on_the_durable_sampler_too(
