@@ -46,6 +46,7 @@ APPLICATION_ID = 0x61647373
 #: ``PRAGMA user_version``: the layout of the tables below.
 SCHEMA = 1
 _MAGIC = b"SQLite format 3\x00"
+_WAL_LIMIT = 4 << 20
 _SCHEMA_SQL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE snapshot (
@@ -133,6 +134,9 @@ class StateDB:
                 if self.writable:
                     self.connection.execute("PRAGMA journal_mode=WAL")
                     self.connection.execute("PRAGMA synchronous=FULL")
+                    # After a checkpoint the WAL shrinks back, instead of keeping the size of
+                    # the largest snapshot ever written through it.
+                    self.connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
             except sqlite3.Error as error:
                 raise StateError(
                     f"{self.where!r} is not a readable sampler state: {error} (the file was "
