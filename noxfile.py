@@ -30,6 +30,9 @@ FAST_TESTS = [
     "tests/test_spec.py",
 ]
 
+# The slowest tests stay visible in CI's output.
+DURATIONS = ["--durations=15"]
+
 # A supported version that cannot be found must fail the run, never be skipped, and the
 # run must use this machine's interpreters rather than download one.
 nox.options.error_on_missing_interpreters = True
@@ -58,11 +61,11 @@ def full(session: nox.Session) -> None:
     session.run("python", "-m", "ruff", "check", ".")
     session.run("python", "-m", "ruff", "format", "--check", ".")
     session.run("python", "-m", "mypy")
-    session.run("python", "-m", "pytest", *session.posargs)
+    session.run("python", "-m", "pytest", *DURATIONS, *session.posargs)
 
 
 @nox.session(python=FAST_PYTHONS)
 def fast(session: nox.Session) -> None:
     """The registry, engine, plugin and conformance tests."""
     install(session)
-    session.run("python", "-m", "pytest", *FAST_TESTS, *session.posargs)
+    session.run("python", "-m", "pytest", *DURATIONS, *FAST_TESTS, *session.posargs)

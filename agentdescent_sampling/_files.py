@@ -22,6 +22,7 @@ __all__ = [
     "MAX_VALUES",
     "check_toml_nesting",
     "checked_path",
+    "kind_of",
     "load_document",
     "open_regular",
     "parse_bounded",
@@ -121,7 +122,7 @@ def open_regular(path: Path, max_bytes: int) -> BinaryIO:
     try:
         status = os.fstat(handle.fileno())
         if not stat.S_ISREG(status.st_mode):
-            raise OSError(f"it is {_kind(status.st_mode)}, not a regular file")
+            raise OSError(f"it is {kind_of(status.st_mode)}, not a regular file")
         if status.st_size > max_bytes:
             raise OSError(_too_large(max_bytes))
     except BaseException:
@@ -156,7 +157,8 @@ def _values_at_most(text: str) -> int:
     return sum(text.count(mark) for mark in ",[{\n") + 1
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, for a message: \"a directory\", \"a FIFO (named pipe)\", ..."""
     kinds = {
         stat.S_ISDIR: "a directory",
         stat.S_ISFIFO: "a FIFO (named pipe)",

@@ -154,6 +154,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     scaffold.set_defaults(run=_new_plugin)
 
+    state = commands.add_parser(
+        "state",
+        help="show a sampler state file, or export it as JSON",
+        description="Read a state file of create(spec, state=PATH), even while a run holds "
+        "it; nothing is written to it.",
+    )
+    actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
+    shown = actions.add_parser("show", help="the sampler, its counts and who holds the file")
+    shown.add_argument("path", type=Path, help="the state file")
+    shown.add_argument("--json", action="store_true", help="print JSON instead of text")
+    shown.set_defaults(run=_state_show)
+    export = actions.add_parser(
+        "export",
+        help="the state as the JSON document save_state() writes and load_state() reads",
+    )
+    export.add_argument("path", type=Path, help="the state file")
+    export.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write it to FILE instead of stdout"
+    )
+    export.set_defaults(run=_state_export)
+
     add_bench_arguments(
         commands.add_parser(
             "bench",
@@ -162,6 +183,26 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
     return parser
+
+
+def _state_show(args: argparse.Namespace) -> int:
+    from .durable import describe_state, state_summary  # only this command needs SQLite
+
+    summary = state_summary(args.path)
+    print(json.dumps(summary, indent=2) if args.json else describe_state(summary))
+    return 0
+
+
+def _state_export(args: argparse.Namespace) -> int:
+    from .durable import export_state  # only this command needs SQLite
+    from .state import write_state_file
+
+    document = export_state(args.path)
+    if args.output is None:
+        print(json.dumps(document, indent=2))
+    else:
+        write_state_file(args.output, document)
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -1,60 +1,118 @@
 """Sampler state on disk that survives a stop, a crash and ``agentdescent resume``.
 
-``create(spec, state=PATH)`` wraps the sampler it builds in a :class:`DurableSampler`:
+``create(spec, state=PATH)`` wraps the sampler it builds in a :class:`DurableSampler`,
+which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous=FULL``):
 
-- **Load.** If ``PATH`` exists it is loaded when the sampler is built. A file of another
-  sampler, or of the same sampler with parameters that change what its statistics mean,
-  raises :class:`~agentdescent_sampling.state.StateError` and is left untouched.
-- **Save.** Every ``record()`` rewrites ``PATH`` atomically (a flushed temporary file,
-  renamed over it) before it returns, so the file always holds a whole prefix of the
-  records in the order they were made. A missing parent directory is created at the first
-  save.
-- **Crash.** A record is on disk once ``record()`` has returned. A crash (even SIGKILL)
-  loses only the records whose ``record()`` had not returned yet, at most one per worker
-  recording at that moment, plus the picks whose rollouts were still running (their
-  outcomes never arrived, so there was nothing to record).
+- **What is kept.** A snapshot of ``state_dict()`` and, after it, a log of everything the
+  sampler was told: each ``record(task_id, score)``, each call named in :data:`TOLD`
+  (``evidence``, ``end_round``) with its JSON arguments, and each pick (with its
+  shard, stored once). Opening the file loads the snapshot and replays the log, so the
+  sampler is exactly the one that stopped, between rounds as well as mid-round. Exactly,
+  that is, for a sampler whose calls depend only on its state and arguments, as every
+  built-in's do; replaying a sampler that draws random numbers it does not save can pick
+  otherwise, and its resume is as close as its ``state_dict()`` allows.
+- **Cost.** A record writes one row and commits: O(1), whatever the number of tasks (see
+  ``benchmarks/resume.md``). A pick is written with the next record or told call, in the
+  same transaction; it compares its shard with the few it has logged (O(keys), as the
+  pick itself is) and stores a new one once. A new snapshot replaces the log once it
+  holds 64 entries and either replaying it would take as long as the last snapshot took
+  to write, or it holds an entry per 16 bytes of that snapshot (about one per task). So
+  snapshots cost at most about as much again as the sampler's own work, amortised O(1)
+  per record, and opening replays no more than that. A sampler with ``end_round`` is
+  snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
+  whole, or at four times the log if it is not being told of rounds.
+- **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
+  lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
+  nothing. What is lost are the picks whose rollouts were still running; a replayed log
+  drops them from the in-flight tracking, as a loaded snapshot does.
+- **One process.** The file is locked (``flock``) while a sampler holds it. A second
+  ``create(..., state=PATH)``, in this process or another, raises
+  :class:`~agentdescent_sampling.state.StateError` naming the file and the holder's pid:
+  two samplers appending to one log would each miss the other's records in memory.
+- **Safe to point at.** See :mod:`agentdescent_sampling._statedb`: symlinks are refused,
+  never followed, a replaced file is never written through, a file that is not this
+  package's state is refused untouched, and a new file is 0600 from its first byte.
 - **Rounds.** ``agentdescent`` numbers rounds from 0 again in every process, so a resumed
-  run would hand round-robin the round indexes it already used. The file keeps the next
+  run would hand round-robin the round indexes it already used. The state keeps the next
   round index, and a loaded sampler adds it to every ``round_index`` it is given.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
 import operator
 import threading
-from collections.abc import Sequence
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
+from ._statedb import StateDB
 from .errors import InvalidSamplerConfig
 from .protocol import TaskSampler, short_repr
-from .state import FORMAT, StateError, Stateful, is_count, read_state_file, write_state_file
+from .state import StateError, Stateful, sampler_name, state_document
 
-__all__ = ["DurableSampler"]
+__all__ = [
+    "ROUND_END",
+    "TOLD",
+    "DurableSampler",
+    "describe_state",
+    "export_state",
+    "read_durable_state",
+    "state_summary",
+]
+
+#: The methods through which the engine wiring tells a sampler something (:func:`wire` calls
+#: ``evidence`` for each card and ``end_round`` after each round). A durable sampler forwards
+#: each call, then logs its name and JSON arguments, so the call is replayed on resume. A
+#: sampler that learns from another such call only needs its name added here.
+TOLD: tuple[str, ...] = ("end_round", "evidence")
+#: The told call after which a sampler's ``state_dict()`` is whole: ``fixable-first``'s leaves
+#: out the failures of a round not yet ended. Such a sampler is snapshotted only after it.
+ROUND_END = "end_round"
+
+#: A snapshot is never taken before the log holds this many entries.
+_MIN_LOG = 64
+#: Shards remembered for logging picks; the engine rotates workers through a few.
+_SHARDS = 8
 
 
 class DurableSampler:
-    """A sampler whose statistics are saved to ``path`` after every record and loaded from it.
+    """A sampler whose statistics live in the SQLite database at ``path``.
 
     Built by ``create(spec, state=path)``; build it directly to keep the state of a sampler
-    you constructed yourself. Every other attribute (``stats()``, ``settle()``, ...) is the
-    wrapped sampler's.
+    you constructed yourself. The file is held until :meth:`close` (or the end of a
+    ``with`` block, or of the process). Every other attribute (``stats()``,
+    ``state_dict()``, ...) is the wrapped sampler's.
 
     Args:
         sampler: any sampler with ``state_dict()`` and ``load_state_dict()``: every
             built-in, and any plugin sampler that has them.
-        path: the state file. Loaded now if it exists; rewritten after every record.
+        path: the state file. Loaded now if it exists, created (mode 0600) if not.
+        spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
+            ``agentdescent-sampling state show``; its name by default.
 
     Raises:
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
             or ``path`` is a directory.
-        StateError: ``path`` exists but is unreadable, corrupt, or belongs to another
-            sampler or to other parameters; the file is left as it was.
+        StateError: ``path`` is a symlink, not a regular file, not a sampler state, held
+            by another process (named by pid), corrupt, or belongs to another sampler or
+            to other parameters; the file is left as it was.
     """
 
-    def __init__(self, sampler: TaskSampler, path: str | PathLike[str]) -> None:
-        name = _name_of(sampler)
+    def __init__(
+        self,
+        sampler: TaskSampler,
+        path: str | PathLike[str],
+        *,
+        spec: str | Mapping[str, Any] | None = None,
+    ) -> None:
+        name = sampler_name(sampler)
         target = Path(path)
         if not isinstance(sampler, Stateful):
             raise InvalidSamplerConfig(
@@ -67,21 +125,38 @@ class DurableSampler:
         if target.is_dir():
             raise InvalidSamplerConfig(
                 f"the sampler state path {str(target)!r} is a directory; give a file path "
-                f"such as {str(target / 'sampler-state.json')!r}"
+                f"such as {str(target / 'sampler-state.sqlite')!r}"
             )
         self.wrapped = sampler
         self.path = target
         self._stateful: Stateful = sampler
         self._name = name
-        self._records = 0
-        self._round_base = 0
-        self._next_round = 0
-        # One lock orders record-and-save, so the file always holds a prefix of the records;
-        # picks take only the small one, so they never wait for a save.
+        self._db = StateDB(target, name, json.dumps(name if spec is None else spec))
+        self._closer = weakref.finalize(self, self._db.close)
+        # One lock orders each change of the sampler with its entry in the log.
         self._lock = threading.Lock()
-        self._rounds_lock = threading.Lock()
-        if target.exists():
-            self._load()
+        # Entries applied in memory and not yet committed: picks wait for the next record.
+        self._unwritten: list[tuple[str, str, str]] = []
+        self._shards: list[tuple[list[str], int]] = []
+        self._logged = 0  # entries since the snapshot
+        self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
+        self._snapshot_cost = 0.0
+        self._snapshot_bytes = 0
+        self._rounds_told = callable(getattr(sampler, ROUND_END, None))
+        try:
+            self._records, self._next_round, self._next_shard = self._restore()
+            if self._db.exists:
+                self._db.claim()
+            # A new file is made at the first write, starting from the sampler as given.
+            self._initial = (
+                None
+                if self._db.exists
+                else json.dumps(self._stateful.state_dict(), allow_nan=False)
+            )
+        except BaseException:
+            self.close()
+            raise
+        self._round_base = self._next_round
 
     @property
     def name(self) -> str:
@@ -90,90 +165,320 @@ class DurableSampler:
 
     @property
     def records(self) -> int:
-        """How many records the state file holds, counting those of earlier processes."""
+        """How many records the state holds, counting those of earlier processes."""
         return self._records
 
+    @property
+    def rounds(self) -> int:
+        """The next round index, counting the rounds of earlier processes."""
+        return self._next_round
+
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """The wrapped ``pick``, with round indexes continuing those of the loaded file."""
+        """The wrapped ``pick``, with round indexes continuing those of the loaded state."""
         shifted = self._round_base + operator.index(round_index)
-        picked = self.wrapped.pick(keys, shifted)
-        with self._rounds_lock:
+        with self._lock:
+            started = time.perf_counter()
+            picked = self.wrapped.pick(keys, shifted)
+            self._work += time.perf_counter() - started
+            shard = self._shard_id(keys)
+            self._unwritten.append(("event", "pick", json.dumps([shard, shifted, picked])))
             self._next_round = max(self._next_round, shifted + 1)
-        return picked
+            self._logged += 1
+            return picked
 
     def record(self, task_id: str, score: float) -> None:
-        """The wrapped ``record``, then an atomic save; on disk when this returns.
+        """The wrapped ``record``, then a commit: on disk when this returns.
 
         Raises:
             StateError: the file could not be written (the record is kept in memory and
-                is saved with the next one that succeeds).
+                is written with the next one that succeeds).
         """
         with self._lock:
+            started = time.perf_counter()
             self.wrapped.record(task_id, score)
+            self._work += time.perf_counter() - started
             self._records += 1
-            self._save()
+            self._append("record", json.dumps([task_id, float(score)], allow_nan=False))
 
-    def _save(self) -> None:
-        with self._rounds_lock:
-            rounds = self._next_round
-        document = {
-            "format": FORMAT,
-            "sampler": self._name,
-            "records": self._records,
-            "rounds": rounds,
-            "state": self._stateful.state_dict(),
-        }
-        if not self.path.parent.is_dir():
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise StateError(
-                    f"cannot create the directory of the sampler state {str(self.path)!r}: {error}"
-                ) from error
-        write_state_file(self.path, document)
+    def load_state_dict(self, state: Any) -> None:
+        """The wrapped ``load_state_dict``, then a snapshot of the state it loaded."""
+        self.adopt(state, self._records, self._next_round)
 
-    def _load(self) -> None:
-        where = str(self.path)
-        document = read_state_file(self.path)
-        owner = document.get("sampler", self._name)
-        if owner != self._name:
-            raise StateError(
-                f"{where!r} holds the state of sampler {short_repr(owner)}, not {self._name!r}; "
-                f"select {short_repr(owner)} to continue it, or give this sampler another state "
-                f"path (the file was left as it is)"
-            )
-        records, rounds = document.get("records", 0), document.get("rounds", 0)
-        if not (is_count(records) and is_count(rounds)):
-            raise StateError(
-                f"{where!r}: 'records' and 'rounds' must be whole numbers >= 0, got "
-                f"{short_repr(records)} and {short_repr(rounds)} (the file was left as it is)"
-            )
-        state: Any = document.get("state")
-        try:
+    def adopt(self, state: Any, records: int, rounds: int) -> None:
+        """Load ``state`` with its counts (from :func:`~agentdescent_sampling.load_state`)
+        and make it the durable state at once.
+
+        Raises:
+            StateError: the sampler refused ``state``, or the file could not be written.
+        """
+        with self._lock:
             self._stateful.load_state_dict(state)
-        except StateError as error:
-            raise StateError(f"{where!r}: {error} (the file was left as it is)") from None
-        # A plugin's load_state_dict may raise anything on a state it cannot take.
-        except Exception as error:
-            raise StateError(
-                f"{where!r}: sampler {self._name!r} could not load this state: "
-                f"{type(error).__name__}: {short_repr(str(error), 200)} "
-                f"(the file was left as it is)"
-            ) from error
-        self._records, self._round_base, self._next_round = records, rounds, rounds
+            self._records, self._next_round = records, max(rounds, self._next_round)
+            self._snapshot()
+
+    def document(self) -> dict[str, Any]:
+        """The state as the JSON document :func:`~agentdescent_sampling.save_state` writes."""
+        with self._lock:
+            state = self._stateful.state_dict()
+            return state_document(self._name, self._records, self._next_round, state)
+
+    def close(self) -> None:
+        """Release the file (it stays on disk); a closed sampler can no longer record."""
+        self._closer()
+
+    def __enter__(self) -> DurableSampler:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def __getattr__(self, attribute: str) -> Any:
-        # Only reached for names not defined here: stats(), settle(), state_dict(), ...
+        # Only reached for names not defined here: stats(), state_dict(), end_round(), ...
         # "wrapped" itself is missing only on an instance made without __init__ (copy,
         # pickle); looking it up here would recurse forever.
         if attribute == "wrapped":
             raise AttributeError(attribute)
-        return getattr(self.wrapped, attribute)
+        value = getattr(self.wrapped, attribute)
+        if attribute in TOLD and callable(value):
+            return functools.partial(self._told, attribute, value)
+        return value
 
     def __repr__(self) -> str:
         return f"DurableSampler({self.wrapped!r}, {str(self.path)!r})"
 
+    # -- the log -------------------------------------------------------------------
 
-def _name_of(sampler: object) -> str:
-    name = getattr(sampler, "name", None)
-    return name if isinstance(name, str) else type(sampler).__qualname__
+    def _told(self, name: str, method: Callable[..., Any], *args: Any) -> Any:
+        try:
+            encoded = json.dumps(list(args), allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise StateError(
+                f"cannot keep {name}{short_repr(args)} in the sampler state "
+                f"{str(self.path)!r}: its arguments are not JSON ({error}); nothing was told"
+            ) from None
+        with self._lock:
+            started = time.perf_counter()
+            answer = method(*args)
+            self._work += time.perf_counter() - started
+            self._append(name, encoded)
+        return answer
+
+    def _append(self, name: str, args: str) -> None:
+        """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
+        self._unwritten.append(("event", name, args))
+        self._logged += 1
+        with self._db.transaction() as db:
+            if self._initial is not None:  # a new file: the sampler as it was given, then the log
+                db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (self._initial,))
+            for table, first, second in self._unwritten:
+                if table == "shard":
+                    db.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
+                else:
+                    db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (first, second))
+        self._unwritten.clear()
+        self._initial = None
+        if self._snapshot_due(name):
+            # The record is on disk already: a snapshot that fails is retried later.
+            with contextlib.suppress(StateError):
+                self._snapshot()
+
+    def _snapshot_due(self, name: str) -> bool:
+        """Whether to fold the log into a snapshot after the call ``name``; see the module."""
+        enough = max(_MIN_LOG, self._snapshot_bytes // 16)
+        if self._logged < _MIN_LOG or (self._work < self._snapshot_cost and self._logged < enough):
+            return False
+        # A sampler told of round ends is snapshotted at one, where its state_dict() is whole,
+        # unless it is not being told of them (then four times later than otherwise).
+        return not self._rounds_told or name == ROUND_END or self._logged >= 4 * enough
+
+    def _snapshot(self) -> None:
+        """Replace the log with a snapshot of the sampler now."""
+        started = time.perf_counter()
+        text = json.dumps(self._stateful.state_dict(), allow_nan=False)
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM event")
+            db.execute("DELETE FROM shard")
+            db.execute(
+                "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?)",
+                (self._records, self._next_round, text),
+            )
+        self._unwritten.clear()
+        self._shards.clear()
+        self._initial = None
+        self._logged, self._work = 0, 0.0
+        self._snapshot_cost = time.perf_counter() - started
+        self._snapshot_bytes = len(text)
+
+    def _shard_id(self, keys: Sequence[str]) -> int:
+        """The id of ``keys`` in the log, queueing the shard for writing if it is new."""
+        shard = list(keys)
+        for known, shard_id in self._shards:
+            if known == shard:
+                return shard_id
+        shard_id = self._next_shard
+        self._next_shard += 1
+        self._unwritten.append(("shard", str(shard_id), json.dumps(shard)))
+        self._shards = [(shard, shard_id), *self._shards[: _SHARDS - 1]]
+        return shard_id
+
+    def _restore(self) -> tuple[int, int, int]:
+        """Load the snapshot, replay the log; ``(records, next round, next shard id)``."""
+        snapshot = self._db.snapshot() if self._db.exists else None
+        if snapshot is None:  # a new state: its first write is a snapshot
+            return 0, 0, 1
+        records, rounds, replayed = _replay(self._stateful, self._db, self._name, snapshot)
+        self._records, self._next_round = records, rounds
+        if replayed:
+            # As a loaded snapshot would: picks whose rollouts died with the process are
+            # not in flight. Then the replayed log becomes the new snapshot.
+            self._stateful.load_state_dict(self._stateful.state_dict())
+            self._snapshot()
+        _, top = self._db.counts()
+        return records, rounds, top + 1
+
+
+def _replay(
+    sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any]
+) -> tuple[int, int, int]:
+    """Load the snapshot into ``sampler`` and replay the log after it, without logging;
+    ``(records, next round, entries replayed)``."""
+    records, rounds, state = snapshot
+    _load(sampler, state, name, db.where)
+    replayed = 0
+    shards: dict[int, list[str]] = {}
+    for seq, call, args in db.events():
+        try:
+            if call == "pick":
+                shard_id, round_index, _ = args
+                if shard_id not in shards:
+                    shards[shard_id] = db.shard(shard_id)
+                sampler.pick(shards[shard_id], round_index)
+                rounds = max(rounds, round_index + 1)
+            elif call == "record":
+                sampler.record(*args)
+                records += 1
+            elif call in TOLD:
+                getattr(sampler, call)(*args)
+            else:
+                raise ValueError(f"no such call as {call!r}")
+        except StateError:
+            raise
+        # A sampler may raise anything on a call it cannot take.
+        except Exception as error:
+            raise StateError(
+                f"{db.where!r}: cannot replay entry {seq} of its log, {call}"
+                f"{short_repr(args)}, into sampler {name!r}: {type(error).__name__}: "
+                f"{short_repr(str(error), 200)} (the file was left as it is)"
+            ) from error
+        replayed += 1
+    return records, rounds, replayed
+
+
+def _load(sampler: Stateful, state: Any, name: str, where: str) -> None:
+    try:
+        sampler.load_state_dict(state)
+    except StateError as error:
+        raise StateError(f"{where!r}: {error} (the file was left as it is)") from None
+    # A plugin's load_state_dict may raise anything on a state it cannot take.
+    except Exception as error:
+        raise StateError(
+            f"{where!r}: sampler {name!r} could not load this state: "
+            f"{type(error).__name__}: {short_repr(str(error), 200)} "
+            f"(the file was left as it is)"
+        ) from error
+
+
+def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
+    """What a state file holds, for a person: read-only, even while a run holds the file.
+
+    Returns the file's ``sampler``, ``spec``, ``records``, ``rounds``, ``log`` (entries
+    since the snapshot), ``held_by`` (who holds it now, or None) and ``state``: the
+    sampler's current ``state_dict()``, rebuilt from the snapshot and the log with the
+    spec the file keeps (``state`` is the snapshot alone when ``log`` is 0).
+
+    Raises:
+        StateError: the file is missing, a symlink, not a sampler state, or corrupt.
+    """
+    from .registry import create  # imported here: the registry imports this module
+
+    db = StateDB(Path(path), "", "", writable=False)
+    if not db.exists:  # an empty file, being made by its first write
+        db.close()
+        return {
+            "sampler": None,
+            "spec": None,
+            "records": 0,
+            "rounds": 0,
+            "log": 0,
+            "held_by": None,
+            "state": None,
+        }
+    try:
+        owner, spec = db.meta("sampler") or "", json.loads(db.meta("spec") or "null")
+        snapshot = db.snapshot()
+        records, rounds, state = snapshot if snapshot is not None else (0, 0, None)
+        log, _ = db.counts()
+        held_by = db.holder()
+        if log and snapshot is not None:
+            sampler = create(spec)
+            records, rounds, _ = _replay(sampler, db, owner, snapshot)
+            state = sampler.state_dict()  # type: ignore[attr-defined]
+    finally:
+        db.close()
+    return {
+        "sampler": owner,
+        "spec": spec,
+        "records": records,
+        "rounds": rounds,
+        "log": log,
+        "held_by": held_by,
+        "state": state,
+    }
+
+
+def export_state(path: str | PathLike[str]) -> dict[str, Any]:
+    """The state at ``path`` as the JSON document :func:`~agentdescent_sampling.save_state`
+    writes (``agentdescent-sampling state export``); read-only.
+
+    Raises:
+        StateError: as :func:`read_durable_state`, or the file holds no record yet.
+    """
+    saved = read_durable_state(path)
+    if saved["state"] is None:
+        raise StateError(f"{str(path)!r} holds no state yet: its first record is being written")
+    return state_document(saved["sampler"], saved["records"], saved["rounds"], saved["state"])
+
+
+def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
+    """What ``agentdescent-sampling state show`` prints: :func:`read_durable_state` without
+    the state itself, and how many tasks it has statistics for (when it says)."""
+    saved = read_durable_state(path)
+    state = saved.pop("state")
+    tasks = next(
+        (
+            len(state[key])
+            for key in ("tasks", "stats")
+            if isinstance(state, dict) and isinstance(state.get(key), dict)
+        ),
+        None,
+    )
+    return {"path": str(path), **saved, "tasks": tasks}
+
+
+def describe_state(summary: Mapping[str, Any]) -> str:
+    """:func:`state_summary` as lines for a person."""
+    rows = [
+        ("state file", summary["path"]),
+        ("sampler", f"{summary['sampler']} (spec {json.dumps(summary['spec'])})"),
+        ("records", f"{summary['records']:,}"),
+        ("next round", f"{summary['rounds']:,}"),
+        ("tasks", "not said" if summary["tasks"] is None else f"{summary['tasks']:,}"),
+        ("log", f"{summary['log']:,} entries since the last snapshot"),
+        ("held by", summary["held_by"] or "nobody (no run has it open)"),
+    ]
+    return "\n".join(f"{label:<12}{value}" for label, value in rows)

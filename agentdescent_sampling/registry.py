@@ -121,8 +121,8 @@ class Registry:
     def create(self, spec: SpecLike, *, state: str | os.PathLike[str] | None = None) -> TaskSampler:
         """Build a sampler from a name, a ``name:key=value`` string, a mapping or a spec.
 
-        With ``state``, the sampler is a :class:`DurableSampler`: it loads that file if
-        it exists and rewrites it atomically after every record.
+        With ``state``, the sampler is a :class:`DurableSampler`: its state lives in the
+        SQLite database at that path, loaded if it exists and committed at every record.
 
         Raises:
             UnknownSamplerError: no sampler has that name.
@@ -130,7 +130,8 @@ class Registry:
             SamplerConflictError: two distributions provide the name; set ``provider``.
             PluginLoadError: the plugin that provides the name failed to load, or its
                 factory raised or did not return a sampler.
-            StateError: the ``state`` file belongs to another sampler or other parameters.
+            StateError: the ``state`` file belongs to another sampler or other parameters,
+                is held by another process, or is not a sampler state.
         """
         parsed = parse_spec(spec)
         builtin = _BUILTIN_BY_KEY.get(normalize(parsed.name))
@@ -150,7 +151,10 @@ class Registry:
             raise StateError(
                 f"cannot keep sampler state in {short_repr(str(state))}: {error}"
             ) from None
-        return DurableSampler(sampler, path)
+        mapping = {"name": parsed.name, **parsed.params}
+        if parsed.provider is not None:
+            mapping["provider"] = parsed.provider
+        return DurableSampler(sampler, path, spec=mapping)
 
     def get(self, name: str, *, provider: str | None = None) -> SamplerInfo:
         """Return the record of the sampler that ``name`` selects (loading its plugin).

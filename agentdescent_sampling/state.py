@@ -2,11 +2,22 @@
 
 A sampler that supports this has ``state_dict()`` (a JSON-ready dict carrying the
 sampler's name and a format version) and ``load_state_dict(state)``, which checks
-the whole state before changing anything. :func:`save_state` writes atomically: a
-temporary file in the same directory, flushed to disk, then renamed over the target,
-so a crash or a full disk never leaves a half-written file or loses the last good one.
-A temporary file left by a process killed mid-save carries that process's id, and the
-next save of the same file removes it.
+the whole state before changing anything.
+
+Durable state, ``create(spec, state=PATH)``, lives in an SQLite database (see
+:mod:`agentdescent_sampling.durable`). :func:`save_state` and :func:`load_state` are the
+portable form: one JSON document, the same shape ``agentdescent-sampling state export``
+prints::
+
+    {"format": "agentdescent-sampling/state", "sampler": NAME,
+     "records": N, "rounds": R, "state": STATE_DICT}
+
+``records`` and ``rounds`` are what a durable state counted (0 for a sampler that never
+kept one). The owner is checked once, by :func:`check_owner`, wherever a state is read.
+:func:`save_state` writes atomically: a temporary file in the same directory, created
+with the final file's permissions (0600 for a new one), flushed to disk, renamed over
+the target, and the directory flushed too; a temporary file left by a process killed
+mid-save carries that process's id, and the next save of the same file removes it.
 """
 
 from __future__ import annotations
@@ -29,13 +40,17 @@ __all__ = [
     "FORMAT",
     "StateError",
     "Stateful",
+    "check_document",
+    "check_owner",
     "check_state",
     "is_count",
     "is_real",
     "is_tally",
     "load_state",
     "read_state_file",
+    "sampler_name",
     "save_state",
+    "state_document",
     "write_state_file",
 ]
 
@@ -123,18 +138,66 @@ def is_real(value: object) -> TypeGuard[float]:
         return False
 
 
-def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
-    """Write ``sampler.state_dict()`` to ``path`` atomically.
+def sampler_name(sampler: object) -> str:
+    """The name a state is saved under: ``sampler.name``, else the class's name."""
+    name = getattr(sampler, "name", None)
+    return name if isinstance(name, str) else type(sampler).__qualname__
 
-    A symlink at ``path`` is kept: its target is written. An existing file keeps its
-    permissions; a new one gets the usual ones (0666 less the umask). Temporary files
-    that earlier saves of ``path`` left behind when killed are removed.
+
+def check_owner(owner: object, name: str, where: str) -> None:
+    """Raise unless a state saved by sampler ``owner`` may be loaded into sampler ``name``.
+
+    Raises:
+        StateError: ``owner`` is another sampler's name (or missing); ``where`` names the file.
+    """
+    if owner != name:
+        raise StateError(
+            f"{where!r} holds the state of sampler {short_repr(owner)}, not {name!r}; "
+            f"select {short_repr(owner)} to continue it, or give this sampler another state "
+            f"path (the file was left as it is)"
+        )
+
+
+def state_document(name: str, records: int, rounds: int, state: Any) -> dict[str, Any]:
+    """The one shape of a state document: what :func:`save_state` writes and export prints."""
+    return {"format": FORMAT, "sampler": name, "records": records, "rounds": rounds, "state": state}
+
+
+def check_document(document: Mapping[str, Any], name: str, where: str) -> tuple[Any, int, int]:
+    """``(state, records, rounds)`` of a state document for sampler ``name``, else raise.
+
+    Raises:
+        StateError: the document is another sampler's, or its counts are not whole numbers.
+    """
+    check_owner(document.get("sampler"), name, where)
+    records, rounds = document.get("records"), document.get("rounds")
+    if not (is_count(records) and is_count(rounds)):
+        raise StateError(
+            f"{where!r}: 'records' and 'rounds' must be whole numbers >= 0, got "
+            f"{short_repr(records)} and {short_repr(rounds)} (the file was left as it is)"
+        )
+    return document.get("state"), records, rounds
+
+
+def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
+    """Write the sampler's state to ``path`` as a JSON document, atomically.
+
+    A durable sampler (``create(spec, state=...)``) writes its record and round counts
+    too. A symlink at ``path`` is kept: its target is written, since the path is yours
+    to give. An existing file keeps its permissions; a new one is made 0600. Temporary
+    files that earlier saves of ``path`` left behind when killed are removed.
 
     Raises:
         StateError: the directory is missing or not writable; any existing file at
             ``path`` is left as it was.
     """
-    write_state_file(path, {"format": FORMAT, "state": sampler.state_dict()})
+    from .durable import DurableSampler  # imported here: the plain path never needs SQLite
+
+    if isinstance(sampler, DurableSampler):
+        document = sampler.document()
+    else:
+        document = state_document(sampler_name(sampler), 0, 0, sampler.state_dict())
+    write_state_file(path, document)
 
 
 def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
@@ -162,19 +225,24 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        # O_EXCL: never write through a file someone else placed there; the mode 0o666 is
-        # reduced by the umask, as for any new file.
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o600
+    try:
+        # O_EXCL: never write through a file someone else placed there. Made 0600, then
+        # given the final mode before a byte is written: the state is never more readable
+        # than the file it replaces.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as error:
         raise StateError(f"cannot write sampler state to {str(path)!r}: {error}") from error
     try:
+        os.chmod(temporary, mode)  # by path: Windows has no fchmod
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             json.dump(document, handle, allow_nan=False)
             handle.flush()
             os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):  # a new file keeps the umask's mode
-            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(temporary, target)
+        _sync_directory(target.parent)
     except BaseException as error:
         temporary.unlink(missing_ok=True)
         if isinstance(error, (OSError, ValueError, TypeError)):  # TypeError: not JSON
@@ -205,16 +273,23 @@ def _refuse_huge_counts(path: str | PathLike[str], document: Mapping[str, Any]) 
 def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     """Read a file written by :func:`save_state` into ``sampler``.
 
+    Into a durable sampler, the state and its counts become the durable state's, at once.
+
     Raises:
         StateError: the file is missing, truncated, corrupt, not a regular file, over
             1 GiB, of another version or of another sampler; ``sampler`` is left unchanged.
     """
-    document = read_state_file(path)
-    state: Any = document.get("state")
+    from .durable import DurableSampler  # imported here: the plain path never needs SQLite
+
+    where = str(path)
+    state, records, rounds = check_document(read_state_file(path), sampler_name(sampler), where)
     try:
-        sampler.load_state_dict(state)
+        if isinstance(sampler, DurableSampler):
+            sampler.adopt(state, records, rounds)
+        else:
+            sampler.load_state_dict(state)
     except StateError as error:
-        raise StateError(f"{str(path)!r}: {error}") from None
+        raise StateError(f"{where!r}: {error}") from None
 
 
 def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
@@ -240,6 +315,17 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             f"'format': {FORMAT!r} marker)"
         )
     return document
+
+
+def _sync_directory(directory: Path) -> None:
+    """Flush a directory's entries, so a rename in it survives a power loss (POSIX only)."""
+    if os.name != "posix":
+        return
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _remove_abandoned(target: Path) -> None:

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/resume.py            # both parts, about 10 minutes on a busy 2-core box
-    python benchmarks/resume.py --part save
+    python benchmarks/resume.py            # both parts
+    python benchmarks/resume.py --part save [--tasks 100 10000 1000000]
     python benchmarks/resume.py --part resume
 
 **resume**: the real ``agentdescent`` CLI on the example workload (``examples/run_spec``,
@@ -16,7 +16,8 @@ both at once (the engine's default for a run spec). As a baseline, the same for 
 uninterrupted runs.
 
 **save**: milliseconds per ``record()`` of a sampler made with ``create(..., state=PATH)``
-(a JSON dump, an fsync and a rename each time), by the number of tasks with statistics.
+(one SQLite commit, WAL mode, ``synchronous=FULL``), beside the same sampler in memory, by
+the number of tasks with statistics; and what a snapshot of that state costs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -133,27 +135,80 @@ def resume_table(root: Path) -> list[str]:
     return rows
 
 
-def save_table(root: Path) -> list[str]:
-    """Milliseconds per record with a state file, as markdown rows."""
-    rows = ["| sampler | tasks with statistics | ms per record (median of 30) | file size |"]
-    rows.append("|---|---|---|---|")
-    for name in ("round-robin", "difficulty-weighted", "informative-band"):
-        for tasks in (100, 1_000, 10_000):
-            path = root / f"{name}-{tasks}.json"
-            sampler = create(name, state=path)
+#: The cost of a durable record must stay below this at 10,000 tasks (median, 2 cores).
+TARGET_MS_AT_10K = 2.0
+TIMED = 200
+
+
+def _median_ms(
+    sampler: TaskSampler, keys: Sequence[str], beside: sqlite3.Connection | None = None
+) -> tuple[float, float]:
+    """Median milliseconds of ``record()`` over :data:`TIMED` picks and records (picks
+    untimed), and of a bare commit into ``beside`` made before each: the disk's fsync at
+    that moment, which the machine's other jobs change from second to second."""
+    times, bare = [], []
+    for step in range(TIMED):
+        if beside is not None:
+            start = time.perf_counter()
+            beside.execute("BEGIN IMMEDIATE")
+            beside.execute("INSERT INTO event (args) VALUES (?)", (f'["t", {step}]',))
+            beside.execute("COMMIT")
+            bare.append(time.perf_counter() - start)
+        picked = sampler.pick([keys[step % len(keys)]], step)
+        start = time.perf_counter()
+        sampler.record(picked, float(step % 2))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000, statistics.median(bare or [0.0]) * 1000
+
+
+def _bare(path: Path) -> sqlite3.Connection:
+    """A database committed to as a state file is: WAL, ``synchronous=FULL``."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE event (seq INTEGER PRIMARY KEY, args TEXT)")
+    return db
+
+
+def save_table(root: Path, sizes: Sequence[int]) -> list[str]:
+    """Milliseconds per record with a state file and without one, as markdown rows."""
+    from agentdescent_sampling import DurableSampler
+
+    rows = [
+        "| sampler | tasks with statistics | ms per record, in memory | ms per record, "
+        f"state file (median of {TIMED}) | ms per bare commit, interleaved | ms per snapshot "
+        "| file size |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    failures = []
+    for name in ("difficulty-weighted", "informative-band", "fixable-first"):
+        for tasks in sizes:
             keys = [f"task-{i}" for i in range(tasks)]
-            for key in keys:  # statistics for every task, without a save each
-                sampler.wrapped.record(key, 0.0)  # type: ignore[attr-defined]
-            times = []
-            for key in keys[:30]:
-                start = time.perf_counter()
-                sampler.record(key, 1.0)
-                times.append(time.perf_counter() - start)
+            plain, durable = create(name), create(name)
+            for sampler in (plain, durable):
+                for key in keys:  # statistics for every task
+                    sampler.record(key, 0.0)
+            in_memory, _ = _median_ms(plain, keys)
+            path = root / f"{name}-{tasks}.sqlite"
+            beside = _bare(root / f"bare-{name}-{tasks}.sqlite")
+            started = time.perf_counter()
+            with DurableSampler(durable, path) as kept:
+                kept.record(keys[0], 1.0)  # a new file's first write holds a whole snapshot
+                snapshot = (time.perf_counter() - started) * 1000
+                os.sync()  # the snapshot's pages reach the disk before the timing starts
+                with_state, floor = _median_ms(kept, keys, beside)
+                size = sum(p.stat().st_size for p in root.glob(f"{path.name}*"))
+            beside.close()
             rows.append(
-                f"| {name} | {tasks:,} | {statistics.median(times) * 1000:.1f} | "
-                f"{os.path.getsize(path) / 1000:,.0f} kB |"
+                f"| {name} | {tasks:,} | {in_memory:.3f} | {with_state:.3f} | {floor:.3f} | "
+                f"{snapshot:,.0f} | {size / 1e6:,.1f} MB |"
             )
             print(rows[-1], flush=True)
+            if tasks == 10_000 and with_state > TARGET_MS_AT_10K:
+                failures.append(f"{name}: {with_state:.3f} ms > {TARGET_MS_AT_10K} ms")
+            del plain, durable, kept
+    if failures:
+        print("over target at 10,000 tasks: " + "; ".join(failures), flush=True)
     return rows
 
 
@@ -161,17 +216,21 @@ def main() -> None:
     """Run the parts asked for and print markdown tables with the machine they ran on."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("save", "resume", "both"), default="both")
+    parser.add_argument(
+        "--tasks", type=int, nargs="+", default=[100, 10_000, 1_000_000], metavar="N"
+    )
     args = parser.parse_args()
     started = time.monotonic()
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores, "
-        f"{platform.system()}, Python {platform.python_version()}, agentdescent "
+        f"{platform.system()}, Python {platform.python_version()}, SQLite "
+        f"{sqlite3.sqlite_version}, agentdescent "
         f"{version('agentdescent')}, load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
     with tempfile.TemporaryDirectory() as root:
         if args.part in ("save", "both"):
-            save_table(Path(root))
+            save_table(Path(root), args.tasks)
         if args.part in ("resume", "both"):
             resume_table(Path(root))
     print(f"took {time.monotonic() - started:.0f} s")

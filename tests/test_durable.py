@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,9 @@ from agentdescent_sampling import (
     load_state,
     save_state,
 )
+from agentdescent_sampling.durable import TOLD, read_durable_state
 from agentdescent_sampling.state import check_state
+from tests.support.holder import holding
 
 BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
 SHARDS = [["a", "b", "c", "d"], ["e", "f", "g"]]
@@ -35,15 +39,43 @@ def outcome(task: str, trial: int) -> float:
     return 1.0 if (trial * (ord(task) % 5 + 1)) % 3 == 0 else 0.0
 
 
-def drive(sampler: TaskSampler, rounds: range, trials: dict[str, int]) -> list[str]:
-    """Roll out one pick per shard per round, as evolve()'s sequential path does."""
+def durable(spec: str, path: Path) -> DurableSampler:
+    """``create(spec, state=path)``, typed as what it is."""
+    sampler = create(spec, state=path)
+    assert isinstance(sampler, DurableSampler)
+    return sampler
+
+
+def drive(
+    sampler: TaskSampler,
+    rounds: range,
+    trials: dict[str, int],
+    *,
+    told: bool = False,
+    reflect: bool = True,
+    shards: list[list[str]] = SHARDS,
+) -> list[str]:
+    """Roll out one pick per shard per round, as evolve()'s sequential path does.
+
+    With ``told``, each failure is followed by ``evidence()`` (unless not ``reflect``) and
+    each round by ``end_round()``, as ``wire()`` wires them.
+    """
     picks = []
     for round_index in rounds:
-        for shard in SHARDS:
+        commits = 0
+        for shard in shards:
             picked = sampler.pick(shard, round_index)
             trials[picked] = trials.get(picked, 0) + 1
-            sampler.record(picked, outcome(picked, trials[picked]))
+            score = outcome(picked, trials[picked])
+            sampler.record(picked, score)
+            if told and score < 1.0:
+                proposed = trials[picked] % 2 == 1  # a fix that passed its re-run, and landed
+                if reflect:
+                    sampler.evidence(picked, 1.0 if proposed else 0.0, proposed)  # type: ignore[attr-defined]
+                commits += proposed
             picks.append(picked)
+        if told:  # the engine fuses fixes: half as many commits as proposals
+            sampler.end_round(commits // 2)  # type: ignore[attr-defined]
     return picks
 
 
@@ -51,67 +83,130 @@ def drive(sampler: TaskSampler, rounds: range, trials: dict[str, int]) -> list[s
 def test_a_resumed_sampler_picks_exactly_as_if_it_had_never_stopped(
     tmp_path: Path, name: str
 ) -> None:
-    state = tmp_path / "sampler.json"
+    state = tmp_path / "sampler.sqlite"
     uninterrupted = drive(create(name), range(12), {})
 
     trials: dict[str, int] = {}
-    before = drive(create(name, state=state), range(5), trials)
+    with durable(name, state) as first:
+        before = drive(first, range(5), trials)
     # A new process: the engine numbers its rounds from 0 again.
-    after = drive(create(name, state=state), range(7), trials)
+    with durable(name, state) as second:
+        after = drive(second, range(7), trials)
 
     assert before + after == uninterrupted
 
 
-@pytest.mark.parametrize("name", BUILT_INS)
-def test_every_record_is_on_disk_when_record_returns(tmp_path: Path, name: str) -> None:
-    state = tmp_path / "sampler.json"
-    sampler = create(name, state=state)
-    assert not state.exists()
+def test_what_fixable_first_was_told_between_rounds_survives_a_stop(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    uninterrupted = create("fixable-first")
+    expected = drive(uninterrupted, range(12), {}, told=True)
 
-    for count in range(1, 9):
-        picked = sampler.pick(SHARDS[0], count)
-        sampler.record(picked, outcome(picked, count))
+    trials: dict[str, int] = {}
+    with durable("fixable-first", state) as first:
+        before = drive(first, range(5), trials, told=True)
+    with durable("fixable-first", state) as second:
+        after = drive(second, range(7), trials, told=True)
+        assert second.state_dict() == uninterrupted.state_dict()  # type: ignore[attr-defined]
 
-        reloaded = create(name, state=state)
-        assert isinstance(reloaded, DurableSampler)
-        assert reloaded.records == count
-        assert reloaded.state_dict() == sampler.state_dict()
-
-
-def test_a_missing_directory_is_created_at_the_first_save(tmp_path: Path) -> None:
-    state = tmp_path / "runs" / "csv-total" / "sampler.json"
-    sampler = create("difficulty-weighted", state=state)
-
-    sampler.record(sampler.pick(["a"], 0), 1.0)
-
-    assert json.loads(state.read_text(encoding="utf-8"))["records"] == 1
+    assert before + after == expected
+    # The told calls changed what was picked: without them the run picks otherwise.
+    assert drive(create("fixable-first"), range(12), {}) != expected
 
 
-def test_a_state_file_from_save_state_is_loaded(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
+def test_a_sampler_told_of_round_ends_is_never_snapshotted_mid_round(tmp_path: Path) -> None:
+    # 40 shards: 80 log entries a round, past the 64 that allow a snapshot, so one taken
+    # mid-round would lose the round's failures, which fixable-first's state_dict() leaves out.
+    wide = [[chr(0x4E00 + 2 * k), chr(0x4E01 + 2 * k)] for k in range(40)]  # one-letter ids
+    state = tmp_path / "sampler.sqlite"
+    uninterrupted, uninterrupted_trials = create("fixable-first"), {}
+    rounds_only = {"told": True, "reflect": False, "shards": wide}  # no evidence(): counts only
+    expected = drive(uninterrupted, range(3), uninterrupted_trials, **rounds_only)
+
+    trials: dict[str, int] = {}
+    with durable("fixable-first", state) as first:
+        before = drive(first, range(3), trials, **rounds_only)
+    with durable("fixable-first", state) as second:
+        assert second.state_dict() == uninterrupted.state_dict()  # type: ignore[attr-defined]
+        after = drive(second, range(3), trials, **rounds_only)
+
+    expected += drive(uninterrupted, range(3, 6), uninterrupted_trials, **rounds_only)
+    assert before + after == expected
+
+
+def test_a_told_call_the_sampler_lacks_is_missing_on_the_durable_sampler_too(
+    tmp_path: Path,
+) -> None:
+    with durable("difficulty-weighted", tmp_path / "sampler.sqlite") as sampler:
+        for told in TOLD:
+            assert not hasattr(sampler, told)
+
+
+def test_a_told_call_with_arguments_that_are_not_json_tells_nothing(tmp_path: Path) -> None:
+    with durable("fixable-first", tmp_path / "sampler.sqlite") as sampler:
+        sampler.record(sampler.pick(["a"], 0), 0.0)
+        before = sampler.state_dict()  # type: ignore[attr-defined]
+
+        with pytest.raises(StateError, match="its arguments are not JSON"):
+            sampler.evidence("a", 1.0, object())  # type: ignore[attr-defined]
+
+        assert sampler.state_dict() == before  # type: ignore[attr-defined]
+
+
+def test_a_new_state_file_and_its_directory_are_made_at_the_first_record(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "runs" / "csv-total" / "sampler.sqlite"
+
+    with durable("difficulty-weighted", state) as sampler:
+        picked = sampler.pick(["a"], 0)
+        assert not state.parent.exists()  # building a sampler (agentdescent plan) writes nothing
+        sampler.record(picked, 1.0)
+
+    assert read_durable_state(state)["records"] == 1
+
+
+def test_a_json_export_imports_into_a_durable_state_and_stays(tmp_path: Path) -> None:
+    export, state = tmp_path / "export.json", tmp_path / "sampler.sqlite"
     plain = create("difficulty-weighted")
     plain.record(plain.pick(["a", "b"], 0), 1.0)
-    save_state(plain, state)
+    save_state(plain, export)  # type: ignore[arg-type]
 
-    assert create("difficulty-weighted", state=state).state_dict() == plain.state_dict()
+    with durable("difficulty-weighted", state) as sampler:
+        load_state(sampler, export)
+
+    with durable("difficulty-weighted", state) as reopened:
+        assert reopened.state_dict() == plain.state_dict()  # type: ignore[attr-defined]
 
 
-def test_a_durable_state_file_is_readable_by_load_state(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
-    durable = create("informative-band", state=state)
-    durable.record(durable.pick(["a", "b"], 0), 0.0)
+def test_a_durable_state_exports_to_the_one_document_shape(tmp_path: Path) -> None:
+    export = tmp_path / "export.json"
+    with durable("informative-band", tmp_path / "sampler.sqlite") as sampler:
+        sampler.record(sampler.pick(["a", "b"], 3), 0.0)
+        save_state(sampler, export)
     plain = create("informative-band")
 
-    load_state(plain, state)
+    load_state(plain, export)  # type: ignore[arg-type]
 
-    assert plain.state_dict() == durable.state_dict()
+    document = json.loads(export.read_text(encoding="utf-8"))
+    assert document == {
+        "format": "agentdescent-sampling/state",
+        "sampler": "informative-band",
+        "records": 1,
+        "rounds": 4,
+        "state": plain.state_dict(),  # type: ignore[attr-defined]
+    }
+    assert oct(export.stat().st_mode & 0o777) == "0o600"
 
 
 def _saved(tmp_path: Path, spec: str) -> Path:
-    state = tmp_path / "sampler.json"
-    sampler = create(spec, state=state)
-    sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    state = tmp_path / "sampler.sqlite"
+    with durable(spec, state) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
     return state
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in directory.iterdir()}
 
 
 @pytest.mark.parametrize(
@@ -120,7 +215,7 @@ def _saved(tmp_path: Path, spec: str) -> Path:
         (
             "informative-band",
             "difficulty-weighted",
-            "holds the state of sampler 'informative-band'",
+            "holds the state of sampler 'informative-band', not 'difficulty-weighted'",
         ),
         ("difficulty-weighted:c=0.2", "difficulty-weighted:c=0.1", "the state was saved with"),
         ("informative-band:window=5", "informative-band:window=7", "the state was saved with"),
@@ -131,36 +226,113 @@ def test_a_mismatched_state_file_raises_and_is_left_untouched(
     tmp_path: Path, saved_by: str, loaded_by: str, message: str
 ) -> None:
     state = _saved(tmp_path, saved_by)
-    before = state.read_bytes()
+    before = _files(tmp_path)
 
     with pytest.raises(StateError, match=message) as raised:
         create(loaded_by, state=state)
 
     assert "the file was left as it is" in str(raised.value)
-    assert state.read_bytes() == before
-    assert [path.name for path in tmp_path.iterdir()] == ["sampler.json"]
+    assert _files(tmp_path) == before
+
+
+def _foreign_database(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    db.close()
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("make", "message"),
     [
-        "",
-        '{"format": "agentdescent-sampling/state", "state": {"sampler": "difficulty-weighted"',
-        "not json",
-        '{"state": {}}',
-        '{"format": "agentdescent-sampling/state", "records": -1, "state": {}}',
-        '{"format": "agentdescent-sampling/state", "rounds": "3", "state": {}}',
+        (lambda path: path.write_text("notes\n", encoding="utf-8"), "not a sampler state"),
+        (
+            lambda path: save_state(create("round-robin"), path),  # type: ignore[arg-type]
+            "a JSON file .* load_state",
+        ),
+        (_foreign_database, "an SQLite database of another program"),
+        (lambda path: path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 20), "not a sampler"),
     ],
-    ids=["empty", "truncated", "not-json", "no-marker", "negative-records", "string-rounds"],
+    ids=["text", "json-export", "another-sqlite-database", "truncated"],
 )
-def test_a_corrupt_state_file_raises_and_is_left_untouched(tmp_path: Path, content: str) -> None:
-    state = tmp_path / "sampler.json"
-    state.write_text(content, encoding="utf-8")
+def test_a_file_that_is_not_sampler_state_is_refused_and_never_written(
+    tmp_path: Path, make: Any, message: str
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    make(state)
+    before = _files(tmp_path)
 
-    with pytest.raises(StateError):
-        create("difficulty-weighted", state=state)
+    with pytest.raises(StateError, match=message):
+        create("round-robin", state=state)
 
-    assert state.read_text(encoding="utf-8") == content
+    assert _files(tmp_path) == before
+
+
+def test_a_symlink_at_the_state_path_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me", encoding="utf-8")
+    link = tmp_path / "sampler.sqlite"
+    link.symlink_to(target)
+
+    with pytest.raises(StateError, match="is a symbolic link"):
+        create("round-robin", state=link)
+
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_symlink_swapped_in_later_is_never_written_through(tmp_path: Path) -> None:
+    state, target = tmp_path / "sampler.sqlite", tmp_path / "precious.txt"
+    target.write_text("keep me", encoding="utf-8")
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        os.rename(state, tmp_path / "moved.sqlite")
+        state.symlink_to(target)
+
+        with pytest.raises(StateError, match="was moved, deleted or replaced"):
+            sampler.record(sampler.pick(["a"], 1), 1.0)
+
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
+    tmp_path: Path,
+) -> None:
+    state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record("a", 0.0)
+        os.rename(state, aside)
+        with pytest.raises(StateError, match="the path now names gone"):
+            sampler.record("a", 1.0)
+        assert sampler.stats() == {"a": (1, 2)}  # type: ignore[attr-defined]
+        os.rename(aside, state)
+        sampler.record("b", 0.0)
+
+    assert read_durable_state(state)["records"] == 3
+
+
+@pytest.fixture
+def no_umask() -> Iterator[None]:
+    """Run with umask 0, so only the package decides the modes of what it creates."""
+    previous = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.usefixtures("no_umask")
+def test_the_state_and_its_wal_and_shm_files_are_private_from_the_first_byte(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        modes = {path.name: oct(path.stat().st_mode & 0o777) for path in tmp_path.iterdir()}
+
+    assert modes == {name: "0o600" for name in ("sampler.sqlite", *_sidecars("sampler.sqlite"))}
+
+
+def _sidecars(name: str) -> list[str]:
+    return [f"{name}-wal", f"{name}-shm"]
 
 
 def test_a_directory_as_the_state_path_is_refused(tmp_path: Path) -> None:
@@ -174,13 +346,13 @@ def test_a_plugin_sampler_without_state_methods_is_refused_with_a_clear_error(
     # hardest-first is the plugin in plugins/agentdescent-sampling-hardest, installed by the
     # README's test command.
     with pytest.raises(InvalidSamplerConfig) as raised:
-        create("hardest-first", state=tmp_path / "sampler.json")
+        create("hardest-first", state=tmp_path / "sampler.sqlite")
 
     assert str(raised.value).startswith(
         "sampler 'hardest-first' (Hardest) cannot keep its state in "
     )
     assert "no state_dict() and load_state_dict() methods" in str(raised.value)
-    assert not (tmp_path / "sampler.json").exists()
+    assert not (tmp_path / "sampler.sqlite").exists()
 
 
 class LastScore:
@@ -216,60 +388,57 @@ class Checked(LastScore):
         self.seen = dict(check_state(state, self.name, 1)["seen"])
 
 
+class OtherShape(LastScore):
+    """Another version of ``last-score``, whose state has another shape."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"scores": dict(self.seen)}
+
+
 def test_any_sampler_with_state_methods_keeps_its_state(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
-    first = DurableSampler(LastScore(), state)
-    first.record("a", 1.0)
-    first.record("b", 0.5)
+    state = tmp_path / "sampler.sqlite"
+    with DurableSampler(LastScore(), state) as first:
+        first.record("a", 1.0)
+        first.record("b", 0.5)
 
-    resumed = DurableSampler(LastScore(), state)
-
-    assert resumed.wrapped.seen == {"a": 1.0, "b": 0.5}
-    assert resumed.pick(["a", "b", "c"], 0) == "c"
+    with DurableSampler(LastScore(), state) as resumed:
+        assert resumed.wrapped.seen == {"a": 1.0, "b": 0.5}  # type: ignore[attr-defined]
+        assert resumed.pick(["a", "b", "c"], 0) == "c"
 
 
 def test_another_plugin_samplers_file_is_refused_even_without_its_own_checks(
     tmp_path: Path,
 ) -> None:
-    state = tmp_path / "sampler.json"
-    DurableSampler(Checked(), state).record("a", 1.0)
-    before = state.read_bytes()
+    state = tmp_path / "sampler.sqlite"
+    with DurableSampler(Checked(), state) as checked:
+        checked.record("a", 1.0)
+    before = _files(tmp_path)
 
     with pytest.raises(StateError, match="holds the state of sampler 'checked', not 'last-score'"):
         DurableSampler(LastScore(), state)
 
-    assert state.read_bytes() == before
+    assert _files(tmp_path) == before
 
 
 def test_a_plugin_samplers_own_error_on_a_foreign_state_is_a_state_error(
     tmp_path: Path,
 ) -> None:
-    state = tmp_path / "sampler.json"
-    save_state(create("difficulty-weighted"), state)  # no envelope: only the sampler can judge
-    before = state.read_bytes()
+    state = tmp_path / "sampler.sqlite"
+    with DurableSampler(OtherShape(), state) as other:
+        other.record("a", 1.0)
+    before = _files(tmp_path)
 
     with pytest.raises(
         StateError, match="sampler 'last-score' could not load this state: KeyError"
     ):
         DurableSampler(LastScore(), state)
 
-    assert state.read_bytes() == before
-
-
-def test_a_failed_save_raises_state_error_and_keeps_the_record_in_memory(tmp_path: Path) -> None:
-    blocker = tmp_path / "not-a-directory"
-    blocker.write_text("", encoding="utf-8")
-    sampler = create("difficulty-weighted", state=blocker / "sampler.json")
-
-    with pytest.raises(StateError, match="cannot create the directory"):
-        sampler.record("a", 1.0)
-
-    assert sampler.stats() == {"a": (1, 1)}
+    assert _files(tmp_path) == before
 
 
 def test_concurrent_records_all_reach_the_file(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
-    sampler = create("difficulty-weighted", state=state)
+    state = tmp_path / "sampler.sqlite"
+    sampler = durable("difficulty-weighted", state)
     keys = [f"task-{i}" for i in range(10)]
 
     def worker() -> None:
@@ -281,10 +450,49 @@ def test_concurrent_records_all_reach_the_file(tmp_path: Path) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    sampler.close()
 
-    saved = json.loads(state.read_text(encoding="utf-8"))
+    saved = read_durable_state(state)
     assert saved["records"] == 200
     assert sum(trials for _, trials in saved["state"]["stats"].values()) == 200
+
+
+def test_the_log_is_folded_into_a_snapshot_as_it_grows(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with durable("round-robin", state) as sampler:
+        for step in range(500):
+            sampler.record(sampler.pick(["a", "b"], step), 1.0)
+
+    saved = read_durable_state(state)
+    assert saved["records"] == 500
+    assert saved["rounds"] == 500
+    assert saved["log"] <= 2 * 64
+
+
+def test_a_second_sampler_on_a_held_state_in_this_process_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    held = f"already open in this process \\(pid {os.getpid()}"
+    with durable("difficulty-weighted", state) as first:
+        first.record("a", 1.0)
+        with pytest.raises(StateError, match=held):
+            create("difficulty-weighted", state=state)
+
+    durable("difficulty-weighted", state).close()  # free again once closed
+
+
+def test_a_second_process_is_refused_with_the_file_and_the_holders_pid(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with holding("difficulty-weighted", state, "a") as holder:
+        with pytest.raises(StateError) as raised:
+            create("difficulty-weighted", state=state)
+        shown = read_durable_state(state)
+
+    message = str(raised.value)
+    assert repr(str(state)) in message
+    assert f"in use by process {holder.pid} on " in message
+    assert shown["held_by"].startswith(f"process {holder.pid} on ")
+    with durable("difficulty-weighted", state) as after:  # free once the holder has exited
+        assert after.records == 1
 
 
 #: Records forever, printing how many records have returned; the test kills it.
@@ -311,7 +519,7 @@ _CRASHING_RUN = textwrap.dedent(
 
 @pytest.mark.parametrize("name", BUILT_INS)
 def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, name: str) -> None:
-    state = tmp_path / "sampler.json"
+    state = tmp_path / "sampler.sqlite"
     run = subprocess.Popen(
         [sys.executable, "-c", _CRASHING_RUN, name, str(state), str(Path(__file__).parent)],
         stdout=subprocess.PIPE,
@@ -319,26 +527,51 @@ def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, 
     )
     assert run.stdout is not None
     acknowledged = 0
-    while acknowledged < 60:
+    while acknowledged < 150:  # past the first snapshots of the log
         acknowledged = int(run.stdout.readline())
-    run.kill()  # SIGKILL, possibly in the middle of a save
+    run.kill()  # SIGKILL, possibly in the middle of a commit or a snapshot
     run.wait()
 
-    resumed = create(name, state=state)
-    assert isinstance(resumed, DurableSampler)
-    assert resumed.records >= acknowledged
-    # The file is exactly the state after its first `records` records, replayed here.
-    replay = create(name)
-    trials: dict[str, int] = {}
-    records = 0
-    round_index = 0
-    while records < resumed.records:
-        for shard in SHARDS:
-            if records == resumed.records:
-                break
-            picked = replay.pick(shard, round_index)
-            trials[picked] = trials.get(picked, 0) + 1
-            replay.record(picked, outcome(picked, trials[picked]))
-            records += 1
-        round_index += 1
-    assert resumed.state_dict() == replay.state_dict()
+    with durable(name, state) as resumed:
+        assert resumed.records >= acknowledged
+        # The file is exactly the state after its first `records` records, replayed here.
+        replay = create(name)
+        trials: dict[str, int] = {}
+        records = 0
+        round_index = 0
+        while records < resumed.records:
+            for shard in SHARDS:
+                if records == resumed.records:
+                    break
+                picked = replay.pick(shard, round_index)
+                trials[picked] = trials.get(picked, 0) + 1
+                replay.record(picked, outcome(picked, trials[picked]))
+                records += 1
+            round_index += 1
+        assert resumed.state_dict() == replay.state_dict()  # type: ignore[attr-defined]
+
+
+def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    sampler = durable("difficulty-weighted", state)
+    sampler.record(sampler.pick(["a"], 0), 1.0)
+    sampler.close()
+
+    with pytest.raises(StateError, match="is closed"):
+        sampler.record("a", 1.0)
+
+    assert read_durable_state(state)["records"] == 1
+
+
+def test_a_new_state_made_meanwhile_by_another_sampler_is_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    late = durable("difficulty-weighted", state)  # built before the file exists
+    with durable("difficulty-weighted", state) as early:
+        early.record(early.pick(["a"], 0), 1.0)
+
+    with pytest.raises(StateError, match="was made by another sampler after this one was built"):
+        late.record(late.pick(["b"], 0), 1.0)
+
+    assert read_durable_state(state)["state"]["stats"] == {"a": [1, 1]}

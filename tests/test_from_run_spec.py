@@ -76,9 +76,10 @@ def test_an_unknown_name_becomes_a_value_error_with_the_same_message() -> None:
 
 
 def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
-    state = tmp_path / "sampler.json"
+    state = tmp_path / "sampler.sqlite"
     other = create("informative-band", state=state)
     other.record(other.pick(["a"], 0), 1.0)
+    other.close()  # type: ignore[attr-defined]
 
     with pytest.raises(StateError, match="holds the state of sampler 'informative-band'"):
         from_run_spec("difficulty-weighted", state=str(state))

@@ -169,14 +169,14 @@ def test_saving_over_a_file_keeps_its_permissions(tmp_path: Path, mode: int) -> 
     assert stat.S_IMODE(path.stat().st_mode) == mode
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
-def test_a_new_state_file_gets_the_umask_default_mode(tmp_path: Path, umask: int) -> None:
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002, 0o000])
+def test_a_new_state_export_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     previous = os.umask(umask)
     try:
         save_state(create("round-robin"), tmp_path / "state.json")  # type: ignore[arg-type]
     finally:
         os.umask(previous)
-    assert stat.S_IMODE((tmp_path / "state.json").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "state.json").stat().st_mode) == 0o600
 
 
 STALLED_SAVE = """

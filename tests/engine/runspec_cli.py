@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentdescent_sampling import TaskSampler, from_run_spec
+from agentdescent_sampling.durable import read_durable_state
 from agentdescent_sampling.runspec import _tap
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,11 +160,12 @@ def _group_alive(pgid: int | None) -> bool:
 
 
 def read_state(path: Path) -> dict[str, Any]:
-    """A state file's document, or an empty one before the first save."""
+    """A state file's ``sampler``, ``records``, ``rounds`` and ``state``, read-only (the run
+    may hold it), or an empty dict before the first record."""
     if not path.exists():
         return {}
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return document
+    saved = read_durable_state(path)
+    return {key: saved[key] for key in ("sampler", "records", "rounds", "state")}
 
 
 def wait_for_records(path: Path, at_least: int) -> dict[str, Any]:

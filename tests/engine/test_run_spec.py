@@ -23,7 +23,7 @@ pytest.importorskip(
 
 REF = "agentdescent_sampling:from_run_spec"
 #: Where the shipped example keeps its sampler's state, under the test's HOME.
-EXAMPLE_STATE = Path(".agentdescent", "sampler-state", "run-spec-example.json")
+EXAMPLE_STATE = Path(".agentdescent", "sampler-state", "run-spec-example.sqlite")
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_parameters_a_provider_and_a_config_file_reach_the_sampler(
         '[tool.agentdescent.task_sampler]\nname = "difficulty-weighted"\nc = 0.1\n',
         encoding="utf-8",
     )
-    state = workspace.root / "sampler.json"
+    state = workspace.root / "sampler.sqlite"
     ref = {
         key: value.format(root=workspace.root) if isinstance(value, str) else value
         for key, value in selection.items()
@@ -133,7 +133,7 @@ def test_the_plain_create_ref_ends_a_typo_in_a_traceback(workspace: Workspace) -
 def test_a_plugin_sampler_that_cannot_keep_state_is_refused_before_the_run(
     workspace: Workspace,
 ) -> None:
-    state = workspace.root / "sampler.json"
+    state = workspace.root / "sampler.sqlite"
     spec = workspace.spec({"ref": REF, "spec": "hardest-first", "state": str(state)})
 
     planned = _plan(workspace, spec)
@@ -156,9 +156,9 @@ def test_a_relative_state_path_is_refused_with_the_reason(workspace: Workspace) 
 def test_a_mismatched_state_file_stops_plan_and_evolve_and_is_left_untouched(
     workspace: Workspace,
 ) -> None:
-    state = workspace.root / "sampler.json"
-    other = create("informative-band", state=state)
-    other.record(other.pick(["a", "b"], 0), 1.0)
+    state = workspace.root / "sampler.sqlite"
+    with create("informative-band", state=state) as other:  # type: ignore[attr-defined]
+        other.record(other.pick(["a", "b"], 0), 1.0)
     before = state.read_bytes()
     spec = workspace.spec({"ref": REF, "spec": "difficulty-weighted", "state": str(state)})
 

@@ -1,8 +1,9 @@
 """Stop a run, ``agentdescent resume`` it, and the sampler keeps what it learned.
 
 The real CLI in a throwaway directory (see ``runspec_cli.py``): a detached run is
-cancelled or killed with SIGKILL mid-run, then resumed; and a run that stopped on its
-round budget and was resumed is compared pick by pick with one that never stopped.
+cancelled (then resumed past a stale ledger lock) or killed with SIGKILL mid-run, then
+resumed; and a run that stopped on its round budget and was resumed is compared pick by
+pick with one that never stopped.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +74,10 @@ def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
     raise AssertionError("the resumed run did not finish:\n" + "\n\n".join(failures))
 
 
-def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> None:
-    state = workspace.root / "sampler.json"
+def test_cancel_and_resume_keep_the_sampler_statistics_and_a_stale_lock_loses_nothing(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.sqlite"
     run_id = _start_detached(workspace, state)
     wait_for_records(state, WORKERS)
 
@@ -82,6 +86,16 @@ def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> 
     assert workspace.wait_for_exit(run_id)["state"] == "cancelled"
     stopped = read_state(state)
     assert stopped["rounds"] < ROUNDS, "the run must be stopped mid-run for this test"
+    # What a git stopped mid-write leaves: the engine's resume then fails before round 0,
+    # and the failed resume loses nothing. Removing the lock, as the README says, fixes it.
+    workspace.clear_stale_ledger_lock(run_id)
+    (workspace.store / run_id / "ledger" / ".git" / "index.lock").touch()
+    assert workspace.cli("resume", run_id).returncode == 0
+    failed = workspace.wait_for_exit(run_id)
+    assert failed["state"] == "failed"
+    assert "index.lock" in failed["error"]
+    assert read_state(state) == stopped
+    assert workspace.clear_stale_ledger_lock(run_id)
     resumed = _resume(workspace, run_id)
 
     final = read_state(state)
@@ -99,7 +113,7 @@ def test_cancel_and_resume_keep_the_sampler_statistics(workspace: Workspace) -> 
 def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     workspace: Workspace,
 ) -> None:
-    state = workspace.root / "sampler.json"
+    state = workspace.root / "sampler.sqlite"
     run_id = _start_detached(workspace, state)
     seen = wait_for_records(state, 3)["records"]
 
@@ -114,29 +128,6 @@ def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     assert read_state(state)["records"] == killed["records"] + resumed["rollouts"]
 
 
-def test_a_stale_ledger_lock_fails_a_resume_until_it_is_removed_as_the_readme_says(
-    workspace: Workspace,
-) -> None:
-    state = workspace.root / "sampler.json"
-    run_id = _start_detached(workspace, state)
-    wait_for_records(state, WORKERS)
-    assert workspace.cli("cancel", run_id).returncode == 0
-    workspace.wait_for_exit(run_id)
-    stopped = read_state(state)["records"]
-    # What a git stopped mid-write leaves: the engine's resume then fails before round 0.
-    (workspace.store / run_id / "ledger" / ".git" / "index.lock").touch()
-
-    assert workspace.cli("resume", run_id).returncode == 0
-    failed = workspace.wait_for_exit(run_id)
-    assert failed["state"] == "failed"
-    assert "index.lock" in failed["error"]
-    assert read_state(state)["records"] == stopped  # the failed resume lost nothing
-
-    assert workspace.clear_stale_ledger_lock(run_id)
-    resumed = _resume(workspace, run_id)
-    assert read_state(state)["records"] == stopped + resumed["rollouts"]
-
-
 @pytest.mark.parametrize(
     "sampler", ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
 )
@@ -145,7 +136,7 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
 ) -> None:
     def run(name: str, rounds: int, *, resume: bool) -> tuple[list[dict[str, Any]], Path]:
         workspace = Workspace(tmp_path / name)
-        log, state = workspace.root / "picks.jsonl", workspace.root / "sampler.json"
+        log, state = workspace.root / "picks.jsonl", workspace.root / "sampler.sqlite"
         ref = {
             "ref": "tests.engine.runspec_cli:logged_sampler",
             "log": str(log),
@@ -162,9 +153,12 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
 
     # Stopped after 2 rounds: a multiple of the 2 shards, which the engine rotates by
     # its round number (numbered from 0 again after a resume), so each worker gets the
-    # shard it would have had. After an odd round the shard order would differ.
-    uninterrupted, whole = run("uninterrupted", 4, resume=False)
-    resumed, stopped = run("resumed", 2, resume=True)
+    # shard it would have had. After an odd round the shard order would differ. The two
+    # runs share nothing, so they run at once.
+    with ThreadPoolExecutor(2) as pool:
+        both = pool.submit(run, "uninterrupted", 4, resume=False)
+        resumed, stopped = run("resumed", 2, resume=True)
+        uninterrupted, whole = both.result()
 
     def picks(log: list[dict[str, Any]]) -> list[tuple[list[str], str]]:
         return [(entry["shard"], entry["pick"]) for entry in log if "pick" in entry]

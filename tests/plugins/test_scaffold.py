@@ -10,18 +10,19 @@ import pytest
 
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.scaffold import ScaffoldError, write_plugin
-from tests.support.venv import REPO, Venv
+from tests.support.venv import Venv
 
 
 @pytest.fixture(scope="module")
-def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Venv, Path, Path]:
+def scaffolded(
+    tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path
+) -> tuple[Venv, Path, Path]:
     """Both forms, written by the command, pip-installed with this package into a fresh venv."""
     root = tmp_path_factory.mktemp("scaffold")
     assert main(["new-plugin", "least-tried", "--directory", str(root / "classy")]) == 0
     assert main(["new-plugin", "least-hooked", "--hooks", "--directory", str(root / "hooky")]) == 0
-    env = Venv.create(root / "venv", REPO)
-    env.pip(
-        "install", "--no-build-isolation", f"{root / 'classy'}[test]", f"{root / 'hooky'}[test]"
+    env = Venv.create(
+        root / "venv", repo_wheel, f"{root / 'classy'}[test]", f"{root / 'hooky'}[test]"
     )
     return env, root / "classy", root / "hooky"
 

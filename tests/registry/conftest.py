@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.venv import REPO, Venv, write_distribution
+from tests.support.venv import Venv, write_wheel
 
 SAMPLER = """
 class {cls}:
@@ -478,25 +478,28 @@ HOOK_MODULES = sorted(
 )
 
 
-def _venv_with(root: Path, distributions: dict[str, tuple[dict[str, str], dict[str, str]]]) -> Venv:
-    """A venv under ``root`` with this package and ``distributions`` installed, each 1.2.3."""
-    projects: list[Path] = [
-        write_distribution(root / "src", name, modules, entry_points, version="1.2.3")
+def _venv_with(
+    root: Path, repo_wheel: Path, distributions: dict[str, tuple[dict[str, str], dict[str, str]]]
+) -> Venv:
+    """A venv under ``root`` with this package's wheel and ``distributions`` installed as
+    wheels written by hand, each 1.2.3."""
+    wheels: list[Path] = [
+        write_wheel(root / "wheels", name, modules, entry_points, version="1.2.3")
         for name, (modules, entry_points) in distributions.items()
     ]
-    return Venv.create(root / "venv", REPO, *projects)
+    return Venv.create(root / "venv", repo_wheel, *wheels)
 
 
 @pytest.fixture(scope="session")
-def zoo(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+def zoo(tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path) -> Venv:
     """A venv with this package and every distribution in :data:`ZOO` installed."""
-    return _venv_with(tmp_path_factory.mktemp("zoo"), ZOO)
+    return _venv_with(tmp_path_factory.mktemp("zoo"), repo_wheel, ZOO)
 
 
 @pytest.fixture(scope="session")
-def few(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+def few(tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path) -> Venv:
     """A venv with this package and every distribution in :data:`FEW` installed."""
-    return _venv_with(tmp_path_factory.mktemp("few"), FEW)
+    return _venv_with(tmp_path_factory.mktemp("few"), repo_wheel, FEW)
 
 
 @pytest.fixture(scope="session")
@@ -509,11 +512,9 @@ def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
     root = tmp_path_factory.mktemp("aside")
     paths = {}
     for name, (modules, entry_points) in ASIDE.items():
-        project = write_distribution(root / "src", name, modules, entry_points, version="9.9.9")
+        wheel = write_wheel(root / "wheels", name, modules, entry_points, version="9.9.9")
         target = root / "site" / name
-        zoo.pip(
-            "install", "--no-build-isolation", "--no-deps", "--target", str(target), str(project)
-        )
+        zoo.pip("install", "--no-deps", "--target", str(target), str(wheel))
         paths[name] = str(target)
     (dist_info,) = Path(paths["ads-test-no-metadata"]).glob("*.dist-info")
     (dist_info / "METADATA").unlink()

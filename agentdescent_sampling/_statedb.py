@@ -1,0 +1,482 @@
+"""The SQLite file behind ``create(spec, state=PATH)``: opened safely, held by one process.
+
+The database has four tables: ``meta`` (the format marker and the sampler's name and spec),
+``snapshot`` (one row: a ``state_dict()`` with the record and round counts it stands for),
+``event`` (what the sampler was told since that snapshot, in order) and ``shard`` (the
+shards that logged picks were made from, stored once each). It runs in WAL mode with
+``synchronous=FULL``, so a committed transaction survives a crash and, as far as SQLite's
+own guarantees go, a power loss.
+
+Opening it is careful, because a state path comes from a config file:
+
+- the path is opened with ``O_NOFOLLOW``: a symlink there is refused, never followed;
+- the descriptor pins the file's inode, and every write first checks that the path still
+  names that inode, so a file moved, deleted or swapped for a symlink later is never
+  written through, and the write fails loudly instead of going to an orphaned file;
+- a file that is not this package's state (another SQLite database, a JSON export, any
+  other file) is refused by its first bytes before SQLite touches it;
+- a new file is created with mode 0600 before SQLite writes a byte, and SQLite gives its
+  ``-wal``, ``-shm`` and ``-journal`` files the database's own mode;
+- a ``flock`` on that descriptor, held while the file is open, refuses a second holder,
+  in this process or another, with the holder's process id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ._files import kind_of
+from .protocol import short_repr
+from .state import FORMAT, StateError, check_owner, is_count
+
+__all__ = ["APPLICATION_ID", "StateDB"]
+
+#: ``PRAGMA application_id`` of a state database ("adss"): checked in the file's header.
+APPLICATION_ID = 0x61647373
+#: ``PRAGMA user_version``: the layout of the tables below.
+SCHEMA = 1
+_MAGIC = b"SQLite format 3\x00"
+_WAL_LIMIT = 4 << 20
+_SCHEMA_SQL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    records INTEGER NOT NULL,
+    rounds INTEGER NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE TABLE event (seq INTEGER PRIMARY KEY, name TEXT NOT NULL, args TEXT NOT NULL);
+CREATE TABLE shard (id INTEGER PRIMARY KEY, keys TEXT NOT NULL);
+CREATE TABLE holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, host TEXT, since TEXT);
+"""
+#: How long an opener waits for a holder to let go, then for it to have written its pid.
+_HOLDER_WAIT = 2.0
+
+# (st_dev, st_ino) of every state file open in this process. A second descriptor of a
+# file SQLite has open must never be closed while SQLite holds it (closing any descriptor
+# drops every POSIX lock the process holds on the file), so a second opener in this
+# process is refused before it opens one.
+_held: dict[tuple[int, int], str] = {}
+_held_lock = threading.Lock()
+
+
+class StateDB:
+    """An open state database: its connection, and the descriptor that pins and locks it.
+
+    Args:
+        path: the state file; created (mode 0600) if missing, with its parent directory.
+        owner: the sampler's name, stored in a new file and checked in an existing one.
+        spec: the spec the sampler was built from, stored in a new file for ``state export``.
+        writable: False to read a state another process may hold (no lock is taken).
+
+    Raises:
+        StateError: the path is a symlink, not a regular file, not this package's state,
+            of another sampler, or held by another process (named with its pid).
+    """
+
+    def __init__(self, path: Path, owner: str, spec: str, *, writable: bool = True) -> None:
+        self.path = path
+        self.where = str(path)
+        self.writable = writable
+        self._owner, self._spec = owner, spec
+        self._locked = False
+        self._closed = False
+        self._fd = -1
+        self.connection: sqlite3.Connection | None = None
+        # A new state's file is made at its first write, so that building a sampler
+        # (agentdescent plan) writes nothing.
+        self._deferred = writable and not os.path.lexists(path)
+        if not self._deferred:
+            self._open()
+
+    @property
+    def exists(self) -> bool:
+        """Whether the file is open; a new state's file is made at its first write."""
+        return self.connection is not None
+
+    def _open(self) -> None:
+        if self.writable and not self.path.parent.is_dir():
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StateError(
+                    f"cannot create the directory of the sampler state {self.where!r}: {error}"
+                ) from error
+        self._fd = self._open_descriptor()
+        try:
+            self._identity = _identity(os.fstat(self._fd))
+            if self.writable:
+                self._lock()
+            new = self._check_header()
+            if self._deferred and not new:
+                raise StateError(
+                    f"the sampler state {self.where!r} was made by another sampler after this one "
+                    f"was built; this one's records would overwrite it, so none are "
+                    f"written. Stop the other run, or give this one another state path"
+                )
+            if new and not self.writable:
+                return  # being made by its first write: nothing recorded yet
+            self.connection = self._connect()
+            try:
+                if new:
+                    self._create(self._owner, self._spec)
+                self._check_contents(self._owner)
+                if self.writable:
+                    self.connection.execute("PRAGMA journal_mode=WAL")
+                    self.connection.execute("PRAGMA synchronous=FULL")
+                    # After a checkpoint the WAL shrinks back, instead of keeping the size of
+                    # the largest snapshot ever written through it.
+                    self.connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
+            except sqlite3.Error as error:
+                raise StateError(
+                    f"{self.where!r} is not a readable sampler state: {error} (the file was "
+                    f"left as it is)"
+                ) from error
+            if new:
+                self.claim()
+        except BaseException:
+            self._release()
+            raise
+
+    def claim(self) -> None:
+        """Write this process as the file's holder, for an opener that is refused."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)",
+                (os.getpid(), socket.gethostname(), _now()),
+            )
+
+    # -- reading -------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        """The ``meta`` value of ``key``."""
+        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def snapshot(self) -> tuple[int, int, Any] | None:
+        """``(records, rounds, state)`` of the snapshot, or None before the first."""
+        row = self._db().execute("SELECT records, rounds, state FROM snapshot").fetchone()
+        if row is None:
+            return None
+        records, rounds, text = row
+        if not (is_count(records) and is_count(rounds)):
+            raise StateError(
+                f"{self.where!r}: the snapshot's record and round counts must be whole numbers "
+                f">= 0, got {short_repr(records)} and {short_repr(rounds)} (the file was left as "
+                f"it is)"
+            )
+        return records, rounds, _loads(text, self.where, "the snapshot")
+
+    def events(self) -> Iterator[tuple[int, str, Any]]:
+        """``(seq, name, args)`` of every event after the snapshot, in order."""
+        for seq, name, text in self._db().execute("SELECT seq, name, args FROM event ORDER BY seq"):
+            yield seq, name, _loads(text, self.where, f"event {seq}")
+
+    def shard(self, shard_id: int) -> list[str]:
+        """The keys of a logged shard."""
+        row = self._db().execute("SELECT keys FROM shard WHERE id = ?", (shard_id,)).fetchone()
+        keys = None if row is None else _loads(row[0], self.where, f"shard {shard_id}")
+        if not (isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys)):
+            raise StateError(
+                f"{self.where!r}: a logged pick names shard {shard_id}, which the file does not "
+                f"hold as a list of task ids (the file was left as it is)"
+            )
+        return keys
+
+    def counts(self) -> tuple[int, int]:
+        """How many events follow the snapshot, and the largest shard id logged (0 if none)."""
+        db = self._db()
+        (events,) = db.execute("SELECT count(*) FROM event").fetchone()
+        (top,) = db.execute("SELECT coalesce(max(id), 0) FROM shard").fetchone()
+        return int(events), int(top)
+
+    def holder(self) -> str | None:
+        """Who holds the file, as ``process N on HOST (since T)``; None if nobody does."""
+        if self._locked:
+            return f"this process ({os.getpid()})"
+        if _try_lock(self._fd, shared=True):
+            return None
+        return _describe_holder(self._db()) or "another process"
+
+    # -- writing -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, after checking that the path still names this file.
+
+        Raises:
+            StateError: the path was moved, deleted or replaced (by a symlink, say) since
+                it was opened, or SQLite could not write (a full disk, say); nothing of
+                this transaction is written.
+        """
+        if self._closed:
+            raise StateError(f"the sampler state {self.where!r} is closed")
+        if not self.exists:
+            self._open()
+            self._deferred = False
+        self._check_still_here()
+        db = self._db()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise StateError(f"cannot write the sampler state {self.where!r}: {error}") from error
+
+    def close(self) -> None:
+        """Close the connection, then the descriptor (which releases the lock)."""
+        self._closed = True
+        self._release()
+
+    def _release(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+        if self._fd >= 0:
+            if self._locked:
+                with _held_lock:
+                    del _held[self._identity]
+                self._locked = False
+            os.close(self._fd)
+            self._fd = -1
+
+    # -- opening -------------------------------------------------------------------
+
+    def _open_descriptor(self) -> int:
+        with contextlib.suppress(OSError):
+            identity = _identity(os.stat(self.path, follow_symlinks=False))
+            with _held_lock:
+                if identity in _held:
+                    raise StateError(
+                        f"the sampler state {self.where!r} is already open in this process "
+                        f"(pid {os.getpid()}); close that sampler first (sampler.close(), or "
+                        f"build it in a with block), or give this one another state path; "
+                        f"save_state(sampler, PATH) exports what the open one holds"
+                    )
+        flags = os.O_RDWR | os.O_CREAT if self.writable else os.O_RDONLY
+        # O_NONBLOCK: a FIFO at the path opens at once (and is refused below) instead of
+        # waiting for a writer. O_NOFOLLOW: a symlink at the path is never followed.
+        flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except OSError as error:
+            if os.path.islink(self.path):
+                raise StateError(
+                    f"the sampler state {self.where!r} is a symbolic link (to "
+                    f"{os.readlink(self.path)!r}); a state path must name the file itself, so "
+                    f"that nothing can redirect the writes: give the file's own path"
+                ) from None
+            raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise StateError(
+                f"the sampler state {self.where!r} is {kind_of(mode)}, not a regular file; "
+                f"give the path of a file (it is created if missing)"
+            )
+        return fd
+
+    def _lock(self) -> None:
+        with _held_lock:
+            if self._identity in _held:
+                raise StateError(
+                    f"the sampler state {self.where!r} is already open in this process "
+                    f"(pid {os.getpid()}); close that sampler first, or give this one another "
+                    f"state path"
+                )
+            if not self._wait_for_lock():
+                raise StateError(
+                    f"the sampler state {self.where!r} is in use by {self._wait_for_holder()}; "
+                    f"two runs recording into one state would each lose the other's records. "
+                    f"Stop that run first, or give this run another state path"
+                )
+            _held[self._identity] = self.where
+            self._locked = True
+
+    def _wait_for_lock(self) -> bool:
+        # A holder killed a moment ago keeps the lock until its last thread has exited,
+        # after its process already looks gone: `agentdescent resume` may start by then.
+        deadline = time.monotonic() + _HOLDER_WAIT
+        while not _try_lock(self._fd, shared=False):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def _wait_for_holder(self) -> str:
+        # The holder takes the lock, then writes its pid: wait a moment for it.
+        deadline = time.monotonic() + _HOLDER_WAIT
+        while True:
+            described = None
+            with contextlib.suppress(sqlite3.Error, StateError):
+                if not self._check_header():
+                    reader = self._connect(read_only=True)
+                    try:
+                        described = _describe_holder(reader)
+                    finally:
+                        reader.close()
+            if described or time.monotonic() > deadline:
+                return described or "another process"
+            time.sleep(0.05)
+
+    def _check_header(self) -> bool:
+        """Whether the file is new (empty); refuse one that is not a state database."""
+        os.lseek(self._fd, 0, os.SEEK_SET)  # not pread: Windows has none
+        header = os.read(self._fd, 100)
+        if not header:
+            return True
+        if header.startswith(_MAGIC) and len(header) == 100:
+            if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+                return False
+            what = "an SQLite database of another program"
+        elif header.lstrip()[:1] == b"{":
+            what = (
+                "a JSON file (an export from save_state or 'agentdescent-sampling state "
+                "export'?). Import it into a new state with load_state(create(spec, "
+                "state=NEW_PATH), EXPORT)"
+            )
+        else:
+            what = f"not a sampler state (it starts with {short_repr(header[:16])})"
+        raise StateError(
+            f"{self.where!r} is {what}; it was left untouched. Give a new path for the state"
+        )
+
+    def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
+        try:
+            if read_only or not self.writable:
+                uri = f"{self.path.absolute().as_uri()}?mode=ro"
+                db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            else:
+                db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as error:
+            raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
+        # What SQLite opened must be the file checked above, not one swapped in since.
+        if _identity(os.stat(self.path, follow_symlinks=False)) != self._identity:
+            db.close()
+            raise StateError(f"the sampler state {self.where!r} was replaced while being opened")
+        return db
+
+    def _create(self, owner: str, spec: str) -> None:
+        # In the rollback journal, so the header carries the application id from the first
+        # byte SQLite writes; WAL mode is switched on after.
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {SCHEMA}")
+        for statement in _SCHEMA_SQL.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("format", FORMAT), ("sampler", owner), ("spec", spec)],
+        )
+        db.execute("COMMIT")
+
+    def _check_contents(self, owner: str) -> None:
+        db = self._db()
+        try:
+            (version,) = db.execute("PRAGMA user_version").fetchone()
+            found = self.meta("format")
+            saved_owner = self.meta("sampler")
+        except sqlite3.Error as error:
+            raise StateError(
+                f"{self.where!r} is not a readable sampler state: {error} (the file was left "
+                f"as it is)"
+            ) from error
+        if version != SCHEMA or found != FORMAT:
+            raise StateError(
+                f"{self.where!r}: state layout {version} with format {short_repr(found)} is not "
+                f"one this version reads (layout {SCHEMA}, {FORMAT!r}); use the release that "
+                f"wrote it, or give a new path (the file was left as it is)"
+            )
+        if owner:
+            check_owner(saved_owner, owner, self.where)
+
+    def _check_still_here(self) -> None:
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is None or not stat.S_ISREG(now.st_mode) or _identity(now) != self._identity:
+            found = "gone" if now is None else kind_of(now.st_mode)
+            if now is not None and stat.S_ISREG(now.st_mode):
+                found = "another file"
+            raise StateError(
+                f"the sampler state {self.where!r} was moved, deleted or replaced while this "
+                f"run held it (the path now names {found}); nothing more is written there. Put "
+                f"the file back and restart the run; what was recorded since stays in memory"
+            )
+
+    def _db(self) -> sqlite3.Connection:
+        if self.connection is None:
+            raise StateError(f"the sampler state {self.where!r} is closed")
+        return self.connection
+
+
+def _try_lock(fd: int, *, shared: bool) -> bool:
+    """Take a non-blocking ``flock``; whether it was granted (always yes without fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: SQLite's own locks still keep the file whole
+        return True
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    if shared:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    return True
+
+
+def _describe_holder(db: sqlite3.Connection) -> str | None:
+    """The holder the file names, unless it is a process of this host that has exited
+    (the row of an earlier holder, before the new one has written its own)."""
+    try:
+        row = db.execute("SELECT pid, host, since FROM holder").fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None:
+        return None
+    pid, host, since = row
+    if host == socket.gethostname() and isinstance(pid, int) and os.name == "posix":
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass  # it runs, as another user
+    return f"process {pid} on {host} (since {since})"
+
+
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+
+
+def _loads(text: object, where: str, what: str) -> Any:
+    try:
+        if not isinstance(text, str):
+            raise ValueError(f"a {type(text).__name__}, not JSON text")
+        return json.loads(text)
+    except ValueError as error:
+        raise StateError(
+            f"{where!r}: {what} is not valid JSON ({error}); the file was left as it is"
+        ) from None
