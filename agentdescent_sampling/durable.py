@@ -56,6 +56,7 @@ from ._statedb import StateDB
 from .errors import InvalidSamplerConfig
 from .protocol import TaskSampler, short_repr
 from .state import StateError, Stateful, sampler_name, state_document
+from .sync import Synchronized
 
 __all__ = [
     "ROUND_END",
@@ -88,7 +89,9 @@ class DurableSampler:
     Built by ``create(spec, state=path)``; build it directly to keep the state of a sampler
     you constructed yourself. The file is held until :meth:`close` (or the end of a
     ``with`` block, or of the process). Every other attribute (``stats()``,
-    ``state_dict()``, ...) is the wrapped sampler's.
+    ``state_dict()``, ...) is the wrapped sampler's. Given a ``synchronized()`` sampler (the
+    registry wraps one whose class says ``thread_safe = False``), it wraps the sampler
+    itself and holds its own lock for every method call: one wrapper, not two.
 
     Args:
         sampler: any sampler with ``state_dict()`` and ``load_state_dict()``: every
@@ -127,14 +130,20 @@ class DurableSampler:
                 f"the sampler state path {str(target)!r} is a directory; give a file path "
                 f"such as {str(target / 'sampler-state.sqlite')!r}"
             )
+        # One wrapper, not two: a sampler that cannot take concurrent calls (wrapped in
+        # synchronized() by the registry) is unwrapped, and this wrapper's lock, which already
+        # orders every logged call, is held for its other methods too.
+        self._locks_all = isinstance(sampler, Synchronized)
+        if isinstance(sampler, Synchronized):
+            sampler = sampler.wrapped
         self.wrapped = sampler
         self.path = target
-        self._stateful: Stateful = sampler
+        self._stateful: Stateful = sampler  # type: ignore[assignment]  # checked above
         self._name = name
         self._db = StateDB(target, name, json.dumps(name if spec is None else spec))
         self._closer = weakref.finalize(self, self._db.close)
         # One lock orders each change of the sampler with its entry in the log.
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         # Entries applied in memory and not yet committed: picks wait for the next record.
         self._unwritten: list[tuple[str, str, str]] = []
         self._shards: list[tuple[list[str], int]] = []
@@ -246,10 +255,17 @@ class DurableSampler:
         value = getattr(self.wrapped, attribute)
         if attribute in TOLD and callable(value):
             return functools.partial(self._told, attribute, value)
+        if self._locks_all and callable(value):
+            return functools.partial(self._locked, value)
         return value
 
     def __repr__(self) -> str:
-        return f"DurableSampler({self.wrapped!r}, {str(self.path)!r})"
+        shown = f"synchronized({self.wrapped!r})" if self._locks_all else repr(self.wrapped)
+        return f"DurableSampler({shown}, {str(self.path)!r})"
+
+    def _locked(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(*args, **kwargs)
 
     # -- the log -------------------------------------------------------------------
 

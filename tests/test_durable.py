@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from agentdescent_sampling import (
     DurableSampler,
     InvalidSamplerConfig,
+    Registry,
     StateError,
     TaskSampler,
     check_keys,
@@ -575,3 +577,69 @@ def test_a_new_state_made_meanwhile_by_another_sampler_is_never_overwritten(
         late.record(late.pick(["b"], 0), 1.0)
 
     assert read_durable_state(state)["state"]["stats"] == {"a": [1, 1]}
+
+
+class UnsafeCounter:
+    """Counts trials with an unguarded read-modify-write, and says so."""
+
+    name = "unsafe-counter"
+    thread_safe = False
+
+    def __init__(self) -> None:
+        self.trials: dict[str, int] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        seen = self.trials.get(task_id, 0)
+        time.sleep(0)  # a thread switch here loses a count, unless the calls are serialized
+        self.trials[task_id] = seen + 1
+
+    def bump(self, task_id: str) -> None:
+        """Another method with the same unguarded read-modify-write."""
+        seen = self.trials.get(task_id, 0)
+        time.sleep(0)
+        self.trials[task_id] = seen + 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"trials": dict(self.trials)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.trials = dict(state["trials"])
+
+
+def test_a_thread_unsafe_sampler_gets_one_wrapper_for_its_lock_and_its_state(
+    tmp_path: Path,
+) -> None:
+    registry = Registry()
+    registry.register(UnsafeCounter)
+
+    with registry.create("unsafe-counter", state=tmp_path / "sampler.sqlite") as sampler:  # type: ignore[attr-defined]
+        assert type(sampler.wrapped) is UnsafeCounter
+        assert repr(sampler).startswith("DurableSampler(synchronized(<")
+
+
+@pytest.mark.usefixtures("fast_thread_switching")
+def test_a_thread_unsafe_sampler_with_state_has_every_call_serialized(tmp_path: Path) -> None:
+    registry = Registry()
+    registry.register(UnsafeCounter)
+    state = tmp_path / "sampler.sqlite"
+    sampler = registry.create("unsafe-counter", state=state)
+
+    def worker() -> None:
+        for step in range(50):
+            sampler.record(sampler.pick(["a"], step), 1.0)
+            sampler.bump("a")  # type: ignore[attr-defined]  # not logged, but locked too
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    sampler.close()  # type: ignore[attr-defined]
+
+    assert sampler.wrapped.trials == {"a": 800}  # type: ignore[attr-defined]
+    with DurableSampler(UnsafeCounter(), state) as reopened:
+        assert reopened.records == 400
