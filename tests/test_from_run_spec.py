@@ -88,13 +88,14 @@ def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
 def test_a_state_file_with_records_is_announced_with_its_count_and_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    state = tmp_path / "sampler.json"
+    state = tmp_path / "sampler.sqlite"
     first = from_run_spec("round-robin", state=str(state))
     assert capsys.readouterr().err == ""  # a new file: nothing to continue
     for _ in range(3):
         first.record(first.pick(["a", "b"], 0), 1.0)
+    first.close()  # type: ignore[attr-defined]  # the run that made it has stopped
 
-    from_run_spec("round-robin", state=str(state))
+    from_run_spec("round-robin", state=str(state)).close()  # type: ignore[attr-defined]
 
     assert capsys.readouterr().err == (
         f"agentdescent-sampling: continuing 3 records from {state} "

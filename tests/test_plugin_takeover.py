@@ -130,7 +130,7 @@ def test_a_sampler_answers_to_the_name_it_was_selected_by(
     assert sampler.name == selected
     path = tmp_path / "state.json"
     save_state(sampler, path)  # type: ignore[arg-type]
-    with pytest.raises(StateError, match=f"belongs to sampler '{selected}'"):
+    with pytest.raises(StateError, match=f"holds the state of sampler '{selected}'"):
         load_state(create("round-robin"), path)  # type: ignore[arg-type]
     load_state(create(selected), path)  # type: ignore[arg-type]
 
@@ -139,9 +139,10 @@ def test_a_durable_state_of_a_misnamed_sampler_is_owned_by_the_selected_name(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _install(monkeypatch, _class_form("rr2", lambda: ClaimsABuiltin))
-    path = tmp_path / "state.json"
-    sampler = create("rr2", state=path)
-    sampler.record(sampler.pick(["a", "b"], 0), 1.0)
-    with pytest.raises(StateError):
+    path = tmp_path / "state.sqlite"
+    with create("rr2", state=path) as sampler:  # type: ignore[attr-defined]
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    with pytest.raises(StateError, match="holds the state of sampler 'rr2'"):
         create("round-robin", state=path)
-    assert create("rr2", state=path).name == "rr2"
+    with create("rr2", state=path) as resumed:  # type: ignore[attr-defined]
+        assert resumed.name == "rr2"

@@ -134,6 +134,22 @@ class Workspace:
         lock.unlink()
         return True
 
+    def discard_unfinished_ledger_write(self, run_id: str) -> None:
+        """Put the ledger's work tree back to its last commit, after a stopped run.
+
+        The same agentdescent 0.7.0 fault as the lock: a cancel, a kill or a resume that
+        failed can leave the ledger's files half-written but uncommitted, and the next
+        resume fails at ``git checkout -q dev`` with "Your local changes ... would be
+        overwritten". What was not committed was not the run's; the sampler's own state is
+        in its state file, which this leaves alone.
+        """
+        subprocess.run(
+            ["git", "-C", str(self.store / run_id / "ledger"), "reset", "-q", "--hard"],
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
 
 def _group_alive(pgid: int | None) -> bool:
     """Whether a live process is left in process group ``pgid`` (Linux).

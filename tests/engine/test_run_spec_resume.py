@@ -58,11 +58,14 @@ def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
     # cancel or a kill had stopped the ledger's git mid-write, and its index.lock was left
     # behind. So the run's processes are waited for, a stale lock is removed as the README
     # tells a user to, and a failed resume whose status and log do not name this package is
-    # resumed once more; both failures are shown if that fails too, and a failure that
-    # names this package fails at once.
-    for _ in range(2):
+    # resumed again (after putting back a ledger work tree left half-written, the same
+    # fault); every failure is shown if the last fails too, and a failure that names this
+    # package fails at once.
+    for _ in range(3):
         workspace.wait_for_exit(run_id)
         workspace.clear_stale_ledger_lock(run_id)
+        if failures and "would be overwritten by checkout" in failures[-1]:
+            workspace.discard_unfinished_ledger_write(run_id)
         done = workspace.cli("resume", run_id)
         assert done.returncode == 0, done.stdout + done.stderr
         status = workspace.wait_for_exit(run_id)
