@@ -20,6 +20,7 @@ Nothing here imports agentdescent at module level; :func:`wire` imports it when 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -106,7 +107,8 @@ class EvidenceTap:
         sampler: has ``evidence(task_id, gain, committed)``; or None, to :meth:`attach`
             one later.
         self_verify: whether the run re-runs each proposal (``evolve(self_verify=...)``);
-            without it a card's gain is not a measurement and the sampler is told ``None``.
+            without it a card's gain is not a measurement and the sampler is told ``None``
+            (as it is of a gain that is not a finite number).
         artifact_id: the artifact whose rollouts the sampler records; the cards of
             ``evolve(extra_artifacts=...)`` come from rollouts it never saw, and are skipped.
             None: every card.
@@ -169,7 +171,8 @@ class EvidenceTap:
             task_id = _task_id(card)
             if task_id is None:
                 continue
-            gain = float(card.before_after_delta) if self.self_verify else None
+            delta = float(card.before_after_delta)
+            gain = delta if self.self_verify and math.isfinite(delta) else None
             noted.append((task_id, gain, card.diff is diff or card.diff.diff_id in parts))
         with self._lock:
             self._pending[diff.diff_id] = noted

@@ -293,7 +293,8 @@ class FixableFirst:
             raise TypeError(
                 f"{self.name}: evidence() takes a card's self-verify gain (a finite number, "
                 f"or None without self-verify) and whether it was committed (True or False); "
-                f"got gain={gain!r}, committed={committed!r} for task {task_id!r}"
+                f"got gain={short_repr(gain)}, committed={short_repr(committed)} for task "
+                f"{short_repr(task_id)}"
             )
         with self._lock:
             self._evidenced = True
@@ -303,16 +304,16 @@ class FixableFirst:
                 return
             self._round_failures.pop(task_id, None)
             chance = 0.0
-            task.verified = gain is not None and task.low + gain >= self.pass_threshold
+            verified = gain is not None and task.low + gain >= self.pass_threshold
             if committed and gain is None:
                 chance = self._values().fix_chance(task)
-            elif committed and task.verified and task.mixed:
+            elif committed and verified and task.mixed:
                 # It passes by luck now and then: so may the re-run have.
                 fix = self._values().fix_chance(task)
                 chance = fix / (fix + (1 - fix) * _luck_of(task))
-            elif committed and task.verified:
+            elif committed and verified:
                 chance = 1.0
-            task.verified = task.verified and committed
+            task.verified = verified and committed
             task.credit = min(chance, _PROPOSAL_FIXES)
             task.no_commit = not chance
 
