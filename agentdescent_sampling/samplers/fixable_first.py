@@ -47,7 +47,7 @@ _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
 #: The most a commit is credited with fixing one failure's task: even a committed proposal
 #: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
-_PROPOSAL_FIXES = 0.9
+_MAX_CREDIT = 0.9
 
 
 @attrs.define
@@ -314,7 +314,7 @@ class FixableFirst:
             elif committed and verified:
                 chance = 1.0
             task.verified = verified and committed
-            task.credit = min(chance, _PROPOSAL_FIXES)
+            task.credit = min(chance, _MAX_CREDIT)
             task.no_commit = not chance
 
     def end_round(self, committed: int) -> None:
