@@ -357,6 +357,33 @@ def test_a_known_flaky_tasks_verified_fix_is_trusted_less_than_a_steady_tasks() 
     assert flaky.state_dict()["credit"]["a"] < steady.state_dict()["credit"]["a"]
 
 
+def test_a_later_card_of_the_same_failures_does_not_undo_a_committed_verified_fix() -> None:
+    # On the asynchronous path a task can fail twice before one merge takes both cards, in
+    # either order: the fix and a note that rode in beside it, or the fix refused as a repeat.
+    for later in ((0.0, True), (0.0, False), (1.0, False)):
+        fixed_first = outcomes(FixableFirst(), [("a", 0.0), ("a", 0.0)])
+        fixed_first.evidence("a", 1.0, True)
+        fixed_first.evidence("a", *later)
+        fixed_last = outcomes(FixableFirst(), [("a", 0.0), ("a", 0.0)])
+        fixed_last.evidence("a", *later)
+        fixed_last.evidence("a", 1.0, True)
+        for sampler in (fixed_first, fixed_last):
+            state = sampler.state_dict()
+            assert state["credit"]["a"] > 0.5, later
+            assert state["verified"] == ["a"], later
+            assert state["no_commit"] == [], later
+
+
+def test_a_verified_fix_stops_holding_once_the_task_has_a_new_outcome() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    sampler.evidence("a", 1.0, True)
+    sampler.record("a", 0.0)  # it failed again: the fix did not hold
+    sampler.evidence("a", 0.0, False)
+    state = sampler.state_dict()
+    assert state["credit"] == {}
+    assert state["no_commit"] == ["a"]
+
+
 def test_evidence_ignores_a_task_that_did_not_just_fail() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0)])
     before = sampler.state_dict()

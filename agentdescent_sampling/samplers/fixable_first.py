@@ -278,7 +278,9 @@ class FixableFirst:
         committed or not (a note that rode in beside another task's fix), so the task keeps
         its full value and a pass right after is luck; so does a verified fix the gate
         refused. A verified fix that was committed has probably fixed its task: the task is
-        set aside, by how likely the re-run's pass was a fix and not luck. Without
+        set aside, by how likely the re-run's pass was a fix and not luck, and no later card
+        undoes that before the task's next outcome (on the asynchronous path several cards of
+        one task may reach one merge, in any order). Without
         self-verify, a committed proposal is credited as :meth:`end_round` would a commit.
         Ignored for a task whose last outcome is not a failure.
 
@@ -303,8 +305,13 @@ class FixableFirst:
             if task is None or not task.fails or task.streak:
                 return
             self._round_failures.pop(task_id, None)
-            chance = 0.0
             verified = gain is not None and task.low + gain >= self.pass_threshold
+            if task.verified and not (verified and committed):
+                # A verified fix is already in since its last outcome. On the asynchronous
+                # path a task can fail again before its first card is merged, and the later
+                # cards (notes, or the same fix refused as a repeat) do not undo it.
+                return
+            chance = 0.0
             if committed and gain is None:
                 chance = self._values().fix_chance(task)
             elif committed and verified and task.mixed:

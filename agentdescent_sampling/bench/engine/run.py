@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from ...protocol import TaskSampler
-from .workloads import REFLECTORS, Built, EngineWorkload, build
+from .workloads import ASYNC_LATENCY, REFLECTORS, Built, EngineWorkload, build
 
 __all__ = ["EngineRun", "Wiring", "run_engine"]
 
@@ -174,7 +174,7 @@ def run_engine(
     """
     from agentdescent import evolve
 
-    built = build(workload, seed, reflector)
+    built = build(workload, seed, reflector, ASYNC_LATENCY if asynchronous else 0.0)
     sampler = make_sampler(built)
     options = workload.evolve_options(asynchronous)
     wired = wiring(sampler, built, dict(options)) if wiring else {}
