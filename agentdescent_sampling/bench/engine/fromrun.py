@@ -249,7 +249,7 @@ class RecordedRun:
         ks, mixed = make_up.flip_failures, len(make_up.of("mixed"))
         if not ks and not mixed:
             raise BenchError(
-                f"--from-run {short_repr(str(self.path))}: no task flipped from failing to "
+                f"--from-run {str(self.path)!r}: no task flipped from failing to "
                 f"passing, and none passed and failed ({_counts(make_up)}), so nothing in this "
                 f"make-up can be learned and no sampler can buy anything; bench a run in which "
                 f"a task failed, then passed after a commit (a longer run, or one with more "
@@ -355,7 +355,7 @@ def read_run(path: str | Path) -> RecordedRun:
             a record cannot be read, it recorded no rollout, or its records are of more
             than one artifact; the message names the path and what to try.
     """
-    shown = short_repr(str(path))
+    shown = repr(str(path))
     try:
         run = checked_path(path)
     except ValueError as error:
@@ -383,7 +383,7 @@ def read_run(path: str | Path) -> RecordedRun:
         version = entry["version"].get(entry["artifact_id"])
         if isinstance(version, bool) or not isinstance(version, int):
             raise BenchError(
-                f"cannot read the run's rollout record {short_repr(str(file))}: its "
+                f"cannot read the run's rollout record {str(file)!r}: its "
                 f"base_version {short_repr(entry['version'])} gives no whole-number version of "
                 f"its artifact {short_repr(entry['artifact_id'])}; expected {_RECORD}"
             )
@@ -426,7 +426,7 @@ def _whole(value: object) -> int | None:
 def _not_a_run(path: Path) -> str:
     """Why ``path`` is not a run directory, and which directory near it is."""
     if path.name == "ledger" and (path.parent / "status.json").is_file():
-        return f"this is a run's ledger; give the run's directory, {short_repr(str(path.parent))}"
+        return f"this is a run's ledger; give the run's directory, {str(path.parent)!r}"
     try:
         runs = sorted(child for child in path.iterdir() if (child / "status.json").is_file())
     except OSError:
@@ -434,7 +434,7 @@ def _not_a_run(path: Path) -> str:
     if runs:
         return (
             f"this is a run store holding {len(runs)} run{'s' if len(runs) > 1 else ''}; "
-            f"give one run's directory, such as {short_repr(str(runs[-1]))}"
+            f"give one run's directory, such as {str(runs[-1])!r}"
         )
     return (
         f"not an agentdescent run directory: it has no status.json and spec.json, which "
@@ -462,12 +462,12 @@ def _document(file: Path) -> dict[str, Any]:
         document = load_document(file, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise BenchError(
-            f"cannot read {short_repr(str(file))}: {error}; expected the JSON object "
+            f"cannot read {str(file)!r}: {error}; expected the JSON object "
             f"`agentdescent evolve` writes there; run the spec again if the file was damaged"
         ) from None
     if not isinstance(document, dict):
         raise BenchError(
-            f"{short_repr(str(file))} holds {short_repr(document)}, not a JSON object; expected "
+            f"{str(file)!r} holds {short_repr(document)}, not a JSON object; expected "
             f"the one `agentdescent evolve` writes there"
         )
     return document
@@ -478,7 +478,7 @@ def _record(file: Path) -> dict[str, Any]:
 
     def refuse(reason: str) -> BenchError:
         return BenchError(
-            f"cannot read the run's rollout record {short_repr(str(file))}: {reason}; expected "
+            f"cannot read the run's rollout record {str(file)!r}: {reason}; expected "
             f"{_RECORD} under {_STORE}/; move the file aside, or run the spec again"
         )
 
