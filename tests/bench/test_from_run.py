@@ -199,10 +199,19 @@ def test_the_make_up_report_counts_each_kind_and_says_what_it_cannot_tell(tmp_pa
     ):
         assert f"\n  {line}" in text
     assert "3 lessons (1 flaky), 1 always-pass, 1 never-pass" in text
-    assert "only 5 held-out twins" not in text
     assert "What the records cannot tell:" in text
     assert "needed more failures than the run gave it" in text
     assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_a_small_make_up_warns_that_its_held_out_set_decides_little(tmp_path: Path) -> None:
+    records = [_record_file(task, reward, v) for task in ("a", "b") for v, reward in
+               ((1, 0.0), (2, 1.0))]  # fmt: skip
+    run = read_run(make_run(tmp_path, records))
+
+    assert "\n  only 2 held-out twins: each commit decision rests on that many rollouts" in (
+        format_make_up(run, run.workload())
+    )
 
 
 # --- bad input -------------------------------------------------------------------------------

@@ -300,8 +300,8 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
     except Exception as error:
         options = (f" --reflector {config.reflector}" if config.reflector != REFLECTORS[0]
                    else "") + (" --async" if config.asynchronous else "")  # fmt: skip
-        # A workload of your own (--from-run's, say) is not one --workload can name.
-        named = ENGINE_WORKLOADS.get(workload.name) == workload
+        # A workload of your own (--from-run's, say) has no name --workload takes.
+        named = workload.name in ENGINE_WORKLOADS
         rerun = "rerun it alone with: agentdescent-sampling bench" if named else (
             "rerun it alone on the same workload, as you gave it, with")  # fmt: skip
         where = f" --workload {workload.name}" if named else ""
