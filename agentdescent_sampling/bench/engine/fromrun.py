@@ -329,6 +329,7 @@ def format_make_up(run: RecordedRun, workload: EngineWorkload | None = None) -> 
             f"({workload.flaky} flaky), {workload.always} always-pass, {workload.never} "
             f"never-pass, each with a held-out twin; {workload.rounds} rounds x "
             f"{workload.workers} workers, {workload.max_concurrency} in flight"
+            + (f"; graded, a pass at {workload.solved_threshold:g}" if workload.graded else "")
         )
         held_out = workload.lessons + workload.always + workload.never
         if held_out < _MIN_HELD_OUT:
@@ -373,7 +374,14 @@ def read_run(path: str | Path) -> RecordedRun:
     workers: set[object] = set()
     artifacts: set[str] = set()
     unused: dict[str, int] = {}
-    for file in sorted(store.glob("*.json")) if store.is_dir() else ():
+    try:
+        files = sorted(f for f in store.iterdir() if f.suffix == ".json") if store.is_dir() else []
+    except OSError as error:
+        raise BenchError(
+            f"cannot list the run's rollout records in {str(store)!r}: {error.strerror or error}; "
+            f"check that the directory can be read"
+        ) from None
+    for file in files:
         entry = _record(file)
         if entry["purpose"] != "rollout":
             unused[entry["purpose"]] = unused.get(entry["purpose"], 0) + 1
