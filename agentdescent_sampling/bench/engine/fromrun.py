@@ -262,7 +262,7 @@ class RecordedRun:
             options.update(flaky=mixed, luck=round(make_up.luck, 2))
         return EngineWorkload(
             name="from-run",
-            summary=f"from run {self.run_id}: {_counts(make_up, workload=True)}",
+            summary=f"from run {self.run_id}: {_counts(make_up, too_few=False)}",
             lessons=len(ks) + mixed,
             always=len(make_up.of("always")),
             never=len(make_up.of("never")),
@@ -274,7 +274,7 @@ class RecordedRun:
         )
 
 
-def _counts(make_up: MakeUp, workload: bool = False) -> str:
+def _counts(make_up: MakeUp, too_few: bool = True) -> str:
     ks = make_up.flip_failures
     span = "" if not ks else f" (k {ks[0]})" if ks[0] == ks[-1] else f" (k {ks[0]}-{ks[-1]})"
     parts = [
@@ -283,7 +283,7 @@ def _counts(make_up: MakeUp, workload: bool = False) -> str:
         f"{len(make_up.of('always'))} always-pass",
         f"{len(make_up.of('never'))} never-pass",
     ]
-    if not workload:
+    if too_few:
         parts.append(f"{len(make_up.of('too-few'))} too few records")
     return ", ".join(parts)
 
@@ -388,14 +388,7 @@ def read_run(path: str | Path) -> RecordedRun:
             continue
         artifacts.add(entry["artifact_id"])
         workers.add(entry.get("worker_id"))
-        version = entry["version"].get(entry["artifact_id"])
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise BenchError(
-                f"cannot read the run's rollout record {str(file)!r}: its "
-                f"base_version {short_repr(entry['version'])} gives no whole-number version of "
-                f"its artifact {short_repr(entry['artifact_id'])}; expected {_RECORD}"
-            )
-        records.append(Record(entry["task_id"], entry["reward"], version, entry["at"]))
+        records.append(Record(entry["task_id"], entry["reward"], entry["version"], entry["at"]))
     if not records:
         raise BenchError(f"--from-run {shown}: {_no_rollouts(store, spec, status)}")
     if len(artifacts) > 1:
@@ -482,7 +475,8 @@ def _document(file: Path) -> dict[str, Any]:
 
 
 def _record(file: Path) -> dict[str, Any]:
-    """One record's fields: task_id, purpose, reward, artifact_id, version (a mapping), at."""
+    """One record's fields: task_id, purpose, reward, artifact_id, at, and a rollout's
+    version of its artifact."""
 
     def refuse(reason: str) -> BenchError:
         return BenchError(
@@ -509,12 +503,18 @@ def _record(file: Path) -> dict[str, Any]:
     if entry["purpose"] == "rollout":
         encoded = entry.get("base_version")
         try:
-            version = json.loads(encoded) if isinstance(encoded, str) else None
+            vector = json.loads(encoded) if isinstance(encoded, str) else None
         except ValueError:
-            version = None
-        if not isinstance(version, dict):
+            vector = None
+        if not isinstance(vector, dict):
             raise refuse(
-                f"'base_version' is {short_repr(entry.get('base_version'))}, not a JSON-encoded "
-                f"object such as '{{\"my-skill\": 2}}'"
+                f"'base_version' is {short_repr(encoded)}, not a JSON-encoded object such as "
+                f"'{{\"my-skill\": 2}}'"
+            )
+        version = vector.get(entry["artifact_id"])
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise refuse(
+                f"its base_version {short_repr(vector)} gives no whole-number version of its "
+                f"artifact {short_repr(entry['artifact_id'])}"
             )
     return {**entry, "reward": float(reward), "at": float(at), "version": version}
