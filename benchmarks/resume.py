@@ -39,10 +39,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from agentdescent_sampling import TaskSampler, create  # noqa: E402  # after the path
-from tests.engine.runspec_cli import Workspace, read_log  # noqa: E402
+from benchmarks._runspec import PickLog, Workspace, read_log  # noqa: E402
 
 #: The ref the resume runs use, resolvable in the detached child through PYTHONPATH.
-LOGGED = "tests.engine.runspec_cli:logged_sampler"
+LOGGED = "benchmarks._runspec:logged_sampler"
 WORKERS = 2
 
 
@@ -50,9 +50,7 @@ def engine_difficulty_weighted(log: str) -> TaskSampler:
     """The engine's own ``DifficultyWeighted``, logging its picks like ``logged_sampler``."""
     from agentdescent.sampling import DifficultyWeighted
 
-    from tests.engine.runspec_cli import _PickLog
-
-    return _PickLog(DifficultyWeighted(), Path(log))
+    return PickLog(DifficultyWeighted(), Path(log))
 
 
 #: label -> (ref config without the log, whether it keeps a state file)
@@ -76,7 +74,7 @@ def picks_of(
         ref["state"] = str(root / "sampler.json")
     spec = workspace.spec(
         ref,
-        allow=["agentdescent_sampling.", "tests.engine.", "benchmarks."],
+        allow=["agentdescent_sampling.", "benchmarks."],
         rounds=rounds,
         n_workers=WORKERS,
         patience=1000,

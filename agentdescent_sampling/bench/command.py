@@ -38,7 +38,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "extra), per rollout and per agent call, paired by seed with round-robin: "
         "round-robin, fixable-first alone and wired, informative-band and the engine's "
         "DifficultyWeighted on the lessons, regressions-held-out and graded workloads, "
-        "6 seeds, ending in a one-line verdict. --engine runs the full artifact bench. "
+        "6 seeds, ending in a one-line verdict. --engine runs the full artifact bench; "
+        "--from-run RUN_DIR runs it on the make-up of your own agentdescent evolve run. "
         "'bench share' measures the share of rollouts that land on informative tasks "
         "instead, on simulated workloads through the engine's rollout loop, with no engine: "
         "the c sweep of difficulty-weighted from agentdescent's task-sampling guide ('Task "
@@ -94,7 +95,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="with 'share': a JSONL log of your own rollouts ({'task_id', 'score', 'round'} "
         "per line, optionally 'pass_threshold') to run as the from-log workload; it replays "
-        "a stationary log, so it shows no fixes",
+        "a stationary log, so it shows no fixes (for the artifact bench on your own run, "
+        "--from-run)",
+    )
+    parser.add_argument(
+        "--from-run",
+        type=Path,
+        metavar="RUN_DIR",
+        help="the artifact bench on the make-up of your own agentdescent evolve run: its "
+        "directory in the run store (~/.agentdescent/runs/<run_id>), whose recorded rollouts "
+        "show which tasks always passed, never passed, flipped after a commit (and after how "
+        "many failures) or were mixed; it prints that make-up and what the records cannot "
+        "tell, then benches the workload of that make-up and the run's rounds and workers "
+        "(with --workload, beside those workloads)",
     )
     parser.add_argument("--budget", type=_whole("--budget", 200), metavar="N",
                         help="with 'share': rollouts per run (default 200)")  # fmt: skip
@@ -182,6 +195,12 @@ def bench_command(args: argparse.Namespace) -> int:
         from .engine.command import engine_command  # the engine bench's own module
 
         return engine_command(args, samplers)
+    if args.from_run is not None:
+        raise BenchError(
+            f"--from-run {str(args.from_run)!r} runs the artifact bench on your run's make-up; "
+            f"the share measure reads your own rollouts from a JSONL log instead: drop 'share', "
+            f"or give --from-log FILE"
+        )
     given = [f"--{key.replace('_', '-')} {getattr(args, key)}" for key in ("reflector", "plot_x")
              if getattr(args, key) is not None] + ["--engine"] * args.engine  # fmt: skip
     if given:

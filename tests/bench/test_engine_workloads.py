@@ -221,6 +221,18 @@ def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> No
     assert message.endswith("--sampler 'broken' --workload lessons --first-seed 7 --seeds 1")
 
 
+def test_a_failure_on_a_workload_of_your_own_names_no_workload_flag() -> None:
+    broken = EngineEntrant("broken", lambda built: Broken())
+    own = attrs.evolve(ENGINE_WORKLOADS["lessons"], name="from-run", rounds=2)
+    config = EngineBenchConfig(workloads=[own], samplers=[], extra=[broken], seeds=1, processes=1)
+    with pytest.raises(BenchError) as failed:
+        run_engine_bench(config)
+    assert str(failed.value).endswith(
+        "rerun it alone on the same workload, as you gave it, with --engine --sampler 'broken' "
+        "--first-seed 0 --seeds 1"
+    )
+
+
 def test_the_learner_ceiling_is_told_the_make_up_the_workload_was_built_with() -> None:
     from agentdescent_sampling.bench.engine.ceiling import MakeUp
 

@@ -1,7 +1,7 @@
 """A run spec selects our samplers through the real ``agentdescent plan`` and ``evolve``.
 
 Every test runs the engine's own CLI in a subprocess, in a throwaway directory with its
-own ``HOME`` and run store (see ``runspec_cli.py``); the agent and reflector are the
+own ``HOME`` and run store (see ``benchmarks/_runspec.py``); the agent and reflector are the
 engine's offline pair, so nothing calls a model.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from agentdescent_sampling import create
-from tests.engine.runspec_cli import REPO, Workspace, read_state
+from benchmarks._runspec import REPO, Workspace
+from tests.engine.runspec_cli import read_state
 
 pytest.importorskip(
     "agentdescent",

@@ -1,6 +1,6 @@
 """Stop a run, ``agentdescent resume`` it, and the sampler keeps what it learned.
 
-The real CLI in a throwaway directory (see ``runspec_cli.py``): a detached run is
+The real CLI in a throwaway directory (see ``benchmarks/_runspec.py``): a detached run is
 cancelled (then resumed past a stale ledger lock) or killed with SIGKILL mid-run, then
 resumed; and a run that stopped on its round budget and was resumed is compared pick by
 pick with one that never stopped.
@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from agentdescent_sampling import create
-from tests.engine.runspec_cli import Workspace, read_log, read_state, wait_for_records
+from benchmarks._runspec import Workspace, read_log
+from tests.engine.runspec_cli import read_state, wait_for_records
 
 pytest.importorskip(
     "agentdescent",
@@ -141,13 +142,13 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
         workspace = Workspace(tmp_path / name)
         log, state = workspace.root / "picks.jsonl", workspace.root / "sampler.sqlite"
         ref = {
-            "ref": "tests.engine.runspec_cli:logged_sampler",
+            "ref": "benchmarks._runspec:logged_sampler",
             "log": str(log),
             "spec": sampler,
             "state": str(state),
         }
         spec = workspace.spec(
-            ref, allow=["agentdescent_sampling.", "tests.engine."], rounds=rounds, **STEADY
+            ref, allow=["agentdescent_sampling.", "benchmarks."], rounds=rounds, **STEADY
         )
         run_id = workspace.evolve(spec)["run_id"]
         if resume:  # `resume` runs the spec's rounds again, on the same ledger

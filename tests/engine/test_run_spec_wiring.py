@@ -2,7 +2,7 @@
 CLI: ``policies.task_sampler``, ``policies.acceptance`` and ``policies.promotion``, linked.
 
 Every test runs the engine's own CLI in a subprocess, in a throwaway directory (see
-``runspec_cli.py``), with the engine's offline agent and reflector.
+``benchmarks/_runspec.py``), with the engine's offline agent and reflector.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.runspec_cli import REPO, Workspace, read_log
+from benchmarks._runspec import REPO, Workspace, read_log
 
 pytest.importorskip(
     "agentdescent",
     reason="drives the agentdescent CLI: pip install 'agentdescent-sampling[engine]'",
 )
 
-LOGGED = "tests.engine.runspec_cli:logged_sampler"
+LOGGED = "benchmarks._runspec:logged_sampler"
 
 
 def _evidence_policies(link: str = "main", **acceptance: object) -> dict[str, object]:
@@ -53,7 +53,7 @@ def test_each_card_reaches_the_linked_sampler_through_the_cli(
     spec = workspace.spec(
         {"ref": LOGGED, "log": str(log), "spec": "fixable-first", "link": "main"},
         policies=_evidence_policies(self_verify=self_verify),
-        allow=("agentdescent_sampling.", "tests."),
+        allow=("agentdescent_sampling.", "benchmarks."),
         self_verify=self_verify,
     )
 

@@ -8,8 +8,12 @@ True
 ``agentdescent-sampling bench --engine`` runs the same from the command line, and
 ``agentdescent-sampling bench`` the quick bench, :meth:`EngineBenchConfig.quick`. It needs
 the ``engine`` extra (agentdescent); importing this package does not import it.
+``bench --from-run RUN_DIR`` benches the make-up of your own ``agentdescent evolve`` run:
+:func:`read_run` reads it (with the standard library) and :meth:`RecordedRun.workload` is
+its workload.
 """
 
+from .fromrun import MakeUp, RecordedRun, estimate_make_up, read_run
 from .lineup import ENGINE_DIFFICULTY_WEIGHTED, ORACLE, EngineEntrant
 from .metrics import FRACTIONS, EngineSamplerResult, Interval, Reach
 from .oracle import EngineOracle
@@ -51,14 +55,18 @@ __all__ = [
     "EngineWorkload",
     "EngineWorkloadResult",
     "Interval",
+    "MakeUp",
     "Reach",
+    "RecordedRun",
     "SharedShard",
     "Wiring",
     "build",
     "engine_to_json",
     "engine_verdict",
+    "estimate_make_up",
     "format_engine_report",
     "plot_gains",
+    "read_run",
     "require_engine",
     "run_engine",
     "run_engine_bench",

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+import warnings
 
 from ...spec import SpecLike
 from ..errors import BenchError
+from .fromrun import format_make_up, read_run
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import QUICK_WORKLOADS, EngineBenchConfig, run_engine_bench
-from .workloads import ENGINE_WORKLOADS, REFLECTORS
+from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
 
 __all__ = ["engine_command"]
 
@@ -32,10 +35,14 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     """Run the artifact bench the parsed ``args`` describe and print the report.
 
     With ``--engine``, the full bench (:class:`EngineBenchConfig`'s defaults); without, the
-    quick one (:meth:`EngineBenchConfig.quick`). Options given override either.
+    quick one (:meth:`EngineBenchConfig.quick`). Options given override either. With
+    ``--from-run``, the run's make-up is printed first and benched as the ``from-run``
+    workload (:mod:`~agentdescent_sampling.bench.engine.fromrun`), alone or beside the
+    ``--workload`` ones.
 
     Raises:
-        BenchError: an option of the share measure was given, agentdescent is not
+        BenchError: an option of the share measure was given, the ``--from-run`` directory
+            is not a readable run or shows nothing to learn, agentdescent is not
             installed, or a sampler failed during a run.
         SamplerError: a sampler spec is bad.
     """
@@ -47,8 +54,8 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
             f"their own rollouts, workers and concurrency (see --workload): drop {given[0]}, or "
             f"run agentdescent-sampling bench share {given[0]} ..."
         )
-    names = list(dict.fromkeys(args.workload or (ENGINE_WORKLOADS if args.engine
-                                                 else QUICK_WORKLOADS)))  # fmt: skip
+    default = () if args.from_run else ENGINE_WORKLOADS if args.engine else QUICK_WORKLOADS
+    names = list(dict.fromkeys(args.workload or default))
     simulated = [name for name in names if name not in ENGINE_WORKLOADS]
     if simulated:
         raise BenchError(
@@ -56,8 +63,16 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
             f"agentdescent-sampling bench share --workload {simulated[0]}, or choose from "
             f"{', '.join(ENGINE_WORKLOADS)}"
         )
+    workloads: list[EngineWorkload | str] = []
+    if args.from_run is not None:
+        run = read_run(args.from_run)
+        workload = run.workload()
+        # Before the bench, which takes a while; beside the JSON document, not in it.
+        stream = sys.stderr if args.json else sys.stdout
+        print(format_make_up(run, workload) + "\n", file=stream, flush=True)
+        workloads.append(workload)
     options = {
-        "workloads": names,
+        "workloads": [*workloads, *names],
         "first_seed": args.first_seed,
         "reflector": args.reflector or REFLECTORS[0],
         "asynchronous": args.asynchronous,
@@ -67,15 +82,21 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     if args.seeds:
         options["seeds"] = args.seeds
     config = EngineBenchConfig(**options) if args.engine else EngineBenchConfig.quick(**options)
-    result = run_engine_bench(config, progress=sys.stderr)
+    with warnings.catch_warnings():
+        # A small run makes a small held-out set, which the make-up above already says;
+        # the engine would say it again on every run.
+        warnings.filterwarnings("ignore", "the held-out set has only", RuntimeWarning)
+        result = run_engine_bench(config, progress=sys.stderr)
     if args.json:
         print(json.dumps(engine_to_json(result), indent=2))
     else:
         print(format_engine_report(result))
         if not args.engine:
+            again = f" --from-run {shlex.quote(str(args.from_run))}" if args.from_run else ""
+            what = "this run's make-up" if args.from_run else "every workload"
             print(
-                "The full artifact bench, every workload and built-in over 30 seeds:\n"
-                "  agentdescent-sampling bench --engine\n"
+                f"The full artifact bench, {what} and every built-in over 30 seeds:\n"
+                f"  agentdescent-sampling bench --engine{again}\n"
                 "The share of rollouts on informative tasks, which needs no engine:\n"
                 "  agentdescent-sampling bench share"
             )

@@ -300,11 +300,15 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
     except Exception as error:
         options = (f" --reflector {config.reflector}" if config.reflector != REFLECTORS[0]
                    else "") + (" --async" if config.asynchronous else "")  # fmt: skip
+        # A workload of your own (--from-run's, say) has no name --workload takes.
+        named = workload.name in ENGINE_WORKLOADS
+        rerun = "rerun it alone with: agentdescent-sampling bench" if named else (
+            "rerun it alone on the same workload, as you gave it, with")  # fmt: skip
+        where = f" --workload {workload.name}" if named else ""
         raise BenchError(
             f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
-            f"{type(error).__name__}: {error}; rerun it alone with: agentdescent-sampling bench "
-            f"--engine --sampler {entrant.label!r} --workload {workload.name} "
-            f"--first-seed {seed} --seeds 1{options}"
+            f"{type(error).__name__}: {error}; {rerun} --engine --sampler {entrant.label!r}"
+            f"{where} --first-seed {seed} --seeds 1{options}"
         ) from error
 
 

@@ -1,0 +1,351 @@
+"""``bench --from-run``: the make-up estimated from hand-made rollout records, the workload it
+becomes, and bad run directories named.
+
+The records here are written as agentdescent 0.7.0's run store writes them (one JSON file per
+record under ``ledger/trajectories/``); ``tests/engine/test_run_spec_from_run.py`` reads a real
+run's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling.bench import BenchError
+from agentdescent_sampling.bench.engine.fromrun import (
+    MIN_RECORDS,
+    Record,
+    estimate_make_up,
+    format_make_up,
+    read_run,
+)
+from agentdescent_sampling.cli import main
+
+ARTIFACT = "my-skill"
+
+
+def _records(task_id: str, *outcomes: tuple[int, float]) -> list[Record]:
+    """One record per ``(version, reward)``, written in that order."""
+    return [Record(task_id, reward, version, at) for at, (version, reward) in enumerate(outcomes)]
+
+
+def _kinds(records: Iterable[Record], **options: Any) -> dict[str, tuple[str, int, int]]:
+    make_up = estimate_make_up(records, **options)
+    return {task.task_id: (task.kind, task.passes, task.failures) for task in make_up.tasks}
+
+
+def test_each_task_is_sorted_by_what_its_records_show_in_version_order() -> None:
+    records = [
+        *_records("solved", (1, 1.0), (2, 1.0), (3, 1.0)),
+        *_records("hopeless", (1, 0.0), (3, 0.0)),
+        *_records("fixed-late", (1, 0.0), (2, 0.0), (3, 1.0), (4, 1.0)),
+        *_records("flaky", (1, 0.0), (2, 1.0), (2, 0.0)),
+        *_records("broken", (1, 1.0), (2, 0.0)),
+        *_records("seen-once", (1, 0.0)),
+    ]
+    random.Random(0).shuffle(records)  # the store's files come in hash order
+
+    assert _kinds(records) == {
+        "solved": ("always", 3, 0),
+        "hopeless": ("never", 0, 2),
+        "fixed-late": ("flipped", 2, 2),
+        "flaky": ("mixed", 1, 2),
+        "broken": ("mixed", 1, 1),
+        "seen-once": ("too-few", 0, 1),
+    }
+
+
+def test_a_flip_counts_the_failures_before_the_first_pass() -> None:
+    records = [
+        *_records("a", (1, 0.0), (2, 1.0)),
+        *_records("b", (1, 0.0), (2, 0.0), (5, 0.0), (6, 1.0)),
+        *_records("c", (3, 0.0), (4, 0.0), (7, 1.0)),
+    ]
+
+    assert estimate_make_up(records).flip_failures == (1, 2, 3)
+
+
+def test_a_pass_and_a_fail_under_one_version_is_mixed_even_in_flip_order() -> None:
+    # Failed, then passed, both under version 2: luck, not a commit.
+    assert _kinds(_records("t", (1, 0.0), (2, 0.0), (2, 1.0)))["t"][0] == "mixed"
+
+
+def test_a_task_needs_min_records_records_to_be_placed() -> None:
+    assert MIN_RECORDS == 2
+    assert _kinds(_records("t", (1, 1.0)))["t"] == ("too-few", 1, 0)
+    assert _kinds(_records("t", (1, 1.0), (2, 1.0)))["t"] == ("always", 2, 0)
+
+
+def test_the_pass_threshold_decides_a_pass_and_graded_scores_are_told_from_the_rewards() -> None:
+    records = _records("t", (1, 0.5), (2, 0.85))
+
+    assert _kinds(records)["t"][0] == "never"
+    assert _kinds(records, pass_threshold=0.8)["t"][0] == "flipped"
+    assert estimate_make_up(records).graded
+    assert not estimate_make_up(_records("t", (1, 0.0), (2, 1.0))).graded
+
+
+def test_mixed_tasks_luck_is_the_share_of_their_records_that_passed() -> None:
+    records = [*_records("a", (1, 1.0), (1, 0.0)), *_records("b", (1, 1.0), (1, 0.0), (2, 0.0))]
+
+    assert estimate_make_up(records).luck == pytest.approx(2 / 5)
+    assert estimate_make_up(_records("a", (1, 0.0), (2, 1.0))).luck is None
+
+
+# --- a run directory -----------------------------------------------------------------------
+
+
+def _record_file(
+    task_id: str, reward: float, version: int, *, purpose: str = "rollout", at: float = 0.0,
+    worker: str | None = "w0", artifact: str = ARTIFACT,
+) -> dict[str, Any]:  # fmt: skip
+    """A record as agentdescent 0.7.0's ``Trajectory.to_dict`` writes it."""
+    return {
+        "schema_version": 1, "trace_id": "", "artifact_id": artifact, "task_id": task_id,
+        "env_fingerprint": "", "rendered": f"COLUMN: v{version}", "rendered_truncated": False,
+        "purpose": purpose, "base_version": json.dumps({artifact: version}), "output": "6",
+        "reward": reward, "cost_tokens": 0, "cost_wallclock": 0.1, "lease_id": None,
+        "worker_id": worker, "events": [], "ts": 1_700_000_000.0 + at,
+    }  # fmt: skip
+
+
+def make_run(
+    root: Path,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    status: Mapping[str, Any] | None = None,
+    evolve: Mapping[str, Any] | None = None,
+    **spec: Any,
+) -> Path:
+    """A run directory holding ``records``, with a ``status.json`` and ``spec.json``."""
+    run = root / "20260101-000000-abcdef"
+    (run / "ledger" / "trajectories").mkdir(parents=True)
+    (run / "status.json").write_text(
+        json.dumps({"run_id": run.name, "state": "done", "rollouts": 0, **(status or {})})
+    )
+    (run / "spec.json").write_text(
+        json.dumps({"kind": "skill_dir", "evolve": dict(evolve or {}), **spec})
+    )
+    for number, record in enumerate(records):
+        (run / "ledger" / "trajectories" / f"{number:064x}.json").write_text(json.dumps(record))
+    return run
+
+
+def _run_records() -> list[dict[str, Any]]:
+    """Two workers, three versions: 2 flipped (k 1 and 2), 1 mixed, 1 always, 1 never, 1 once."""
+    outcomes = {
+        "flip-1": [(1, 0.0), (2, 1.0)],
+        "flip-2": [(1, 0.0), (2, 0.0), (3, 1.0)],
+        "mixed": [(2, 1.0), (3, 0.0)],
+        "always": [(1, 1.0), (3, 1.0)],
+        "never": [(1, 0.0), (2, 0.0)],
+        "once": [(3, 0.0)],
+    }
+    rows = [
+        _record_file(task, reward, version, at=version, worker=f"w{i % 2}")
+        for i, (task, runs) in enumerate(outcomes.items())
+        for version, reward in runs
+    ]
+    rows += [_record_file("held", 0.0, 1, purpose="eval", worker=None)]
+    rows += [_record_file("flip-1", 1.0, 1, purpose="self_verify")]
+    return rows
+
+
+def test_a_run_directory_becomes_a_workload_of_its_make_up_and_shape(tmp_path: Path) -> None:
+    run = read_run(make_run(tmp_path, _run_records(), status={"rollouts": 30}))
+
+    assert run.rollout_records == 12
+    assert run.unused == {"eval": 1, "self_verify": 1}
+    assert (run.spent, run.workers, run.max_concurrency, run.rounds) == (30, 2, 2, 15)
+    workload = run.workload()
+    assert workload.name == "from-run"
+    assert (workload.lessons, workload.flaky, workload.luck) == (3, 1, 0.5)
+    assert workload.failures_needed == (1, 2)
+    assert (workload.always, workload.never, workload.graded) == (1, 1, False)
+    assert (workload.workers, workload.max_concurrency, workload.rounds) == (2, 2, 15)
+    assert workload.solved_threshold == 0.999
+
+
+def test_the_specs_workers_concurrency_and_threshold_are_the_workloads(tmp_path: Path) -> None:
+    evolve = {"n_workers": 4, "max_concurrency": 1, "solved_threshold": 0.8}
+    records = [_record_file("t", 0.5, 1), _record_file("t", 0.9, 2)]
+    run = read_run(make_run(tmp_path, records, status={"rollouts": 10}, evolve=evolve))
+
+    assert run.make_up.pass_threshold == 0.8
+    assert run.make_up.of("flipped")
+    workload = run.workload()
+    assert (workload.workers, workload.max_concurrency, workload.rounds) == (4, 1, 3)
+    assert workload.graded
+
+
+def test_the_make_up_report_counts_each_kind_and_says_what_it_cannot_tell(tmp_path: Path) -> None:
+    run = read_run(make_run(tmp_path, _run_records(), status={"rollouts": 30}))
+
+    text = format_make_up(run, run.workload())
+
+    assert text.startswith(f"Make-up of run {run.run_id} (done): 12 rollout records of 6 train")
+    assert "not used: 1 eval, 1 self_verify records" in text
+    for line in (
+        "always       1",
+        "never        1",
+        "flipped      2  after 1 failure: 1 task; 2 failures: 1 task",
+        "mixed        1  50% of their records passed",
+        "too-few      1  fewer than 2 records (0 passed, 1 failed), left out",
+    ):
+        assert f"\n  {line}" in text
+    assert "3 lessons (1 flaky), 1 always-pass, 1 never-pass" in text
+    assert "What the records cannot tell:" in text
+    assert "needed more failures than the run gave it" in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_a_small_make_up_warns_that_its_held_out_set_decides_little(tmp_path: Path) -> None:
+    records = [_record_file(task, reward, v) for task in ("a", "b") for v, reward in
+               ((1, 0.0), (2, 1.0))]  # fmt: skip
+    run = read_run(make_run(tmp_path, records))
+
+    assert "\n  only 2 held-out twins: each commit decision rests on that many rollouts" in (
+        format_make_up(run, run.workload())
+    )
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``agentdescent-sampling bench ARGV``; assert it exits 2; its error message."""
+    assert main(["bench", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Traceback" not in captured.err
+    return captured.err
+
+
+def test_a_missing_directory_is_named_with_where_runs_live(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-such-run"
+
+    err = _refused(capsys, "--from-run", str(missing))
+
+    assert f"--from-run '{missing}': no such directory" in err
+    assert "~/.agentdescent/runs/<run_id>" in err
+    assert "agentdescent status" in err
+
+
+def test_a_file_is_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "rollouts.jsonl"
+    file.write_text("{}\n")
+
+    assert "not a directory" in _refused(capsys, "--from-run", str(file))
+
+
+def test_a_directory_without_status_and_spec_is_not_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused(capsys, "--from-run", str(tmp_path))
+
+    assert f"--from-run '{tmp_path}': not an agentdescent run directory" in err
+    assert "no status.json and spec.json" in err
+
+
+def test_the_run_store_and_a_runs_ledger_point_to_the_run_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = make_run(tmp_path, _run_records())
+
+    store = _refused(capsys, "--from-run", str(tmp_path))
+    ledger = _refused(capsys, "--from-run", str(run / "ledger"))
+
+    assert f"a run store holding 1 run; give one run's directory, such as '{run}'" in store
+    assert f"this is a run's ledger; give the run's directory, '{run}'" in ledger
+
+
+def test_a_run_with_no_rollout_records_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held_out_only = make_run(tmp_path / "a", [_record_file("held", 1.0, 1, purpose="eval")])
+    unrecorded = make_run(tmp_path / "b", [], record_rollouts=False)
+
+    err = _refused(capsys, "--from-run", str(held_out_only))
+    assert f"--from-run '{held_out_only}': the run has no rollout records (state 'done'" in err
+    assert "records every rollout by default" in err
+    err = _refused(capsys, "--from-run", str(unrecorded))
+    assert "its spec sets record_rollouts: false; run the spec again without it" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "Expecting property name"),
+        ("[1, 2]", "it holds [1, 2], not a JSON object"),
+        (json.dumps({**_record_file("t", 1.0, 1), "reward": "high"}), "'reward' is 'high'"),
+        (json.dumps({**_record_file("t", 1.0, 1), "task_id": None}), "'task_id' is None"),
+        (json.dumps({**_record_file("t", 1.0, 1), "base_version": "2"}), "'base_version' is '2'"),
+        (json.dumps({**_record_file("t", 1.0, 1), "base_version": '{"other": 2}'}),
+         "gives no whole-number version of its artifact 'my-skill'"),
+    ],
+    ids=["not-json", "not-an-object", "reward", "task-id", "base-version", "version"],
+)  # fmt: skip
+def test_an_unreadable_record_is_named_with_what_a_record_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, reason: str
+) -> None:
+    run = make_run(tmp_path, _run_records())
+    bad = run / "ledger" / "trajectories" / ("f" * 64 + ".json")
+    bad.write_text(content)
+
+    err = _refused(capsys, "--from-run", str(run))
+
+    assert f"cannot read the run's rollout record '{bad}'" in err
+    assert reason in err
+    assert "task_id, purpose, reward and base_version" in err
+
+
+def test_an_unreadable_status_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run(tmp_path, _run_records())
+    (run / "status.json").write_text("{torn")
+
+    err = _refused(capsys, "--from-run", str(run))
+
+    assert f"cannot read '{run / 'status.json'}'" in err
+    assert "run the spec again" in err
+
+
+def test_records_of_two_artifacts_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [*_run_records(), _record_file("t", 1.0, 1, artifact="other-skill")]
+
+    err = _refused(capsys, "--from-run", str(make_run(tmp_path, records)))
+
+    assert "its rollout records are of 2 artifacts ('my-skill', 'other-skill')" in err
+
+
+def test_a_run_with_nothing_to_learn_is_refused_before_the_bench(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [_record_file("solved", 1.0, v) for v in (1, 2)] + [_record_file("once", 0.0, 1)]
+
+    err = _refused(capsys, "--from-run", str(make_run(tmp_path, records)))
+
+    assert "no task flipped from failing to passing, and none passed and failed" in err
+    assert "(0 flipped, 0 mixed, 1 always-pass, 0 never-pass, 1 too few records)" in err
+    with pytest.raises(BenchError, match="no sampler can buy anything"):
+        read_run(make_run(tmp_path / "again", records)).workload()
+
+
+def test_from_run_belongs_to_the_artifact_bench_and_from_log_to_the_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], example_log: Path
+) -> None:
+    run = make_run(tmp_path, _run_records())
+
+    share = _refused(capsys, "share", "--from-run", str(run))
+    artifact = _refused(capsys, "--from-run", str(run), "--from-log", str(example_log))
+
+    assert "drop 'share', or give --from-log FILE" in share
+    assert "--from-log is an option of the share measure" in artifact

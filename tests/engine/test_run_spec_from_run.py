@@ -1,0 +1,128 @@
+"""``bench --from-run`` on a real ``agentdescent evolve`` run made with the engine's offline
+agent and reflector (see ``benchmarks/_runspec.py``).
+
+The run's cases are written so that its make-up is known before it runs. The offline agent
+totals the column ``references/rules.md`` names, ``id`` at first; the offline reflector's one
+fix names ``amount``. So a case whose answer is the total of both columns always passes, one
+whose answer is neither's never does, one whose answer is the amount's total flips once the
+fix is committed, and one whose answer is the id's total passes, then fails after it.
+
+Nine train tasks on eight workers, two rounds: every worker has a shard of one task but the
+first, which holds the first and the last task and rolls out one of them each round; so
+round 0 rolls out eight tasks against the skill as written (version 1), its failures commit
+the fix (version 2), and round 1 rolls out eight against that.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling.bench.engine.fromrun import read_run
+from agentdescent_sampling.cli import main
+from benchmarks._runspec import Workspace
+
+pytest.importorskip(
+    "agentdescent",
+    reason="drives the agentdescent CLI: python -m pip install agentdescent==0.7.0",
+)
+
+#: Each train task, with the kind the estimate must find: the first shard's two tasks are
+#: rolled out once each (the first in round 0, the second in round 1), so too few times.
+TRAIN = {
+    "once-always": "too-few",
+    "always-a": "always",
+    "always-b": "always",
+    "never-a": "never",
+    "never-b": "never",
+    "flips-a": "flipped",
+    "flips-b": "flipped",
+    "breaks-a": "mixed",
+    "once-flips": "too-few",
+}
+HELD_OUT = ["held-flips-a", "held-flips-b", "held-flips-c", "held-never"]
+#: Which column's total each case's answer is, by the task id's first word.
+ANSWERS = {"once-always": "both", "always": "both", "never": "neither", "flips": "amount",
+           "breaks": "id", "once-flips": "amount", "held-flips": "amount",
+           "held-never": "neither"}  # fmt: skip
+
+
+def _case(task_id: str) -> dict[str, Any]:
+    """A case of two rows whose answer is the total of the column :data:`ANSWERS` names."""
+    answer = ANSWERS.get(task_id) or ANSWERS[task_id.rsplit("-", 1)[0]]
+    amounts = [2, 1] if answer == "both" else [20, 51]  # the ids are 1 and 2: a total of 3
+    gold = {"both": 3, "amount": sum(amounts), "id": 3, "neither": 999}[answer]
+    csv = "id,amount\n" + "\n".join(f"{i + 1},{amount}" for i, amount in enumerate(amounts))
+    return {"id": task_id, "prompt": "What is the total amount?", "gold": str(gold),
+            "fixtures": {"data.csv": csv}}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory of one finished run of the cases above."""
+    workspace = Workspace(tmp_path_factory.mktemp("from-run"))
+    cases = [_case(task_id) for task_id in [*TRAIN, *HELD_OUT]]
+    (workspace.root / "cases.jsonl").write_text(
+        "".join(json.dumps(case) + "\n" for case in cases), encoding="utf-8"
+    )
+    path = workspace.spec(
+        {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin"},
+        rounds=2,
+        n_workers=8,
+        held_out_frac=len(HELD_OUT) / len(cases),
+        patience=None,
+    )
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    spec["data"]["id"] = "id"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    summary = workspace.evolve(path)
+    assert summary["state"] == "done", summary
+    assert summary["outcomes"].get("committed") == 1, summary
+    return Path(summary["dir"])
+
+
+def test_the_estimate_finds_the_make_up_the_run_was_built_with(run_dir: Path) -> None:
+    run = read_run(run_dir)
+
+    assert {task.task_id: task.kind for task in run.make_up.tasks} == TRAIN
+    assert run.make_up.flip_failures == (1, 1)
+    assert run.rollout_records == run.spent == 16  # 2 rounds x 8 workers, each task new
+    assert (run.workers, run.max_concurrency, run.rounds) == (8, 8, 2)
+    assert run.unused == {"eval": 8}  # 4 held-out tasks, scored against each version
+    workload = run.workload()
+    assert (workload.lessons, workload.flaky, workload.always, workload.never) == (3, 1, 2, 2)
+    assert workload.failures_needed == (1, 1)
+
+
+def test_bench_from_run_prints_the_make_up_then_benches_it_to_a_verdict(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "--from-run", str(run_dir), "--seeds", "2"]) == 0
+
+    out = capsys.readouterr().out
+    make_up, _, report = out.partition("Held-out reward bought in agentdescent")
+    assert f"Make-up of run {run_dir.name} (done): 16 rollout records of 9 train tasks" in make_up
+    for line in ("always       2", "never        2", "flipped      2  after 1 failure: 2 tasks",
+                 "mixed        1  50% of their records passed", "too-few      2"):  # fmt: skip
+        assert f"\n  {line}" in make_up
+    assert "What the records cannot tell:" in make_up
+    assert f"from-run: from run {run_dir.name}: 2 flipped (k 1), 1 mixed" in report
+    assert "16 rollouts a run: 2 rounds x 8 workers, 8 in flight" in report
+    assert "\nVerdict: " in report
+    assert f"bench --engine --from-run {run_dir}" in report
+
+
+def test_json_keeps_the_make_up_out_of_the_document(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--from-run", str(run_dir), "--seeds", "1", "--json",
+            "--sampler", "informative-band"]  # fmt: skip
+    assert main(argv) == 0
+
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert [workload["name"] for workload in document["workloads"]] == ["from-run"]
+    assert "Make-up of run" in err
