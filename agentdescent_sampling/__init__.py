@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RegistrationError,
         SamplerConflictError,
         SamplerError,
+        StateError,
         UnknownSamplerError,
     )
     from .hookspecs import hookimpl
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
     from .spec import SamplerSpec, parse_spec, spec_from_file
-    from .state import StateError, Stateful, load_state, save_state
+    from .state import Stateful, load_state, save_state
     from .sync import Synchronized, synchronized
     from .wiring import wire
 
@@ -92,6 +93,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "RegistrationError",
         "SamplerConflictError",
         "SamplerError",
+        "StateError",
         "UnknownSamplerError",
     ),
     ".hookspecs": ("hookimpl",),
@@ -106,7 +108,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".samplers.round_robin": ("RoundRobin",),
     ".samplers._graded": ("GradedScoreWarning",),
     ".spec": ("SamplerSpec", "parse_spec", "spec_from_file"),
-    ".state": ("StateError", "Stateful", "load_state", "save_state"),
+    ".state": ("Stateful", "load_state", "save_state"),
     ".sync": ("Synchronized", "synchronized"),
     ".wiring": ("wire",),
 }

@@ -27,7 +27,7 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   drops them from the in-flight tracking, as a loaded snapshot does.
 - **One process.** The file is locked (``flock``) while a sampler holds it. A second
   ``create(..., state=PATH)``, in this process or another, raises
-  :class:`~agentdescent_sampling.state.StateError` naming the file and the holder's pid:
+  :class:`~agentdescent_sampling.errors.StateError` naming the file and the holder's pid:
   two samplers appending to one log would each miss the other's records in memory.
 - **Safe to point at.** See :mod:`agentdescent_sampling._statedb`: symlinks are refused,
   never followed, a replaced file is never written through, a file that is not this
@@ -53,9 +53,9 @@ from types import TracebackType
 from typing import Any
 
 from ._statedb import StateDB
-from .errors import InvalidSamplerConfig
+from .errors import InvalidSamplerConfig, StateError
 from .protocol import TaskSampler, short_repr
-from .state import StateError, Stateful, sampler_name, state_document
+from .state import Stateful, sampler_name, state_document
 from .sync import Synchronized
 
 __all__ = [

@@ -58,7 +58,7 @@ def _load_owned(
     owner: str, wrapped: object, load_state_dict: Callable[[Any], None], state: Any
 ) -> None:
     """Load ``state`` into the wrapped sampler if it is ``owner``'s, under its own name."""
-    from .state import StateError  # imported here: a preset that is never saved needs none
+    from .errors import StateError
 
     found = state.get("sampler") if isinstance(state, Mapping) else None
     if found != owner:

@@ -24,6 +24,7 @@ from .errors import (
     PluginLoadError,
     RegistrationError,
     SamplerConflictError,
+    StateError,
     UnknownSamplerError,
 )
 from .policy import (
@@ -143,7 +144,6 @@ class Registry:
             return sampler
         from ._files import checked_path
         from .durable import DurableSampler  # only a durable sampler needs the state module
-        from .state import StateError
 
         try:
             path = checked_path(state)

@@ -13,15 +13,11 @@ import re
 import textwrap
 from pathlib import Path
 
-from .errors import SamplerError
+from .errors import ScaffoldError
 from .policy import RESERVED, normalize
 from .protocol import check_name, short_repr
 
-__all__ = ["ScaffoldError", "write_plugin"]
-
-
-class ScaffoldError(SamplerError, ValueError):
-    """The plugin cannot be written: a bad name, or the directory already exists."""
+__all__ = ["write_plugin"]
 
 
 def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = False) -> Path:

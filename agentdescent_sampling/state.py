@@ -33,12 +33,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from .errors import SamplerError
+from .errors import StateError
 from .protocol import short_repr
 
 __all__ = [
     "FORMAT",
-    "StateError",
     "Stateful",
     "check_document",
     "check_owner",
@@ -63,10 +62,6 @@ FORMAT = "agentdescent-sampling/state"
 _MAX_COUNT = 2**53
 #: A state file of a million tasks is a few hundred megabytes; larger is not one.
 _MAX_FILE_BYTES = 1 << 30
-
-
-class StateError(SamplerError, ValueError):
-    """A state file or dict is unreadable, corrupt, of another version or of another sampler."""
 
 
 @runtime_checkable

@@ -25,8 +25,8 @@ from agentdescent_sampling import (
     spec_from_file,
 )
 from agentdescent_sampling._files import MAX_VALUES
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.workloads import read_log
+from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.paramdoc import parameter_help
 
 #: Generous: the linear parsers take milliseconds; the superlinear ones took seconds to hours.

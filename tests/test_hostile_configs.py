@@ -28,8 +28,8 @@ from agentdescent_sampling import (
     save_state,
     spec_from_file,
 )
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.workloads import read_log
+from agentdescent_sampling.errors import BenchError
 
 HUGE = "x" * 1_000_000
 

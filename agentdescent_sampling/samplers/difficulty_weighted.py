@@ -10,8 +10,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ..errors import StateError
 from ..protocol import SOLVED, check_keys, check_score
-from ..state import StateError, check_state, is_count
+from ..state import check_state, is_count
 from ..validators import boolean, number_in, solved_threshold
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex

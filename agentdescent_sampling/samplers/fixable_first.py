@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ..errors import StateError
 from ..protocol import SOLVED, check_keys, check_score, check_task_id, short_repr
-from ..state import StateError, check_state, is_count, is_real, is_tally
+from ..state import check_state, is_count, is_real, is_tally
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups

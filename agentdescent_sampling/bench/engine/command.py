@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
+from ...errors import BenchError
 from ...spec import SpecLike
-from ..errors import BenchError
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import QUICK_WORKLOADS, EngineBenchConfig, run_engine_bench

@@ -10,8 +10,9 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.protocol import short_repr
-from agentdescent_sampling.state import StateError, is_count, is_real
+from agentdescent_sampling.state import is_count, is_real
 
 __all__ = [
     "TTL_PICKS",

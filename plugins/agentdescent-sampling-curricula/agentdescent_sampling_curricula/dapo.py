@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.state import check_state, is_count
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
