@@ -28,14 +28,14 @@ if TYPE_CHECKING:
     )
     from .hookspecs import hookimpl
     from .params import REQUIRED, Parameter, Signature
-    from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
+    from .protocol import SOLVED, Stateful, TaskSampler, check_keys, check_name, check_score
     from .records import PluginFailure, SamplerInfo
     from .registry import Registry, available, create, default_registry, register
     from .runspec import evidence_acceptance, evidence_promotion, from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
     from .spec import SamplerSpec, parse_spec, spec_from_file
-    from .state import Stateful, load_state, save_state
+    from .state import load_state, save_state
     from .sync import Synchronized, synchronized
     from .wiring import wire
 
@@ -98,7 +98,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     ".hookspecs": ("hookimpl",),
     ".params": ("REQUIRED", "Parameter", "Signature"),
-    ".protocol": ("SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"),
+    ".protocol": ("SOLVED", "Stateful", "TaskSampler", "check_keys", "check_name", "check_score"),
     ".records": ("PluginFailure", "SamplerInfo"),
     ".registry": ("Registry", "available", "create", "default_registry", "register"),
     ".runspec": ("evidence_acceptance", "evidence_promotion", "from_run_spec"),
@@ -108,7 +108,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".samplers.round_robin": ("RoundRobin",),
     ".samplers._graded": ("GradedScoreWarning",),
     ".spec": ("SamplerSpec", "parse_spec", "spec_from_file"),
-    ".state": ("Stateful", "load_state", "save_state"),
+    ".state": ("load_state", "save_state"),
     ".sync": ("Synchronized", "synchronized"),
     ".wiring": ("wire",),
 }

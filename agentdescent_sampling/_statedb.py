@@ -37,8 +37,8 @@ from typing import Any
 
 from ._files import kind_of
 from .errors import StateError
-from .protocol import short_repr
-from .state import FORMAT, check_owner, is_count
+from .protocol import is_count, short_repr
+from .state import FORMAT, check_owner
 
 __all__ = ["APPLICATION_ID", "StateDB"]
 

@@ -54,8 +54,8 @@ from typing import Any
 
 from ._statedb import StateDB
 from .errors import InvalidSamplerConfig, StateError
-from .protocol import TaskSampler, short_repr
-from .state import Stateful, sampler_name, state_document
+from .protocol import Stateful, TaskSampler, short_repr
+from .state import sampler_name, state_document
 from .sync import Synchronized
 
 __all__ = [

@@ -29,7 +29,7 @@ from agentdescent_sampling import (
     save_state,
 )
 from agentdescent_sampling.durable import TOLD, read_durable_state
-from agentdescent_sampling.state import check_state
+from agentdescent_sampling.protocol import check_state
 from tests.support.holder import holding
 
 BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]

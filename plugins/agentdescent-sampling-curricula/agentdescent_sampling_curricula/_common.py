@@ -11,8 +11,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.protocol import short_repr
-from agentdescent_sampling.state import is_count, is_real
+from agentdescent_sampling.protocol import is_count, is_real, short_repr
 
 __all__ = [
     "TTL_PICKS",

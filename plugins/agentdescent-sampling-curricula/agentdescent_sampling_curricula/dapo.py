@@ -11,7 +11,7 @@ import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.state import check_state, is_count
+from agentdescent_sampling.protocol import check_state, is_count
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (

@@ -15,7 +15,7 @@ import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.state import check_state, is_count, is_real
+from agentdescent_sampling.protocol import check_state, is_count, is_real
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (

@@ -14,7 +14,7 @@ import attrs
 
 from agentdescent_sampling import check_keys, check_score
 from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.state import check_state, is_count, is_real
+from agentdescent_sampling.protocol import check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import (
