@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from ._display import safe_repr, shown
-from .discovery import EntryPoint, scan
+from .discovery import scan
 from .params import signature_of
-from .policy import DISABLE_ENV, RESERVED, Policy, normalize
+from .policy import DISABLE_ENV, RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
@@ -207,7 +207,7 @@ class Plugins:
             if ep not in self._scanned():
                 continue
             self._scanned().remove(ep)
-            ok, loaded = self._isolated(ep, "import", ep.loader.load)
+            ok, loaded = self._isolated(ep, "import", ep.load)
             if not ok:
                 continue
             if ep.form == "hook":

@@ -35,7 +35,7 @@ from .policy import (
     OWN_DISTRIBUTION,
     STRICT_ENV,
     VERSION,
-    Builtin,
+    EntryPoint,
     Policy,
     normalize,
 )
@@ -302,7 +302,7 @@ class Registry:
             self._loaded = Plugins(self._group, self.policy)
         return self._loaded
 
-    def _build_builtin(self, builtin: Builtin, spec: SamplerSpec) -> TaskSampler:
+    def _build_builtin(self, builtin: EntryPoint, spec: SamplerSpec) -> TaskSampler:
         """Build a built-in without describing it: its class checks the parameters.
 
         Only a refused spec takes the general path, which builds it again to word the
@@ -310,7 +310,8 @@ class Registry:
         """
         self._check_builtin(spec.name, builtin, spec.provider)
         try:
-            return builtin.load()(**spec.params)
+            sampler: TaskSampler = builtin.load()(**spec.params)
+            return sampler
         except KeyboardInterrupt:
             raise
         except BaseException:  # noqa: BLE001  # _build raises it again, worded
@@ -318,14 +319,14 @@ class Registry:
         # Outside the handler, so that the error _build raises chains to its own attempt only.
         return _build(self._builtin(spec.name, builtin, spec.provider), spec)
 
-    def _builtin(self, name: str, builtin: Builtin, provider: str | None) -> SamplerInfo:
+    def _builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> SamplerInfo:
         self._check_builtin(name, builtin, provider)
         info = self._builtins.get(builtin.name)
         if info is None:  # two threads may both build it; either record is the same
             info = self._builtins.setdefault(builtin.name, _builtin_info(builtin))
         return info
 
-    def _check_builtin(self, name: str, builtin: Builtin, provider: str | None) -> None:
+    def _check_builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> None:
         """Raise unless ``builtin`` may serve ``name`` from ``provider``."""
         if provider is not None and normalize(provider) != OWN_DISTRIBUTION:
             raise UnknownSamplerError(
@@ -431,7 +432,7 @@ class Registry:
         return UnknownSamplerError(message)
 
 
-def _builtin_info(builtin: Builtin) -> SamplerInfo:
+def _builtin_info(builtin: EntryPoint) -> SamplerInfo:
     from .params import signature_of
     from .records import SamplerInfo, summary
 
@@ -443,18 +444,18 @@ def _builtin_info(builtin: Builtin) -> SamplerInfo:
         description=summary(inspect.getdoc(factory)),
         distribution=OWN_DISTRIBUTION,
         version=VERSION,
-        entry_point=builtin.target,
+        entry_point=builtin.value,
         form="built-in",
         signature=signature_of(factory),
         synchronized=False,
     )
 
 
-def _disabled_builtin(builtin: Builtin) -> PluginFailure:
+def _disabled_builtin(builtin: EntryPoint) -> PluginFailure:
     from .records import PluginFailure
 
     return PluginFailure(
-        builtin.target,
+        builtin.value,
         OWN_DISTRIBUTION,
         VERSION,
         "disabled",

@@ -19,7 +19,7 @@ from agentdescent_sampling import (
 )
 from agentdescent_sampling import loading as loading_module
 from agentdescent_sampling import registry as registry_module
-from agentdescent_sampling.discovery import EntryPoint
+from agentdescent_sampling.policy import EntryPoint
 from agentdescent_sampling.records import PluginFailure
 from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.samplers.round_robin import RoundRobin
