@@ -21,11 +21,14 @@ __all__ = [
     "ShardCache",
     "check_entries",
     "check_pass_counts",
+    "check_picks_and_entries",
     "check_seed",
     "draw_free",
+    "load_entries",
     "order_key",
     "restore_rng",
     "rng_state",
+    "state_head",
     "whole",
 ]
 
@@ -198,6 +201,7 @@ def draw_free(keys: Sequence[str], rng: random.Random, in_flight: InFlight, now:
 
 
 E = TypeVar("E", bound=tuple[Any, ...])
+T = TypeVar("T")
 
 
 class LazyHeap(Generic[E]):
@@ -257,3 +261,48 @@ def check_pass_counts(name: str, stats: Mapping[str, Any]) -> None:
         for e in stats.values()
     ):
         raise StateError(f"{name}: statistics must be [passes, trials] pairs")
+
+
+def check_picks_and_entries(
+    name: str, state: Mapping[str, Any], what: str
+) -> tuple[int, Mapping[str, Any]]:
+    """The state's whole number ``picks`` and its mapping ``what`` from task ids.
+
+    Raises:
+        StateError: ``what`` is not a mapping from task ids (checked first), or ``picks``
+            is not a whole number.
+    """
+    picks = state.get("picks")
+    entries = check_entries(name, state.get(what), what)
+    if not is_count(picks):
+        raise StateError(f"{name}: state needs a whole number 'picks'")
+    return picks, entries
+
+
+def load_entries(
+    name: str,
+    entries: Mapping[str, Any],
+    valid: Callable[[Any], bool],
+    build: Callable[[Any], T],
+    expected: str,
+    what: str = "entry",
+) -> dict[str, T]:
+    """``{task: build(entry)}`` for every entry of ``entries``, each checked by ``valid``.
+
+    Raises:
+        StateError: the first entry that ``valid`` refuses, named with ``what`` and the
+            ``expected`` form.
+    """
+    loaded: dict[str, T] = {}
+    for key, entry in entries.items():
+        if not valid(entry):
+            raise StateError(
+                f"{name}: bad {what} for task {key!r}: {str(entry)[:80]}; expected {expected}"
+            )
+        loaded[key] = build(entry)
+    return loaded
+
+
+def state_head(name: str, version: int, params: Mapping[str, Any], picks: int) -> dict[str, Any]:
+    """The first keys of a rule's ``state_dict()``: sampler, version, params and picks."""
+    return {"sampler": name, "version": version, "params": params, "picks": picks}

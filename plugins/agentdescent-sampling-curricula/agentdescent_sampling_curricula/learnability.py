@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.protocol import check_state, is_count, is_real
 from agentdescent_sampling.validators import solved_threshold
 
@@ -22,12 +21,14 @@ from ._common import (
     InFlight,
     Shard,
     ShardCache,
-    check_entries,
+    check_picks_and_entries,
     check_seed,
     draw_free,
+    load_entries,
     order_key,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -243,10 +244,7 @@ class Learnability:
         not saved: their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "tasks": {
                     key: [task.passes, task.trials, list(task.window)]
@@ -262,14 +260,11 @@ class Learnability:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("tasks"), "tasks")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        tasks = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "tasks")
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and len(entry) == 3
                 and is_count(entry[0])
@@ -278,13 +273,15 @@ class Learnability:
                 and isinstance(entry[2], list)
                 and len(entry[2]) <= min(self.window, entry[1])
                 and all(is_real(score) and 0 <= score <= 1 for score in entry[2])
-            ):
-                raise StateError(
-                    f"{self.name}: bad entry for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[passes, trials, up to {self.window} latest scores in [0, 1]] with "
-                    f"passes <= trials"
-                )
-            tasks[key] = _Task(entry[0], entry[1], deque(float(s) for s in entry[2]))
+            )
+
+        tasks = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: _Task(entry[0], entry[1], deque(float(s) for s in entry[2])),
+            f"[passes, trials, up to {self.window} latest scores in [0, 1]] with passes <= trials",
+        )
         with self._lock:
             self._tasks = tasks
             self._picks = picks
