@@ -297,7 +297,8 @@ def load_entries(
     for key, entry in entries.items():
         if not valid(entry):
             raise StateError(
-                f"{name}: bad {what} for task {key!r}: {str(entry)[:80]}; expected {expected}"
+                f"{name}: bad {what} for task {short_repr(key)}: {short_repr(entry)}; "
+                f"expected {expected}"
             )
         loaded[key] = build(entry)
     return loaded

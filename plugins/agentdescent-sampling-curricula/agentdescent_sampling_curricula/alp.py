@@ -25,6 +25,7 @@ from ._common import (
     draw_free,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -139,10 +140,7 @@ class AbsoluteLearningProgress:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "records": self._records,
                 "rng": rng_state(self._rng),
                 "previous": dict(self._previous),

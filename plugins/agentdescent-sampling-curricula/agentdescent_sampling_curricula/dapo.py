@@ -22,6 +22,7 @@ from ._common import (
     check_pass_counts,
     check_seed,
     order_key,
+    state_head,
     whole,
 )
 
@@ -155,10 +156,7 @@ class DynamicFiltering:
         """Everything a pick depends on, JSON-ready."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
                 "streaks": {key: [latest, run] for key, (latest, run) in self._streak.items()},
                 "visits": dict(self._visits),

@@ -11,11 +11,18 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.protocol import check_state, is_count, is_tally, short_repr
+from agentdescent_sampling.protocol import check_state, is_tally
 from agentdescent_sampling.validators import number_in, solved_threshold
 
-from ._common import InFlight, check_entries, check_seed, restore_rng, rng_state, whole
+from ._common import (
+    InFlight,
+    check_picks_and_entries,
+    check_seed,
+    load_entries,
+    restore_rng,
+    rng_state,
+    whole,
+)
 
 __all__ = ["ModelPredictivePromptSelection"]
 
@@ -143,24 +150,21 @@ class ModelPredictivePromptSelection:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("posterior"), "posterior")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        posterior = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "posterior")
+        posterior = load_entries(
+            self.name,
+            entries,
+            lambda entry: (
                 isinstance(entry, list)
                 and len(entry) == 2
                 and all(is_tally(x) and x > 0 for x in entry)
-            ):
-                raise StateError(
-                    f"{self.name}: bad posterior for task {short_repr(key)}: "
-                    f"{short_repr(entry)}; expected [alpha, beta], both > 0 and at most 2**53 "
-                    f"(each counts discounted rollouts; a larger one stalls the beta draw)"
-                )
-            posterior[key] = (float(entry[0]), float(entry[1]))
+            ),
+            lambda entry: (float(entry[0]), float(entry[1])),
+            "[alpha, beta], both > 0 and at most 2**53 (each counts discounted rollouts; a "
+            "larger one stalls the beta draw)",
+            "posterior",
+        )
         with self._lock:
             self._posterior = posterior
             self._picks = picks

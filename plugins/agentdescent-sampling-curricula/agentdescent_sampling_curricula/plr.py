@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling import check_keys, check_score
-from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.protocol import check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
@@ -20,11 +19,13 @@ from ._common import (
     InFlight,
     Shard,
     ShardCache,
-    check_entries,
+    check_picks_and_entries,
     check_seed,
     draw_free,
+    load_entries,
     restore_rng,
     rng_state,
+    state_head,
 )
 
 __all__ = ["PrioritizedLevelReplay"]
@@ -256,10 +257,7 @@ class PrioritizedLevelReplay:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "tasks": {
                     key: [task.last, task.total, task.count, task.score]
@@ -275,14 +273,11 @@ class PrioritizedLevelReplay:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("tasks"), "tasks")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        tasks = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "tasks")
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and len(entry) == 4
                 and is_count(entry[0])
@@ -291,12 +286,15 @@ class PrioritizedLevelReplay:
                 and is_count(entry[2])
                 and is_real(entry[3])
                 and entry[3] >= 0
-            ):
-                raise StateError(
-                    f"{self.name}: bad entry for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[last pick, score sum, rollouts, latest score]"
-                )
-            tasks[key] = _Task(entry[0], float(entry[1]), entry[2], float(entry[3]))
+            )
+
+        tasks = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: _Task(entry[0], float(entry[1]), entry[2], float(entry[3])),
+            "[last pick, score sum, rollouts, latest score]",
+        )
         with self._lock:
             self._tasks = tasks
             self._picks = picks

@@ -23,8 +23,10 @@ from ._common import (
     check_entries,
     check_seed,
     draw_free,
+    load_entries,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -154,10 +156,7 @@ class SamplingForLearnability:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "buffer": list(self._buffer),
                 "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
@@ -176,19 +175,19 @@ class SamplingForLearnability:
         entries = check_entries(self.name, state.get("stats"), "stats")
         if not is_count(picks) or not isinstance(buffer, list):
             raise StateError(f"{self.name}: state needs a whole number 'picks' and a 'buffer' list")
-        stats = {}
-        for key, entry in entries.items():
-            if not (
+        stats = load_entries(
+            self.name,
+            entries,
+            lambda entry: (
                 isinstance(entry, list)
                 and len(entry) == 2
                 and all(map(is_count, entry))
                 and entry[0] <= entry[1]
-            ):
-                raise StateError(
-                    f"{self.name}: bad statistics for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[passes, trials] with 0 <= passes <= trials"
-                )
-            stats[key] = (entry[0], entry[1])
+            ),
+            lambda entry: (entry[0], entry[1]),
+            "[passes, trials] with 0 <= passes <= trials",
+            "statistics",
+        )
         if not all(key in stats for key in buffer):
             raise StateError(f"{self.name}: the buffer names tasks without statistics")
         with self._lock:

@@ -23,6 +23,7 @@ from ._common import (
     check_pass_counts,
     check_seed,
     order_key,
+    state_head,
     whole,
 )
 
@@ -179,10 +180,7 @@ class Speed:
         """Everything a pick depends on, JSON-ready."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
                 "visits": dict(self._visits),
                 "screening": [[key, *attrs.astuple(c)] for key, c in self._screening.items()],

@@ -24,8 +24,10 @@ from ._common import (
     check_entries,
     check_seed,
     draw_free,
+    load_entries,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -216,10 +218,7 @@ class TeacherStudentCurriculum:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "records": self._records,
                 "rng": rng_state(self._rng),
                 "windows": {
@@ -240,9 +239,9 @@ class TeacherStudentCurriculum:
         entries = check_entries(self.name, state.get("windows"), "windows")
         if not is_count(picks) or not is_count(records):
             raise StateError(f"{self.name}: state needs whole numbers 'picks' and 'records'")
-        windows = {}
-        for key, entry in entries.items():
-            if not (
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and 0 < len(entry) <= self.window
                 and all(
@@ -254,12 +253,16 @@ class TeacherStudentCurriculum:
                     and 0 <= point[1] <= 1
                     for point in entry
                 )
-            ):
-                raise StateError(
-                    f"{self.name}: bad window for task {key!r}: {str(entry)[:80]}; expected up "
-                    f"to {self.window} [record number, score] pairs"
-                )
-            windows[key] = deque(((t, float(s)) for t, s in entry), maxlen=self.window)
+            )
+
+        windows = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: deque(((t, float(s)) for t, s in entry), maxlen=self.window),
+            f"up to {self.window} [record number, score] pairs",
+            "window",
+        )
         with self._lock:
             self._windows = windows
             self._picks = picks
