@@ -287,7 +287,7 @@ class Learnability:
             self._picks = picks
             self._rng = rng
             self._in_flight = InFlight()
-            self._shards = ShardCache(lambda keys: _LearnShard(keys, self._tasks, self.seed))
+            self._shards.clear()
 
     def _params(self) -> dict[str, Any]:
         return {"window": self.window, "pass_threshold": self.pass_threshold, "seed": self.seed}

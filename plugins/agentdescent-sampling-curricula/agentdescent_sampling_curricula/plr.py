@@ -300,7 +300,7 @@ class PrioritizedLevelReplay:
             self._picks = picks
             self._rng = rng
             self._in_flight = InFlight()
-            self._shards = ShardCache(lambda keys: _PlrShard(keys, self._tasks))
+            self._shards.clear()
 
     def _params(self) -> dict[str, float]:
         return {"temperature": self.temperature, "staleness": self.staleness}
