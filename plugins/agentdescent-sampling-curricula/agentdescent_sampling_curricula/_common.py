@@ -1,4 +1,4 @@
-"""What the seven rules share: seeds, generator state, shards, rollouts in flight, lazy heaps."""
+"""What the rules share: seeds, generator state, state checks, shards, rollouts in flight, heaps."""
 
 from __future__ import annotations
 
