@@ -22,14 +22,14 @@ from agentdescent_sampling import (
     UnknownSamplerError,
     available,
     create,
-    default_registry,
     load_state,
-    parse_spec,
     save_state,
     spec_from_file,
 )
 from agentdescent_sampling.bench.workloads import read_log
 from agentdescent_sampling.errors import BenchError
+from agentdescent_sampling.registry import default_registry
+from agentdescent_sampling.spec import parse_spec
 
 HUGE = "x" * 1_000_000
 

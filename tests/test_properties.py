@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentdescent_sampling import SamplerInfo, available, create, default_registry
+from agentdescent_sampling import SamplerInfo, available, create
+from agentdescent_sampling.registry import default_registry
 
 BUILT_INS = sorted(
     record.name

@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import StateError
+from ..pending import Pending
 from ..protocol import SOLVED, check_pick, check_score, check_state, is_count
 from ..validators import boolean, number_in, solved_threshold
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
-from ._pending import Pending
 
 __all__ = ["DifficultyWeighted"]
 

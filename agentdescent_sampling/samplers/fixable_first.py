@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import StateError
+from ..pending import Pending
 from ..protocol import (
     SOLVED,
     check_keys,
@@ -26,7 +27,6 @@ from ..protocol import (
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups
-from ._pending import Pending
 
 __all__ = ["FixableFirst"]
 

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ..pending import Pending
 from ..protocol import check_pick, check_score, check_state, check_task_id
 from ..validators import boolean
-from ._pending import Pending
 
 __all__ = ["RoundRobin"]
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.protocol import check_state, is_count
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
-    InFlight,
     LazyHeap,
     Shard,
     ShardCache,
@@ -107,7 +105,7 @@ class FailureAware:
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _shards: ShardCache[_SidedShard] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -115,8 +113,8 @@ class FailureAware:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an untried task, else a failing one in even rounds and a passing one in odd."""
-        keys = check_keys(keys)
-        parity = operator.index(round_index) % 2
+        keys, round_index = check_pick(keys, round_index)
+        parity = round_index % 2
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -236,7 +234,7 @@ class FailureAware:
         with self._lock:
             self._tasks = tasks
             self._picks = picks
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, Any]:

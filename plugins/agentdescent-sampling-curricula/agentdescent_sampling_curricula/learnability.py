@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import operator
 import random
 import threading
 from collections import deque
@@ -13,12 +12,18 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.protocol import check_state, is_count, is_real
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import (
+    SOLVED,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    is_real,
+)
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_picks_and_entries,
@@ -175,7 +180,7 @@ class Learnability:
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
     _shards: ShardCache[_LearnShard] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -184,8 +189,7 @@ class Learnability:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an untried task while the shard has one, else one drawn by learnability."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -286,7 +290,7 @@ class Learnability:
             self._tasks = tasks
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, Any]:

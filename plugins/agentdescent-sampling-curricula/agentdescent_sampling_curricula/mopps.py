@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -10,12 +9,11 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.protocol import check_state, is_tally
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_tally
 from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import (
-    InFlight,
     check_picks_and_entries,
     check_seed,
     load_entries,
@@ -86,7 +84,7 @@ class ModelPredictivePromptSelection:
     _posterior: dict[str, tuple[float, float]] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -94,8 +92,7 @@ class ModelPredictivePromptSelection:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the candidate whose Thompson sample is closest to ``target``."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -169,7 +166,7 @@ class ModelPredictivePromptSelection:
             self._posterior = posterior
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
 
     def _params(self) -> dict[str, float]:
         return {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import operator
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -11,12 +10,11 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import check_keys, check_score
-from agentdescent_sampling.protocol import check_state, is_count, is_real
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_picks_and_entries,
@@ -174,7 +172,7 @@ class PrioritizedLevelReplay:
     _rng: random.Random = attrs.field(init=False, repr=False)
     _rank_weights: list[float] = attrs.field(init=False, factory=list, repr=False)
     _shards: ShardCache[_PlrShard] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -183,8 +181,7 @@ class PrioritizedLevelReplay:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an unseen task while there is one, else a replay by rank or staleness."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -299,7 +296,7 @@ class PrioritizedLevelReplay:
             self._tasks = tasks
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:

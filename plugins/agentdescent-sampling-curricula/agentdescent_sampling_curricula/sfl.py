@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import operator
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -11,13 +10,12 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
 from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.protocol import check_state, is_count
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
 from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_entries,
@@ -93,7 +91,7 @@ class SamplingForLearnability:
     _shards: ShardCache[Shard] = attrs.field(
         init=False, factory=lambda: ShardCache(Shard), repr=False
     )
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -101,8 +99,7 @@ class SamplingForLearnability:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a buffered task of the shard with probability ``sample_ratio``, else any."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -196,7 +193,7 @@ class SamplingForLearnability:
             self._buffer = list(buffer)
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:

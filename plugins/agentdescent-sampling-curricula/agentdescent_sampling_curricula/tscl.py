@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import operator
 import random
 import threading
 from collections import deque
@@ -12,13 +11,12 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import check_keys, check_score
 from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.protocol import check_state, is_count, is_real
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_entries,
@@ -163,7 +161,7 @@ class TeacherStudentCurriculum:
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
     _shards: ShardCache[_Groups] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -172,8 +170,7 @@ class TeacherStudentCurriculum:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a random task with probability ``epsilon``, else one of highest |slope|."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -268,7 +265,7 @@ class TeacherStudentCurriculum:
             self._picks = picks
             self._records = records
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:
