@@ -38,6 +38,7 @@ __all__ = [
     "check_score",
     "check_state",
     "check_task_id",
+    "declares_thread_unsafe",
     "is_count",
     "is_real",
     "is_tally",
@@ -253,6 +254,16 @@ def check_name(name: object) -> str:
             f"(for example 'difficulty-weighted')"
         )
     return name
+
+
+def declares_thread_unsafe(factory: object) -> bool:
+    """Whether ``factory`` declares ``thread_safe = False``: its samplers are served under a lock.
+
+    ``evolve(max_concurrency > 1)`` calls one sampler from several threads. A sampler that
+    keeps mutable state without a lock of its own says so with this class attribute, and
+    the registry wraps each one it builds in ``synchronized()``.
+    """
+    return getattr(factory, "thread_safe", True) is False
 
 
 def method_problem(sampler: object) -> str | None:
