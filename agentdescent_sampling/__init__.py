@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from .runspec import evidence_acceptance, evidence_promotion, from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
+    from .served import ServedSampler, synchronized
     from .spec import SamplerSpec, spec_from_file
     from .state import load_state, save_state
-    from .sync import synchronized
     from .wiring import wire
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "SamplerError",
     "SamplerInfo",
     "SamplerSpec",
+    "ServedSampler",
     "StateError",
     "Stateful",
     "TaskSampler",
@@ -126,7 +127,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".samplers._graded": ("GradedScoreWarning",),
     ".spec": ("SamplerSpec", "spec_from_file"),
     ".state": ("load_state", "save_state"),
-    ".sync": ("synchronized",),
+    ".served": ("ServedSampler", "synchronized"),
     ".wiring": ("wire",),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}

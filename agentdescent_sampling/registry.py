@@ -482,7 +482,8 @@ def _key(name: str) -> str:
 def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     """Call the selected factory once with the spec's parameters; word a failure from that call.
 
-    A plugin is served under the name it was selected by, whatever name its sampler reports.
+    The sampler is served as built, or in one :class:`~agentdescent_sampling.served.ServedSampler`
+    under the name it was selected by or a lock.
     """
     params = dict(spec.params)
     try:
@@ -507,17 +508,17 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
             f"{_where(selected.describe())}: its factory returned {type(sampler).__name__}, "
             f"which has no pick() and record() methods"
         )
-    if named != selected.name:
-        # A preset a hook registered, or a class reporting a name it was not selected by
-        # (a built-in's, say): served under the selected name, and so is its state.
-        from .presets import Preset
-
-        sampler = Preset(selected.name, sampler)
-    if not selected.synchronized:
+    renamed = None if named == selected.name else selected.name
+    # A preset's factory is not the class: what it built says whether it is thread-safe.
+    lock = selected.synchronized or declares_thread_unsafe(sampler)
+    if renamed is None and not lock:
         return sampler
-    from .sync import synchronized  # only a factory with thread_safe = False needs it
+    # A preset a hook registered, or a class reporting a name it was not selected by (a
+    # built-in's, say), is served under the selected name, and so is its state; a class that
+    # declares thread_safe = False, under a lock. One wrapper does both.
+    from .served import ServedSampler
 
-    return synchronized(sampler)
+    return ServedSampler(sampler, name=renamed, lock=lock)
 
 
 def _refused(info: SamplerInfo, spec: SamplerSpec, error: Exception) -> InvalidSamplerConfig:

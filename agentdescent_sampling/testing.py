@@ -30,8 +30,8 @@ from .params import signature_of
 from .protocol import check_name, method_problem
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry
+from .served import ServedSampler
 from .spec import SamplerSpec, parse_spec
-from .sync import Synchronized
 
 __all__ = [
     "ConformanceReport",
@@ -268,7 +268,8 @@ def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violat
 
 def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, ...]:
     sampler = factory(**params)
-    if isinstance(sampler, Synchronized) or callable(getattr(sampler, "stats", None)):
+    locked = isinstance(sampler, ServedSampler) and sampler.lock is not None
+    if locked or callable(getattr(sampler, "stats", None)):
         return ()
     return (
         f"threads: lost records could not be observed, because {label} has no stats(); only "

@@ -320,7 +320,7 @@ def test_a_class_declaring_thread_safe_false_is_served_synchronized(zoo: Venv) -
                           default_registry().get("unsafe-counter").synchronized]))
         """
     )
-    assert served[0] == "Synchronized"
+    assert served[0] == "ServedSampler"
     assert served[1].startswith("synchronized(<ads_unsafe.Counter object")
     assert served[2] is True
     assert "ok, synchronized" in zoo.run("agentdescent-sampling", "list").stdout

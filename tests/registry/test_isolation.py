@@ -218,7 +218,7 @@ def test_a_hook_form_preset_answers_to_its_own_name_and_shows_it_is_a_preset(
     )
     assert made == [
         "lrt-shuffled",
-        "preset('lrt-shuffled', LRT(shuffle=True))",
+        "ServedSampler(LRT(shuffle=True), name='lrt-shuffled')",
         "b",
         "lrt",  # the name it was selected by, though the class calls itself least-recently-tried
     ]
