@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .pending import Pending
     from .protocol import (
         SOLVED,
+        Sampler,
         Stateful,
         TaskSampler,
         check_keys,
@@ -66,6 +67,7 @@ __all__ = [
     "RegistrationError",
     "Registry",
     "RoundRobin",
+    "Sampler",
     "SamplerConflictError",
     "SamplerError",
     "SamplerInfo",
@@ -110,6 +112,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".pending": ("Pending",),
     ".protocol": (
         "SOLVED",
+        "Sampler",
         "Stateful",
         "TaskSampler",
         "check_keys",

@@ -443,7 +443,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         if log and snapshot is not None:
             sampler = create(spec)
             records, rounds, _ = _replay(sampler, db, owner, snapshot)
-            state = sampler.state_dict()  # type: ignore[attr-defined]
+            state = sampler.state_dict()
     finally:
         db.close()
     return {

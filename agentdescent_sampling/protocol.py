@@ -29,6 +29,7 @@ from .errors import StateError
 __all__ = [
     "MAX_COUNT",
     "SOLVED",
+    "Sampler",
     "Stateful",
     "TaskSampler",
     "check_keys",
@@ -168,6 +169,21 @@ def check_score(task_id: object, score: object) -> float:
             f"recording it"
         )
     return value
+
+
+class Sampler(TaskSampler, Protocol):
+    """What ``create()`` returns: a :class:`TaskSampler` with its ``name``, and every other
+    method the sampler has (``stats()``, ``state_dict()``, ``end_round()``, ...), typed ``Any``
+    since which sampler a config selects is only known when it runs."""
+
+    @property
+    def name(self) -> str:
+        """The name the sampler was selected by."""
+        ...
+
+    def __getattr__(self, attribute: str) -> Any:
+        """The selected sampler's own attribute."""
+        ...
 
 
 @runtime_checkable

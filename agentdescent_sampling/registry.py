@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
 import attrs
 
@@ -40,10 +40,11 @@ from .policy import (
     Policy,
     normalize,
 )
-from .protocol import TaskSampler, check_name, declares_thread_unsafe, short_repr
+from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
 
 if TYPE_CHECKING:
+    from .durable import DurableSampler
     from .loading import Plugins
     from .records import PluginFailure, Record, SamplerInfo
 
@@ -120,7 +121,13 @@ class Registry:
 
     # -- public API ---------------------------------------------------------------
 
-    def create(self, spec: SpecLike, *, state: str | os.PathLike[str] | None = None) -> TaskSampler:
+    @overload
+    def create(self, spec: SpecLike, *, state: None = None) -> Sampler: ...
+    @overload
+    def create(self, spec: SpecLike, *, state: str | os.PathLike[str]) -> DurableSampler: ...
+    def create(
+        self, spec: SpecLike, *, state: str | os.PathLike[str] | None = None
+    ) -> Sampler | DurableSampler:
         """Build a sampler from a name, a ``name:key=value`` string, a mapping or a spec.
 
         With ``state``, the sampler is a :class:`DurableSampler`: its state lives in the
@@ -138,7 +145,7 @@ class Registry:
         parsed = parse_spec(spec)
         sampler = _build(parsed, self._select(parsed.name, parsed.provider))
         if state is None:
-            return sampler
+            return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
         from ._files import checked_path
         from .durable import DurableSampler  # only a durable sampler needs the state module
 
@@ -591,9 +598,15 @@ def default_registry() -> Registry:
         return _default
 
 
+@overload
+def create(spec: SpecLike | Mapping[str, Any], *, state: None = None) -> Sampler: ...
+@overload
+def create(
+    spec: SpecLike | Mapping[str, Any], *, state: str | os.PathLike[str]
+) -> DurableSampler: ...
 def create(
     spec: SpecLike | Mapping[str, Any], *, state: str | os.PathLike[str] | None = None
-) -> TaskSampler:
+) -> Sampler | DurableSampler:
     """Build a sampler from a config value, using the default registry.
 
     ``spec`` is a name (``"difficulty-weighted"``), a string with parameters
@@ -603,6 +616,8 @@ def create(
     sampler's statistics across runs (see :class:`DurableSampler`). See
     :meth:`Registry.create`.
     """
+    if state is None:
+        return default_registry().create(spec)
     return default_registry().create(spec, state=state)
 
 

@@ -13,6 +13,8 @@ from agentdescent_sampling.samplers import round_robin
 class Counted:
     """Counts its calls; raises ``error`` when given one."""
 
+    name = "counted"
+
     def __init__(self, error: BaseException | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
         self.error = error
@@ -47,7 +49,6 @@ def test_the_factory_is_called_once_whatever_it_raises(
         monkeypatch.setattr(round_robin, "RoundRobin", factory)
         name = "round-robin"
     else:
-        factory.name = "counted"  # type: ignore[attr-defined]  # registered by its name
         registry.register(factory)
         name = "counted"
     spec = f"{name}:spread_in_flight=true"

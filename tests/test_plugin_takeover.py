@@ -140,9 +140,9 @@ def test_a_durable_state_of_a_misnamed_sampler_is_owned_by_the_selected_name(
 ) -> None:
     _install(monkeypatch, _class_form("rr2", lambda: ClaimsABuiltin))
     path = tmp_path / "state.sqlite"
-    with create("rr2", state=path) as sampler:  # type: ignore[attr-defined]
+    with create("rr2", state=path) as sampler:
         sampler.record(sampler.pick(["a", "b"], 0), 1.0)
     with pytest.raises(StateError, match="holds the state of sampler 'rr2'"):
         create("round-robin", state=path)
-    with create("rr2", state=path) as resumed:  # type: ignore[attr-defined]
+    with create("rr2", state=path) as resumed:
         assert resumed.name == "rr2"
