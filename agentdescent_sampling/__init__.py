@@ -5,6 +5,10 @@
 >>> sampler.pick(["a", "b"], 0)
 'a'
 
+What users select, build and keep; what plugin authors implement and call. The whole plugin
+contract is :mod:`agentdescent_sampling.protocol`; the public submodules ``errors``,
+``validators``, ``pending``, ``hookspecs``, ``testing`` and ``bench`` hold the rest.
+
 Names are imported on first use (PEP 562), so selecting one sampler by name imports
 that sampler's module and the registry, not the bench, the conformance kit or the
 other built-ins.
@@ -23,23 +27,32 @@ if TYPE_CHECKING:
         RegistrationError,
         SamplerConflictError,
         SamplerError,
+        StateError,
         UnknownSamplerError,
     )
-    from .hookspecs import hookimpl
-    from .params import REQUIRED, Parameter, Signature
-    from .protocol import SOLVED, TaskSampler, check_keys, check_name, check_score
+    from .hookspecs import Register, hookimpl
+    from .pending import Pending
+    from .protocol import (
+        SOLVED,
+        Sampler,
+        Stateful,
+        TaskSampler,
+        check_keys,
+        check_pick,
+        check_score,
+        check_state,
+    )
     from .records import PluginFailure, SamplerInfo
-    from .registry import Registry, available, create, default_registry, register
+    from .registry import Registry, available, create, register
     from .runspec import evidence_acceptance, evidence_promotion, from_run_spec
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
-    from .spec import SamplerSpec, parse_spec, spec_from_file
-    from .state import StateError, Stateful, load_state, save_state
-    from .sync import Synchronized, synchronized
+    from .served import ServedSampler, synchronized
+    from .spec import SamplerSpec, spec_from_file
+    from .state import load_state, save_state
     from .wiring import wire
 
 __all__ = [
-    "REQUIRED",
     "SOLVED",
     "DifficultyWeighted",
     "DurableSampler",
@@ -47,35 +60,35 @@ __all__ = [
     "GradedScoreWarning",
     "InformativeBand",
     "InvalidSamplerConfig",
-    "Parameter",
+    "Pending",
     "PluginFailure",
     "PluginLoadError",
+    "Register",
     "RegistrationError",
     "Registry",
     "RoundRobin",
+    "Sampler",
     "SamplerConflictError",
     "SamplerError",
     "SamplerInfo",
     "SamplerSpec",
-    "Signature",
+    "ServedSampler",
     "StateError",
     "Stateful",
-    "Synchronized",
     "TaskSampler",
     "UnknownSamplerError",
     "__version__",
     "available",
     "check_keys",
-    "check_name",
+    "check_pick",
     "check_score",
+    "check_state",
     "create",
-    "default_registry",
     "evidence_acceptance",
     "evidence_promotion",
     "from_run_spec",
     "hookimpl",
     "load_state",
-    "parse_spec",
     "register",
     "save_state",
     "spec_from_file",
@@ -92,22 +105,32 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "RegistrationError",
         "SamplerConflictError",
         "SamplerError",
+        "StateError",
         "UnknownSamplerError",
     ),
-    ".hookspecs": ("hookimpl",),
-    ".params": ("REQUIRED", "Parameter", "Signature"),
-    ".protocol": ("SOLVED", "TaskSampler", "check_keys", "check_name", "check_score"),
+    ".hookspecs": ("Register", "hookimpl"),
+    ".pending": ("Pending",),
+    ".protocol": (
+        "SOLVED",
+        "Sampler",
+        "Stateful",
+        "TaskSampler",
+        "check_keys",
+        "check_pick",
+        "check_score",
+        "check_state",
+    ),
     ".records": ("PluginFailure", "SamplerInfo"),
-    ".registry": ("Registry", "available", "create", "default_registry", "register"),
+    ".registry": ("Registry", "available", "create", "register"),
     ".runspec": ("evidence_acceptance", "evidence_promotion", "from_run_spec"),
     ".samplers.difficulty_weighted": ("DifficultyWeighted",),
     ".samplers.fixable_first": ("FixableFirst",),
     ".samplers.informative_band": ("InformativeBand",),
     ".samplers.round_robin": ("RoundRobin",),
     ".samplers._graded": ("GradedScoreWarning",),
-    ".spec": ("SamplerSpec", "parse_spec", "spec_from_file"),
-    ".state": ("StateError", "Stateful", "load_state", "save_state"),
-    ".sync": ("Synchronized", "synchronized"),
+    ".spec": ("SamplerSpec", "spec_from_file"),
+    ".state": ("load_state", "save_state"),
+    ".served": ("ServedSampler", "synchronized"),
     ".wiring": ("wire",),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}

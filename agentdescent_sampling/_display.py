@@ -3,16 +3,35 @@
 Such text can hold terminal escape sequences (that retitle the window, move the cursor
 or erase rows), bidirectional overrides, or megabytes. :func:`shown` makes it one
 bounded, printable line; :func:`safe_repr` shows a value without running its code.
+:func:`aligned` is the one table layout of the CLI, the bench and ``benchmarks/``.
 """
 
 from __future__ import annotations
 
+import shutil
+import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["MAX_SHOWN", "safe_repr", "shown", "shown_data", "shown_lines"]
+__all__ = [
+    "MAX_SHOWN",
+    "aligned",
+    "column_widths",
+    "safe_repr",
+    "screen_table",
+    "shown",
+    "shown_data",
+    "shown_lines",
+]
 
+#: The widest a non-final cell of :func:`screen_table` is shown (a sampler name's limit);
+#: the last one takes what the terminal leaves.
+_CELL = 64
+#: The narrowest :func:`screen_table` cuts a table to.
+_NARROWEST = 40
+#: The width output that is not a terminal is cut to: none, in practice.
+_UNCUT = 1 << 20
 #: The longest text shown for one value.
 MAX_SHOWN = 300
 #: The most lines :func:`shown_lines` shows.
@@ -121,3 +140,51 @@ def _escaped(char: str) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def aligned(
+    rows: Sequence[Sequence[str]], *, numbers: bool = False, width: int | None = None
+) -> list[str]:
+    """``rows`` aligned in columns, one line each, with no trailing spaces.
+
+    Text columns are left-aligned two spaces apart. With ``numbers``, the first column
+    (the label) is left-aligned and the others right-aligned, three spaces apart. With
+    ``width``, the first column is narrowed so that a row fits in ``width`` characters, and
+    a first cell longer than that gets a line of its own above its row. The cells are
+    printed as given: show text a plugin controls with :func:`shown` first.
+    """
+    gap = "   " if numbers else "  "
+    widths = column_widths(rows, numbers=numbers, width=width)
+    lines = []
+    for first, *rest in rows:
+        if len(first) > widths[0]:
+            lines.append(first)
+            first = ""
+        cells = [
+            cell.rjust(size) if numbers else cell.ljust(size)
+            for cell, size in zip(rest, widths[1:], strict=True)
+        ]
+        lines.append(gap.join([first.ljust(widths[0]), *cells]).rstrip())
+    return lines
+
+
+def column_widths(
+    rows: Sequence[Sequence[str]], *, numbers: bool = False, width: int | None = None
+) -> list[int]:
+    """The width of each column of :func:`aligned` (which it also takes)."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    if width is not None:
+        rest = sum((3 if numbers else 2) + size for size in widths[1:])
+        widths[0] = min(widths[0], max(width - rest, len(rows[0][0])))
+    return widths
+
+
+def screen_table(rows: Sequence[Sequence[str]]) -> str:
+    """``rows`` as :func:`aligned` text columns, each cell shown safely, each line fitting the
+    terminal (when output goes to one: a file or a pipe gets whole lines, each cell bounded)."""
+    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else _UNCUT
+    cells = [[shown(cell, _CELL) for cell in row[:-1]] + [shown(row[-1])] for row in rows]
+    width = max(columns, _NARROWEST)
+    return "\n".join(
+        line if len(line) <= width else line[: width - 3] + "..." for line in aligned(cells)
+    )

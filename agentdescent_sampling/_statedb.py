@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ._files import kind_of
-from .protocol import short_repr
-from .state import FORMAT, StateError, check_owner, is_count
+from .errors import StateError
+from .protocol import is_count, short_repr
+from .state import FORMAT, check_owner
 
 __all__ = ["APPLICATION_ID", "StateDB"]
 

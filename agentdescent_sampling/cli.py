@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import textwrap
 import traceback
@@ -13,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._display import safe_repr, shown, shown_data, shown_lines
+from ._display import safe_repr, screen_table, shown, shown_data, shown_lines
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
@@ -22,20 +21,11 @@ from .paramdoc import parameter_help
 from .records import WIRING
 from .registry import PluginFailure, SamplerInfo, available, default_registry
 from .scaffold import write_plugin
-from .spec import SamplerSpec, parse_spec
-from .testing import ConformanceReport, check_sampler
+from .spec import parse_spec
+from .testing import check_installed, check_sampler, checking
 
 __all__ = ["main"]
 
-#: The widest a non-final table cell is shown (a sampler name's limit); the last one takes
-#: what the terminal leaves.
-_CELL = 64
-#: The narrowest a table is cut to.
-_NARROWEST = 40
-#: The width output that is not a terminal is cut to: none, in practice.
-_UNCUT = 1 << 20
-#: The longest line a check's description takes.
-_LINE = 200
 #: The longest help text and traceback line shown.
 _HELP = 2000
 _TRACEBACK_LINE = 1000
@@ -230,10 +220,10 @@ def _list(args: argparse.Namespace) -> int:
                 )
             else:
                 rows.append(_failure_row(record))
-        print(_table(rows))
+        print(screen_table(rows))
         if args.tracebacks:
             for failure in failures:
-                print(f"\n{_failure_title(failure)}\n{_traceback(failure)}", end="")
+                print(f"\n{failure.title}\n{_traceback(failure)}", end="")
         elif failures or shared:
             print(
                 f"\n{len(failures) + len(shared)} plugin(s) failed or conflict; "
@@ -259,14 +249,6 @@ def _traceback(failure: PluginFailure) -> str:
     except Exception:  # noqa: BLE001  # a hostile __str__ must not break the listing
         text = describe(error) + "\n"
     return shown_lines(text, _TRACEBACK_LINE)
-
-
-def _failure_title(failure: PluginFailure) -> str:
-    names = shown(", ".join(failure.names) or "?")
-    return (
-        f"== {names}: {shown(failure.distribution)} {shown(failure.version)}, "
-        f"entry point {shown(repr(failure.entry_point))} ({failure.status})"
-    )
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -327,52 +309,20 @@ def _check(args: argparse.Namespace) -> int:
     info = registry.get(spec.name, provider=spec.provider)
     # Build once first: a bad parameter is a config error (exit 2), not eight violations.
     registry.create(spec)
-    print(f"checking {_described(info, spec)}")
+    print(checking(info, spec))
     report = check_sampler(args.spec)
     print(report)
     return 0 if report.ok else 1
 
 
 def _check_all() -> int:
-    problems = 0
-    for record in available():
-        if isinstance(record, PluginFailure):
-            if record.status in ("failed", "conflict"):
-                problems += 1
-                print(f"{_failure_title(record)}: not checked: {shown(record.message)}")
-            continue
-        required = [p.name for p in record.signature.parameters if p.required]
-        if record.status != "ok":
-            problems += 1
-            print(
-                f"{record.name} ({shown(record.distribution)}): not checked: more than one "
-                f"distribution provides it; uninstall one"
-            )
-            continue
-        if required:
-            print(
-                f"{record.name}: not checked: it needs {', '.join(map(repr, required))}; "
-                f"check it with 'agentdescent-sampling check {record.name}:{required[0]}=...'"
-            )
-            continue
-        print(f"checking {_described(record, SamplerSpec(record.name))}")
-        report: ConformanceReport = check_sampler(record.name)
-        print(report)
-        problems += not report.ok
-    return 1 if problems else 0
-
-
-def _described(info: SamplerInfo, spec: SamplerSpec) -> str:
-    """``name (distribution version) with c=0.1, prior=0.5 (default), ...``."""
-    given = dict(spec.params)
-    parts = [f"{key}={safe_repr(value)}" for key, value in given.items()]
-    parts += [
-        f"{parameter}" + " (default)"
-        for parameter in info.signature.parameters
-        if parameter.name not in given and not parameter.required
-    ]
-    with_ = f" with {', '.join(parts)}" if parts else " (no parameters)"
-    return shown(f"{info.name} ({info.distribution} {info.version}){with_}", _LINE)
+    failed = False
+    for found in check_installed():
+        print(found.heading)
+        if found.report is not None:
+            print(found.report)
+        failed |= found.failed
+    return 1 if failed else 0
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
@@ -388,23 +338,3 @@ def _new_plugin(args: argparse.Namespace) -> int:
 def _failure_row(failure: PluginFailure) -> tuple[str, ...]:
     name = ", ".join(failure.names) or failure.entry_point or "?"
     return (name, failure.distribution, failure.version, failure.status, failure.message)
-
-
-def _table(rows: list[tuple[str, ...]]) -> str:
-    """``rows`` aligned in columns, each cell shown safely, each line fitting the terminal
-    (when output goes to one: a file or a pipe gets whole lines, each cell bounded)."""
-    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else _UNCUT
-    cells = [[shown(cell, _CELL) for cell in row[:-1]] + [shown(row[-1])] for row in rows]
-    widths = [max(len(row[column]) for row in cells) for column in range(len(cells[0]) - 1)]
-    lines = (
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True))
-        + "  "
-        + row[-1]
-        for row in cells
-    )
-    return "\n".join(_fitted(line, max(columns, _NARROWEST)) for line in lines)
-
-
-def _fitted(line: str, columns: int) -> str:
-    """``line`` cut to ``columns`` characters, ending in "..." if it was longer."""
-    return line if len(line) <= columns else line[: columns - 3] + "..."

@@ -15,34 +15,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any, Literal
 
-import attrs
-
-from .policy import OWN_DISTRIBUTION, RESERVED, Policy, normalize
+from .policy import OWN_DISTRIBUTION, RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name
 from .records import PluginFailure
 
-__all__ = ["EntryPoint", "scan"]
-
-
-@attrs.frozen
-class EntryPoint:
-    """One installed entry point that may load, with the distribution that declared it."""
-
-    name: str
-    value: str
-    distribution: str
-    version: str
-    loader: Any = attrs.field(repr=False, eq=False)
-
-    @property
-    def label(self) -> str:
-        """``name = module:attr``, as written in the distribution's metadata."""
-        return f"{self.name} = {self.value}"
-
-    @property
-    def form(self) -> Literal["class", "hook"]:
-        """Hook form names a module (no ``:``); class form names an object in one."""
-        return "class" if ":" in self.value else "hook"
+__all__ = ["scan"]
 
 
 def scan(group: str, policy: Policy) -> tuple[list[EntryPoint], list[PluginFailure]]:

@@ -27,7 +27,7 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   drops them from the in-flight tracking, as a loaded snapshot does.
 - **One process.** The file is locked (``flock``) while a sampler holds it. A second
   ``create(..., state=PATH)``, in this process or another, raises
-  :class:`~agentdescent_sampling.state.StateError` naming the file and the holder's pid:
+  :class:`~agentdescent_sampling.errors.StateError` naming the file and the holder's pid:
   two samplers appending to one log would each miss the other's records in memory.
 - **Safe to point at.** See :mod:`agentdescent_sampling._statedb`: symlinks are refused,
   never followed, a replaced file is never written through, a file that is not this
@@ -43,7 +43,6 @@ import contextlib
 import functools
 import json
 import operator
-import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -53,10 +52,10 @@ from types import TracebackType
 from typing import Any
 
 from ._statedb import StateDB
-from .errors import InvalidSamplerConfig
-from .protocol import TaskSampler, short_repr
-from .state import StateError, Stateful, sampler_name, state_document
-from .sync import Synchronized
+from .errors import InvalidSamplerConfig, StateError
+from .protocol import Stateful, TaskSampler, short_repr
+from .served import ServedSampler
+from .state import sampler_name, state_document
 
 __all__ = [
     "ROUND_END",
@@ -83,15 +82,17 @@ _MIN_LOG = 64
 _SHARDS = 8
 
 
-class DurableSampler:
+class DurableSampler(ServedSampler):
     """A sampler whose statistics live in the SQLite database at ``path``.
 
     Built by ``create(spec, state=path)``; build it directly to keep the state of a sampler
     you constructed yourself. The file is held until :meth:`close` (or the end of a
-    ``with`` block, or of the process). Every other attribute (``stats()``,
-    ``state_dict()``, ...) is the wrapped sampler's. Given a ``synchronized()`` sampler (the
-    registry wraps one whose class says ``thread_safe = False``), it wraps the sampler
-    itself and holds its own lock for every method call: one wrapper, not two.
+    ``with`` block, or of the process). It is the one wrapper between its user and the
+    sampler: given a :class:`~agentdescent_sampling.served.ServedSampler` (the registry
+    serves a preset or a ``thread_safe = False`` class in one), it wraps the sampler itself,
+    under the same name. Every method call holds its lock, and every other attribute
+    (``stats()``, ``state_dict()``, ...) is the wrapped sampler's, as for any
+    ``ServedSampler``.
 
     Args:
         sampler: any sampler with ``state_dict()`` and ``load_state_dict()``: every
@@ -130,20 +131,30 @@ class DurableSampler:
                 f"the sampler state path {str(target)!r} is a directory; give a file path "
                 f"such as {str(target / 'sampler-state.sqlite')!r}"
             )
-        # One wrapper, not two: a sampler that cannot take concurrent calls (wrapped in
-        # synchronized() by the registry) is unwrapped, and this wrapper's lock, which already
-        # orders every logged call, is held for its other methods too.
-        self._locks_all = isinstance(sampler, Synchronized)
-        if isinstance(sampler, Synchronized):
+        if isinstance(sampler, DurableSampler):
+            raise InvalidSamplerConfig(
+                f"sampler {name!r} already keeps its state in {str(sampler.path)!r}; give "
+                f"DurableSampler the sampler itself"
+            )
+        # One wrapper, not two: a served sampler (a preset, or one that cannot take concurrent
+        # calls) is unwrapped, and this one serves it under the same name and its own lock.
+        renamed, given_lock = None, False
+        if isinstance(sampler, ServedSampler):
+            renamed, given_lock = sampler._renamed, sampler.lock is not None
             sampler = sampler.wrapped
-        self.wrapped = sampler
-        self.path = target
-        self._stateful: Stateful = sampler  # type: ignore[assignment]  # checked above
+        super().__init__(sampler, name=renamed, lock=True)
+        self._given_lock = given_lock
+        self.path: Path = target
+        # What the log replays into and the snapshots are taken of: the sampler, under the
+        # name it is served by (a preset's state is marked as the preset's).
+        served: Any = sampler if renamed is None else ServedSampler(sampler, name=renamed)
+        self._stateful: Stateful = served  # checked above: it has both methods
         self._name = name
         self._db = StateDB(target, name, json.dumps(name if spec is None else spec))
         self._closer = weakref.finalize(self, self._db.close)
         # One lock orders each change of the sampler with its entry in the log.
-        self._lock = threading.RLock()
+        assert self.lock is not None  # for mypy: lock=True made it
+        self._lock = self.lock
         # Entries applied in memory and not yet committed: picks wait for the next record.
         self._unwritten: list[tuple[str, str, str]] = []
         self._shards: list[tuple[list[str], int]] = []
@@ -246,26 +257,15 @@ class DurableSampler:
     ) -> None:
         self.close()
 
-    def __getattr__(self, attribute: str) -> Any:
-        # Only reached for names not defined here: stats(), state_dict(), end_round(), ...
-        # "wrapped" itself is missing only on an instance made without __init__ (copy,
-        # pickle); looking it up here would recurse forever.
-        if attribute == "wrapped":
-            raise AttributeError(attribute)
-        value = getattr(self.wrapped, attribute)
-        if attribute in TOLD and callable(value):
-            return functools.partial(self._told, attribute, value)
-        if self._locks_all and callable(value):
-            return functools.partial(self._locked, value)
-        return value
-
     def __repr__(self) -> str:
-        shown = f"synchronized({self.wrapped!r})" if self._locks_all else repr(self.wrapped)
-        return f"DurableSampler({shown}, {str(self.path)!r})"
+        served = ServedSampler(self.wrapped, name=self._renamed, lock=self._given_lock)
+        return f"DurableSampler({served!r}, {str(self.path)!r})"
 
-    def _locked(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return method(*args, **kwargs)
+    def _method(self, attribute: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        # A told call is logged, under the lock; any other runs under the lock.
+        if attribute in TOLD:
+            return functools.partial(self._told, attribute, method)
+        return super()._method(attribute, method)
 
     # -- the log -------------------------------------------------------------------
 
@@ -443,7 +443,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         if log and snapshot is not None:
             sampler = create(spec)
             records, rounds, _ = _replay(sampler, db, owner, snapshot)
-            state = sampler.state_dict()  # type: ignore[attr-defined]
+            state = sampler.state_dict()
     finally:
         db.close()
     return {

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 __all__ = [
+    "BenchError",
     "InvalidSamplerConfig",
     "PluginLoadError",
     "RegistrationError",
     "SamplerConflictError",
     "SamplerError",
+    "ScaffoldError",
+    "StateError",
     "UnknownSamplerError",
 ]
 
@@ -50,4 +53,19 @@ class RegistrationError(SamplerError, ValueError):
     """A sampler registered in-process was refused: not a sampler factory, or a bad name.
 
     The message says which rule the registration broke and how to fix it.
+    """
+
+
+class StateError(SamplerError, ValueError):
+    """A state file or dict is unreadable, corrupt, of another version or of another sampler."""
+
+
+class ScaffoldError(SamplerError, ValueError):
+    """``new-plugin`` cannot write the plugin: a bad name, or the directory already exists."""
+
+
+class BenchError(SamplerError):
+    """A bench run cannot go on: bad configuration, an unreadable log or a broken sampler.
+
+    The message names the offending value, what was expected and what to try.
     """

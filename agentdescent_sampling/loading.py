@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from ._display import safe_repr, shown
-from .discovery import EntryPoint, scan
+from .discovery import scan
 from .params import signature_of
-from .policy import DISABLE_ENV, RESERVED, Policy, normalize
-from .protocol import check_name, method_problem, short_repr
+from .policy import DISABLE_ENV, RESERVED, EntryPoint, Policy, normalize
+from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
 __all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "running_plugin", "vet"]
@@ -63,7 +63,7 @@ def vet(
     if name is None:
         name = getattr(factory, "name", None)
     try:
-        names = _valid_names(factory, name, aliases, description, policy)
+        names = _valid_names(factory, name, aliases, description, policy, form)
     except Refused as refused:
         refused.names = refused.names or ((name,) if isinstance(name, str) else ())
         raise
@@ -79,12 +79,12 @@ def vet(
         entry_point=entry_point,
         form=form,
         signature=signature_of(factory),
-        synchronized=getattr(factory, "thread_safe", True) is False,
+        synchronized=declares_thread_unsafe(factory),
     )
 
 
 def _valid_names(
-    factory: object, name: object, aliases: object, description: object, policy: Policy
+    factory: object, name: object, aliases: object, description: object, policy: Policy, form: Form
 ) -> list[str]:
     """The registration's names (``name`` first, no duplicates) if it keeps every rule."""
     if not callable(factory):
@@ -121,7 +121,7 @@ def _valid_names(
             f"description must be text, got {type(description).__name__} {short_repr(description)}",
         )
     keys = {normalize(each) for each in names}
-    if keys & RESERVED:
+    if keys & RESERVED and form != "built-in":  # a built-in is declared in code, never by a plugin
         raise Refused(
             "conflict",
             f"claims the built-in name {', '.join(sorted(keys & RESERVED))}; built-in names are "
@@ -207,7 +207,7 @@ class Plugins:
             if ep not in self._scanned():
                 continue
             self._scanned().remove(ep)
-            ok, loaded = self._isolated(ep, "import", ep.loader.load)
+            ok, loaded = self._isolated(ep, "import", ep.load)
             if not ok:
                 continue
             if ep.form == "hook":

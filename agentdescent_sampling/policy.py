@@ -12,15 +12,11 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
 
 from ._version import __version__
 from .errors import InvalidSamplerConfig
-
-if TYPE_CHECKING:
-    from .discovery import EntryPoint
-    from .protocol import TaskSampler
 
 __all__ = [
     "BUILTINS",
@@ -31,7 +27,7 @@ __all__ = [
     "RESERVED",
     "STRICT_ENV",
     "VERSION",
-    "Builtin",
+    "EntryPoint",
     "Policy",
     "normalize",
 ]
@@ -60,45 +56,60 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-class Builtin(NamedTuple):
-    """A sampler this package ships: its name, the engine's class name as alias, its class."""
+class EntryPoint(NamedTuple):
+    """One ``agentdescent.samplers`` entry point, with the distribution that declared it.
+
+    The built-ins are class-form entry points too, declared in :data:`BUILTINS` in code,
+    not in installed metadata, so that no distribution can write one.
+    """
 
     name: str
-    aliases: tuple[str, ...]
-    #: ``module:attribute``, imported only when this built-in is selected or listed.
-    target: str
+    #: ``module:attribute`` (class form) or ``module`` (hook form).
+    value: str
+    distribution: str
+    version: str
+    #: The installed entry point that imports it; ``None`` for a built-in.
+    loader: Any = None
+    #: Further names that select it; only a built-in declares them in its entry point.
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``name = module:attr``, as written in the distribution's metadata."""
+        return f"{self.name} = {self.value}"
+
+    @property
+    def form(self) -> Literal["class", "hook"]:
+        """Hook form names a module (no ``:``); class form names an object in one."""
+        return "class" if ":" in self.value else "hook"
 
     @property
     def keys(self) -> frozenset[str]:
-        """Every normalized name that selects it."""
+        """Every normalized name its metadata says selects it."""
         return frozenset(normalize(each) for each in (self.name, *self.aliases))
 
-    def load(self) -> Callable[..., TaskSampler]:
-        """Import this built-in's module and return its class."""
-        module, _, attribute = self.target.partition(":")
-        factory: Callable[..., TaskSampler] = getattr(importlib.import_module(module), attribute)
-        return factory
+    def load(self) -> Any:
+        """Import what it names and return it: a sampler factory, or a module of hooks."""
+        if self.loader is not None:
+            return self.loader.load()
+        module, _, attribute = self.value.partition(":")
+        loaded = importlib.import_module(module)
+        return getattr(loaded, attribute) if attribute else loaded
 
 
-BUILTINS: tuple[Builtin, ...] = (
-    Builtin(
-        "round-robin", ("RoundRobin",), "agentdescent_sampling.samplers.round_robin:RoundRobin"
-    ),
-    Builtin(
-        "difficulty-weighted",
-        ("DifficultyWeighted",),
-        "agentdescent_sampling.samplers.difficulty_weighted:DifficultyWeighted",
-    ),
-    Builtin(
-        "informative-band",
-        ("InformativeBand",),
-        "agentdescent_sampling.samplers.informative_band:InformativeBand",
-    ),
-    Builtin(
-        "fixable-first",
-        ("FixableFirst",),
-        "agentdescent_sampling.samplers.fixable_first:FixableFirst",
-    ),
+def _builtin(name: str, target: str) -> EntryPoint:
+    """A sampler this package ships: its name, the engine's class name as alias, its class."""
+    alias = target.rpartition(":")[2]
+    value = f"agentdescent_sampling.samplers.{target}"
+    return EntryPoint(name, value, OWN_DISTRIBUTION, VERSION, aliases=(alias,))
+
+
+#: The built-ins, imported only when one is selected or listed.
+BUILTINS: tuple[EntryPoint, ...] = (
+    _builtin("round-robin", "round_robin:RoundRobin"),
+    _builtin("difficulty-weighted", "difficulty_weighted:DifficultyWeighted"),
+    _builtin("informative-band", "informative_band:InformativeBand"),
+    _builtin("fixable-first", "fixable_first:FixableFirst"),
 )
 #: Normalized built-in names and aliases. Reserved whatever the environment says.
 RESERVED: frozenset[str] = frozenset().union(*(builtin.keys for builtin in BUILTINS))
@@ -137,7 +148,7 @@ class Policy(NamedTuple):
             allowed = _env_names(ONLY_ENV) if os.environ.get(ONLY_ENV, "").strip() else None
         return cls(disabled, allowed, _strict() if strict is None else strict)
 
-    def disabled_builtin(self, builtin: Builtin) -> bool:
+    def disabled_builtin(self, builtin: EntryPoint) -> bool:
         """Whether ``builtin`` is disabled, by one of its names or by this package's name."""
         return bool(self.disable & (builtin.keys | {OWN_DISTRIBUTION}))
 

@@ -1,20 +1,48 @@
-"""The sampler contract: the two methods ``evolve()`` calls, and the checks they share."""
+"""The whole sampler contract: what ``evolve()`` calls, what a state holds, and the checks.
+
+A plugin author reads this module and no other. A sampler has ``pick(keys, round_index)``
+and ``record(task_id, score)`` (:class:`TaskSampler`); one whose statistics survive a
+restart also has ``state_dict()`` and ``load_state_dict(state)`` (:class:`Stateful`).
+The checks word their errors as every built-in does:
+
+- :func:`check_pick` at the top of ``pick``: the shard (:func:`check_keys`, whose task ids
+  :func:`check_task_id` checks when a sampler reads them) and the round index
+  (:func:`check_round_index`);
+- :func:`check_score` at the top of ``record``;
+- :func:`check_state` at the top of ``load_state_dict``, then :func:`is_count`,
+  :func:`is_real` and :func:`is_tally` for the numbers in it, raising
+  :class:`~agentdescent_sampling.errors.StateError` for anything else;
+- :func:`check_name` for a sampler name.
+"""
 
 from __future__ import annotations
 
 import inspect
 import math
+import operator
 import re
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, SupportsIndex, TypeGuard, runtime_checkable
+
+from .errors import StateError
 
 __all__ = [
+    "MAX_COUNT",
     "SOLVED",
+    "Sampler",
+    "Stateful",
     "TaskSampler",
     "check_keys",
     "check_name",
+    "check_pick",
+    "check_round_index",
     "check_score",
+    "check_state",
     "check_task_id",
+    "declares_thread_unsafe",
+    "is_count",
+    "is_real",
+    "is_tally",
     "method_problem",
     "short_repr",
 ]
@@ -24,6 +52,11 @@ __all__ = [
 #: repeated here, rather than imported, so that this package never imports the engine.
 #: An integration test checks that the two agree.
 SOLVED = 0.999
+#: The largest count a sampler state may hold: larger ones are refused on load, and a
+#: state holding one is not saved: picks
+#: compute with floats, which hold whole numbers exactly up to 2**53, and no run records
+#: that many rollouts (a million a second for 285 years).
+MAX_COUNT = 2**53
 
 # ASCII only: under re.IGNORECASE alone, [a-z] also matches look-alikes such as the
 # dotless i (U+0131), the long s (U+017F) and the Kelvin sign (U+212A), so a name with a
@@ -74,6 +107,26 @@ def check_keys(keys: object) -> Sequence[str]:
     return keys
 
 
+def check_round_index(round_index: SupportsIndex) -> int:
+    """Return ``round_index`` as an ``int`` if it is a whole number, as ``evolve()`` passes.
+
+    Raises:
+        TypeError: ``round_index`` is not an integer (``operator.index`` refuses it).
+    """
+    return operator.index(round_index)
+
+
+def check_pick(keys: object, round_index: SupportsIndex) -> tuple[Sequence[str], int]:
+    """Return ``(keys, round_index)`` if they are what ``pick()`` may be given, else raise.
+
+    The first line of every ``pick``: ``keys, round_index = check_pick(keys, round_index)``.
+
+    Raises:
+        TypeError, ValueError: as :func:`check_keys` and :func:`check_round_index`.
+    """
+    return check_keys(keys), check_round_index(round_index)
+
+
 def check_task_id(task_id: object) -> str:
     """Return ``task_id`` if it is a string, as every task id in a shard must be, else raise.
 
@@ -118,6 +171,90 @@ def check_score(task_id: object, score: object) -> float:
     return value
 
 
+class Sampler(TaskSampler, Protocol):
+    """What ``create()`` returns: a :class:`TaskSampler` with its ``name``, and every other
+    method the sampler has (``stats()``, ``state_dict()``, ``end_round()``, ...), typed ``Any``
+    since which sampler a config selects is only known when it runs."""
+
+    @property
+    def name(self) -> str:
+        """The name the sampler was selected by."""
+        ...
+
+    def __getattr__(self, attribute: str) -> Any:
+        """The selected sampler's own attribute."""
+        ...
+
+
+@runtime_checkable
+class Stateful(Protocol):
+    """A sampler whose statistics can be saved and restored."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return the statistics as a JSON-ready dict."""
+        ...
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace the statistics with ``state``; raise :class:`StateError` if it is invalid."""
+        ...
+
+
+def check_state(
+    state: object, name: str, version: int, params: Mapping[str, Any] | None = None
+) -> Mapping[str, Any]:
+    """Return ``state`` if it is a state dict of sampler ``name`` at ``version``, else raise.
+
+    Samplers call this first in ``load_state_dict``. ``params``, when given, must equal
+    the state's ``"params"``: statistics gathered under other parameters (another
+    ``pass_threshold``, say) would mean something else.
+    """
+    if not isinstance(state, Mapping):
+        raise StateError(f"{name}: sampler state must be a mapping, got {type(state).__name__}")
+    owner = short_repr(state.get("sampler"))
+    if state.get("sampler") != name:
+        raise StateError(
+            f"this state belongs to sampler {owner}, not {name!r}; "
+            f"load it into a {owner} sampler or start {name!r} fresh"
+        )
+    if state.get("version") != version:
+        raise StateError(
+            f"{name}: state version {short_repr(state.get('version'))} is not supported (this "
+            f"version of agentdescent-sampling reads version {version}); start fresh or use the "
+            f"release that wrote it"
+        )
+    if params is not None and state.get("params") != params:
+        raise StateError(
+            f"{name}: the state was saved with {short_repr(state.get('params'), 200)}, this "
+            f"sampler has {dict(params)}; build it with the saved parameters to resume, or "
+            f"start fresh"
+        )
+    return state
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number in [0, 2**53] (not a bool), as state counts must be."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+
+
+def is_tally(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real in [0, 2**53] (not a bool), as a weighted or discounted
+    count must be: a larger one (``1e308``) would overflow or stall the arithmetic."""
+    return is_real(value) and 0 <= value <= MAX_COUNT
+
+
+def is_real(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a finite number (not a bool), as state measurements must be.
+
+    An int too large for a float (``10**400``) is not: it would overflow in arithmetic.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def check_name(name: object) -> str:
     """Return ``name`` if it is a valid sampler name, else raise ``ValueError``.
 
@@ -133,6 +270,16 @@ def check_name(name: object) -> str:
             f"(for example 'difficulty-weighted')"
         )
     return name
+
+
+def declares_thread_unsafe(factory: object) -> bool:
+    """Whether ``factory`` declares ``thread_safe = False``: its samplers are served under a lock.
+
+    ``evolve(max_concurrency > 1)`` calls one sampler from several threads. A sampler that
+    keeps mutable state without a lock of its own says so with this class attribute, and
+    the registry wraps each one it builds in ``synchronized()``.
+    """
+    return getattr(factory, "thread_safe", True) is False
 
 
 def method_problem(sampler: object) -> str | None:

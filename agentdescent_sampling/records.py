@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._display import safe_repr
+from ._display import safe_repr, shown
 from .params import Signature
 from .policy import normalize
 
@@ -117,6 +117,15 @@ class PluginFailure:
             "names": list(self.names),
             "error": self.message,
         }
+
+    @property
+    def title(self) -> str:
+        """``== names: dist 1.0, entry point 'name = module:attr' (status)``, shown safely."""
+        names = shown(", ".join(self.names) or "?")
+        return (
+            f"== {names}: {shown(self.distribution)} {shown(self.version)}, "
+            f"entry point {shown(repr(self.entry_point))} ({self.status})"
+        )
 
     @property
     def where(self) -> str:

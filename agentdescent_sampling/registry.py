@@ -1,21 +1,23 @@
 """Look samplers up by name, load plugins lazily and in isolation, build samplers.
 
-A built-in is found in :data:`~agentdescent_sampling.policy.BUILTINS` without
-reading installed metadata, taking a lock or importing any plugin machinery. Any other
-name goes through :mod:`~agentdescent_sampling.discovery`, which decides which entry
-points may load, and :mod:`~agentdescent_sampling.loading`, which loads them: only the
-class-form plugin whose entry point carries the name is imported, or, if none does, the
-hook-form plugins. Every failure is recorded as a :class:`PluginFailure` and isolated
-from the other plugins.
+Every sampler is an entry point. The built-ins are class-form entry points declared in
+code, :data:`~agentdescent_sampling.policy.BUILTINS`, so that selecting one reads no
+installed metadata, takes no lock and imports no plugin machinery, and no installed
+distribution can write one. Any other name goes through
+:mod:`~agentdescent_sampling.discovery`, which decides which entry points may load, and
+:mod:`~agentdescent_sampling.loading`, which loads them: only the class-form plugin whose
+entry point carries the name is imported, or, if none does, the hook-form plugins. Every
+failure is recorded as a :class:`PluginFailure` and isolated from the other plugins.
+Whatever the name selects, :func:`_build` calls its factory once, and words a failure from
+that call.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
 import attrs
 
@@ -24,6 +26,7 @@ from .errors import (
     PluginLoadError,
     RegistrationError,
     SamplerConflictError,
+    StateError,
     UnknownSamplerError,
 )
 from .policy import (
@@ -33,15 +36,15 @@ from .policy import (
     ONLY_ENV,
     OWN_DISTRIBUTION,
     STRICT_ENV,
-    VERSION,
-    Builtin,
+    EntryPoint,
     Policy,
     normalize,
 )
-from .protocol import TaskSampler, check_name, short_repr
+from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
 
 if TYPE_CHECKING:
+    from .durable import DurableSampler
     from .loading import Plugins
     from .records import PluginFailure, Record, SamplerInfo
 
@@ -118,7 +121,13 @@ class Registry:
 
     # -- public API ---------------------------------------------------------------
 
-    def create(self, spec: SpecLike, *, state: str | os.PathLike[str] | None = None) -> TaskSampler:
+    @overload
+    def create(self, spec: SpecLike, *, state: None = None) -> Sampler: ...
+    @overload
+    def create(self, spec: SpecLike, *, state: str | os.PathLike[str]) -> DurableSampler: ...
+    def create(
+        self, spec: SpecLike, *, state: str | os.PathLike[str] | None = None
+    ) -> Sampler | DurableSampler:
         """Build a sampler from a name, a ``name:key=value`` string, a mapping or a spec.
 
         With ``state``, the sampler is a :class:`DurableSampler`: its state lives in the
@@ -134,16 +143,11 @@ class Registry:
                 is held by another process, or is not a sampler state.
         """
         parsed = parse_spec(spec)
-        builtin = _BUILTIN_BY_KEY.get(normalize(parsed.name))
-        if builtin is None:
-            sampler = _build(self.get(parsed.name, provider=parsed.provider), parsed)
-        else:
-            sampler = self._build_builtin(builtin, parsed)
+        sampler = _build(parsed, self._select(parsed.name, parsed.provider))
         if state is None:
-            return sampler
+            return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
         from ._files import checked_path
         from .durable import DurableSampler  # only a durable sampler needs the state module
-        from .state import StateError
 
         try:
             path = checked_path(state)
@@ -163,10 +167,7 @@ class Registry:
             UnknownSamplerError, SamplerConflictError, PluginLoadError: as for :meth:`create`.
             InvalidSamplerConfig: ``name`` is not a valid sampler name.
         """
-        try:
-            key = normalize(check_name(name))
-        except ValueError as error:
-            raise InvalidSamplerConfig(str(error)) from None
+        key = _key(name)
         builtin = _BUILTIN_BY_KEY.get(key)
         if builtin is not None:  # no lock, no metadata, no plugin: nothing can delay it
             return self._builtin(name, builtin, provider)
@@ -302,30 +303,36 @@ class Registry:
             self._loaded = Plugins(self._group, self.policy)
         return self._loaded
 
-    def _build_builtin(self, builtin: Builtin, spec: SamplerSpec) -> TaskSampler:
-        """Build a built-in without describing it: its class checks the parameters.
+    def _select(self, name: str, provider: str | None) -> _Selected:
+        """The factory ``name`` selects, and how to describe it if building it fails.
 
-        Only a refused spec takes the general path, which builds it again to word the
-        error (naming the valid parameters) exactly as for any other sampler.
+        A built-in is a class-form entry point declared in code: found in
+        :data:`~agentdescent_sampling.policy.BUILTINS` with no lock, no metadata and no
+        plugin, loaded by the same :meth:`EntryPoint.load` as a plugin's, and described (by
+        the same :func:`~agentdescent_sampling.loading.vet`) only when listed, shown or
+        refused. Any other name's plugin is loaded and described by :meth:`get`.
         """
-        self._check_builtin(spec.name, builtin, spec.provider)
-        try:
-            return builtin.load()(**spec.params)
-        except KeyboardInterrupt:
-            raise
-        except BaseException:  # noqa: BLE001  # _build raises it again, worded
-            pass
-        # Outside the handler, so that the error _build raises chains to its own attempt only.
-        return _build(self._builtin(spec.name, builtin, spec.provider), spec)
+        builtin = _BUILTIN_BY_KEY.get(_key(name))
+        if builtin is None:
+            info = self.get(name, provider=provider)
+            return _Selected(info.name, info.factory, info.synchronized, lambda: info)
+        self._check_builtin(name, builtin, provider)
+        factory = builtin.load()
+        return _Selected(
+            builtin.name,
+            factory,
+            declares_thread_unsafe(factory),
+            lambda: self._builtin(name, builtin, provider),
+        )
 
-    def _builtin(self, name: str, builtin: Builtin, provider: str | None) -> SamplerInfo:
+    def _builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> SamplerInfo:
         self._check_builtin(name, builtin, provider)
         info = self._builtins.get(builtin.name)
         if info is None:  # two threads may both build it; either record is the same
-            info = self._builtins.setdefault(builtin.name, _builtin_info(builtin))
+            info = self._builtins.setdefault(builtin.name, _builtin_info(builtin, self.policy))
         return info
 
-    def _check_builtin(self, name: str, builtin: Builtin, provider: str | None) -> None:
+    def _check_builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> None:
         """Raise unless ``builtin`` may serve ``name`` from ``provider``."""
         if provider is not None and normalize(provider) != OWN_DISTRIBUTION:
             raise UnknownSamplerError(
@@ -431,64 +438,67 @@ class Registry:
         return UnknownSamplerError(message)
 
 
-def _builtin_info(builtin: Builtin) -> SamplerInfo:
-    from .params import signature_of
-    from .records import SamplerInfo, summary
+def _builtin_info(builtin: EntryPoint, policy: Policy) -> SamplerInfo:
+    """The record of a built-in, made as a class-form plugin's is."""
+    from .loading import vet
 
-    factory = builtin.load()
-    return SamplerInfo(
-        name=builtin.name,
-        factory=factory,
-        aliases=builtin.aliases,
-        description=summary(inspect.getdoc(factory)),
-        distribution=OWN_DISTRIBUTION,
-        version=VERSION,
-        entry_point=builtin.target,
+    return vet(
+        builtin.load(),
+        builtin.name,
+        builtin.aliases,
+        None,
+        policy=policy,
+        distribution=builtin.distribution,
+        version=builtin.version,
+        entry_point=builtin.label,
         form="built-in",
-        signature=signature_of(factory),
-        synchronized=False,
     )
 
 
-def _disabled_builtin(builtin: Builtin) -> PluginFailure:
+def _disabled_builtin(builtin: EntryPoint) -> PluginFailure:
     from .records import PluginFailure
 
     return PluginFailure(
-        builtin.target,
-        OWN_DISTRIBUTION,
-        VERSION,
+        builtin.label,
+        builtin.distribution,
+        builtin.version,
         "disabled",
         f"disabled by {DISABLE_ENV}; the name stays reserved",
         (builtin.name, *builtin.aliases),
     )
 
 
-def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
-    params = dict(spec.params)
-    problems = info.signature.check(params)
-    if problems:
-        import difflib  # only on this error path: building a sampler never needs it
+class _Selected(NamedTuple):
+    """What :meth:`Registry.create` builds: a factory, and how it is served and described."""
 
-        close = [
-            difflib.get_close_matches(key, [p.name for p in info.signature.parameters], n=1)
-            for key in params
-        ]
-        hints = "".join(f" Did you mean {match[0]!r}?" for match in close if match)
-        raise InvalidSamplerConfig(
-            f"sampler {info.name!r}: {'; '.join(problems)}.{hints} "
-            f"Valid parameters: {info.signature.describe()}"
-        )
-    where = f"sampler {info.name!r} ({info.distribution} {info.version})"
+    name: str
+    factory: Callable[..., Any]
+    #: Whether its class declares ``thread_safe = False``: served under a lock.
+    synchronized: bool
+    #: Its record, made on demand: a built-in's only when building it fails.
+    describe: Callable[[], SamplerInfo]
+
+
+def _key(name: str) -> str:
     try:
-        sampler: TaskSampler = info.factory(**params)
+        return normalize(check_name(name))
+    except ValueError as error:
+        raise InvalidSamplerConfig(str(error)) from None
+
+
+def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
+    """Call the selected factory once with the spec's parameters; word a failure from that call.
+
+    The sampler is served as built, or in one :class:`~agentdescent_sampling.served.ServedSampler`
+    under the name it was selected by or a lock.
+    """
+    params = dict(spec.params)
+    try:
+        sampler: TaskSampler = selected.factory(**params)
         named = getattr(sampler, "name", None)
         conforms = isinstance(sampler, TaskSampler)
     except (TypeError, ValueError) as error:
-        raise InvalidSamplerConfig(
-            f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
-            f"{short_repr(str(error), 300)}. "
-            f"Valid parameters: {info.signature.describe()}"
-        ) from error
+        raise _refused(selected.describe(), spec, error) from error
     except KeyboardInterrupt:
         raise
     # A factory may raise anything, SystemExit included (one that validates its
@@ -497,25 +507,49 @@ def _build(info: SamplerInfo, spec: SamplerSpec) -> TaskSampler:
         from .loading import describe
 
         raise PluginLoadError(
-            f"{where} raised while being built from {short_repr(str(spec))}: "
-            f"{short_repr(describe(error), 300)}"
+            f"{_where(selected.describe())} raised while being built from "
+            f"{short_repr(str(spec))}: {short_repr(describe(error), 300)}"
         ) from error
     if not conforms:
         raise PluginLoadError(
-            f"{where}: its factory returned {type(sampler).__name__}, which has no pick() "
-            f"and record() methods"
+            f"{_where(selected.describe())}: its factory returned {type(sampler).__name__}, "
+            f"which has no pick() and record() methods"
         )
-    if info.form != "built-in" and named != info.name:
-        # A preset a hook registered, or a class reporting a name it was not selected by
-        # (a built-in's, say): served under the selected name, and so is its state.
-        from .presets import Preset
-
-        sampler = Preset(info.name, sampler)
-    if not info.synchronized:
+    renamed = None if named == selected.name else selected.name
+    # A preset's factory is not the class: what it built says whether it is thread-safe.
+    lock = selected.synchronized or declares_thread_unsafe(sampler)
+    if renamed is None and not lock:
         return sampler
-    from .sync import synchronized  # only a factory with thread_safe = False needs it
+    # A preset a hook registered, or a class reporting a name it was not selected by (a
+    # built-in's, say), is served under the selected name, and so is its state; a class that
+    # declares thread_safe = False, under a lock. One wrapper does both.
+    from .served import ServedSampler
 
-    return synchronized(sampler)
+    return ServedSampler(sampler, name=renamed, lock=lock)
+
+
+def _refused(info: SamplerInfo, spec: SamplerSpec, error: Exception) -> InvalidSamplerConfig:
+    """The factory refused ``spec``: say which parameters are wrong, or what it said."""
+    params = dict(spec.params)
+    valid = f"Valid parameters: {info.signature.describe()}"
+    problems = info.signature.check(params)
+    if not problems:
+        return InvalidSamplerConfig(
+            f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
+            f"{short_repr(str(error), 300)}. {valid}"
+        )
+    import difflib  # only on this error path: building a sampler never needs it
+
+    close = [
+        difflib.get_close_matches(key, [p.name for p in info.signature.parameters], n=1)
+        for key in params
+    ]
+    hints = "".join(f" Did you mean {match[0]!r}?" for match in close if match)
+    return InvalidSamplerConfig(f"sampler {info.name!r}: {'; '.join(problems)}.{hints} {valid}")
+
+
+def _where(info: SamplerInfo) -> str:
+    return f"sampler {info.name!r} ({info.distribution} {info.version})"
 
 
 def _qualified_name(factory: object) -> str:
@@ -564,9 +598,15 @@ def default_registry() -> Registry:
         return _default
 
 
+@overload
+def create(spec: SpecLike | Mapping[str, Any], *, state: None = None) -> Sampler: ...
+@overload
+def create(
+    spec: SpecLike | Mapping[str, Any], *, state: str | os.PathLike[str]
+) -> DurableSampler: ...
 def create(
     spec: SpecLike | Mapping[str, Any], *, state: str | os.PathLike[str] | None = None
-) -> TaskSampler:
+) -> Sampler | DurableSampler:
     """Build a sampler from a config value, using the default registry.
 
     ``spec`` is a name (``"difficulty-weighted"``), a string with parameters
@@ -576,6 +616,8 @@ def create(
     sampler's statistics across runs (see :class:`DurableSampler`). See
     :meth:`Registry.create`.
     """
+    if state is None:
+        return default_registry().create(spec)
     return default_registry().create(spec, state=state)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidSamplerConfig, SamplerError
-from .protocol import TaskSampler, short_repr
+from .protocol import Sampler, short_repr
 from .registry import create
 from .spec import SpecLike, spec_from_file
 from .wiring import EvidenceAcceptance, EvidencePromotion, EvidenceTap
@@ -51,7 +51,7 @@ def from_run_spec(
     key: str = "task_sampler",
     state: str | None = None,
     link: str | None = None,
-) -> TaskSampler:
+) -> Sampler:
     """Build the sampler a run spec's ``policies.task_sampler`` ref names.
 
     Args:

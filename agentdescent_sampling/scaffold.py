@@ -13,15 +13,11 @@ import re
 import textwrap
 from pathlib import Path
 
-from .errors import SamplerError
+from .errors import ScaffoldError
 from .policy import RESERVED, normalize
 from .protocol import check_name, short_repr
 
-__all__ = ["ScaffoldError", "write_plugin"]
-
-
-class ScaffoldError(SamplerError, ValueError):
-    """The plugin cannot be written: a bad name, or the directory already exists."""
+__all__ = ["write_plugin"]
 
 
 def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = False) -> Path:
@@ -160,7 +156,7 @@ _SAMPLER = '''\
     from typing import ClassVar
 
     import attrs
-    from agentdescent_sampling import check_keys, check_score
+    from agentdescent_sampling import check_pick, check_score
     from agentdescent_sampling.validators import solved_threshold
 
     __all__ = ["{cls}"]
@@ -187,7 +183,7 @@ _SAMPLER = '''\
 
         def pick(self, keys: Sequence[str], round_index: int) -> str:
             """Return the key of ``keys`` with the fewest recorded rollouts."""
-            check_keys(keys)
+            keys, _ = check_pick(keys, round_index)
             with self._lock:
                 return min(keys, key=lambda key: self._trials.get(key, 0))
 

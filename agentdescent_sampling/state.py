@@ -24,28 +24,21 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 import stat
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Any
 
-from .errors import SamplerError
-from .protocol import short_repr
+from .errors import StateError
+from .protocol import MAX_COUNT, Stateful, is_count, short_repr
 
 __all__ = [
     "FORMAT",
-    "StateError",
-    "Stateful",
     "check_document",
     "check_owner",
-    "check_state",
-    "is_count",
-    "is_real",
-    "is_tally",
     "load_state",
     "read_state_file",
     "sampler_name",
@@ -57,85 +50,8 @@ __all__ = [
 #: Marks a file as sampler state; checked on load.
 FORMAT = "agentdescent-sampling/state"
 
-#: Counts above this are refused on load, and a state holding one is not saved: picks
-#: compute with floats, which hold whole numbers exactly up to 2**53, and no run records
-#: that many rollouts (a million a second for 285 years).
-_MAX_COUNT = 2**53
 #: A state file of a million tasks is a few hundred megabytes; larger is not one.
 _MAX_FILE_BYTES = 1 << 30
-
-
-class StateError(SamplerError, ValueError):
-    """A state file or dict is unreadable, corrupt, of another version or of another sampler."""
-
-
-@runtime_checkable
-class Stateful(Protocol):
-    """A sampler whose statistics can be saved and restored."""
-
-    def state_dict(self) -> dict[str, Any]:
-        """Return the statistics as a JSON-ready dict."""
-        ...
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Replace the statistics with ``state``; raise :class:`StateError` if it is invalid."""
-        ...
-
-
-def check_state(
-    state: object, name: str, version: int, params: Mapping[str, Any] | None = None
-) -> Mapping[str, Any]:
-    """Return ``state`` if it is a state dict of sampler ``name`` at ``version``, else raise.
-
-    Samplers call this first in ``load_state_dict``. ``params``, when given, must equal
-    the state's ``"params"``: statistics gathered under other parameters (another
-    ``pass_threshold``, say) would mean something else.
-    """
-    if not isinstance(state, Mapping):
-        raise StateError(f"{name}: sampler state must be a mapping, got {type(state).__name__}")
-    owner = short_repr(state.get("sampler"))
-    if state.get("sampler") != name:
-        raise StateError(
-            f"this state belongs to sampler {owner}, not {name!r}; "
-            f"load it into a {owner} sampler or start {name!r} fresh"
-        )
-    if state.get("version") != version:
-        raise StateError(
-            f"{name}: state version {short_repr(state.get('version'))} is not supported (this "
-            f"version of agentdescent-sampling reads version {version}); start fresh or use the "
-            f"release that wrote it"
-        )
-    if params is not None and state.get("params") != params:
-        raise StateError(
-            f"{name}: the state was saved with {short_repr(state.get('params'), 200)}, this "
-            f"sampler has {dict(params)}; build it with the saved parameters to resume, or "
-            f"start fresh"
-        )
-    return state
-
-
-def is_count(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a whole number in [0, 2**53] (not a bool), as state counts must be."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT
-
-
-def is_tally(value: object) -> TypeGuard[float]:
-    """Whether ``value`` is a real in [0, 2**53] (not a bool), as a weighted or discounted
-    count must be: a larger one (``1e308``) would overflow or stall the arithmetic."""
-    return is_real(value) and 0 <= value <= _MAX_COUNT
-
-
-def is_real(value: object) -> TypeGuard[float]:
-    """Whether ``value`` is a finite number (not a bool), as state measurements must be.
-
-    An int too large for a float (``10**400``) is not: it would overflow in arithmetic.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 def sampler_name(sampler: object) -> str:
@@ -262,10 +178,10 @@ def _refuse_huge_counts(path: str | PathLike[str], document: Mapping[str, Any]) 
             stack.extend(value.values())
         elif isinstance(value, (list, tuple)):
             stack.extend(value)
-        elif isinstance(value, int) and abs(value) > _MAX_COUNT:
+        elif isinstance(value, int) and abs(value) > MAX_COUNT:
             raise StateError(
                 f"cannot write sampler state to {short_repr(str(path))}: it holds the whole "
-                f"number {short_repr(value, 40)}, over the {_MAX_COUNT:,} a state file holds "
+                f"number {short_repr(value, 40)}, over the {MAX_COUNT:,} a state file holds "
                 f"(its readers would refuse it); start the sampler fresh"
             )
 

@@ -28,11 +28,20 @@ from ._display import safe_repr, shown
 from .loading import describe
 from .params import signature_of
 from .protocol import check_name, method_problem
-from .registry import Registry, default_registry
+from .records import PluginFailure, SamplerInfo
+from .registry import Registry, available, default_registry
+from .served import ServedSampler
 from .spec import SamplerSpec, parse_spec
-from .sync import Synchronized
 
-__all__ = ["ConformanceReport", "Violation", "check_sampler", "fast_thread_switching"]
+__all__ = [
+    "ConformanceReport",
+    "InstalledCheck",
+    "Violation",
+    "check_installed",
+    "check_sampler",
+    "checking",
+    "fast_thread_switching",
+]
 
 THREADS = 16
 #: The longest one check may take before it is reported as a hang.
@@ -86,6 +95,60 @@ class ConformanceReport:
             lines += [f"  - {violation}" for violation in self.violations]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+@attrs.frozen
+class InstalledCheck:
+    """What ``check --all`` found for one installed sampler, or for one plugin failure."""
+
+    #: ``checking NAME (...)`` for a sampler checked, else ``NAME: not checked: why``.
+    heading: str
+    report: ConformanceReport | None = None
+    #: Whether it makes ``check --all`` fail: a violation, or a plugin that failed or conflicts.
+    failed: bool = False
+
+
+def check_installed() -> Iterator[InstalledCheck]:
+    """Check every installed sampler at its defaults, one at a time, as ``check --all`` does.
+
+    A sampler with a required parameter is skipped, saying how to check it; a name two
+    distributions provide, and a plugin that failed to load, are not checked and count as
+    failed; a disabled plugin is left out.
+    """
+    for record in available():
+        if isinstance(record, PluginFailure):
+            if record.status in ("failed", "conflict"):
+                yield InstalledCheck(f"{record.title}: not checked: {shown(record.message)}",
+                                     failed=True)  # fmt: skip
+            continue
+        required = [p.name for p in record.signature.parameters if p.required]
+        if record.status != "ok":
+            yield InstalledCheck(
+                f"{record.name} ({shown(record.distribution)}): not checked: more than one "
+                f"distribution provides it; uninstall one",
+                failed=True,
+            )
+        elif required:
+            yield InstalledCheck(
+                f"{record.name}: not checked: it needs {', '.join(map(repr, required))}; "
+                f"check it with 'agentdescent-sampling check {record.name}:{required[0]}=...'"
+            )
+        else:
+            report = check_sampler(record.name)
+            yield InstalledCheck(checking(record, SamplerSpec(record.name)), report, not report.ok)
+
+
+def checking(info: SamplerInfo, spec: SamplerSpec) -> str:
+    """``checking name (distribution version) with c=0.1, prior=0.5 (default), ...``."""
+    given = dict(spec.params)
+    parts = [f"{key}={safe_repr(value)}" for key, value in given.items()]
+    parts += [
+        f"{parameter}" + " (default)"
+        for parameter in info.signature.parameters
+        if parameter.name not in given and not parameter.required
+    ]
+    with_ = f" with {', '.join(parts)}" if parts else " (no parameters)"
+    return "checking " + shown(f"{info.name} ({info.distribution} {info.version}){with_}", 200)
 
 
 Factory = Callable[..., Any]
@@ -205,7 +268,8 @@ def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violat
 
 def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, ...]:
     sampler = factory(**params)
-    if isinstance(sampler, Synchronized) or callable(getattr(sampler, "stats", None)):
+    locked = isinstance(sampler, ServedSampler) and sampler.lock is not None
+    if locked or callable(getattr(sampler, "stats", None)):
         return ()
     return (
         f"threads: lost records could not be observed, because {label} has no stats(); only "

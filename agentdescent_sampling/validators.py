@@ -14,7 +14,7 @@ import attrs
 
 from .protocol import SOLVED, short_repr
 
-__all__ = ["boolean", "number_in", "solved_threshold", "whole_number_in"]
+__all__ = ["boolean", "integer", "number_in", "solved_threshold", "whole_number_in"]
 
 
 def number_in(
@@ -73,13 +73,29 @@ def whole_number_in(low: int, high: int, *, hint: str = "") -> Any:
     The validator raises ``TypeError`` for a non-int and ``ValueError`` for an int
     out of range.
     """
-    expected = f"a whole number in [{low:,}, {high:,}]"
+    expected = f"a whole number from {low:,} to {high:,}"
 
     def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(_message(instance, attribute, value, expected, hint, typed=True))
         if not low <= value <= high:
             raise ValueError(_message(instance, attribute, value, expected, hint))
+
+    return validate
+
+
+def integer(hint: str = "") -> Any:
+    """An attrs validator: the value is an ``int`` of any size (not a ``bool``), as a seed is.
+
+    Args:
+        hint: what to try instead, appended to the error message (``"; for example seed=0"``).
+
+    The validator raises ``TypeError`` for anything else.
+    """
+
+    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(_message(instance, attribute, value, "an int", hint, typed=True))
 
     return validate
 

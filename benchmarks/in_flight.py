@@ -37,9 +37,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from _table import format_table  # benchmarks/, on sys.path when a script runs
-
 from agentdescent_sampling import TaskSampler, create
+from agentdescent_sampling._display import aligned
 from agentdescent_sampling.bench import WORKLOADS, RolloutLoop, Scenario, drive, is_informative
 from agentdescent_sampling.samplers.informative_band import InformativeBand
 
@@ -187,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{time.perf_counter() - started:.0f} s"
     )
     print()
-    print(format_table(rows))
+    print("\n".join(aligned(rows, numbers=True)))
 
 
 if __name__ == "__main__":

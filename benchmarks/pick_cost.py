@@ -23,9 +23,8 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from _table import format_table  # benchmarks/, on sys.path when a script runs
-
 from agentdescent_sampling import SamplerInfo, TaskSampler, available, create
+from agentdescent_sampling._display import aligned
 from agentdescent_sampling.bench.reference import (
     ReferenceDifficultyWeighted,
     ReferenceFixableFirst,
@@ -123,7 +122,7 @@ def pack_table(built_ins: list[str]) -> str:
             warm([sampler], keys)
             first, median, p99 = time_alone(sampler, keys)
             rows.append((name, f"{size:,}", f"{first:,.1f}", f"{median:,.1f}", f"{p99:,.1f}"))
-    return format_table(rows)
+    return "\n".join(aligned(rows, numbers=True))
 
 
 def main() -> None:
@@ -157,7 +156,7 @@ def main() -> None:
                     "yes" if agree else "NO",
                 )
             )
-    print(format_table(rows))
+    print("\n".join(aligned(rows, numbers=True)))
     print()
     print("beside the curricula pack (each timed pick followed by a record, as in a run)")
     print()

@@ -30,9 +30,8 @@ import time
 import tracemalloc
 from collections.abc import Sequence
 
-from _table import format_table  # benchmarks/, on sys.path when a script runs
-
 from agentdescent_sampling import TaskSampler, create
+from agentdescent_sampling._display import aligned
 
 SIZES = (10_000, 100_000, 1_000_000)
 SAMPLERS = ("difficulty-weighted", "informative-band")
@@ -110,9 +109,11 @@ def main() -> None:
                     f"{dealt:,.1f}",
                 )
             )
-            print(format_table(rows[-1:]), flush=True)  # progress: a size can take a minute
+            print(
+                "\n".join(aligned(rows[-1:], numbers=True)), flush=True
+            )  # progress: a size can take a minute
     print()
-    print(format_table(rows))
+    print("\n".join(aligned(rows, numbers=True)))
 
 
 if __name__ == "__main__":

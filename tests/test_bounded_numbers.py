@@ -19,7 +19,7 @@ from agentdescent_sampling import (
     load_state,
     save_state,
 )
-from agentdescent_sampling.state import is_count, is_tally
+from agentdescent_sampling.protocol import is_count, is_tally
 
 SHARD = [f"task-{i}" for i in range(4)]
 

@@ -21,13 +21,13 @@ from agentdescent_sampling import (
     StateError,
     create,
     load_state,
-    parse_spec,
     spec_from_file,
 )
 from agentdescent_sampling._files import MAX_VALUES
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.workloads import read_log
+from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.paramdoc import parameter_help
+from agentdescent_sampling.spec import parse_spec
 
 #: Generous: the linear parsers take milliseconds; the superlinear ones took seconds to hours.
 SECONDS = 2.0

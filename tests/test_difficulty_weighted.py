@@ -145,7 +145,7 @@ def test_spreading_leaves_sequential_picks_exactly_as_the_doc_rule() -> None:
 
 
 def test_a_pick_never_recorded_stops_counting_as_in_flight_after_the_ttl() -> None:
-    from agentdescent_sampling.samplers._pending import TTL_PICKS
+    from agentdescent_sampling.pending import TTL_PICKS
 
     sampler = DifficultyWeighted(spread_in_flight=True)
     assert sampler.pick(["lost", "b"], 0) == "lost"  # its rollout fails: no record

@@ -29,7 +29,7 @@ from agentdescent_sampling import (
     save_state,
 )
 from agentdescent_sampling.durable import TOLD, read_durable_state
-from agentdescent_sampling.state import check_state
+from agentdescent_sampling.protocol import check_state
 from tests.support.holder import holding
 
 BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
@@ -108,7 +108,7 @@ def test_what_fixable_first_was_told_between_rounds_survives_a_stop(tmp_path: Pa
         before = drive(first, range(5), trials, told=True)
     with durable("fixable-first", state) as second:
         after = drive(second, range(7), trials, told=True)
-        assert second.state_dict() == uninterrupted.state_dict()  # type: ignore[attr-defined]
+        assert second.state_dict() == uninterrupted.state_dict()
 
     assert before + after == expected
     # The told calls changed what was picked: without them the run picks otherwise.
@@ -128,7 +128,7 @@ def test_a_sampler_told_of_round_ends_is_never_snapshotted_mid_round(tmp_path: P
     with durable("fixable-first", state) as first:
         before = drive(first, range(3), trials, **rounds_only)
     with durable("fixable-first", state) as second:
-        assert second.state_dict() == uninterrupted.state_dict()  # type: ignore[attr-defined]
+        assert second.state_dict() == uninterrupted.state_dict()
         after = drive(second, range(3), trials, **rounds_only)
 
     expected += drive(uninterrupted, range(3, 6), uninterrupted_trials, **rounds_only)
@@ -146,12 +146,12 @@ def test_a_told_call_the_sampler_lacks_is_missing_on_the_durable_sampler_too(
 def test_a_told_call_with_arguments_that_are_not_json_tells_nothing(tmp_path: Path) -> None:
     with durable("fixable-first", tmp_path / "sampler.sqlite") as sampler:
         sampler.record(sampler.pick(["a"], 0), 0.0)
-        before = sampler.state_dict()  # type: ignore[attr-defined]
+        before = sampler.state_dict()
 
         with pytest.raises(StateError, match="its arguments are not JSON"):
-            sampler.evidence("a", 1.0, object())  # type: ignore[attr-defined]
+            sampler.evidence("a", 1.0, object())
 
-        assert sampler.state_dict() == before  # type: ignore[attr-defined]
+        assert sampler.state_dict() == before
 
 
 def test_a_new_state_file_and_its_directory_are_made_at_the_first_record(
@@ -177,7 +177,7 @@ def test_a_json_export_imports_into_a_durable_state_and_stays(tmp_path: Path) ->
         load_state(sampler, export)
 
     with durable("difficulty-weighted", state) as reopened:
-        assert reopened.state_dict() == plain.state_dict()  # type: ignore[attr-defined]
+        assert reopened.state_dict() == plain.state_dict()
 
 
 def test_a_durable_state_exports_to_the_one_document_shape(tmp_path: Path) -> None:
@@ -195,7 +195,7 @@ def test_a_durable_state_exports_to_the_one_document_shape(tmp_path: Path) -> No
         "sampler": "informative-band",
         "records": 1,
         "rounds": 4,
-        "state": plain.state_dict(),  # type: ignore[attr-defined]
+        "state": plain.state_dict(),
     }
     assert oct(export.stat().st_mode & 0o777) == "0o600"
 
@@ -304,7 +304,7 @@ def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
         os.rename(state, aside)
         with pytest.raises(StateError, match="the path now names gone"):
             sampler.record("a", 1.0)
-        assert sampler.stats() == {"a": (1, 2)}  # type: ignore[attr-defined]
+        assert sampler.stats() == {"a": (1, 2)}
         os.rename(aside, state)
         sampler.record("b", 0.0)
 
@@ -550,7 +550,7 @@ def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, 
                 replay.record(picked, outcome(picked, trials[picked]))
                 records += 1
             round_index += 1
-        assert resumed.state_dict() == replay.state_dict()  # type: ignore[attr-defined]
+        assert resumed.state_dict() == replay.state_dict()
 
 
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
@@ -616,7 +616,7 @@ def test_a_thread_unsafe_sampler_gets_one_wrapper_for_its_lock_and_its_state(
     registry = Registry()
     registry.register(UnsafeCounter)
 
-    with registry.create("unsafe-counter", state=tmp_path / "sampler.sqlite") as sampler:  # type: ignore[attr-defined]
+    with registry.create("unsafe-counter", state=tmp_path / "sampler.sqlite") as sampler:
         assert type(sampler.wrapped) is UnsafeCounter
         assert repr(sampler).startswith("DurableSampler(synchronized(<")
 
@@ -631,14 +631,14 @@ def test_a_thread_unsafe_sampler_with_state_has_every_call_serialized(tmp_path: 
     def worker() -> None:
         for step in range(50):
             sampler.record(sampler.pick(["a"], step), 1.0)
-            sampler.bump("a")  # type: ignore[attr-defined]  # not logged, but locked too
+            sampler.bump("a")
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    sampler.close()  # type: ignore[attr-defined]
+    sampler.close()
 
     assert sampler.wrapped.trials == {"a": 800}  # type: ignore[attr-defined]
     with DurableSampler(UnsafeCounter(), state) as reopened:

@@ -79,7 +79,7 @@ def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     other = create("informative-band", state=state)
     other.record(other.pick(["a"], 0), 1.0)
-    other.close()  # type: ignore[attr-defined]
+    other.close()
 
     with pytest.raises(StateError, match="holds the state of sampler 'informative-band'"):
         from_run_spec("difficulty-weighted", state=str(state))
@@ -93,9 +93,9 @@ def test_a_state_file_with_records_is_announced_with_its_count_and_path(
     assert capsys.readouterr().err == ""  # a new file: nothing to continue
     for _ in range(3):
         first.record(first.pick(["a", "b"], 0), 1.0)
-    first.close()  # type: ignore[attr-defined]  # the run that made it has stopped
+    first.close()  # the run that made it has stopped
 
-    from_run_spec("round-robin", state=str(state)).close()  # type: ignore[attr-defined]
+    from_run_spec("round-robin", state=str(state)).close()
 
     assert capsys.readouterr().err == (
         f"agentdescent-sampling: continuing 3 records from {state} "

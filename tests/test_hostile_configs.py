@@ -22,14 +22,14 @@ from agentdescent_sampling import (
     UnknownSamplerError,
     available,
     create,
-    default_registry,
     load_state,
-    parse_spec,
     save_state,
     spec_from_file,
 )
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.workloads import read_log
+from agentdescent_sampling.errors import BenchError
+from agentdescent_sampling.registry import default_registry
+from agentdescent_sampling.spec import parse_spec
 
 HUGE = "x" * 1_000_000
 
@@ -343,7 +343,7 @@ def _state_of(name: str) -> dict[str, Any]:
     sampler = create(name)
     for round_index in range(6):
         sampler.record(sampler.pick(["a", "b", "c"], round_index), float(round_index % 2))
-    return sampler.state_dict()  # type: ignore[attr-defined,no-any-return]
+    return sampler.state_dict()
 
 
 def _damaged_states() -> list[Any]:
@@ -375,10 +375,10 @@ def test_a_state_with_a_huge_number_is_refused_and_changes_nothing(
     damage(state)
     sampler = create(name)
     sampler.record("kept", 1.0)
-    before = sampler.state_dict()  # type: ignore[attr-defined]
+    before = sampler.state_dict()
     with pytest.raises(StateError) as caught:
-        sampler.load_state_dict(state)  # type: ignore[attr-defined]
-    assert sampler.state_dict() == before  # type: ignore[attr-defined]
+        sampler.load_state_dict(state)
+    assert sampler.state_dict() == before
     assert len(str(caught.value)) < 2_000
 
 
@@ -395,4 +395,4 @@ def test_a_state_file_with_infinity_or_nan_is_refused(tmp_path: Path) -> None:
 def test_a_score_too_large_for_a_float_is_refused_as_out_of_range() -> None:
     for name in ("round-robin", "difficulty-weighted", "informative-band", "fixable-first"):
         with pytest.raises(ValueError, match=r"must be a finite number in \[0, 1\]"):
-            create(name).record("a", 10**400)  # type: ignore[arg-type]
+            create(name).record("a", 10**400)

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentdescent_sampling import StateError
 from agentdescent_sampling.bench import WORKLOADS, RolloutLoop, drive
 from agentdescent_sampling.samplers import DifficultyWeighted, RoundRobin
 from agentdescent_sampling.samplers.informative_band import InformativeBand, _score
-from agentdescent_sampling.state import StateError
 from agentdescent_sampling.testing import check_sampler
 
 

@@ -16,9 +16,9 @@ from agentdescent_sampling import (
     spec_from_file,
 )
 from agentdescent_sampling.bench.command import _spec
-from agentdescent_sampling.bench.errors import BenchError
 from agentdescent_sampling.cli import main
-from agentdescent_sampling.scaffold import ScaffoldError, write_plugin
+from agentdescent_sampling.errors import BenchError, ScaffoldError
+from agentdescent_sampling.scaffold import write_plugin
 
 MEGABYTE = "p" * 1_000_000
 COMMAND = [sys.executable, "-m", "agentdescent_sampling"]

@@ -19,7 +19,7 @@ from agentdescent_sampling import (
 )
 from agentdescent_sampling import loading as loading_module
 from agentdescent_sampling import registry as registry_module
-from agentdescent_sampling.discovery import EntryPoint
+from agentdescent_sampling.policy import EntryPoint
 from agentdescent_sampling.records import PluginFailure
 from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.samplers.round_robin import RoundRobin
@@ -140,9 +140,9 @@ def test_a_durable_state_of_a_misnamed_sampler_is_owned_by_the_selected_name(
 ) -> None:
     _install(monkeypatch, _class_form("rr2", lambda: ClaimsABuiltin))
     path = tmp_path / "state.sqlite"
-    with create("rr2", state=path) as sampler:  # type: ignore[attr-defined]
+    with create("rr2", state=path) as sampler:
         sampler.record(sampler.pick(["a", "b"], 0), 1.0)
     with pytest.raises(StateError, match="holds the state of sampler 'rr2'"):
         create("round-robin", state=path)
-    with create("rr2", state=path) as resumed:  # type: ignore[attr-defined]
+    with create("rr2", state=path) as resumed:
         assert resumed.name == "rr2"

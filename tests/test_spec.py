@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdescent_sampling import InvalidSamplerConfig, SamplerSpec, parse_spec, spec_from_file
+from agentdescent_sampling import InvalidSamplerConfig, SamplerSpec, spec_from_file
+from agentdescent_sampling.spec import parse_spec
 
 
 def test_a_bare_name_is_a_spec_without_parameters() -> None:

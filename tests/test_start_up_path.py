@@ -29,15 +29,14 @@ print(json.dumps({{"modules": modules, "attrs_classes": sorted(set(defined))}}))
 
 #: What selecting a built-in never needs: reading installed metadata and importing plugins
 #: (discovery, loading, hookspecs), describing samplers (records, params), wrapping them
-#: (presets, sync, durable), reading files (_files) or naming temporary files (secrets).
+#: (served, durable), reading files (_files) or naming temporary files (secrets).
 OFF_THE_PATH = {
     "agentdescent_sampling.discovery",
     "agentdescent_sampling.loading",
     "agentdescent_sampling.hookspecs",
     "agentdescent_sampling.records",
     "agentdescent_sampling.params",
-    "agentdescent_sampling.presets",
-    "agentdescent_sampling.sync",
+    "agentdescent_sampling.served",
     "agentdescent_sampling.durable",
     "agentdescent_sampling._files",
     "secrets",

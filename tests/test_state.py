@@ -64,7 +64,7 @@ def test_save_restart_load_continues_with_the_same_picks(name: str, tmp_path: Pa
 
 @pytest.mark.parametrize("name", BUILT_INS)
 def test_state_is_json_with_the_sampler_name_and_a_version(name: str) -> None:
-    state = create(name).state_dict()  # type: ignore[attr-defined]
+    state = create(name).state_dict()
     assert json.loads(json.dumps(state)) == state
     assert state["sampler"] == name
     assert state["version"] == 1
@@ -103,7 +103,7 @@ def test_a_bad_state_file_raises_state_error_and_changes_nothing(
     sampler.record("kept", 1.0)
     with pytest.raises(StateError, match="state"):
         load_state(sampler, path)  # type: ignore[arg-type]
-    assert sampler.stats() == {"kept": (1, 1)}  # type: ignore[attr-defined]
+    assert sampler.stats() == {"kept": (1, 1)}
     assert path.read_text() == text
 
 
@@ -156,7 +156,7 @@ def test_saving_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path:
     assert os.readlink(link) == str(real)
     resumed = create("difficulty-weighted")
     load_state(resumed, real)  # type: ignore[arg-type]
-    assert resumed.stats() == {"a": (1, 1)}  # type: ignore[attr-defined]
+    assert resumed.stats() == {"a": (1, 1)}
     assert sorted(os.listdir(tmp_path)) == ["current.json", "runs"]
 
 
@@ -229,7 +229,7 @@ def test_the_next_save_removes_the_temporaries_of_saves_killed_mid_write(
     assert _temporaries(tmp_path) == []
     resumed = create("difficulty-weighted")
     load_state(resumed, path)  # type: ignore[arg-type]
-    assert resumed.stats() == {"b": (0, 1)}  # type: ignore[attr-defined]
+    assert resumed.stats() == {"b": (0, 1)}
 
 
 def test_a_save_leaves_the_temporaries_of_a_running_saver_and_of_other_files(
@@ -256,4 +256,4 @@ def test_a_state_file_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> Non
     path.write_bytes(codecs.BOM_UTF8 + path.read_bytes())
     sampler = create("difficulty-weighted")
     load_state(sampler, path)  # type: ignore[arg-type]
-    assert sampler.stats()  # type: ignore[attr-defined]
+    assert sampler.stats()

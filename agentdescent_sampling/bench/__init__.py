@@ -15,7 +15,6 @@ buys in the real ``evolve()``, per rollout and per agent call.
 
 from .core import CurvePoint, Machine
 from .driver import Rollout, RolloutLoop, drive
-from .errors import BenchError
 from .lineup import DEFAULT_SWEEP, LINEUPS, Skipped, lineup_specs
 from .metrics import Latency, SamplerResult, Share
 from .oracle import Oracle
@@ -42,7 +41,6 @@ __all__ = [
     "SCHEMA_ID",
     "WORKLOADS",
     "BenchConfig",
-    "BenchError",
     "BenchResult",
     "CurvePoint",
     "Drift",

@@ -11,6 +11,7 @@ from pathlib import Path
 import attrs
 
 from .._files import parse_bounded, strict_json
+from ..errors import BenchError
 from ..protocol import short_repr
 from ..registry import default_registry
 from ..spec import SpecLike
@@ -18,7 +19,6 @@ from .core import require_matplotlib
 from .driver import RolloutLoop
 from .engine.metrics import MEASURES
 from .engine.workloads import ENGINE_WORKLOADS, REFLECTORS
-from .errors import BenchError
 from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares
 from .report import format_report, to_json

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import attrs
 
+from ..errors import BenchError
 from ..protocol import SOLVED, TaskSampler, short_repr
 from ..registry import Registry
 from ..spec import SamplerSpec, SpecLike, parse_spec
-from .errors import BenchError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

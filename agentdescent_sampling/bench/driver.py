@@ -35,8 +35,8 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from ..errors import BenchError
 from ..protocol import TaskSampler, short_repr
-from .errors import BenchError
 from .workloads import Scenario, is_informative
 
 __all__ = ["Rollout", "RolloutLoop", "drive"]

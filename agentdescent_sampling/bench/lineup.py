@@ -7,12 +7,11 @@ from types import MappingProxyType
 
 import attrs
 
-from ..errors import UnknownSamplerError
+from ..errors import BenchError, UnknownSamplerError
 from ..protocol import TaskSampler
 from ..registry import Registry, SamplerInfo
 from ..spec import SamplerSpec, SpecLike
 from .core import Registered, Role
-from .errors import BenchError
 from .oracle import Oracle
 from .workloads import Scenario
 

@@ -8,10 +8,9 @@ exactness tests compare the built-ins' grouped picks with: same picks, ties incl
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 
-from ..protocol import SOLVED, check_keys, check_task_id
+from ..protocol import SOLVED, check_pick, check_task_id
 from ..samplers.fixable_first import FixableFirst
 from ..samplers.informative_band import InformativeBand, _score
 
@@ -97,8 +96,7 @@ class ReferenceFixableFirst(FixableFirst):
     """fixable-first as it picked before grouping: a loop that scores every key."""
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         for key in keys:
             check_task_id(key)
         with self._lock:

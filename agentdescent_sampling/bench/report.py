@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._display import shown
+from .._display import aligned, column_widths, shown
 from ..errors import SamplerError
 from ..registry import default_registry
 from ..spec import parse_spec
@@ -245,7 +245,7 @@ def _summary(workloads: Sequence[WorkloadResult], labels: Sequence[str]) -> list
         [label, *(_percent(workload.samplers[index].share.mean) for workload in workloads)]
         for index, label in enumerate(labels)
     ]
-    return _fitted(rows)
+    return aligned(rows, numbers=True, width=WIDTH)
 
 
 def _details(workload: WorkloadResult, labels: Sequence[str]) -> list[str]:
@@ -265,7 +265,7 @@ def _details(workload: WorkloadResult, labels: Sequence[str]) -> list[str]:
                 _percent(sampler.duplicate_rate),
             ]
         )
-    return _fitted(rows)
+    return aligned(rows, numbers=True, width=WIDTH)
 
 
 def _latencies(workloads: Sequence[WorkloadResult], labels: Sequence[str]) -> list[str]:
@@ -283,14 +283,14 @@ def _latencies(workloads: Sequence[WorkloadResult], labels: Sequence[str]) -> li
         columns = slice(2 * first, 2 * (first + len(chunk)))
         rows = [["sampler", *(what for _ in chunk for what in ("pick", "record"))]]
         rows += [[label, *row[columns]] for label, row in zip(labels, cells, strict=True)]
-        widths = _widths(rows)
+        widths = column_widths(rows, numbers=True, width=WIDTH)
         ends = [sum(widths[: column + 1]) + 3 * column for column in range(len(widths))]
         heading = ""
         for index, workload in enumerate(chunk):
             # Centred over its two columns: from the end of the previous one to its record's.
             start, end = ends[2 * index] + 3, ends[2 + 2 * index]
             heading = heading.ljust(start) + workload.name.center(end - start).rstrip()
-        lines += ["", heading, *_fitted(rows)]
+        lines += ["", heading, *aligned(rows, numbers=True, width=WIDTH)]
     return lines
 
 
@@ -300,35 +300,6 @@ def _both(sampler: SamplerResult) -> tuple[Latency, Latency]:
 
 def _latency(latency: Latency) -> str:
     return f"{latency.p50_us:.1f}/{latency.p99_us:.1f}"
-
-
-def _fitted(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows aligned by :func:`_row`; a first cell too long for :data:`WIDTH` gets its own line."""
-    widths = _widths(rows)
-    lines = []
-    for row in rows:
-        if len(row[0]) > widths[0]:
-            lines += [row[0], _row(["", *row[1:]], widths)]
-        else:
-            lines.append(_row(row, widths))
-    return lines
-
-
-def _widths(rows: Sequence[Sequence[str]]) -> list[int]:
-    """Each column's width; the first is capped so that a row fits in :data:`WIDTH`."""
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    rest = sum(3 + width for width in widths[1:])
-    widths[0] = min(widths[0], max(WIDTH - rest, len(rows[0][0])))
-    return widths
-
-
-def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
-    """The first cell left-aligned, the others right-aligned, three spaces apart."""
-    first, *rest = cells
-    return (
-        first.ljust(widths[0])
-        + "".join("   " + cell.rjust(width) for cell, width in zip(rest, widths[1:], strict=True))
-    ).rstrip()
 
 
 def _percent(fraction: float) -> str:

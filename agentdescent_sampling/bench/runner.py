@@ -8,11 +8,11 @@ from typing import Any, TextIO
 
 import attrs
 
+from ..errors import BenchError
 from ..registry import Registry, default_registry
 from ..spec import SpecLike
 from .core import Machine, WithSamplers, as_specs
 from .driver import Rollout, RolloutLoop, drive
-from .errors import BenchError
 from .lineup import Entrant, Skipped, default_specs, lineup
 from .metrics import SamplerResult, summarise
 from .progress import Progress

@@ -19,9 +19,9 @@ from typing import Any, BinaryIO, ClassVar, Protocol, TypeGuard
 import attrs
 
 from .._files import open_regular, strict_json
+from ..errors import BenchError
 from ..protocol import SOLVED, short_repr
 from ..validators import number_in, solved_threshold
-from .errors import BenchError
 
 __all__ = [
     "INFORMATIVE_BAND",

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import math
-import operator
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import SOLVED, check_keys, check_score
-from ..state import StateError, check_state, is_count
+from ..errors import StateError
+from ..pending import Pending
+from ..protocol import SOLVED, check_pick, check_score, check_state, is_count
 from ..validators import boolean, number_in, solved_threshold
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
-from ._pending import Pending
 
 __all__ = ["DifficultyWeighted"]
 
@@ -93,8 +92,7 @@ class DifficultyWeighted:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the key with the highest UCB score; the first untried key wins outright."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             # Nothing changes until the pick is known: a pick that raises leaves no trace.
             shard = self._index.shard(keys)

@@ -11,12 +11,22 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import SOLVED, check_keys, check_score, check_task_id, short_repr
-from ..state import StateError, check_state, is_count, is_real, is_tally
+from ..errors import StateError
+from ..pending import Pending
+from ..protocol import (
+    SOLVED,
+    check_keys,
+    check_score,
+    check_state,
+    check_task_id,
+    is_count,
+    is_real,
+    is_tally,
+    short_repr,
+)
 from ..validators import solved_threshold
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups
-from ._pending import Pending
 
 __all__ = ["FixableFirst"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import operator
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -13,12 +12,12 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import SOLVED, check_keys, check_score
-from ..state import StateError, check_state, is_count, is_real
+from ..errors import StateError
+from ..pending import Pending
+from ..protocol import SOLVED, check_pick, check_score, check_state, is_count, is_real
 from ..validators import boolean, number_in, solved_threshold, whole_number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
-from ._pending import Pending
 
 __all__ = ["InformativeBand"]
 
@@ -173,8 +172,7 @@ class InformativeBand:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the key most likely to be informative now, skipping tasks in flight."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             # First: a shard that cannot be picked from leaves no trace.
             shard = self._index.shard(keys)

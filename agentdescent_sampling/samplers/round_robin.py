@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-from ..protocol import check_keys, check_score, check_task_id
-from ..state import check_state
+from ..pending import Pending
+from ..protocol import check_pick, check_score, check_state, check_task_id
 from ..validators import boolean
-from ._pending import Pending
 
 __all__ = ["RoundRobin"]
 
@@ -51,8 +49,8 @@ class RoundRobin:
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return ``keys[round_index % len(keys)]``, or with spreading the first free key
         from there on."""
-        keys = check_keys(keys)
-        start = operator.index(round_index) % len(keys)
+        keys, round_index = check_pick(keys, round_index)
+        start = round_index % len(keys)
         if not self.spread_in_flight:
             return check_task_id(keys[start])
         with self._lock:

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from agentdescent_sampling import SamplerError
-from agentdescent_sampling.bench import JSON_SCHEMA, BenchError, BenchResult, command
+from agentdescent_sampling.bench import JSON_SCHEMA, BenchResult, command
 from agentdescent_sampling.bench.command import bench_command
 from agentdescent_sampling.bench.progress import Progress
+from agentdescent_sampling.errors import BenchError
 
 Args = Callable[..., argparse.Namespace]
 SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-weighted")

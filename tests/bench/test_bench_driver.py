@@ -7,14 +7,8 @@ from collections.abc import Sequence
 import pytest
 
 from agentdescent_sampling import DifficultyWeighted, RoundRobin
-from agentdescent_sampling.bench import (
-    WORKLOADS,
-    BenchError,
-    Rollout,
-    RolloutLoop,
-    Stationary,
-    drive,
-)
+from agentdescent_sampling.bench import WORKLOADS, Rollout, RolloutLoop, Stationary, drive
+from agentdescent_sampling.errors import BenchError
 
 
 class Recorder:

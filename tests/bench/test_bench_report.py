@@ -18,7 +18,6 @@ from agentdescent_sampling.bench import (
     SCHEMA_ID,
     WORKLOADS,
     BenchConfig,
-    BenchError,
     BenchResult,
     format_report,
     plot_shares,
@@ -26,6 +25,7 @@ from agentdescent_sampling.bench import (
     to_json,
 )
 from agentdescent_sampling.bench.metrics import checkpoints, share_across_seeds
+from agentdescent_sampling.errors import BenchError
 
 SchemaErrors = Callable[[Any, Mapping[str, Any]], list[str]]
 

@@ -13,12 +13,12 @@ from agentdescent_sampling.bench import (
     DEFAULT_SWEEP,
     WORKLOADS,
     BenchConfig,
-    BenchError,
     BenchResult,
     RolloutLoop,
     read_log,
     run_bench,
 )
+from agentdescent_sampling.errors import BenchError
 
 Plugin = Callable[[str, Mapping[str, str]], tuple[Registry, types.ModuleType]]
 

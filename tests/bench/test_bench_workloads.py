@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentdescent_sampling import SOLVED
-from agentdescent_sampling.bench import (
-    WORKLOADS,
-    BenchError,
-    Drift,
-    Stationary,
-    is_informative,
-    read_log,
-)
+from agentdescent_sampling.bench import WORKLOADS, Drift, Stationary, is_informative, read_log
+from agentdescent_sampling.errors import BenchError
 
 
 def _pass_rates(seed: int, name: str = "stationary") -> list[float]:

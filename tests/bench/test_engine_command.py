@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import default_registry
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.command import bench_command
 from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA, EngineBenchConfig
 from agentdescent_sampling.bench.engine.lineup import engine_lineup
+from agentdescent_sampling.errors import BenchError
+from agentdescent_sampling.registry import default_registry
 
 Args = Callable[..., argparse.Namespace]
 

@@ -12,7 +12,6 @@ import attrs
 import pytest
 
 from agentdescent_sampling import TaskSampler, create
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.engine import (
     ENGINE_WORKLOADS,
     Built,
@@ -25,6 +24,7 @@ from agentdescent_sampling.bench.engine import (
     run_engine_bench,
 )
 from agentdescent_sampling.bench.engine.workloads import LUCKY, passes
+from agentdescent_sampling.errors import BenchError
 
 pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling.bench import BenchError
 from agentdescent_sampling.bench.engine.fromrun import (
     MIN_RECORDS,
     Record,
@@ -25,6 +24,7 @@ from agentdescent_sampling.bench.engine.fromrun import (
     read_run,
 )
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.errors import BenchError
 
 ARTIFACT = "my-skill"
 

@@ -9,8 +9,9 @@ from collections.abc import Callable
 import pytest
 
 from agentdescent_sampling import Registry
-from agentdescent_sampling.bench import BenchError, lineup_specs
+from agentdescent_sampling.bench import lineup_specs
 from agentdescent_sampling.bench.command import bench_command
+from agentdescent_sampling.errors import BenchError
 
 PACK = ["plr", "sfl", "mopps", "tscl", "learning-progress", "speed", "dapo-filter",
         "learnability", "failure-aware"]  # fmt: skip

@@ -52,7 +52,7 @@ def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
     load_state(plain, export)  # type: ignore[arg-type]
     assert json.loads(export.read_text(encoding="utf-8"))["records"] == 4
     with DurableSampler(create("difficulty-weighted:c=0.1"), state) as reopened:
-        assert plain.state_dict() == reopened.state_dict()  # type: ignore[attr-defined]
+        assert plain.state_dict() == reopened.state_dict()
 
 
 def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: Path) -> None:

@@ -158,7 +158,7 @@ def test_a_mismatched_state_file_stops_plan_and_evolve_and_is_left_untouched(
     workspace: Workspace,
 ) -> None:
     state = workspace.root / "sampler.sqlite"
-    with create("informative-band", state=state) as other:  # type: ignore[attr-defined]
+    with create("informative-band", state=state) as other:
         other.record(other.pick(["a", "b"], 0), 1.0)
     before = state.read_bytes()
     spec = workspace.spec({"ref": REF, "spec": "difficulty-weighted", "state": str(state)})

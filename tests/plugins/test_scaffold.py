@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentdescent_sampling.cli import main
-from agentdescent_sampling.scaffold import ScaffoldError, write_plugin
+from agentdescent_sampling.errors import ScaffoldError
+from agentdescent_sampling.scaffold import write_plugin
 from tests.support.venv import Venv
 
 

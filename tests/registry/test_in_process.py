@@ -103,7 +103,7 @@ def test_a_registered_preset_answers_to_its_own_name() -> None:
     registry.register(functools.partial(FirstKey, offset=1), name="second-key")
     sampler = registry.create("second-key")
     assert sampler.name == "second-key"
-    assert repr(sampler) == "preset('second-key', FirstKey(offset=1))"
+    assert repr(sampler) == "ServedSampler(FirstKey(offset=1), name='second-key')"
     report = check_sampler("second-key", registry=registry)
     assert "name" in report.checks
     assert "name" not in [violation.check for violation in report.violations]

@@ -14,7 +14,8 @@ def test_a_class_form_plugin_is_registered_under_its_entry_point_name(zoo: Venv)
     made = zoo.json(
         """
         import json
-        from agentdescent_sampling import create, default_registry
+        from agentdescent_sampling import create
+        from agentdescent_sampling.registry import default_registry
         sampler = create("fifo:offset=1")
         info = default_registry().get("fifo")
         print(json.dumps([type(sampler).__name__, sampler.pick(["a", "b"], 0), info.to_dict()]))
@@ -249,7 +250,8 @@ def test_many_threads_selecting_at_once_load_each_plugin_once(zoo: Venv) -> None
     outcome = zoo.json(
         """
         import json, sys, threading
-        from agentdescent_sampling import create, default_registry
+        from agentdescent_sampling import create
+        from agentdescent_sampling.registry import default_registry
         sys.setswitchinterval(1e-6)
         barrier = threading.Barrier(16)
         def select():
@@ -311,13 +313,14 @@ def test_a_class_declaring_thread_safe_false_is_served_synchronized(zoo: Venv) -
     served = zoo.json(
         """
         import json
-        from agentdescent_sampling import create, default_registry
+        from agentdescent_sampling import create
+        from agentdescent_sampling.registry import default_registry
         sampler = create("unsafe-counter")
         print(json.dumps([type(sampler).__name__, repr(sampler),
                           default_registry().get("unsafe-counter").synchronized]))
         """
     )
-    assert served[0] == "Synchronized"
+    assert served[0] == "ServedSampler"
     assert served[1].startswith("synchronized(<ads_unsafe.Counter object")
     assert served[2] is True
     assert "ok, synchronized" in zoo.run("agentdescent-sampling", "list").stdout

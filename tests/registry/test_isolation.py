@@ -14,7 +14,8 @@ def test_describing_parameters_never_calls_an_attrs_default_factory(zoo: Venv) -
     outcome = zoo.json(
         """
         import json
-        from agentdescent_sampling import available, default_registry
+        from agentdescent_sampling import available
+        from agentdescent_sampling.registry import default_registry
         available()
         info = default_registry().get("with-factory")
         import ads_describe
@@ -55,7 +56,8 @@ def test_base_exceptions_at_import_and_in_a_hook_are_recorded(zoo: Venv) -> None
     outcome = zoo.json(
         """
         import json
-        from agentdescent_sampling import available, default_registry
+        from agentdescent_sampling import available
+        from agentdescent_sampling.registry import default_registry
         available()
         print(json.dumps([f.message for f in default_registry().failures()
                           if f.distribution == "ads-test-base-exceptions"]))
@@ -89,7 +91,8 @@ def test_a_keyboard_interrupt_at_import_propagates_and_the_plugin_stays_in_failu
     outcome = zoo.json(
         """
         import json
-        from agentdescent_sampling import create, default_registry
+        from agentdescent_sampling import create
+        from agentdescent_sampling.registry import default_registry
         try:
             create("interrupts")
         except KeyboardInterrupt:
@@ -215,7 +218,7 @@ def test_a_hook_form_preset_answers_to_its_own_name_and_shows_it_is_a_preset(
     )
     assert made == [
         "lrt-shuffled",
-        "preset('lrt-shuffled', LRT(shuffle=True))",
+        "ServedSampler(LRT(shuffle=True), name='lrt-shuffled')",
         "b",
         "lrt",  # the name it was selected by, though the class calls itself least-recently-tried
     ]

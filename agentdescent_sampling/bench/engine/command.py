@@ -9,8 +9,8 @@ import shlex
 import sys
 import warnings
 
+from ...errors import BenchError
 from ...spec import SpecLike
-from ..errors import BenchError
 from .fromrun import format_make_up, read_run
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report

@@ -35,8 +35,8 @@ from typing import Any
 import attrs
 
 from ..._files import checked_path, load_document, strict_json
+from ...errors import BenchError
 from ...protocol import SOLVED, short_repr
-from ..errors import BenchError
 from ..report import WIDTH
 from .workloads import EngineWorkload
 

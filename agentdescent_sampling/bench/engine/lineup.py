@@ -120,7 +120,7 @@ def engine_lineup(
             parameters are rejected (the registry's own errors, unchanged).
         BenchError: two entrants share a label.
     """
-    from ..errors import BenchError
+    from ...errors import BenchError
 
     entrants: list[EngineEntrant] = [
         EngineEntrant("round-robin", _RoundRobin(registry), "baseline")

@@ -10,10 +10,10 @@ from typing import Any, TextIO
 
 import attrs
 
+from ...errors import BenchError
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
 from ..core import Machine, WithSamplers, as_specs, cpus
-from ..errors import BenchError
 from ..progress import Progress
 from .lineup import QUICK_SPECS, EngineEntrant, default_engine_specs, engine_lineup
 from .metrics import EngineSamplerResult, summarise_engine

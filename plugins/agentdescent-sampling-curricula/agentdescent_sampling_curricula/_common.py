@@ -1,4 +1,4 @@
-"""What the seven rules share: seeds, generator state, shards, rollouts in flight, lazy heaps."""
+"""What the rules share: seeds, generator state, state checks, shards, rollouts in flight, heaps."""
 
 from __future__ import annotations
 
@@ -8,43 +8,36 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-import attrs
-
-from agentdescent_sampling.protocol import short_repr
-from agentdescent_sampling.state import StateError, is_count, is_real
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import is_count, is_real, short_repr
+from agentdescent_sampling.validators import integer, whole_number_in
 
 __all__ = [
-    "TTL_PICKS",
-    "InFlight",
     "LazyHeap",
     "Shard",
     "ShardCache",
     "check_entries",
     "check_pass_counts",
+    "check_picks_and_entries",
     "check_seed",
     "draw_free",
+    "load_entries",
     "order_key",
     "restore_rng",
     "rng_state",
+    "state_head",
     "whole",
 ]
 
-#: A pick not recorded within this many later picks is taken as lost (its rollout
-#: failed, and the engine records nothing for a failed rollout) and stops counting.
-TTL_PICKS = 256
 #: Workers rotate through a few shards; keep the structures of this many.
 _CACHED_SHARDS = 8
 #: Random draws tried before a rule scans for a task that is not in flight.
 _TRIES = 8
 
 
-def check_seed(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """An attrs validator: ``seed`` is an int (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"{type(instance).__name__}(seed={value!r}): expected an int, got "
-            f"{type(value).__name__}; for example seed=0"
-        )
+#: The attrs validator of every rule's ``seed``: an int (not a bool).
+check_seed = integer("; for example seed=0")
 
 
 #: Every size a rule takes (a window, a buffer, a group) is at most this, as the built-in
@@ -52,17 +45,9 @@ def check_seed(instance: object, attribute: attrs.Attribute[Any], value: object)
 MAX_SIZE = 1_000_000
 
 
-def whole(low: int, example: int) -> Callable[[object, attrs.Attribute[Any], object], None]:
+def whole(low: int, example: int) -> Any:
     """An attrs validator: a whole number in [``low``, :data:`MAX_SIZE`] (not a bool)."""
-
-    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_SIZE:
-            raise ValueError(
-                f"{type(instance).__name__}({attribute.alias}={short_repr(value)}): expected a "
-                f"whole number from {low} to {MAX_SIZE:,}; for example {attribute.alias}={example}"
-            )
-
-    return validate
+    return whole_number_in(low, MAX_SIZE, hint=f"; try {example}")
 
 
 def rng_state(rng: random.Random) -> list[Any]:
@@ -148,41 +133,7 @@ class ShardCache(Generic[S]):
         self._shards.clear()
 
 
-@attrs.define
-class InFlight:
-    """Tasks picked but not yet recorded: task id -> (count, pick number of the latest)."""
-
-    _entries: dict[str, tuple[int, int]] = attrs.field(factory=dict)
-
-    def add(self, task: str, pick: int) -> None:
-        """Count one more rollout of ``task`` in flight, handed out at pick ``pick``."""
-        count, _ = self._entries.get(task, (0, pick))
-        self._entries[task] = (count + 1, pick)
-
-    def remove(self, task: str) -> None:
-        """A rollout of ``task`` came back (records of unknown tasks are fine)."""
-        count, pick = self._entries.get(task, (0, 0))
-        if count > 1:
-            self._entries[task] = (count - 1, pick)
-        else:
-            self._entries.pop(task, None)
-
-    def holds(self, task: str, now: int) -> bool:
-        """Whether ``task`` has a rollout in flight at pick ``now`` (lost ones expire)."""
-        entry = self._entries.get(task)
-        if entry is None:
-            return False
-        if now - entry[1] > TTL_PICKS:
-            del self._entries[task]
-            return False
-        return True
-
-    def tasks(self, now: int) -> list[str]:
-        """The tasks in flight at pick ``now``, after forgetting the expired ones."""
-        return [task for task in list(self._entries) if self.holds(task, now)]
-
-
-def draw_free(keys: Sequence[str], rng: random.Random, in_flight: InFlight, now: int) -> str:
+def draw_free(keys: Sequence[str], rng: random.Random, in_flight: Pending, now: int) -> str:
     """A uniformly random key of ``keys`` with no rollout in flight, if there is one."""
     for _ in range(_TRIES):
         key = keys[rng.randrange(len(keys))]
@@ -198,6 +149,7 @@ def draw_free(keys: Sequence[str], rng: random.Random, in_flight: InFlight, now:
 
 
 E = TypeVar("E", bound=tuple[Any, ...])
+T = TypeVar("T")
 
 
 class LazyHeap(Generic[E]):
@@ -257,3 +209,49 @@ def check_pass_counts(name: str, stats: Mapping[str, Any]) -> None:
         for e in stats.values()
     ):
         raise StateError(f"{name}: statistics must be [passes, trials] pairs")
+
+
+def check_picks_and_entries(
+    name: str, state: Mapping[str, Any], what: str
+) -> tuple[int, Mapping[str, Any]]:
+    """The state's whole number ``picks`` and its mapping ``what`` from task ids.
+
+    Raises:
+        StateError: ``what`` is not a mapping from task ids (checked first), or ``picks``
+            is not a whole number.
+    """
+    picks = state.get("picks")
+    entries = check_entries(name, state.get(what), what)
+    if not is_count(picks):
+        raise StateError(f"{name}: state needs a whole number 'picks'")
+    return picks, entries
+
+
+def load_entries(
+    name: str,
+    entries: Mapping[str, Any],
+    valid: Callable[[Any], bool],
+    build: Callable[[Any], T],
+    expected: str,
+    what: str = "entry",
+) -> dict[str, T]:
+    """``{task: build(entry)}`` for every entry of ``entries``, each checked by ``valid``.
+
+    Raises:
+        StateError: the first entry that ``valid`` refuses, named with ``what`` and the
+            ``expected`` form.
+    """
+    loaded: dict[str, T] = {}
+    for key, entry in entries.items():
+        if not valid(entry):
+            raise StateError(
+                f"{name}: bad {what} for task {short_repr(key)}: {short_repr(entry)}; "
+                f"expected {expected}"
+            )
+        loaded[key] = build(entry)
+    return loaded
+
+
+def state_head(name: str, version: int, params: Mapping[str, Any], picks: int) -> dict[str, Any]:
+    """The first keys of a rule's ``state_dict()``: sampler, version, params and picks."""
+    return {"sampler": name, "version": version, "params": params, "picks": picks}

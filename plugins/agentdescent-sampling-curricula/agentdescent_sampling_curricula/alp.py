@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import random
 import threading
 from collections import deque
@@ -11,12 +10,12 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count, is_real
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_entries,
@@ -24,6 +23,7 @@ from ._common import (
     draw_free,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -83,7 +83,7 @@ class AbsoluteLearningProgress:
     _shards: ShardCache[Shard] = attrs.field(
         init=False, factory=lambda: ShardCache(Shard), repr=False
     )
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -92,8 +92,7 @@ class AbsoluteLearningProgress:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a random task while bootstrapping or by chance, else one drawn by mean ALP."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -138,10 +137,7 @@ class AbsoluteLearningProgress:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "records": self._records,
                 "rng": rng_state(self._rng),
                 "previous": dict(self._previous),
@@ -190,7 +186,7 @@ class AbsoluteLearningProgress:
             self._picks = picks
             self._records = records
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:

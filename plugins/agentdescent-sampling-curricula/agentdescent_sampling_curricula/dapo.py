@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
@@ -21,6 +20,7 @@ from ._common import (
     check_pass_counts,
     check_seed,
     order_key,
+    state_head,
     whole,
 )
 
@@ -98,8 +98,7 @@ class DynamicFiltering:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the epoch's next task that is not skipped, or the next one if all are."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             shard = self._shards.get(keys)
@@ -154,10 +153,7 @@ class DynamicFiltering:
         """Everything a pick depends on, JSON-ready."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
                 "streaks": {key: [latest, run] for key, (latest, run) in self._streak.items()},
                 "visits": dict(self._visits),

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
 from agentdescent_sampling.validators import solved_threshold
 
-from ._common import InFlight, LazyHeap, Shard, ShardCache, check_entries, check_seed, order_key
+from ._common import (
+    LazyHeap,
+    Shard,
+    ShardCache,
+    check_picks_and_entries,
+    check_seed,
+    load_entries,
+    order_key,
+    state_head,
+)
 
 __all__ = ["FailureAware"]
 
@@ -97,7 +105,7 @@ class FailureAware:
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _shards: ShardCache[_SidedShard] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -105,8 +113,8 @@ class FailureAware:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an untried task, else a failing one in even rounds and a passing one in odd."""
-        keys = check_keys(keys)
-        parity = operator.index(round_index) % 2
+        keys, round_index = check_pick(keys, round_index)
+        parity = round_index % 2
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -187,10 +195,7 @@ class FailureAware:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "tasks": {
                     key: [task.last, task.passed, task.passes, task.trials]
                     for key, task in self._tasks.items()
@@ -205,13 +210,10 @@ class FailureAware:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
-        entries = check_entries(self.name, state.get("tasks"), "tasks")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        tasks = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "tasks")
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and len(entry) == 4
                 and is_count(entry[0])
@@ -219,17 +221,20 @@ class FailureAware:
                 and all(map(is_count, entry[2:]))
                 and entry[2] <= entry[3]
                 and (entry[1] is None if entry[3] == 0 else isinstance(entry[1], bool))
-            ):
-                raise StateError(
-                    f"{self.name}: bad entry for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[last pick, latest outcome (true, false, or null before any), passes, "
-                    f"trials] with passes <= trials"
-                )
-            tasks[key] = _Task(*entry)
+            )
+
+        tasks = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: _Task(*entry),
+            "[last pick, latest outcome (true, false, or null before any), passes, trials] "
+            "with passes <= trials",
+        )
         with self._lock:
             self._tasks = tasks
             self._picks = picks
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, Any]:

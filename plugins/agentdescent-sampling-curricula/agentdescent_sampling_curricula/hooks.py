@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agentdescent_sampling import hookimpl
-from agentdescent_sampling.hookspecs import Register
+from agentdescent_sampling import Register, hookimpl
 
 from . import (
     AbsoluteLearningProgress,

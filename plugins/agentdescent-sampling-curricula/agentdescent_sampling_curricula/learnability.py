@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import operator
 import random
 import threading
 from collections import deque
@@ -13,20 +12,28 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count, is_real
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import (
+    SOLVED,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    is_real,
+)
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
-    check_entries,
+    check_picks_and_entries,
     check_seed,
     draw_free,
+    load_entries,
     order_key,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -173,7 +180,7 @@ class Learnability:
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
     _shards: ShardCache[_LearnShard] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -182,8 +189,7 @@ class Learnability:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an untried task while the shard has one, else one drawn by learnability."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -242,10 +248,7 @@ class Learnability:
         not saved: their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "tasks": {
                     key: [task.passes, task.trials, list(task.window)]
@@ -261,14 +264,11 @@ class Learnability:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("tasks"), "tasks")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        tasks = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "tasks")
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and len(entry) == 3
                 and is_count(entry[0])
@@ -277,19 +277,21 @@ class Learnability:
                 and isinstance(entry[2], list)
                 and len(entry[2]) <= min(self.window, entry[1])
                 and all(is_real(score) and 0 <= score <= 1 for score in entry[2])
-            ):
-                raise StateError(
-                    f"{self.name}: bad entry for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[passes, trials, up to {self.window} latest scores in [0, 1]] with "
-                    f"passes <= trials"
-                )
-            tasks[key] = _Task(entry[0], entry[1], deque(float(s) for s in entry[2]))
+            )
+
+        tasks = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: _Task(entry[0], entry[1], deque(float(s) for s in entry[2])),
+            f"[passes, trials, up to {self.window} latest scores in [0, 1]] with passes <= trials",
+        )
         with self._lock:
             self._tasks = tasks
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
-            self._shards = ShardCache(lambda keys: _LearnShard(keys, self._tasks, self.seed))
+            self._in_flight = Pending()
+            self._shards.clear()
 
     def _params(self) -> dict[str, Any]:
         return {"window": self.window, "pass_threshold": self.pass_threshold, "seed": self.seed}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -10,12 +9,18 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.protocol import short_repr
-from agentdescent_sampling.state import StateError, check_state, is_count, is_tally
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_tally
 from agentdescent_sampling.validators import number_in, solved_threshold
 
-from ._common import InFlight, check_entries, check_seed, restore_rng, rng_state, whole
+from ._common import (
+    check_picks_and_entries,
+    check_seed,
+    load_entries,
+    restore_rng,
+    rng_state,
+    whole,
+)
 
 __all__ = ["ModelPredictivePromptSelection"]
 
@@ -79,7 +84,7 @@ class ModelPredictivePromptSelection:
     _posterior: dict[str, tuple[float, float]] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -87,8 +92,7 @@ class ModelPredictivePromptSelection:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the candidate whose Thompson sample is closest to ``target``."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -143,29 +147,26 @@ class ModelPredictivePromptSelection:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("posterior"), "posterior")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        posterior = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "posterior")
+        posterior = load_entries(
+            self.name,
+            entries,
+            lambda entry: (
                 isinstance(entry, list)
                 and len(entry) == 2
                 and all(is_tally(x) and x > 0 for x in entry)
-            ):
-                raise StateError(
-                    f"{self.name}: bad posterior for task {short_repr(key)}: "
-                    f"{short_repr(entry)}; expected [alpha, beta], both > 0 and at most 2**53 "
-                    f"(each counts discounted rollouts; a larger one stalls the beta draw)"
-                )
-            posterior[key] = (float(entry[0]), float(entry[1]))
+            ),
+            lambda entry: (float(entry[0]), float(entry[1])),
+            "[alpha, beta], both > 0 and at most 2**53 (each counts discounted rollouts; a "
+            "larger one stalls the beta draw)",
+            "posterior",
+        )
         with self._lock:
             self._posterior = posterior
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
 
     def _params(self) -> dict[str, float]:
         return {

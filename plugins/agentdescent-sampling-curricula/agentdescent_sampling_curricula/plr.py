@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import operator
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -11,19 +10,20 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count, is_real
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
-    check_entries,
+    check_picks_and_entries,
     check_seed,
     draw_free,
+    load_entries,
     restore_rng,
     rng_state,
+    state_head,
 )
 
 __all__ = ["PrioritizedLevelReplay"]
@@ -172,7 +172,7 @@ class PrioritizedLevelReplay:
     _rng: random.Random = attrs.field(init=False, repr=False)
     _rank_weights: list[float] = attrs.field(init=False, factory=list, repr=False)
     _shards: ShardCache[_PlrShard] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -181,8 +181,7 @@ class PrioritizedLevelReplay:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an unseen task while there is one, else a replay by rank or staleness."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -255,10 +254,7 @@ class PrioritizedLevelReplay:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "tasks": {
                     key: [task.last, task.total, task.count, task.score]
@@ -274,14 +270,11 @@ class PrioritizedLevelReplay:
                 saved with other parameters.
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
-        picks = state.get("picks")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("tasks"), "tasks")
-        if not is_count(picks):
-            raise StateError(f"{self.name}: state needs a whole number 'picks'")
-        tasks = {}
-        for key, entry in entries.items():
-            if not (
+        picks, entries = check_picks_and_entries(self.name, state, "tasks")
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and len(entry) == 4
                 and is_count(entry[0])
@@ -290,18 +283,21 @@ class PrioritizedLevelReplay:
                 and is_count(entry[2])
                 and is_real(entry[3])
                 and entry[3] >= 0
-            ):
-                raise StateError(
-                    f"{self.name}: bad entry for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[last pick, score sum, rollouts, latest score]"
-                )
-            tasks[key] = _Task(entry[0], float(entry[1]), entry[2], float(entry[3]))
+            )
+
+        tasks = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: _Task(entry[0], float(entry[1]), entry[2], float(entry[3])),
+            "[last pick, score sum, rollouts, latest score]",
+        )
         with self._lock:
             self._tasks = tasks
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
-            self._shards = ShardCache(lambda keys: _PlrShard(keys, self._tasks))
+            self._in_flight = Pending()
+            self._shards.clear()
 
     def _params(self) -> dict[str, float]:
         return {"temperature": self.temperature, "staleness": self.staleness}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import operator
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -11,19 +10,21 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
 from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_entries,
     check_seed,
     draw_free,
+    load_entries,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -90,7 +91,7 @@ class SamplingForLearnability:
     _shards: ShardCache[Shard] = attrs.field(
         init=False, factory=lambda: ShardCache(Shard), repr=False
     )
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -98,8 +99,7 @@ class SamplingForLearnability:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a buffered task of the shard with probability ``sample_ratio``, else any."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -153,10 +153,7 @@ class SamplingForLearnability:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "buffer": list(self._buffer),
                 "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
@@ -175,19 +172,19 @@ class SamplingForLearnability:
         entries = check_entries(self.name, state.get("stats"), "stats")
         if not is_count(picks) or not isinstance(buffer, list):
             raise StateError(f"{self.name}: state needs a whole number 'picks' and a 'buffer' list")
-        stats = {}
-        for key, entry in entries.items():
-            if not (
+        stats = load_entries(
+            self.name,
+            entries,
+            lambda entry: (
                 isinstance(entry, list)
                 and len(entry) == 2
                 and all(map(is_count, entry))
                 and entry[0] <= entry[1]
-            ):
-                raise StateError(
-                    f"{self.name}: bad statistics for task {key!r}: {str(entry)[:80]}; expected "
-                    f"[passes, trials] with 0 <= passes <= trials"
-                )
-            stats[key] = (entry[0], entry[1])
+            ),
+            lambda entry: (entry[0], entry[1]),
+            "[passes, trials] with 0 <= passes <= trials",
+            "statistics",
+        )
         if not all(key in stats for key in buffer):
             raise StateError(f"{self.name}: the buffer names tasks without statistics")
         with self._lock:
@@ -196,7 +193,7 @@ class SamplingForLearnability:
             self._buffer = list(buffer)
             self._picks = picks
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import SOLVED, check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.pending import TTL_PICKS
+from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
 from agentdescent_sampling.validators import solved_threshold
 
 from ._common import (
-    TTL_PICKS,
     LazyHeap,
     Shard,
     ShardCache,
@@ -22,6 +21,7 @@ from ._common import (
     check_pass_counts,
     check_seed,
     order_key,
+    state_head,
     whole,
 )
 
@@ -108,8 +108,7 @@ class Speed:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Continue a qualified task, finish a screening, or screen the epoch's next task."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -178,10 +177,7 @@ class Speed:
         """Everything a pick depends on, JSON-ready."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
                 "visits": dict(self._visits),
                 "screening": [[key, *attrs.astuple(c)] for key, c in self._screening.items()],

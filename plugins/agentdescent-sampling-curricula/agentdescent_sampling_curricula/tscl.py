@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import operator
 import random
 import threading
 from collections import deque
@@ -12,19 +11,21 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling import check_keys, check_score
-from agentdescent_sampling.state import StateError, check_state, is_count, is_real
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
 from ._common import (
-    InFlight,
     Shard,
     ShardCache,
     check_entries,
     check_seed,
     draw_free,
+    load_entries,
     restore_rng,
     rng_state,
+    state_head,
     whole,
 )
 
@@ -160,7 +161,7 @@ class TeacherStudentCurriculum:
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
     _shards: ShardCache[_Groups] = attrs.field(init=False, repr=False)
-    _in_flight: InFlight = attrs.field(init=False, factory=InFlight, repr=False)
+    _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -169,8 +170,7 @@ class TeacherStudentCurriculum:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a random task with probability ``epsilon``, else one of highest |slope|."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, round_index = check_pick(keys, round_index)
         with self._lock:
             self._picks += 1
             now = self._picks
@@ -215,10 +215,7 @@ class TeacherStudentCurriculum:
         their rollouts do not survive a restart."""
         with self._lock:
             return {
-                "sampler": self.name,
-                "version": _STATE_VERSION,
-                "params": self._params(),
-                "picks": self._picks,
+                **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "records": self._records,
                 "rng": rng_state(self._rng),
                 "windows": {
@@ -239,9 +236,9 @@ class TeacherStudentCurriculum:
         entries = check_entries(self.name, state.get("windows"), "windows")
         if not is_count(picks) or not is_count(records):
             raise StateError(f"{self.name}: state needs whole numbers 'picks' and 'records'")
-        windows = {}
-        for key, entry in entries.items():
-            if not (
+
+        def valid(entry: Any) -> bool:
+            return (
                 isinstance(entry, list)
                 and 0 < len(entry) <= self.window
                 and all(
@@ -253,18 +250,22 @@ class TeacherStudentCurriculum:
                     and 0 <= point[1] <= 1
                     for point in entry
                 )
-            ):
-                raise StateError(
-                    f"{self.name}: bad window for task {key!r}: {str(entry)[:80]}; expected up "
-                    f"to {self.window} [record number, score] pairs"
-                )
-            windows[key] = deque(((t, float(s)) for t, s in entry), maxlen=self.window)
+            )
+
+        windows = load_entries(
+            self.name,
+            entries,
+            valid,
+            lambda entry: deque(((t, float(s)) for t, s in entry), maxlen=self.window),
+            f"up to {self.window} [record number, score] pairs",
+            "window",
+        )
         with self._lock:
             self._windows = windows
             self._picks = picks
             self._records = records
             self._rng = rng
-            self._in_flight = InFlight()
+            self._in_flight = Pending()
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:

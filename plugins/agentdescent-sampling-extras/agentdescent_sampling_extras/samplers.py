@@ -9,22 +9,17 @@ from typing import ClassVar
 
 import attrs
 
-from agentdescent_sampling import check_keys, check_score
+from agentdescent_sampling.protocol import check_pick, check_score
+from agentdescent_sampling.validators import integer
 
 __all__ = ["EpochShuffle", "UniformRandom"]
-
-
-def _seed(instance: object, attribute: attrs.Attribute[int], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        kind = type(value).__name__
-        raise TypeError(f"{type(instance).__name__}(seed={value!r}): expected an int, got {kind}")
 
 
 @attrs.define(eq=False)
 class _Seeded:
     """What both samplers share: a seed, their own generator, a lock, nothing to learn."""
 
-    seed: int = attrs.field(default=0, validator=_seed)
+    seed: int = attrs.field(default=0, validator=integer("; for example seed=0"))
     _rng: random.Random = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
@@ -52,7 +47,7 @@ class EpochShuffle(_Seeded):
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an unseen task of this epoch, starting a new epoch when all are seen."""
-        check_keys(keys)
+        keys, _ = check_pick(keys, round_index)
         with self._lock:
             unseen = [key for key in keys if key not in self._seen]
             if not unseen:
@@ -71,6 +66,6 @@ class UniformRandom(_Seeded):
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a uniformly random key."""
-        check_keys(keys)
+        keys, _ = check_pick(keys, round_index)
         with self._lock:
             return keys[self._rng.randrange(len(keys))]

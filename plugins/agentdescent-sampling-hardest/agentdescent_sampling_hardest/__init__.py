@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from agentdescent_sampling import check_keys, check_score
+from agentdescent_sampling.protocol import check_pick, check_score
 
 __all__ = ["Hardest"]
 
@@ -27,7 +27,7 @@ class Hardest:
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the key with the lowest last score, never mutating ``keys``."""
-        check_keys(keys)
+        keys, _ = check_pick(keys, round_index)
         with self._lock:
             return min(keys, key=lambda key: self._seen.get(key, 0.0))
 

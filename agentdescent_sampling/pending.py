@@ -1,8 +1,16 @@
-"""Picks handed out but not yet recorded: the rollouts in flight."""
+"""The in-flight tracker: picks handed out but not yet recorded, for samplers and plugins.
+
+``evolve(max_concurrency > 1)`` asks a sampler for several tasks before any of them is
+recorded. A sampler that spreads those picks over different tasks keeps a
+:class:`Pending`: ``add`` at each pick, ``remove`` at each record, and leaves out
+``tasks(now)`` (or each task that ``holds``) when it picks. Every built-in that spreads
+picks does, and so do the curricula pack's rules. It holds no lock: call it under the
+sampler's own.
+"""
 
 from __future__ import annotations
 
-__all__ = ["Pending"]
+__all__ = ["TTL_PICKS", "Pending"]
 
 #: A pick not recorded within this many later picks is taken as lost (its rollout
 #: failed, and the engine records nothing for a failed rollout) and stops counting.
@@ -33,6 +41,11 @@ class Pending:
             self._entries[task_id] = (count - 1, pick)
         else:
             self._entries.pop(task_id, None)
+
+    def holds(self, task_id: str, now: int) -> bool:
+        """Whether ``task_id`` has a rollout in flight at pick ``now`` (lost ones expired)."""
+        entry = self._entries.get(task_id)
+        return entry is not None and now - entry[1] <= TTL_PICKS
 
     def tasks(self, now: int) -> set[str]:
         """The tasks in flight at pick ``now``; the expired ones are left out, not removed,

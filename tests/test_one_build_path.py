@@ -1,0 +1,71 @@
+"""create() calls a factory once, built-in or plugin, and words a failure from that one call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentdescent_sampling import InvalidSamplerConfig, PluginLoadError, Registry, RoundRobin
+from agentdescent_sampling.samplers import round_robin
+
+
+class Counted:
+    """Counts its calls; raises ``error`` when given one."""
+
+    name = "counted"
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.error = error
+
+    def __call__(self, **params: Any) -> RoundRobin:
+        self.calls.append(params)
+        if self.error is not None:
+            raise self.error
+        return RoundRobin(**params)
+
+
+@pytest.mark.parametrize(
+    ("error", "raised"),
+    [
+        (None, None),
+        (ValueError("spread must be true"), InvalidSamplerConfig),
+        (TypeError("unexpected keyword argument"), InvalidSamplerConfig),
+        (SystemExit(3), PluginLoadError),
+    ],
+    ids=["built", "ValueError", "TypeError", "SystemExit"],
+)
+@pytest.mark.parametrize("where", ["built-in", "in-process"])
+def test_the_factory_is_called_once_whatever_it_raises(
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    error: BaseException | None,
+    raised: type[Exception] | None,
+) -> None:
+    factory = Counted(error)
+    registry = Registry(disable=(), only=())
+    if where == "built-in":
+        monkeypatch.setattr(round_robin, "RoundRobin", factory)
+        name = "round-robin"
+    else:
+        registry.register(factory)
+        name = "counted"
+    spec = f"{name}:spread_in_flight=true"
+    if raised is None:
+        registry.create(spec)
+    else:
+        with pytest.raises(raised) as caught:
+            registry.create(spec)
+        assert caught.value.__cause__ is error  # worded from that one call
+    assert factory.calls == [{"spread_in_flight": True}]
+
+
+def test_a_built_in_is_described_as_a_class_form_entry_point_declared_in_code() -> None:
+    info = Registry(disable=(), only=()).get("RoundRobin")
+    assert (info.name, info.form, info.distribution) == (
+        "round-robin",
+        "built-in",
+        "agentdescent-sampling",
+    )
+    assert info.entry_point == "round-robin = agentdescent_sampling.samplers.round_robin:RoundRobin"

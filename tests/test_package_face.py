@@ -1,0 +1,90 @@
+"""The package's face, its docs and the plugins in plugins/ name the same public API.
+
+Every name in ``agentdescent_sampling.__all__`` is documented; every
+``agentdescent_sampling.X`` a doc names, and every name a plugin in ``plugins/`` imports from
+this package, is in ``__all__`` or in the ``__all__`` of a public submodule that
+docs/plugins.md documents.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import agentdescent_sampling
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = sorted((REPO / "docs").glob("*.md"))
+PLUGIN_SOURCES = sorted(
+    path
+    for path in (REPO / "plugins").glob("*/agentdescent_sampling_*/**/*.py")
+    if "egg-info" not in str(path)
+)
+#: The public submodules, each documented in docs/plugins.md.
+PUBLIC = ("errors", "hookspecs", "pending", "protocol", "testing", "validators", "bench")
+#: ``agentdescent_sampling.X`` in a doc, X a name or a submodule path.
+MENTION = re.compile(r"\bagentdescent_sampling\.(?P<name>[A-Za-z_][\w.]*\w)")
+
+
+def _docs_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in DOCS)
+
+
+def _public(module: str, name: str) -> bool:
+    """Whether ``name`` is public in ``agentdescent_sampling.<module>`` (or in the package)."""
+    if not module:
+        return name in agentdescent_sampling.__all__
+    if module.partition(".")[0] not in PUBLIC:
+        return False
+    found = importlib.import_module(f"agentdescent_sampling.{module}")
+    return name in getattr(found, "__all__", ())
+
+
+@pytest.mark.parametrize("name", [n for n in agentdescent_sampling.__all__ if n != "__version__"])
+def test_every_name_of_the_face_is_documented(name: str) -> None:
+    assert re.search(rf"\b{re.escape(name)}\b", _docs_text()), (
+        f"agentdescent_sampling.{name} is in __all__ but no doc in docs/ names it"
+    )
+
+
+def test_every_name_of_the_face_resolves() -> None:
+    for name in agentdescent_sampling.__all__:
+        assert getattr(agentdescent_sampling, name) is not None
+
+
+@pytest.mark.parametrize("module", PUBLIC)
+def test_every_public_submodule_is_documented_in_the_plugin_guide(module: str) -> None:
+    assert f"`agentdescent_sampling.{module}`" in (REPO / "docs" / "plugins.md").read_text()
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda path: path.name)
+def test_every_name_a_doc_gives_a_path_to_is_public(doc: Path) -> None:
+    wrong = []
+    for match in MENTION.finditer(doc.read_text(encoding="utf-8")):
+        module, _, name = match["name"].rpartition(".")
+        if not (match["name"] in PUBLIC or _public(module, name)):
+            wrong.append(match["name"])
+    assert not wrong, f"{doc.name} names agentdescent_sampling.{wrong} that is not public"
+
+
+@pytest.mark.parametrize("source", PLUGIN_SOURCES, ids=lambda path: str(path.relative_to(REPO)))
+def test_a_plugin_imports_only_public_names(source: Path) -> None:
+    wrong = []
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            package, _, module = node.module.partition(".")
+            if package == "agentdescent_sampling":
+                wrong += [f"{node.module}.{alias.name}" for alias in node.names
+                          if not _public(module, alias.name)]  # fmt: skip
+        elif isinstance(node, ast.Import):
+            wrong += [
+                alias.name
+                for alias in node.names
+                if alias.name.startswith("agentdescent_sampling.")
+                and alias.name.partition(".")[2] not in PUBLIC
+            ]
+    assert not wrong, f"imports {wrong}, which are not public"
