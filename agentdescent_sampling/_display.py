@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import sys
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 __all__ = [
@@ -143,17 +143,24 @@ def _escaped(char: str) -> str:
 
 
 def aligned(
-    rows: Sequence[Sequence[str]], *, numbers: bool = False, width: int | None = None
+    rows: Sequence[Sequence[str]],
+    *,
+    numbers: bool = False,
+    width: int | None = None,
+    left: Collection[int] | None = None,
 ) -> list[str]:
     """``rows`` aligned in columns, one line each, with no trailing spaces.
 
     Text columns are left-aligned two spaces apart. With ``numbers``, the first column
     (the label) is left-aligned and the others right-aligned, three spaces apart. With
-    ``width``, the first column is narrowed so that a row fits in ``width`` characters, and
-    a first cell longer than that gets a line of its own above its row. The cells are
-    printed as given: show text a plugin controls with :func:`shown` first.
+    ``left``, the columns it names are left-aligned and the others right-aligned, two spaces
+    apart (the artifact bench's tables). With ``width``, the first column is narrowed so
+    that a row fits in ``width`` characters, and a first cell longer than that gets a line
+    of its own above its row. The cells are printed as given: show text a plugin controls
+    with :func:`shown` first.
     """
     gap = "   " if numbers else "  "
+    lefts = set(range(1 if numbers else len(rows[0]))) if left is None else set(left) | {0}
     widths = column_widths(rows, numbers=numbers, width=width)
     lines = []
     for first, *rest in rows:
@@ -161,8 +168,8 @@ def aligned(
             lines.append(first)
             first = ""
         cells = [
-            cell.rjust(size) if numbers else cell.ljust(size)
-            for cell, size in zip(rest, widths[1:], strict=True)
+            cell.ljust(size) if column in lefts else cell.rjust(size)
+            for column, (cell, size) in enumerate(zip(rest, widths[1:], strict=True), 1)
         ]
         lines.append(gap.join([first.ljust(widths[0]), *cells]).rstrip())
     return lines

@@ -68,6 +68,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from ..._display import aligned
 from ..core import COUNT, NUMBER, result_json, result_schema, schema_object
 from ..report import WIDTH
 from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
@@ -348,7 +349,14 @@ def _workload_lines(result: EngineWorkloadResult) -> list[str]:
                 f"{sampler.calls.value:.0f}",
             ]
         )
-    return [*lines, *_table(speed), "", *_table(calls), "", *_table(artifact)]
+    return [
+        *lines,
+        *aligned(speed, left=()),
+        "",
+        *aligned(calls, left=()),
+        "",
+        *aligned(artifact, left=()),
+    ]
 
 
 def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
@@ -395,7 +403,7 @@ def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
                 ),
             ]
         )
-    table = _table(medians, left=(0, 5))
+    table = aligned(medians, left=(5,))
     # The workload list is the one cell that can run long: wrap it under its own column.
     indent = len(table[0]) - len(medians[0][-1])
     wrapped = []
@@ -403,7 +411,7 @@ def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
         head, *rest = textwrap.wrap(line[indent:], WIDTH - indent, break_on_hyphens=False) or [""]
         wrapped.append(line[:indent] + head)
         wrapped += [" " * indent + more for more in rest]
-    return [*lines, *wrapped, "", *_table(lowest, left=(0, 1, 2))]
+    return [*lines, *wrapped, "", *aligned(lowest, left=(1, 2))]
 
 
 def _median(reach: Reach, budget: int | None) -> str:
@@ -425,15 +433,3 @@ def _ratio(value: float) -> str:
 
 def _difference(interval: Interval) -> str:
     return f"{interval.value:+.3f}±{(interval.high - interval.low) / 2:.3f}"
-
-
-def _table(rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)) -> list[str]:
-    """Columns two spaces apart; the ``left`` ones left-aligned, the others right-aligned."""
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    return [
-        "  ".join(
-            cell.ljust(width) if column in left else cell.rjust(width)
-            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in rows
-    ]
