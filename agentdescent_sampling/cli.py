@@ -6,29 +6,23 @@ import argparse
 import json
 import os
 import sys
-import textwrap
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from ._display import safe_repr, screen_table, shown, shown_data, shown_lines
+from ._display import shown_lines
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
-from .loading import describe
-from .paramdoc import parameter_help
-from .records import WIRING
-from .registry import PluginFailure, SamplerInfo, available, default_registry
+from .listing import Listing, describe_sampler, sampler_json
+from .registry import available, default_registry
 from .scaffold import write_plugin
 from .spec import parse_spec
 from .testing import check_installed, check_sampler, checking
 
 __all__ = ["main"]
 
-#: The longest help text and traceback line shown.
-_HELP = 2000
-_TRACEBACK_LINE = 1000
+#: The longest error message shown.
+_MESSAGE = 2000
 
 #: The exit status of a command whose reader closed the pipe (``... | head -1``),
 #: as for a command that SIGPIPE ended.
@@ -63,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _error(message: str) -> None:
     """Print ``message`` as this command's error, shown safely: it may quote a plugin."""
-    print(f"agentdescent-sampling: error: {shown_lines(message, _HELP)}", file=sys.stderr)
+    print(f"agentdescent-sampling: error: {shown_lines(message, _MESSAGE)}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:
@@ -196,109 +190,18 @@ def _state_export(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    records = available()
-    failures = [
-        record
-        for record in records
-        if isinstance(record, PluginFailure) and record.status in ("failed", "conflict")
-    ]
-    # A name two distributions provide: each is listed, as a conflict, and create() refuses it.
-    shared = [
-        record
-        for record in records
-        if isinstance(record, SamplerInfo) and record.status == "conflict"
-    ]
+    listing = Listing(available())
     if args.json:
-        print(json.dumps([_record_json(record, args.tracebacks) for record in records], indent=2))
+        print(json.dumps(listing.json(args.tracebacks), indent=2))
     else:
-        rows: list[tuple[str, ...]] = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION")]
-        for record in records:
-            if isinstance(record, SamplerInfo):
-                status = record.status + (", synchronized" if record.synchronized else "")
-                rows.append(
-                    (record.name, record.distribution, record.version, status, record.description)
-                )
-            else:
-                rows.append(_failure_row(record))
-        print(screen_table(rows))
-        if args.tracebacks:
-            for failure in failures:
-                print(f"\n{failure.title}\n{_traceback(failure)}", end="")
-        elif failures or shared:
-            print(
-                f"\n{len(failures) + len(shared)} plugin(s) failed or conflict; "
-                f"'agentdescent-sampling list --tracebacks' prints each whole error."
-            )
-    return 1 if args.strict and (failures or shared) else 0
-
-
-def _record_json(record: SamplerInfo | PluginFailure, tracebacks: bool) -> dict[str, Any]:
-    data: dict[str, Any] = shown_data(record.to_dict())
-    if tracebacks and isinstance(record, PluginFailure):
-        data["traceback"] = _traceback(record)
-    return data
-
-
-def _traceback(failure: PluginFailure) -> str:
-    """The failure's whole error: its traceback and chained causes, or its message."""
-    error = failure.error
-    if error is None:
-        return shown(failure.message) + "\n"
-    try:
-        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    except Exception:  # noqa: BLE001  # a hostile __str__ must not break the listing
-        text = describe(error) + "\n"
-    return shown_lines(text, _TRACEBACK_LINE)
+        print(listing.text(args.tracebacks), end="")
+    return 1 if args.strict and listing.faults else 0
 
 
 def _show(args: argparse.Namespace) -> int:
     info = default_registry().get(args.name, provider=args.provider)
-    meanings = parameter_help(info.factory)
-    if args.json:
-        data = info.to_dict()
-        data["wiring"] = list(info.wiring)
-        for parameter in data["parameters"]:
-            parameter["help"] = meanings.get(parameter["name"], "")
-        print(json.dumps(shown_data(data), indent=2))
-        return 0
-    lines = [
-        f"{info.name} ({shown(info.distribution)} {shown(info.version)})",
-        f"  {shown(info.description)}" if info.description else "",
-        f"  aliases:     {', '.join(info.aliases) or '-'}",
-        f"  entry point: {shown(info.entry_point)} ({info.form} form)",
-    ]
-    if info.synchronized:
-        lines.append("  threads:     declares thread_safe = False; wrapped in synchronized()")
-    if info.wiring:
-        told = _and([WIRING[method] for method in info.wiring])
-        wiring = (
-            f"wiring:      opt-in: it can be told {told}; wire it with "
-            f"agentdescent_sampling.wire(sampler, **your_evolve_kwargs)"
-        )
-        lines += textwrap.wrap(wiring, width=100, initial_indent="  ", subsequent_indent=" " * 15)
-    elif info.form == "built-in":
-        lines.append("  wiring:      none: it needs only pick() and record()")
-    lines.append("  parameters:" + ("" if info.signature.parameters else " none"))
-    for parameter in info.signature.parameters:
-        default = "(required)" if parameter.required else f"= {safe_repr(parameter.default)}"
-        annotation = f": {shown(parameter.annotation)}" if parameter.annotation else ""
-        lines.append(f"    {parameter.name}{annotation} {shown(default)}")
-        if parameter.name in meanings:
-            lines += _wrapped(shown(meanings[parameter.name], _HELP), indent=8)
-    if info.signature.accepts_any:
-        lines.append("    **kwargs (any other keyword)")
-    print("\n".join(line for line in lines if line))
+    print(json.dumps(sampler_json(info), indent=2) if args.json else describe_sampler(info))
     return 0
-
-
-def _and(items: Sequence[str]) -> str:
-    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]]))
-
-
-def _wrapped(text: str, indent: int, width: int = 100) -> list[str]:
-    return textwrap.wrap(
-        text, width=width, initial_indent=" " * indent, subsequent_indent=" " * indent
-    )
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -333,8 +236,3 @@ def _new_plugin(args: argparse.Namespace) -> int:
         f"then: agentdescent-sampling show {args.name}"
     )
     return 0
-
-
-def _failure_row(failure: PluginFailure) -> tuple[str, ...]:
-    name = ", ".join(failure.names) or failure.entry_point or "?"
-    return (name, failure.distribution, failure.version, failure.status, failure.message)

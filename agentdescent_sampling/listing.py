@@ -1,0 +1,148 @@
+"""What ``agentdescent-sampling list`` and ``show`` print: the registry's records as text
+and JSON, every cell a plugin controls shown safely (see ``_display.py``)."""
+
+from __future__ import annotations
+
+import textwrap
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from ._display import safe_repr, screen_table, shown, shown_data, shown_lines
+from .loading import describe
+from .paramdoc import parameter_help
+from .records import WIRING, PluginFailure, SamplerInfo
+
+__all__ = ["Listing", "describe_sampler", "sampler_json"]
+
+#: The longest help text and traceback line shown.
+_HELP = 2000
+_TRACEBACK_LINE = 1000
+
+
+class Listing:
+    """Every record of the registry, as ``list`` prints them.
+
+    Args:
+        records: what ``available()`` returns.
+    """
+
+    def __init__(self, records: Sequence[SamplerInfo | PluginFailure]) -> None:
+        self.records = list(records)
+        #: Plugins that failed to load or to be described, and entry points in conflict.
+        self.failures = [
+            record
+            for record in self.records
+            if isinstance(record, PluginFailure) and record.status in ("failed", "conflict")
+        ]
+        #: Names two distributions provide: each is listed as a conflict, create() refuses it.
+        self.shared = [
+            record
+            for record in self.records
+            if isinstance(record, SamplerInfo) and record.status == "conflict"
+        ]
+
+    @property
+    def faults(self) -> int:
+        """How many records ``list --strict`` fails on."""
+        return len(self.failures) + len(self.shared)
+
+    def json(self, tracebacks: bool = False) -> list[dict[str, Any]]:
+        """Each record as a JSON-ready mapping, with its whole error if ``tracebacks``."""
+        documents = []
+        for record in self.records:
+            data: dict[str, Any] = shown_data(record.to_dict())
+            if tracebacks and isinstance(record, PluginFailure):
+                data["traceback"] = _traceback(record)
+            documents.append(data)
+        return documents
+
+    def text(self, tracebacks: bool = False) -> str:
+        """The table, fitted to the terminal, then each failure's whole error if
+        ``tracebacks``, or else a line that counts the faults."""
+        rows: list[tuple[str, ...]] = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION")]
+        for record in self.records:
+            if isinstance(record, SamplerInfo):
+                status = record.status + (", synchronized" if record.synchronized else "")
+                rows.append(
+                    (record.name, record.distribution, record.version, status, record.description)
+                )
+            else:
+                name = ", ".join(record.names) or record.entry_point or "?"
+                rows.append(
+                    (name, record.distribution, record.version, record.status, record.message)
+                )
+        text = screen_table(rows) + "\n"
+        if tracebacks:
+            text += "".join(
+                f"\n{failure.title}\n{_traceback(failure)}" for failure in self.failures
+            )
+        elif self.faults:
+            text += (
+                f"\n{self.faults} plugin(s) failed or conflict; "
+                f"'agentdescent-sampling list --tracebacks' prints each whole error.\n"
+            )
+        return text
+
+
+def sampler_json(info: SamplerInfo) -> dict[str, Any]:
+    """What ``show --json`` prints: the record, its wiring and each parameter's help."""
+    meanings = parameter_help(info.factory)
+    data = info.to_dict()
+    data["wiring"] = list(info.wiring)
+    for parameter in data["parameters"]:
+        parameter["help"] = meanings.get(parameter["name"], "")
+    shown_json: dict[str, Any] = shown_data(data)
+    return shown_json
+
+
+def describe_sampler(info: SamplerInfo) -> str:
+    """What ``show`` prints: the sampler's origin, aliases, entry point, wiring and
+    parameters with their help."""
+    meanings = parameter_help(info.factory)
+    lines = [
+        f"{info.name} ({shown(info.distribution)} {shown(info.version)})",
+        f"  {shown(info.description)}" if info.description else "",
+        f"  aliases:     {', '.join(info.aliases) or '-'}",
+        f"  entry point: {shown(info.entry_point)} ({info.form} form)",
+    ]
+    if info.synchronized:
+        lines.append("  threads:     declares thread_safe = False; wrapped in synchronized()")
+    if info.wiring:
+        told = _and([WIRING[method] for method in info.wiring])
+        wiring = (
+            f"wiring:      opt-in: it can be told {told}; wire it with "
+            f"agentdescent_sampling.wire(sampler, **your_evolve_kwargs)"
+        )
+        lines += textwrap.wrap(wiring, width=100, initial_indent="  ", subsequent_indent=" " * 15)
+    elif info.form == "built-in":
+        lines.append("  wiring:      none: it needs only pick() and record()")
+    lines.append("  parameters:" + ("" if info.signature.parameters else " none"))
+    for parameter in info.signature.parameters:
+        default = "(required)" if parameter.required else f"= {safe_repr(parameter.default)}"
+        annotation = f": {shown(parameter.annotation)}" if parameter.annotation else ""
+        lines.append(f"    {parameter.name}{annotation} {shown(default)}")
+        if parameter.name in meanings:
+            help_text = shown(meanings[parameter.name], _HELP)
+            lines += textwrap.wrap(
+                help_text, width=100, initial_indent=" " * 8, subsequent_indent=" " * 8
+            )
+    if info.signature.accepts_any:
+        lines.append("    **kwargs (any other keyword)")
+    return "\n".join(line for line in lines if line)
+
+
+def _and(items: Sequence[str]) -> str:
+    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]]))
+
+
+def _traceback(failure: PluginFailure) -> str:
+    """The failure's whole error: its traceback and chained causes, or its message."""
+    error = failure.error
+    if error is None:
+        return shown(failure.message) + "\n"
+    try:
+        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    except Exception:  # noqa: BLE001  # a hostile __str__ must not break the listing
+        text = describe(error) + "\n"
+    return shown_lines(text, _TRACEBACK_LINE)
