@@ -7,6 +7,18 @@ from agentdescent_sampling.testing import fast_thread_switching as switching
 
 pytest_plugins = ["pytester"]
 
+#: The marker of a slow scenario whose outcome does not depend on the Python version: the
+#: full session runs it, and the fast sessions (noxfile.py) leave it out.
+VERSION_INDEPENDENT = "version_independent"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{VERSION_INDEPENDENT}: a slow scenario whose outcome is the same on every Python; "
+        "nox's fast sessions leave it out, the full session runs it",
+    )
+
 
 @pytest.fixture
 def fast_thread_switching() -> Iterator[None]:

@@ -70,6 +70,7 @@ def test_example_names_the_closest_sampler_when_the_toml_has_a_typo(tmp_path: Pa
     assert "Did you mean 'difficulty-weighted'?" in completed.stderr
 
 
+@pytest.mark.version_independent
 def test_example_told_the_proposals_spends_fewer_rollouts_on_fixed_tasks() -> None:
     told, untold = _run(str(FIXABLE), "--tell"), _run(str(FIXABLE))
 
@@ -94,6 +95,7 @@ def _reached(stdout: str) -> int:
     return int(line.split()[-2])
 
 
+@pytest.mark.version_independent
 def test_example_told_the_proposals_reaches_the_held_out_target_in_fewer_rollouts() -> None:
     told, untold = _run(str(FIXABLE), "--tell"), _run(str(FIXABLE))
     assert told.returncode == untold.returncode == 0, told.stderr + untold.stderr

@@ -26,6 +26,10 @@ pytest.importorskip(
     reason="drives the agentdescent CLI: python -m pip install agentdescent==0.7.0",
 )
 
+# The CLI's cancel, kill and resume, several runs each: the same on every Python, so only
+# the full session runs them (tests/conftest.py).
+pytestmark = pytest.mark.version_independent
+
 REF = "agentdescent_sampling:from_run_spec"
 WORKERS = 2
 #: Enough rounds that `agentdescent cancel`, a new process on a busy machine, lands mid-run.

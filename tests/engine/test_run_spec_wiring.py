@@ -45,6 +45,7 @@ def test_the_shipped_wired_spec_runs_offline_with_agentdescent_evolve(
     assert json.loads(done.stdout)["state"] == "done"
 
 
+@pytest.mark.version_independent
 @pytest.mark.parametrize("self_verify", [True, False], ids=["self-verify", "no-self-verify"])
 def test_each_card_reaches_the_linked_sampler_through_the_cli(
     workspace: Workspace, self_verify: bool

@@ -34,6 +34,8 @@ def test_the_guide_has_blocks_of_every_kind() -> None:
     assert all(blocks(language) for language in ("python", "toml", "console"))
 
 
+# In-process, and its slow part is the kit's threads check of a locked sampler.
+@pytest.mark.version_independent
 def test_the_python_snippets_run_in_order() -> None:
     namespace: dict[str, object] = {}
     for file, source in blocks("python"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import ensurepip
 import hashlib
 import json
 import os
@@ -32,10 +33,15 @@ class Venv:
         Wheels install without a build; setuptools is installed only when a source project
         has to be built (``--no-build-isolation``: offline, and as fast as a build gets).
         Without ``with_pip`` the venv gets no pip of its own (seeding one takes seconds): this
-        interpreter's pip installs into it.
+        interpreter's pip installs into it. With it, the venv gets what ``ensurepip`` would
+        give it, the wheels this interpreter ships, installed without compiling them.
         """
-        venv.create(path, with_pip=with_pip, clear=True)
+        bundled = sorted(Path(ensurepip.__file__).with_name("_bundled").glob("*.whl"))
+        venv.create(path, with_pip=with_pip and not bundled, clear=True)
         made = cls(path)
+        if with_pip and bundled:
+            # What ensurepip runs, less the bytecode of all of pip: a third of the CPU.
+            made.pip("install", "--no-compile", "--no-deps", "--no-index", *map(str, bundled))
         if any(not str(project).endswith(".whl") for project in projects):
             made.pip("install", "setuptools>=64", "wheel")
         made.pip("install", "--no-build-isolation", *map(str, projects))
