@@ -212,6 +212,28 @@ def logged_sampler(log: str, link: str | None = None, **config: Any) -> TaskSamp
     return logged
 
 
+class Paced:
+    """A sampler that waits ``pause`` seconds after each record, as a slow rollout would."""
+
+    def __init__(self, sampler: TaskSampler, pause: float) -> None:
+        self.sampler = sampler
+        self.pause = pause
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return self.sampler.pick(keys, round_index)
+
+    def record(self, task_id: str, score: float) -> None:
+        self.sampler.record(task_id, score)
+        time.sleep(self.pause)
+
+
+def paced_sampler(pause: float, **config: Any) -> TaskSampler:
+    """``from_run_spec(**config)``, waiting ``pause`` seconds after each record: the offline
+    agent answers at once, and a run must still be going when ``agentdescent cancel`` (a new
+    process, on a machine running other tests) or a kill reaches it."""
+    return Paced(from_run_spec(**config), pause)
+
+
 def read_log(log: Path) -> list[dict[str, Any]]:
     """The entries :func:`logged_sampler` wrote, in order."""
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]

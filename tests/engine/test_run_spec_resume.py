@@ -30,10 +30,14 @@ pytest.importorskip(
 # the full session runs them (tests/conftest.py).
 pytestmark = pytest.mark.version_independent
 
-REF = "agentdescent_sampling:from_run_spec"
 WORKERS = 2
-#: Enough rounds that `agentdescent cancel`, a new process on a busy machine, lands mid-run.
+#: The detached runs' sampler waits PAUSE seconds after each record, so that `agentdescent
+#: cancel` or a kill, a new process on a machine running other tests, lands mid-run: at least
+#: ROUNDS x PAUSE = 3.2 s of run after the first records (the offline agent answers at once,
+#: and 16 rounds once ended before the cancel beside three other CI lanes).
 ROUNDS = 16
+PACED = "benchmarks._runspec:paced_sampler"
+PAUSE = 0.2
 #: A run stops on its round budget here, never on patience; max_concurrency=1 makes
 #: the engine run each round's workers in order, so the picks of a run are repeatable.
 STEADY = {"n_workers": WORKERS, "patience": 1000, "max_concurrency": 1}
@@ -50,8 +54,9 @@ def _trials(document: dict[str, Any]) -> dict[str, int]:
 
 
 def _start_detached(workspace: Workspace, state: Path) -> str:
+    sampler = {"ref": PACED, "pause": PAUSE, "spec": "difficulty-weighted", "state": str(state)}
     spec = workspace.spec(
-        {"ref": REF, "spec": "difficulty-weighted", "state": str(state)}, rounds=ROUNDS, **STEADY
+        sampler, allow=["agentdescent_sampling.", "benchmarks."], rounds=ROUNDS, **STEADY
     )
     run_id: str = workspace.evolve(spec, "--detach")["run_id"]
     return run_id
