@@ -26,18 +26,14 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 @pytest.fixture(scope="module")
 def benchmark_script(request: pytest.FixtureRequest) -> Iterator[types.ModuleType]:
-    """The script ``benchmarks/<SCRIPT>.py`` named by the test module's ``SCRIPT``, imported.
-
-    Run as a script, it finds its sibling modules (``_table.py``) on ``sys.path``; so does
-    the import here, for as long as the test module runs.
-    """
+    """The script ``benchmarks/<SCRIPT>.py`` named by the test module's ``SCRIPT``, imported
+    for as long as the test module runs."""
     name: str = request.module.SCRIPT
     spec = importlib.util.spec_from_file_location(f"{name}_benchmark", BENCHMARKS / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCHMARKS))
         patch.setitem(sys.modules, spec.name, module)
         spec.loader.exec_module(module)
         yield module
