@@ -7,6 +7,7 @@ import ensurepip
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -44,7 +45,8 @@ class Venv:
             made.pip("install", "--no-compile", "--no-deps", "--no-index", *map(str, bundled))
         if any(not str(project).endswith(".whl") for project in projects):
             made.pip("install", "setuptools>=64", "wheel")
-        made.pip("install", "--no-build-isolation", *map(str, projects))
+        sources = [_aside(project, path.parent) for project in projects]
+        made.pip("install", "--no-build-isolation", *sources)
         return made
 
     def pip(self, *args: str) -> None:
@@ -126,11 +128,50 @@ def build_wheel(project: Path, out: Path) -> Path:
     """Build ``project`` into a wheel in ``out`` once, for several venvs to install."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps",
-         "-w", str(out), str(project)],
+         "-w", str(out), _aside(project, out)],
         check=True, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     (wheel,) = out.glob("*.whl")
     return wheel
+
+
+#: What a copy of a source project in this repository leaves behind: builds, caches, venvs.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".nox",
+    ".venv",
+    ".ci-venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+)
+
+
+def _aside(project: Path | str, scratch: Path) -> str:
+    """``project`` as pip should be given it: a source directory in this repository (with
+    any ``[extras]``) is first copied into ``scratch``.
+
+    setuptools builds in the source tree (its ``build/`` and ``*.egg-info``), and the nox
+    sessions and pytest workers build the same projects at once: one build's clean-up once
+    emptied another's wheel. Wheels, requirements and projects outside the repository are
+    given as they are.
+    """
+    text = str(project)
+    where, bracket, extras = text.partition("[")
+    source = Path(where)
+    if text.endswith(".whl") or not source.is_dir():
+        return text
+    source = source.resolve()
+    if source != REPO and REPO not in source.parents:
+        return text
+    copy = scratch / f"{source.name}-source"
+    if not copy.exists():
+        shutil.copytree(source, copy, ignore=_NOT_SOURCE)
+    return f"{copy}{bracket}{extras}"
 
 
 def _digest(text: str) -> str:
