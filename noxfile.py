@@ -42,6 +42,8 @@ FAST_TESTS = [
 # outcome is the same on every Python (they run in full).
 FAST_MARKERS = ["-m", "not soak and not version_independent"]
 
+#: What every pyproject.toml here names in build-system.requires.
+BUILD_BACKEND = "setuptools>=64"
 # The slowest tests stay visible in CI's output.
 DURATIONS = ["--durations=15"]
 # pytest-xdist: full's tests on two workers, as many as the CI machine has cores.
@@ -71,11 +73,14 @@ def install(session: nox.Session, *extra: str) -> None:
     # pip before 23.3.2 does not see the editable ".[test]" as satisfying the plugins'
     # "agentdescent-sampling>=0.1" and looks for it on the index (pypa/pip#12372).
     session.env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    session.run("python", "-m", "pip", "install", "-q", "--upgrade", "pip")
+    # setuptools: the build backend every project here names (build-system.requires), put
+    # in the session once, so that the four builds below share it (--no-build-isolation)
+    # instead of each installing it into a throwaway build environment of its own.
+    session.run("python", "-m", "pip", "install", "-q", "--upgrade", "pip", BUILD_BACKEND)
     plugins = sorted(str(p.parent) for p in Path("plugins").glob("*/pyproject.toml"))
     # --no-compile: bytecode for every installed module (matplotlib, mypy, ...) costs a
     # third of the install; Python compiles what the tests import when they import it.
-    session.install("--no-compile", "-e", ".[test]", *plugins, *extra)
+    session.install("--no-compile", "--no-build-isolation", "-e", ".[test]", *plugins, *extra)
     # The session installs the engine, so an engine test that skips hides a broken install.
     session.env["AGENTDESCENT_SAMPLING_REQUIRE_ENGINE"] = "1"
 

@@ -15,14 +15,20 @@ else:
 REPO = Path(__file__).resolve().parents[1]
 
 
-def matrix_pythons() -> set[str]:
-    """The versions noxfile.py runs, read without importing nox."""
+def noxfile_constants(*names: str) -> dict[str, object]:
+    """Constants of noxfile.py, read without importing nox."""
     found: dict[str, object] = {}
     for node in ast.parse((REPO / "noxfile.py").read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            if name in ("FULL_PYTHON", "FAST_PYTHONS"):
+            if name in names:
                 found[name] = ast.literal_eval(node.value)
+    return found
+
+
+def matrix_pythons() -> set[str]:
+    """The versions noxfile.py runs."""
+    found = noxfile_constants("FULL_PYTHON", "FAST_PYTHONS")
     full, fast = found["FULL_PYTHON"], found["FAST_PYTHONS"]
     assert isinstance(full, str), found
     assert isinstance(fast, list), found
@@ -52,3 +58,12 @@ def test_ci_ends_by_running_exactly_the_readme_test_command() -> None:
     command = (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()[-1]
     assert command.endswith("python -m nox"), "the README's test command runs the nox matrix"
     assert command in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_sessions_build_with_the_backend_every_project_names() -> None:
+    # The sessions build without isolation, with the one backend they install first.
+    backend = noxfile_constants("BUILD_BACKEND")["BUILD_BACKEND"]
+    projects = [REPO / "pyproject.toml", *sorted((REPO / "plugins").glob("*/pyproject.toml"))]
+    for project in projects:
+        system = tomllib.loads(project.read_text(encoding="utf-8"))["build-system"]
+        assert system["requires"] == [backend], project

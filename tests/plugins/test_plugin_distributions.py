@@ -33,17 +33,18 @@ def test_list_shows_the_plugins_with_their_versions(plugins_env: Venv) -> None:
     assert "hardest-first" in plugins_env.run("agentdescent-sampling", "list").stdout
 
 
+# A built-in and each plugin form, installed; each built-in's conformance is pinned in
+# tests/test_conformance_kit.py (the kit's threads check takes seconds a sampler).
 @pytest.mark.parametrize(
     "name",
     [
         "round-robin",
-        "difficulty-weighted",
         "hardest-first",
         "epoch-shuffle",
         "uniform-random:seed=4",
     ],
 )
-def test_check_passes_every_builtin_and_plugin_sampler(plugins_env: Venv, name: str) -> None:
+def test_check_passes_a_builtin_and_every_plugin_sampler(plugins_env: Venv, name: str) -> None:
     result = plugins_env.run("agentdescent-sampling", "check", name)
     assert "checks passed" in result.stdout
 
