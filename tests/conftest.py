@@ -10,9 +10,6 @@ pytest_plugins = ["pytester"]
 #: The marker of a slow scenario whose outcome does not depend on the Python version: the
 #: full session runs it, and the fast sessions (noxfile.py) leave it out.
 VERSION_INDEPENDENT = "version_independent"
-#: The marker of a test that spends much of its wall time waiting on purpose (a paced run it
-#: cancels or kills, a lock hand-off under fast thread switching): its module runs first.
-WAITS = "waits"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,20 +18,6 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{VERSION_INDEPENDENT}: a slow scenario whose outcome is the same on every Python; "
         "nox's fast sessions leave it out, the full session runs it",
     )
-    config.addinivalue_line(
-        "markers",
-        f"{WAITS}: waits much of its wall time on purpose; its module is run first",
-    )
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the modules of tests that wait first, each module's tests still together.
-
-    On two pytest workers beside nox's other sessions, a wait at the start overlaps the
-    other sessions' work; at the end of the run it would leave a core idle.
-    """
-    waiting = {item.module for item in items if item.get_closest_marker(WAITS)}
-    items.sort(key=lambda item: item.module not in waiting)
 
 
 @pytest.fixture

@@ -174,7 +174,6 @@ def test_the_concurrency_check_catches_an_unlocked_stateful_sampler() -> None:
     assert "concurrent records were lost" in report.violations[0].message
 
 
-@pytest.mark.waits
 @pytest.mark.version_independent
 def test_synchronized_makes_the_unlocked_sampler_pass() -> None:
     report = check_sampler(lambda: synchronized(UnsafeCounter()))

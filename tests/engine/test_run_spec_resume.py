@@ -87,7 +87,6 @@ def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
     raise AssertionError("the resumed run did not finish:\n" + "\n\n".join(failures))
 
 
-@pytest.mark.waits
 def test_cancel_and_resume_keep_the_sampler_statistics_and_a_stale_lock_loses_nothing(
     workspace: Workspace,
 ) -> None:
@@ -124,7 +123,6 @@ def test_cancel_and_resume_keep_the_sampler_statistics_and_a_stale_lock_loses_no
     assert final["rounds"] == stopped["rounds"] + ROUNDS
 
 
-@pytest.mark.waits
 def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     workspace: Workspace,
 ) -> None:

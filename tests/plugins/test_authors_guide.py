@@ -35,7 +35,6 @@ def test_the_guide_has_blocks_of_every_kind() -> None:
 
 
 # In-process, and its slow part is the kit's threads check of a locked sampler.
-@pytest.mark.waits
 @pytest.mark.version_independent
 def test_the_python_snippets_run_in_order() -> None:
     namespace: dict[str, object] = {}

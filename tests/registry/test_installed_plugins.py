@@ -328,7 +328,6 @@ def test_a_class_declaring_thread_safe_false_is_served_synchronized(zoo: Venv) -
     assert "wrapped in synchronized()" in shown
 
 
-@pytest.mark.waits
 @pytest.mark.version_independent
 def test_check_passes_the_wrapped_sampler_that_fails_unwrapped(zoo: Venv) -> None:
     assert zoo.run("agentdescent-sampling", "check", "unsafe-counter").returncode == 0
