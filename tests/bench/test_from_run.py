@@ -204,6 +204,25 @@ def test_the_make_up_report_counts_each_kind_and_says_what_it_cannot_tell(tmp_pa
     assert all(len(line) <= 100 for line in text.splitlines())
 
 
+def test_an_asynchronous_run_is_benched_by_the_asynchronous_path_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_run(tmp_path, _run_records(), evolve={"asynchronous": True, "max_seconds": 60})
+    run = read_run(path)
+    assert run.asynchronous
+    said = " ".join(format_make_up(run, run.workload()).split())
+    assert "in flight; by evolve(asynchronous=True), as the run went" in said
+
+    assert main(["bench", "--from-run", str(path), "--seeds", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["asynchronous"] is True
+
+
+def test_a_synchronous_run_says_nothing_of_the_path(tmp_path: Path) -> None:
+    run = read_run(make_run(tmp_path, _run_records(), evolve={"asynchronous": False}))
+    assert not run.asynchronous
+    assert "asynchronous" not in format_make_up(run, run.workload())
+
+
 def test_a_small_make_up_warns_that_its_held_out_set_decides_little(tmp_path: Path) -> None:
     records = [_record_file(task, reward, v) for task in ("a", "b") for v, reward in
                ((1, 0.0), (2, 1.0))]  # fmt: skip

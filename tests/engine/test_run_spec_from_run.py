@@ -115,7 +115,7 @@ def test_bench_from_run_prints_the_make_up_then_benches_it_to_a_verdict(
     assert f"bench --engine --from-run {run_dir}" in report
 
 
-def test_json_keeps_the_make_up_out_of_the_document(
+def test_json_gives_the_make_up_as_data_and_its_report_on_stderr(
     run_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["bench", "--from-run", str(run_dir), "--seeds", "1", "--json",
@@ -124,5 +124,11 @@ def test_json_keeps_the_make_up_out_of_the_document(
 
     out, err = capsys.readouterr()
     document = json.loads(out)
-    assert [workload["name"] for workload in document["workloads"]] == ["from-run"]
+    (workload,) = document["workloads"]
+    assert workload["name"] == "from-run"
+    assert workload["make_up"] == {
+        "lessons": 3, "failures_needed": [1, 1], "flaky": 1, "luck": 0.5, "always": 2,
+        "never": 2, "regressions": 0, "graded": False,
+    }  # fmt: skip
+    assert document["config"]["asynchronous"] is False
     assert "Make-up of run" in err

@@ -38,7 +38,7 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     quick one (:meth:`EngineBenchConfig.quick`). Options given override either. With
     ``--from-run``, the run's make-up is printed first and benched as the ``from-run``
     workload (:mod:`~agentdescent_sampling.bench.engine.fromrun`), alone or beside the
-    ``--workload`` ones.
+    ``--workload`` ones, by ``evolve(asynchronous=True)`` if the run went that way.
 
     Raises:
         BenchError: an option of the share measure was given, the ``--from-run`` directory
@@ -64,6 +64,7 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
             f"{', '.join(ENGINE_WORKLOADS)}"
         )
     workloads: list[EngineWorkload | str] = []
+    asynchronous = args.asynchronous
     if args.from_run is not None:
         run = read_run(args.from_run)
         workload = run.workload()
@@ -71,11 +72,13 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         stream = sys.stderr if args.json else sys.stdout
         print(format_make_up(run, workload) + "\n", file=stream, flush=True)
         workloads.append(workload)
+        # The run's own path: an asynchronous run is benched asynchronously, unasked.
+        asynchronous = asynchronous or run.asynchronous
     options = {
         "workloads": [*workloads, *names],
         "first_seed": args.first_seed,
         "reflector": args.reflector or REFLECTORS[0],
-        "asynchronous": args.asynchronous,
+        "asynchronous": asynchronous,
     }
     if samplers:
         options["samplers"] = samplers

@@ -212,6 +212,8 @@ class RecordedRun:
         workers: ``n_workers`` of the run.
         max_concurrency: rollouts the run had in flight at once.
         unused: records of other purposes (``self_verify``, ``eval``), by purpose.
+        asynchronous: whether the run went by ``evolve(asynchronous=True)`` (its spec's
+            ``evolve.asynchronous``), which the bench then drives too.
     """
 
     path: Path
@@ -222,6 +224,7 @@ class RecordedRun:
     workers: int
     max_concurrency: int
     unused: Mapping[str, int] = attrs.field(factory=dict)
+    asynchronous: bool = False
 
     @property
     def run_id(self) -> str:
@@ -330,6 +333,7 @@ def format_make_up(run: RecordedRun, workload: EngineWorkload | None = None) -> 
             f"never-pass, each with a held-out twin; {workload.rounds} rounds x "
             f"{workload.workers} workers, {workload.max_concurrency} in flight"
             + (f"; graded, a pass at {workload.solved_threshold:g}" if workload.graded else "")
+            + ("; by evolve(asynchronous=True), as the run went" if run.asynchronous else "")
         )
         held_out = workload.lessons + workload.always + workload.never
         if held_out < _MIN_HELD_OUT:
@@ -414,6 +418,7 @@ def read_run(path: str | Path) -> RecordedRun:
         workers=n_workers,
         max_concurrency=min(concurrency, n_workers),
         unused=unused,
+        asynchronous=evolve.get("asynchronous") is True,
     )
 
 

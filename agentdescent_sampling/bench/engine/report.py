@@ -3,7 +3,7 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/2",
+      "schema": "agentdescent-sampling/bench-engine/3",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
                  "reflector": "llm-like", "asynchronous": false},
@@ -16,6 +16,8 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
           "name": "lessons", "summary": "...", "budget": 80, "rounds": 40, "workers": 2,
           "max_concurrency": 1, "shared_shard": false, "pass_threshold": 0.999,
           "start": 0.333, "attainable": 0.667, "fixable": 6,
+          "make_up": {"lessons": 6, "failures_needed": [1, 2, 3], "flaky": 0, "luck": 0.5,
+                      "always": 6, "never": 6, "regressions": 0, "graded": false},
           "samplers": [
             {
               "label": "informative-band", "role": "sampler", "seeds": 30,
@@ -43,6 +45,10 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
 
 ``reflector`` is what the simulated agent proposed on a failure, and ``asynchronous``
 whether the runs went by ``evolve(asynchronous=True)``.
+``make_up`` is what the workload's train tasks are (each has a held-out twin): ``lessons``
+fixable tasks, whose rule comes on one of ``failures_needed`` failures; ``flaky`` of them
+pass by ``luck`` while unfixed; ``always``- and ``never``-pass tasks; ``regressions`` rules
+that break a passing task; ``graded`` scores. For ``bench --from-run``, the run's estimate.
 ``role`` is ``baseline`` (round-robin), ``sampler`` or ``ceiling`` (the oracle).
 ``reach`` has one entry per fraction of the attainable gain (0.5, 0.75, 0.9):
 ``median_rollouts`` counts a run that never got there as the budget,
@@ -83,7 +89,7 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/2"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/3"
 
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
 
@@ -137,6 +143,16 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
         "start": NUMBER,
         "attainable": NUMBER,
         "fixable": _WHOLE,
+        "make_up": schema_object(
+            lessons=_WHOLE,
+            failures_needed={"type": "array", "items": COUNT},
+            flaky=_WHOLE,
+            luck=NUMBER,
+            always=_WHOLE,
+            never=_WHOLE,
+            regressions=_WHOLE,
+            graded={"type": "boolean"},
+        ),
     },
     dict(
         seeds=COUNT,
@@ -262,6 +278,16 @@ def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:
         "start": workload.start,
         "attainable": workload.attainable,
         "fixable": workload.samplers[0].fixable,
+        "make_up": {
+            "lessons": spec.lessons,
+            "failures_needed": list(spec.failures_needed),
+            "flaky": spec.flaky,
+            "luck": spec.luck,
+            "always": spec.always,
+            "never": spec.never,
+            "regressions": spec.regressions,
+            "graded": spec.graded,
+        },
         "samplers": [_sampler_json(sampler) for sampler in workload.samplers],
     }
 
