@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import testing
 from ._display import shown_lines
 from ._version import __version__
 from .bench.command import add_bench_arguments
@@ -17,7 +18,7 @@ from .listing import Listing, describe_sampler, sampler_json
 from .registry import available, default_registry
 from .scaffold import write_plugin
 from .spec import parse_spec
-from .testing import check_installed, check_sampler, checking
+from .testing import _build_bounded, check_installed, check_sampler, checking
 
 __all__ = ["main"]
 
@@ -210,9 +211,16 @@ def _check(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec)
     registry = default_registry()
     info = registry.get(spec.name, provider=spec.provider)
-    # Build once first: a bad parameter is a config error (exit 2), not eight violations.
-    registry.create(spec)
+    # Build once first: a bad parameter is a config error (exit 2), not eight violations;
+    # bounded in time as each check is, so that a constructor that hangs is reported.
+    _, built = _build_bounded(lambda: registry.create(spec))
     print(checking(info, spec))
+    if not built:
+        print(
+            f"{info.name}: building it did not finish within {testing.CHECK_SECONDS:g} s (a "
+            f"deadlock or an endless loop in its constructor?); no check was run"
+        )
+        return 1
     report = check_sampler(args.spec)
     print(report)
     return 0 if report.ok else 1

@@ -199,6 +199,37 @@ def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Viol
     return list(check(factory, params))
 
 
+def _build_bounded(build: Callable[[], Any]) -> tuple[Any, bool]:
+    """Call ``build`` in a daemon thread for at most :data:`CHECK_SECONDS`, as each check is.
+
+    Returns what it returned and ``True``, or ``(None, False)`` if it did not finish (the
+    thread is left behind: a daemon, it cannot keep the process alive). What it raised is
+    raised here, ``SystemExit`` included, so that a bad parameter stays a config error.
+    """
+    outcome = _in_thread("build", build)
+    if not outcome:
+        return None, False
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0], True
+
+
+def _in_thread(name: str, function: Callable[[], Any]) -> list[Any]:
+    """``[what function returned or raised]``, or ``[]`` if it ran past :data:`CHECK_SECONDS`."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(function())
+        except BaseException as error:  # noqa: BLE001  # a sampler's failure, whatever it is
+            outcome.append(error)
+
+    worker = threading.Thread(target=run, name=f"conformance-{name}", daemon=True)
+    worker.start()
+    worker.join(CHECK_SECONDS)
+    return outcome
+
+
 def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
     """Run ``check`` in a daemon thread for at most :data:`CHECK_SECONDS`.
 
@@ -206,17 +237,7 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
     included: a sampler cannot end the check) or for not finishing, with whether it
     finished. Only ``KeyboardInterrupt`` propagates, since it is the user's.
     """
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(check())
-        except BaseException as error:  # noqa: BLE001  # a sampler's failure, whatever it is
-            outcome.append(error)
-
-    worker = threading.Thread(target=run, name=f"conformance-{name}", daemon=True)
-    worker.start()
-    worker.join(CHECK_SECONDS)
+    outcome = _in_thread(name, check)
     if not outcome:
         return [
             Violation(

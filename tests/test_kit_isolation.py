@@ -145,3 +145,28 @@ def test_check_all_goes_on_after_a_sampler_that_exits_or_hangs(
     assert "raises-something: " in out
     assert "hangs-in-pick: " in out
     assert "round-robin: all " in out  # the built-ins are still checked
+
+
+class HangsWhenBuilt(HangsInPick):
+    name = "hangs-when-built"
+
+    def __init__(self) -> None:
+        threading.Event().wait()
+
+
+@pytest.mark.usefixtures("quick_timeout")
+def test_check_of_a_sampler_whose_constructor_hangs_says_so_and_exits_1(
+    registered: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registered.register(HangsWhenBuilt)
+    assert main(["check", "hangs-when-built"]) == 1
+    out = capsys.readouterr().out
+    assert "hangs-when-built: building it did not finish within 1 s" in out
+    assert "no check was run" in out
+
+
+def test_check_of_a_bad_parameter_is_still_a_config_error(
+    registered: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "round-robin:nonsense=1"]) == 2
+    assert "nonsense" in capsys.readouterr().err
