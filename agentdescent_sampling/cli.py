@@ -18,7 +18,7 @@ from .listing import Listing, describe_sampler, sampler_json
 from .registry import available, default_registry
 from .scaffold import write_plugin
 from .spec import parse_spec
-from .testing import _build_bounded, check_installed, check_sampler, checking
+from .testing import _finishes, check_installed, check_sampler, checking
 
 __all__ = ["main"]
 
@@ -213,7 +213,7 @@ def _check(args: argparse.Namespace) -> int:
     info = registry.get(spec.name, provider=spec.provider)
     # Build once first: a bad parameter is a config error (exit 2), not eight violations;
     # bounded in time as each check is, so that a constructor that hangs is reported.
-    _, built = _build_bounded(lambda: registry.create(spec))
+    built = _finishes(lambda: registry.create(spec))
     print(checking(info, spec))
     if not built:
         print(

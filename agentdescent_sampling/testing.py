@@ -199,19 +199,15 @@ def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Viol
     return list(check(factory, params))
 
 
-def _build_bounded(build: Callable[[], Any]) -> tuple[Any, bool]:
-    """Call ``build`` in a daemon thread for at most :data:`CHECK_SECONDS`, as each check is.
-
-    Returns what it returned and ``True``, or ``(None, False)`` if it did not finish (the
-    thread is left behind: a daemon, it cannot keep the process alive). What it raised is
-    raised here, ``SystemExit`` included, so that a bad parameter stays a config error.
+def _finishes(build: Callable[[], object]) -> bool:
+    """Whether ``build()`` returns within :data:`CHECK_SECONDS`, run in a daemon thread as
+    each check is (one that does not finish is left behind: it cannot keep the process
+    alive). What it raised is raised here, so that a bad parameter stays a config error.
     """
     outcome = _in_thread("build", build)
-    if not outcome:
-        return None, False
-    if isinstance(outcome[0], BaseException):
+    if outcome and isinstance(outcome[0], BaseException):
         raise outcome[0]
-    return outcome[0], True
+    return bool(outcome)
 
 
 def _in_thread(name: str, function: Callable[[], Any]) -> list[Any]:
