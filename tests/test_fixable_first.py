@@ -37,6 +37,30 @@ def test_a_task_whose_failures_outrun_every_fix_seen_is_dropped() -> None:
     assert sampler.pick(["u", "young"], 0) == "young"  # its second failure may fix it
 
 
+def _picks_of_a_never_and_an_always_passing_task(failure_cost: float) -> list[str]:
+    sampler, picks = FixableFirst(failure_cost=failure_cost), []
+    for round_index in range(3):
+        picks.append(sampler.pick(["never", "always"], round_index))
+        sampler.record(picks[-1], 0.0 if picks[-1] == "never" else 1.0)
+    return picks
+
+
+def test_a_task_that_only_fails_is_set_aside_sooner_when_a_failure_costs_more_calls() -> None:
+    assert FixableFirst().failure_cost == 1.0  # rollouts alone, unless told
+    # Counting rollouts alone, its third failure is still the likeliest fix in the shard;
+    # counting calls, re-testing the passing task (one call) is worth more than a failure
+    # (three: a rollout, a proposal, a self-verify re-run) less likely to teach than the
+    # first two were.
+    assert _picks_of_a_never_and_an_always_passing_task(1) == ["never", "never", "never"]
+    assert _picks_of_a_never_and_an_always_passing_task(3) == ["never", "never", "always"]
+
+
+@pytest.mark.parametrize("cost", [0.5, math.nan, math.inf, "3"])
+def test_a_failure_cost_below_one_or_not_a_number_is_refused(cost: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="failure_cost"):
+        FixableFirst(failure_cost=cost)  # type: ignore[arg-type]
+
+
 def test_a_flip_to_passing_counts_as_a_fix_unless_the_task_fails_again() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 1.0), ("a", 1.0)])
     assert sampler.pick(["a", "u"], 0) == "u"

@@ -24,7 +24,7 @@ from ..protocol import (
     is_tally,
     short_repr,
 )
-from ..validators import solved_threshold
+from ..validators import number_in, solved_threshold
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups
 
@@ -55,6 +55,11 @@ _FIRST_FAIL_PRIOR = (1.0, 2.0)
 _FLIP_LUCK_PRIOR = (0.5, 4.0)
 _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
+#: The agent calls of a failed rollout against a pass's one, by default: 1 values rollouts
+#: alone. 3 (the rollout, the proposal and the engine's self-verify re-run) buys fewer calls
+#: when wired and costs rollouts from outcomes alone; see BENCHMARKS.md, "Valuing agent calls".
+_FAILURE_COST = 1.0
+_MAX_FAILURE_COST = 1000.0
 #: The most a commit is credited with fixing one failure's task: even a committed proposal
 #: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
 _MAX_CREDIT = 0.9
@@ -115,7 +120,7 @@ class FixableFirst:
     fixable one until its fix arrives. So the sampler estimates, from the run's own outcomes,
     how many failures a fix takes (a hazard per failure count, learned from tasks seen to
     flip from failing to passing), and picks the task with the best expected fixes per
-    rollout over the next few rollouts:
+    rollout over the next few rollouts (per agent call with ``failure_cost`` above 1):
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and dropped once its failures outrun every fix seen;
@@ -150,10 +155,16 @@ class FixableFirst:
     Args:
         pass_threshold: the score at which a rollout counts as a pass. Keep it equal to
             ``evolve(solved_threshold=...)``; lower both for graded scorers.
+        failure_cost: the agent calls a failed rollout costs, against a pass's one; picks
+            then maximize expected fixes per call. 1 (the default) values rollouts alone.
+            With the engine's default ``self_verify``, a failure costs 3 (the rollout, a
+            proposal and its re-run): wired, ``failure_cost=3`` spends fewer calls for the
+            same rollouts; from outcomes alone it costs rollouts (BENCHMARKS.md, "Valuing
+            agent calls: failure_cost").
 
     Raises:
-        TypeError: ``pass_threshold`` is not a number.
-        ValueError: ``pass_threshold`` outside (0, 1].
+        TypeError: a parameter is not a number.
+        ValueError: ``pass_threshold`` outside (0, 1], or ``failure_cost`` below 1.
     """
 
     name: ClassVar[str] = "fixable-first"
@@ -161,6 +172,10 @@ class FixableFirst:
     pass_threshold: float = attrs.field(
         default=SOLVED,
         validator=solved_threshold(),
+    )
+    failure_cost: float = attrs.field(
+        default=_FAILURE_COST,
+        validator=number_in(1.0, _MAX_FAILURE_COST, hint="; 1 counts rollouts alone"),
     )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     # Population evidence, each as [events, trials] with the prior's pseudo-counts included.
@@ -512,7 +527,7 @@ class FixableFirst:
 
 
 class _Values:
-    """The expected fixes per rollout of each kind of task, from one moment's evidence."""
+    """The expected fixes per agent call of each kind of task, from one moment's evidence."""
 
     def __init__(self, sampler: FixableFirst) -> None:
         # Tasks that have only failed, by failure count; and tasks seen to flip to passing
@@ -540,9 +555,30 @@ class _Values:
         self._luck = _LUCK
         self._changes = sampler._changes
         self._change_breaks = _rate(sampler._change_breaks)
+        self._failure_cost = sampler.failure_cost
         self._index: dict[int, float] = {}
 
     def of(self, task: _Task | None) -> float:
+        """Expected fixes per agent call of spending the next rollout on ``task``."""
+        calls = 1.0 + self.fail_chance(task) * (self._failure_cost - 1.0)
+        return self.per_rollout(task) / calls
+
+    def fail_chance(self, task: _Task | None) -> float:
+        """The chance that the next rollout of ``task`` fails."""
+        if task is None:
+            return self._first_fail
+        if task.mixed:
+            return 1 - _luck_of(task)
+        if not task.streak:
+            return 1 - task.credit
+        if not task.fails:
+            odds = _posterior(self._pass_breaks, self._luck, task.streak - 1)
+            broken = 1 - (1 - self._change_breaks) ** (self._changes - task.seen)
+            return min(1.0, odds * (1 - self._luck) + broken)
+        odds = _posterior(self._flip_luck, self._luck, task.streak - 1)
+        return odds * (1 - self._luck)
+
+    def per_rollout(self, task: _Task | None) -> float:
         """Expected fixes per rollout of spending the next rollout on ``task``."""
         if task is None:
             return self._first_fail * self._failing(0)
