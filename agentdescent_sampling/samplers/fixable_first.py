@@ -560,6 +560,8 @@ class _Values:
 
     def of(self, task: _Task | None) -> float:
         """Expected fixes per agent call of spending the next rollout on ``task``."""
+        if self._failure_cost == 1.0:  # rollouts alone: a pick costs no more than it did
+            return self.per_rollout(task)
         calls = 1.0 + self.fail_chance(task) * (self._failure_cost - 1.0)
         return self.per_rollout(task) / calls
 
