@@ -138,7 +138,7 @@ BREAKING_NUMBERS = [
 
 def test_the_parameter_lists_cover_every_parameter_of_every_built_in() -> None:
     assert {(name, key) for name, key, _ in BUILT_IN_PARAMETERS} == set(NUMERIC) | set(BOOLEAN)
-    assert len(NUMERIC) == 7  # fixable-first has pass_threshold only
+    assert len(NUMERIC) == 8  # fixable-first has pass_threshold and failure_cost
     assert len(BOOLEAN) == 3
 
 

@@ -175,7 +175,7 @@ class FixableFirst:
     )
     failure_cost: float = attrs.field(
         default=_FAILURE_COST,
-        validator=number_in(1.0, _MAX_FAILURE_COST, hint="; 1 counts rollouts alone"),
+        validator=number_in(1.0, _MAX_FAILURE_COST, hint="; try 1 (the default) or 3"),
     )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     # Population evidence, each as [events, trials] with the prior's pseudo-counts included.
