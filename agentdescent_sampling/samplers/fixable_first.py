@@ -573,10 +573,16 @@ class _Values:
             return 1 - _luck_of(task)
         if not task.streak:
             return 1 - task.credit
-        if not task.fails:
+        return min(1.0, self._fails_after_passes(task))
+
+    def _fails_after_passes(self, task: _Task) -> float:
+        """The chance that a task passing since its last failure, if any, fails next, the
+        luck and breaks counted apart (so above 1 at times)."""
+        if not task.fails:  # only passes so far: flaky, or broken by a change since
             odds = _posterior(self._pass_breaks, self._luck, task.streak - 1)
             broken = 1 - (1 - self._change_breaks) ** (self._changes - task.seen)
-            return min(1.0, odds * (1 - self._luck) + broken)
+            return odds * (1 - self._luck) + broken
+        # failures, then passes: fixed, unless the passes were luck
         odds = _posterior(self._flip_luck, self._luck, task.streak - 1)
         return odds * (1 - self._luck)
 
@@ -595,13 +601,7 @@ class _Values:
             return unfixed / (unfixed + fixed) * (1 - luck) * hazard
         if not task.streak:  # only failures so far; maybe fixed by a commit since
             return self._failing(task.fails) * (1 - task.credit)
-        if not task.fails:  # only passes so far: flaky, or broken by a change since
-            odds = _posterior(self._pass_breaks, self._luck, task.streak - 1)
-            broken = 1 - (1 - self._change_breaks) ** (self._changes - task.seen)
-            return (odds * (1 - self._luck) + broken) * self._fixable(0)
-        # failures, then passes: fixed, unless the passes were luck
-        odds = _posterior(self._flip_luck, self._luck, task.streak - 1)
-        return odds * (1 - self._luck) * self._fixable(task.fails)
+        return self._fails_after_passes(task) * self._fixable(task.fails)
 
     def fix_chance(self, task: _Task) -> float:
         """Chance that the last failure of ``task`` (failed, not passed since) yielded its fix."""
