@@ -69,12 +69,12 @@ def test_agentdescent_plan_accepts_the_example_spec(workspace: Workspace) -> Non
 @pytest.mark.parametrize(
     "selection",
     [
-        # The TOML file is read with tomli on 3.10: every session runs it.
         pytest.param({"spec": "difficulty-weighted:c=0.1"}, marks=pytest.mark.version_independent),
         pytest.param(
             {"spec": {"name": "DifficultyWeighted", "c": 0.1, "provider": "agentdescent-sampling"}},
             marks=pytest.mark.version_independent,
         ),
+        # The TOML file is read with tomli on 3.10: every session runs it.
         {"file": "{root}/run.toml", "key": "tool.agentdescent.task_sampler"},
     ],
     ids=["string", "mapping-with-provider", "config-file"],
