@@ -24,6 +24,39 @@ def test_a_task_that_failed_is_retried_before_an_untried_one() -> None:
     assert sampler.pick(["u", "a"], 0) == "a"
 
 
+def test_once_rounds_end_a_task_that_failed_waits_for_the_end_of_its_round() -> None:
+    keys = ["a", "b"]
+    unwired = outcomes(FixableFirst(), [("a", 0.0)])
+    assert unwired.pick(keys, 0) == "a"  # not told that rounds end: retried at once
+    sampler = FixableFirst()
+    sampler.end_round(0)
+    outcomes(sampler, [("a", 0.0)])
+    assert sampler.pick(keys, 0) == "b"  # a re-run before the merge tests the same artifact
+    sampler.record("b", 1.0)
+    sampler.end_round(0)
+    assert sampler.pick(keys, 1) == "a"
+
+
+def test_a_held_task_is_picked_when_the_others_are_in_flight_which_still_wait() -> None:
+    sampler = FixableFirst()
+    sampler.end_round(0)
+    outcomes(sampler, [("a", 0.0)])
+    assert sampler.pick(["a"], 0) == "a"  # alone in its shard
+    sampler.record("a", 0.0)
+    assert sampler.pick(["a", "b"], 0) == "b"  # b is now in flight
+    assert sampler.pick(["a", "b", "c"], 0) == "c"
+    assert sampler.pick(["a", "b", "c"], 0) == "a"  # held, but the others are in flight
+
+
+def test_a_restored_sampler_still_knows_that_rounds_end() -> None:
+    first = FixableFirst()
+    first.end_round(0)
+    resumed = FixableFirst()
+    resumed.load_state_dict(first.state_dict())
+    outcomes(resumed, [("a", 0.0)])
+    assert resumed.pick(["a", "b"], 1) == "b"
+
+
 def test_a_task_that_passed_waits_behind_untried_tasks() -> None:
     sampler = outcomes(FixableFirst(), [("a", 1.0)])
     assert sampler.pick(["a", "u"], 0) == "u"
@@ -173,6 +206,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if not row[0]),
         lambda s: s["credit"].update(dict.fromkeys(s["no_commit"], 0.5)),
         lambda s: s.update(evidenced=1),
+        lambda s: s.update(rounds_close="yes"),
     ],
     ids=[
         "streak",
@@ -196,6 +230,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "no-commit-on-a-task-that-never-failed",
         "no-commit-on-a-credited-task",
         "evidenced-not-a-bool",
+        "rounds-close-not-a-bool",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -268,7 +303,7 @@ def test_a_round_without_commits_credits_nothing_and_notes_its_failures_made_non
     before = sampler.state_dict()
     sampler.end_round(0)
     after = sampler.state_dict()
-    assert after == {**before, "no_commit": ["a"]}
+    assert after == {**before, "no_commit": ["a"], "rounds_close": True}
     sampler.end_round(1)  # the round that failed "a" is closed: a later commit is not its
     assert sampler.state_dict() == after
 

@@ -100,10 +100,11 @@ class ReferenceFixableFirst(FixableFirst):
         for key in keys:
             check_task_id(key)
         with self._lock:
-            in_flight = self._pending.tasks(self._picks + 1)
+            distinct = set(keys)
+            waiting = self._waiting(len(distinct), distinct.__contains__)
             value = self._values()
             best, best_rank = keys[0], (-1.0, 1)
-            for key in [key for key in keys if key not in in_flight] or keys:
+            for key in [key for key in keys if key not in waiting] or keys:
                 task = self._tasks.get(key)
                 rank = (value.of(task), -(-1 if task is None else task.last))
                 if rank > best_rank:

@@ -6,7 +6,7 @@ import math
 import operator
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -144,6 +144,10 @@ class FixableFirst:
 
     Ties go to the task picked least recently, then to the earliest key. A task with a
     rollout in flight is passed over while another is free, so concurrent workers spread.
+    Once told that rounds end (:meth:`end_round`, which ``wire()`` calls on the synchronous
+    path), so is a task that failed in the round not yet ended: the engine merges a round's
+    proposals at its end, so a re-run before then tests the artifact that just failed it
+    (workers sharing one shard would otherwise pick it again within the round).
     As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
     pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
     would: see BENCHMARKS.md, "Pick cost against shard size".
@@ -189,6 +193,9 @@ class FixableFirst:
     _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
     # Whether evidence() has been called: then the cards, not the commit counts, say it all.
     _evidenced: bool = attrs.field(init=False, default=False, repr=False)
+    # Whether end_round() has been called: then rounds are known to end, and the tasks in
+    # _round_failures are passed over until the next end_round().
+    _rounds_close: bool = attrs.field(init=False, default=False, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -217,13 +224,24 @@ class FixableFirst:
                     task.seen = seen  # a private copy standing for its family
                 return value.of(task)
 
-            best = groups.pick(shard, worth, exclude=self._pending.tasks(self._picks + 1))
+            waiting = self._waiting(shard.size, lambda key: shard.at(key) >= 0)
+            best = groups.pick(shard, worth, exclude=waiting)
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks
                 self._touch(best)
             self._pending.add(best, self._picks)
             return best
+
+    def _waiting(self, size: int, held: Callable[[str], bool]) -> set[str]:
+        """The tasks a pick passes over while another is free: those in flight and, once
+        rounds end, those that failed in this round; only those in flight if that leaves
+        none of the shard's ``size`` keys (``held`` says whether a key is in the shard)."""
+        in_flight = self._pending.tasks(self._picks + 1)
+        if not (self._rounds_close and self._round_failures):
+            return in_flight
+        waiting = in_flight | self._round_failures.keys()
+        return waiting if sum(map(held, waiting)) < size else in_flight
 
     def _grouping(self) -> TaskGroups[_Task]:
         """The groups of ``_tasks``, built afresh when ``_tasks`` was replaced."""
@@ -362,7 +380,9 @@ class FixableFirst:
         not to be fixed by that failure: if it passes next, it passed by luck, and it is kept
         in play as fixable, and not fixed, until it fails again. Once :meth:`evidence` has
         been told of any card, the cards say it all and the counts are not used (the engine
-        may merge a card a round late). Without calls, nothing changes.
+        may merge a card a round late). From the first call on, a task that fails is passed
+        over while another is free until the round ends (see the class). Without calls,
+        nothing changes.
 
         Raises:
             TypeError: ``committed`` is not a whole number.
@@ -385,6 +405,7 @@ class FixableFirst:
                 self._tasks[key] for key in self._round_failures if not self._tasks[key].streak
             ]
             self._round_failures = {}
+            self._rounds_close = True
             if self._evidenced:
                 return  # each card says what its failure made; a card may come a round late
             if not committed:
@@ -425,6 +446,7 @@ class FixableFirst:
                 "no_commit": [task_id for task_id, task in self._tasks.items() if task.no_commit],
                 "verified": [task_id for task_id, task in self._tasks.items() if task.verified],
                 "evidenced": self._evidenced,
+                "rounds_close": self._rounds_close,
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -451,6 +473,7 @@ class FixableFirst:
         no_commit: Any = state.get("no_commit", [])
         verified: Any = state.get("verified", [])
         evidenced: Any = state.get("evidenced", False)
+        rounds_close: Any = state.get("rounds_close", False)
         if not (
             is_count(picks)
             and is_count(changes)
@@ -512,10 +535,12 @@ class FixableFirst:
                     f"in 'tasks' whose last outcome is a failure"
                 )
             task.verified = True
-        if not isinstance(evidenced, bool):
-            raise StateError(f"{self.name}: 'evidenced' must be true or false; got {evidenced!r}")
+        for key, flag in (("evidenced", evidenced), ("rounds_close", rounds_close)):
+            if not isinstance(flag, bool):
+                raise StateError(f"{self.name}: {key!r} must be true or false; got {flag!r}")
         with self._lock:
             self._evidenced = evidenced
+            self._rounds_close = rounds_close
             self._tasks = tasks
             self._picks = picks
             self._changes = changes

@@ -148,3 +148,63 @@ def test_the_cards_of_an_extra_artifact_are_not_the_samplers() -> None:
         tap.shown(card.diff, [card])
         tap.reported([Report(card.diff)])
     assert told == [("a", 1.0, True)]
+
+
+@attrs.define(eq=False)
+class Logging(FixableFirst):
+    """fixable-first that logs each pick's round and task and, once recorded, whether it
+    passed (one rollout at a time: each record follows its pick)."""
+
+    log: list[tuple[int, str, bool]] = attrs.field(factory=list)
+
+    def record(self, task_id: str, score: float) -> None:
+        super().record(task_id, score)
+        self.log[-1] = (*self.log[-1][:2], score >= self.pass_threshold)
+
+    def pick(self, keys: Any, round_index: int) -> str:
+        task_id = super().pick(keys, round_index)
+        self.log.append((round_index, task_id, True))
+        return task_id
+
+
+def _repicked_after_failing(sampler: Logging) -> list[tuple[int, str]]:
+    """The picks of a task in a round after that task had failed in the same round."""
+    again, failed = [], set()
+    for round_index, task_id, passed in sampler.log:
+        if (round_index, task_id) in failed:
+            again.append((round_index, task_id))
+        if not passed:
+            failed.add((round_index, task_id))
+    return again
+
+
+def test_workers_sharing_a_shard_leave_a_task_that_failed_in_the_round_to_the_next(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent import evolve
+
+    from agentdescent_sampling.bench.engine.workloads import SharedShard
+
+    def run(sampler: Logging, wired: bool) -> None:
+        kwargs = wire(sampler) if wired else {"task_sampler": sampler}
+        result = evolve(
+            toy.tasks,
+            toy.reward,
+            agent=NoteAgent(),
+            n_workers=3,  # one at a time, each on the whole train list of five tasks
+            max_concurrency=1,
+            rounds=6,
+            parallel=SharedShard(),
+            held_out_frac=len(toy.held_out) / len(toy.tasks),
+            **kwargs,
+        )
+        assert result.error is None
+        assert len(sampler.log) == 18
+
+    alone, wired = Logging(), Logging()
+    run(alone, wired=False)
+    run(wired, wired=True)
+    assert _repicked_after_failing(alone), "from outcomes alone a failed task is retried at once"
+    # Told that rounds end (from the first on_round), it waits for its round's merge.
+    assert [pick for pick in _repicked_after_failing(wired) if pick[0] > 0] == []
+    assert not all(passed for _, _, passed in wired.log)
