@@ -39,7 +39,7 @@ from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, REFLE
 class NoHold(FixableFirst):
     """fixable-first that passes over the tasks in flight only, as before the rule."""
 
-    def _waiting(self, size: int, held: Any) -> set[str]:
+    def _waiting(self, size: int, in_shard: Any) -> set[str]:
         return self._pending.tasks(self._picks + 1)
 
 

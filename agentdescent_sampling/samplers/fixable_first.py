@@ -233,15 +233,15 @@ class FixableFirst:
             self._pending.add(best, self._picks)
             return best
 
-    def _waiting(self, size: int, held: Callable[[str], bool]) -> set[str]:
+    def _waiting(self, size: int, in_shard: Callable[[str], bool]) -> set[str]:
         """The tasks a pick passes over while another is free: those in flight and, once
         rounds end, those that failed in this round; only those in flight if that leaves
-        none of the shard's ``size`` keys (``held`` says whether a key is in the shard)."""
+        none of the shard's ``size`` distinct keys."""
         in_flight = self._pending.tasks(self._picks + 1)
         if not (self._rounds_close and self._round_failures):
             return in_flight
         waiting = in_flight | self._round_failures.keys()
-        return waiting if sum(map(held, waiting)) < size else in_flight
+        return waiting if sum(map(in_shard, waiting)) < size else in_flight
 
     def _grouping(self) -> TaskGroups[_Task]:
         """The groups of ``_tasks``, built afresh when ``_tasks`` was replaced."""
