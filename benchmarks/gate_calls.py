@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/gate_calls.py [--workload W ...] [--seeds N] [--first-seed N]
-        [--reflector {llm-like,silent,llm-like-wrong}]
+        [--reflector {llm-like,silent,llm-like-wrong}] [--async]
 
 Runs the engine bench's synchronous workloads in the real ``evolve()`` (the ``engine`` extra)
 with round-robin, fixable-first alone and wired, the learner ceiling and the oracle, and splits
@@ -16,6 +16,9 @@ each run's calls up to the round that first reached 75% of the gain into
   round's proposals into one candidate and measures it once, so a round with any failure costs a
   whole held-out measurement and a round of passes costs none: ``gated`` counts the rounds that
   were measured, of ``rounds``.
+
+With ``--async`` the runs are ``evolve(asynchronous=True)``, whose merger gates cards as they
+come: there a "round" is one merge, and ``gated`` counts the merges that measured a candidate.
 
 Prints the mean of each per run, and round-robin's mean over the sampler's for calls, for gated
 rounds and for rollouts, so the calls figure can be read as rollouts times how often a round is
@@ -59,7 +62,9 @@ class Outcomes:
         self.sampler.record(task_id, score)
 
 
-def split(entrant: EngineEntrant, workload: str, seed: int, reflector: str) -> dict[str, int]:
+def split(
+    entrant: EngineEntrant, workload: str, seed: int, reflector: str, asynchronous: bool = False
+) -> dict[str, int]:
     """One run's calls to 75% of the gain, split as the module says."""
     spies: list[Outcomes] = []
 
@@ -72,7 +77,14 @@ def split(entrant: EngineEntrant, workload: str, seed: int, reflector: str) -> d
             return {}
         return {**entrant.wiring(spy.sampler, built, options), "task_sampler": spy}
 
-    run = run_engine(ENGINE_WORKLOADS[workload], make, seed, reflector=reflector, wiring=wiring)
+    run = run_engine(
+        ENGINE_WORKLOADS[workload],
+        make,
+        seed,
+        reflector=reflector,
+        wiring=wiring,
+        asynchronous=asynchronous,
+    )
     reached = run._reached(0.75)
     end = len(run.curve) - 1 if reached is None else reached
     failed = spies[0].failed
@@ -94,8 +106,10 @@ def split(entrant: EngineEntrant, workload: str, seed: int, reflector: str) -> d
 _ENTRANTS: list[EngineEntrant] = []  # set before the pool forks; jobs name them by index
 
 
-def _job(entrant: int, workload: str, seed: int, reflector: str) -> dict[str, int]:
-    return split(_ENTRANTS[entrant], workload, seed, reflector)
+def _job(
+    entrant: int, workload: str, seed: int, reflector: str, asynchronous: bool
+) -> dict[str, int]:
+    return split(_ENTRANTS[entrant], workload, seed, reflector, asynchronous)
 
 
 def main() -> None:
@@ -104,18 +118,24 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
+    parser.add_argument(
+        "--async", dest="asynchronous", action="store_true", help="evolve(asynchronous=True)"
+    )
     args = parser.parse_args()
     if args.reflector == "silent":
         parser.error("the split needs a proposal on every failure; use llm-like or llm-like-wrong")
     _ENTRANTS[:] = engine_lineup(["fixable-first"], default_registry())
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"Agent calls to 75% of the gain, mean per run, seeds {seeds.start}-{seeds.stop - 1}, "
-          f"reflector {args.reflector}; RR/it: round-robin's mean over the sampler's")  # fmt: skip
+          f"reflector {args.reflector}{', asynchronous' if args.asynchronous else ''}; "
+          f"RR/it: round-robin's mean over the sampler's")  # fmt: skip
     with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
         for workload in args.workload or SYNCHRONOUS:
             means = {}
             for index, entrant in enumerate(_ENTRANTS):
-                jobs = [(index, workload, seed, args.reflector) for seed in seeds]
+                jobs = [
+                    (index, workload, seed, args.reflector, args.asynchronous) for seed in seeds
+                ]
                 runs = pool.starmap(_job, jobs)
                 means[entrant.label] = {k: sum(r[k] for r in runs) / len(runs) for k in COLUMNS}
             print(f"\n{workload}")

@@ -3,14 +3,16 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
-        [--wired] [--reflector {llm-like,silent,llm-like-wrong}]
+        [--wired] [--async] [--reflector {llm-like,silent,llm-like-wrong}]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
-hopeless task seen for the first time, a hopeless task's later failures, a lesson's failures, a
-pass that confirmed a fix (or a lucky one), a re-test of a solved task, a regression victim.
-Prints the mean count per run of each. ``--wired`` hands the sampler the engine's evidence
-(``wire()``), as the bench's ``+ wired`` rows do.
+hopeless task seen for the first time, a hopeless task's later failures, a lesson's failures
+(apart, those after the failure that made its rule: the rule was not yet merged, or was
+refused), a pass that confirmed a fix (or a lucky one), a re-test of a solved task, a regression
+victim. Prints the mean count per run of each. ``--wired`` hands the sampler the engine's
+evidence (``wire()``), as the bench's ``+ wired`` rows do; ``--async`` runs
+``evolve(asynchronous=True)``.
 """
 
 from __future__ import annotations
@@ -68,7 +70,11 @@ def kind_of_rollout(plan: object, passed: bool, seen: int, failed: int) -> str:
         return "hopeless, first failure" if failed == 0 else "hopeless, later failure"
     if kind == "victim":
         return "victim, " + ("pass" if passed else "failure")
-    return "lesson, pass (fix confirmed or lucky)" if passed else "lesson, failure"
+    if passed:
+        return "lesson, pass (fix confirmed or lucky)"
+    if failed >= plan.failures_needed:  # type: ignore[attr-defined]
+        return "lesson, failure after the one that made its rule"
+    return "lesson, failure"
 
 
 def main() -> None:
@@ -78,6 +84,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
     parser.add_argument("--wired", action="store_true", help="hand it the engine's evidence")
+    parser.add_argument(
+        "--async", dest="asynchronous", action="store_true", help="evolve(asynchronous=True)"
+    )
     args = parser.parse_args()
 
     def wiring(spy: Any, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,6 +104,7 @@ def main() -> None:
             seed,
             reflector=args.reflector,
             wiring=wiring,
+            asynchronous=args.asynchronous,
         )
         spy, built = spies[0]
         until = run.rollouts_to(0.75) or len(spy.log)
@@ -108,10 +118,11 @@ def main() -> None:
             seen[task_id] += 1
             failed[task_id] += not passed
     label = args.sampler + (" + wired" if args.wired else "")
+    label += ", asynchronous" if args.asynchronous else ""
     print(f"{label} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
           f"before 75% of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
     for kind, count in sorted(totals.items()):
-        print(f"  {kind:40s} {count / args.seeds:5.1f}")
+        print(f"  {kind:50s} {count / args.seeds:5.1f}")
 
 
 if __name__ == "__main__":
