@@ -41,7 +41,8 @@ from agentdescent_sampling.bench.engine.run import run_engine
 from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, REFLECTORS, Built
 from agentdescent_sampling.registry import default_registry
 
-#: The workloads with one rollout per worker and round, whose rounds the split describes.
+#: The workloads run by default: one rollout per worker and round. ``concurrent`` and
+#: ``concurrent-shared`` (four a round) may be named with ``--workload``.
 SYNCHRONOUS = ("lessons", "sparse", "flaky", "regressions", "regressions-held-out", "graded")
 COLUMNS = ("rollouts", "reflect", "gate", "calls", "rounds", "gated")
 
@@ -114,7 +115,7 @@ def _job(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", action="append", choices=SYNCHRONOUS)
+    parser.add_argument("--workload", action="append", choices=sorted(ENGINE_WORKLOADS))
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
