@@ -5,9 +5,10 @@ Usage::
     python benchmarks/gate_calls.py [--workload W ...] [--seeds N] [--first-seed N]
         [--reflector {llm-like,silent,llm-like-wrong}] [--async]
 
-Runs the engine bench's synchronous workloads in the real ``evolve()`` (the ``engine`` extra)
-with round-robin, fixable-first alone and wired, the learner ceiling and the oracle, and splits
-each run's calls up to the round that first reached 75% of the gain into
+Runs engine bench workloads (by default the six of one rollout per worker and round) in the
+real ``evolve()`` (the ``engine`` extra) with round-robin, fixable-first alone and wired, the
+learner ceiling and the oracle, and splits each run's calls up to the round that first reached
+75% of the gain into
 
 - ``rollouts``: one call each;
 - ``reflect``: the proposal and self-verify re-run of each failure (two calls, with the
@@ -43,7 +44,7 @@ from agentdescent_sampling.registry import default_registry
 
 #: The workloads run by default: one rollout per worker and round. ``concurrent`` and
 #: ``concurrent-shared`` (four a round) may be named with ``--workload``.
-SYNCHRONOUS = ("lessons", "sparse", "flaky", "regressions", "regressions-held-out", "graded")
+ONE_A_ROUND = ("lessons", "sparse", "flaky", "regressions", "regressions-held-out", "graded")
 COLUMNS = ("rollouts", "reflect", "gate", "calls", "rounds", "gated")
 
 
@@ -131,7 +132,7 @@ def main() -> None:
           f"reflector {args.reflector}{', asynchronous' if args.asynchronous else ''}; "
           f"RR/it: round-robin's mean over the sampler's")  # fmt: skip
     with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
-        for workload in args.workload or SYNCHRONOUS:
+        for workload in args.workload or ONE_A_ROUND:
             means = {}
             for index, entrant in enumerate(_ENTRANTS):
                 jobs = [
