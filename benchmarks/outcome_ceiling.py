@@ -222,11 +222,19 @@ class Planner:
             for p, after, seen in self.outcomes(first, second, found, action)
         )
 
-    def _second_uncached(self, first: Shard, second: Shard, found: Found) -> float:
-        return min(self._second_value(first, second, found, a) for a in self.actions(second))
+    def _second_uncached(
+        self, first: Shard, second: Shard, found: Found, first_failed: bool = False
+    ) -> float:
+        return min(
+            self._second_value(first, second, found, a, first_failed) for a in self.actions(second)
+        )
 
-    def _second_value(self, first: Shard, second: Shard, found: Found, action: str) -> float:
-        # The round ends after the second rollout; next round the shards swap order.
+    def _second_value(
+        self, first: Shard, second: Shard, found: Found, action: str, first_failed: bool = False
+    ) -> float:
+        """The expected rest of the run after the round's second rollout by ``action``
+        (``first_failed``, whether the round's first rollout failed, changes no rollout count
+        and is ignored here). The round ends after it; next round the shards swap order."""
         return sum(
             p * (0.0 if self._done(seen) else self.round(after, first, seen))
             for p, after, seen in self.outcomes(second, first, found, action)
@@ -235,11 +243,14 @@ class Planner:
     def choose(
         self, mine: Shard, other: Shard, found: Found, *, first: bool, first_failed: bool = False
     ) -> str:
-        """The best action for the shard about to roll out (``first_failed``, whether the
-        round's first rollout failed, changes no rollout count and is ignored here)."""
+        """The best action for the shard about to roll out, given whether the round's first
+        rollout failed (which only :class:`CallsPlanner` prices)."""
         if first:
             return min(self.actions(mine), key=lambda a: self._first_value(mine, other, found, a))
-        return min(self.actions(mine), key=lambda a: self._second_value(other, mine, found, a))
+        return min(
+            self.actions(mine),
+            key=lambda a: self._second_value(other, mine, found, a, first_failed),
+        )
 
 
 class ConfirmingPlanner(Planner):
@@ -309,7 +320,9 @@ class ConfirmingPlanner(Planner):
         return 2 * open_ + min(self._first_value(first, second, found, a)
                                for a in self.actions(first))  # fmt: skip
 
-    def _second_value(self, first: Shard, second: Shard, found: Found, action: str) -> float:
+    def _second_value(
+        self, first: Shard, second: Shard, found: Found, action: str, first_failed: bool = False
+    ) -> float:
         return sum(
             p * self.round(after, first, seen)
             for p, after, seen in self.outcomes(second, first, found, action)
@@ -345,13 +358,6 @@ class CallsPlanner(Planner):
             for p, after, seen in self.outcomes(first, second, found, action)
         )
 
-    def _second_uncached(
-        self, first: Shard, second: Shard, found: Found, first_failed: bool = False
-    ) -> float:
-        return min(
-            self._second_value(first, second, found, a, first_failed) for a in self.actions(second)
-        )
-
     def _second_value(
         self, first: Shard, second: Shard, found: Found, action: str, first_failed: bool = False
     ) -> float:
@@ -361,18 +367,6 @@ class CallsPlanner(Planner):
             cost = 2 * failures + (self.gate if failures else 0)
             total += p * (cost + (0.0 if self._done(seen) else self.round(after, first, seen)))
         return total
-
-    def choose(
-        self, mine: Shard, other: Shard, found: Found, *, first: bool, first_failed: bool = False
-    ) -> str:
-        """The best action for the shard about to roll out, given whether the round's first
-        rollout failed (a second failure then shares its gate)."""
-        if first:
-            return super().choose(mine, other, found, first=True)
-        return min(
-            self.actions(mine),
-            key=lambda a: self._second_value(other, mine, found, a, first_failed),
-        )
 
 
 def planner_for(workload: EngineWorkload, goal: int, kind: type[Planner] = Planner) -> Planner:
