@@ -115,20 +115,9 @@ def test_seeing_only_outcomes_never_beats_being_told_of_fixes(ceiling: ModuleTyp
 def test_the_confirming_sampler_counts_a_rule_only_when_its_task_passes(
     ceiling: ModuleType,
 ) -> None:
-    from types import SimpleNamespace as Plan
-
-    plans = {
-        "one-train": Plan(kind="lesson", failures_needed=1),
-        "three-train": Plan(kind="lesson", failures_needed=3),
-        "never-train": Plan(kind="never", failures_needed=1),
-    }
-    built = Plan(
-        agent=Plan(by_id=plans),
-        tasks=[Plan(id=task_id) for task_id in plans],
-        pass_threshold=0.999,
-    )
     planner = ceiling.ConfirmingPlanner((1, 0, 1), solved=0, hopeless=1, goal=2)
-    sampler = ceiling.PlannerSampler(built, [planner])
+    kinds = {"one-train": ("lesson", 1), "three-train": ("lesson", 3), "never-train": ("never", 1)}
+    sampler = _planner_sampler(ceiling, planner, kinds)
     sampler.record("one-train", 0.0)  # its rule is found, but nothing says so
     assert sampler._found == [0, 0, 0, 0, 0]
     sampler.record("one-train", 1.0)
@@ -207,18 +196,24 @@ def test_a_lesson_failing_after_its_rule_was_made_leaves_the_planners_counts(
     # The gate refused the rule its first failure made: the planners do not model that, and
     # counting the failure would make a one-failure lesson look twice-failed, which no
     # labelling of the make-up fits.
-    from types import SimpleNamespace as Plan
-
-    plans = {"one-train": Plan(kind="lesson", failures_needed=1)}
-    built = Plan(
-        agent=Plan(by_id=plans),
-        tasks=[Plan(id=task_id) for task_id in plans],
-        pass_threshold=0.999,
-    )
     planner = ceiling.ConfirmingPlanner((1, 0, 0), solved=0, hopeless=0, goal=1)
-    sampler = ceiling.PlannerSampler(built, [planner])
+    sampler = _planner_sampler(ceiling, planner, {"one-train": ("lesson", 1)})
     sampler.record("one-train", 0.0)
     sampler.record("one-train", 0.0)
     assert sampler._state["one-train"] == 1
     sampler.record("one-train", 1.0)  # committed at last: confirmed as a one-failure rule
     assert sampler._found == [0, 1, 0, 0, 0]
+
+
+def _planner_sampler(ceiling: ModuleType, planner: Any, kinds: dict[str, tuple[str, int]]) -> Any:
+    """A PlannerSampler for ``planner`` on a run of the train tasks ``kinds`` names, each with
+    its kind and the failures its fix takes."""
+    from types import SimpleNamespace as Plan
+
+    plans = {task_id: Plan(kind=kind, failures_needed=k) for task_id, (kind, k) in kinds.items()}
+    built = Plan(
+        agent=Plan(by_id=plans),
+        tasks=[Plan(id=task_id) for task_id in plans],
+        pass_threshold=0.999,
+    )
+    return ceiling.PlannerSampler(built, [planner])
