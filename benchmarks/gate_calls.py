@@ -32,7 +32,9 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agentdescent_sampling import TaskSampler
@@ -42,36 +44,23 @@ from agentdescent_sampling.bench.engine.run import run_engine
 from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, REFLECTORS, Built
 from agentdescent_sampling.registry import default_registry
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.where_rollouts_go import Spy  # after the path
+
 #: The workloads run by default: one rollout per worker and round. ``concurrent`` and
 #: ``concurrent-shared`` (four a round) may be named with ``--workload``.
 ONE_A_ROUND = ("lessons", "sparse", "flaky", "regressions", "regressions-held-out", "graded")
 COLUMNS = ("rollouts", "reflect", "gate", "calls", "rounds", "gated")
 
 
-class Outcomes:
-    """Passes everything to the sampler and keeps, in order, whether each rollout failed."""
-
-    def __init__(self, sampler: TaskSampler, threshold: float) -> None:
-        self.sampler = sampler
-        self.threshold = threshold
-        self.failed: list[bool] = []
-
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        return self.sampler.pick(keys, round_index)
-
-    def record(self, task_id: str, score: float) -> None:
-        self.failed.append(score < self.threshold)
-        self.sampler.record(task_id, score)
-
-
 def split(
     entrant: EngineEntrant, workload: str, seed: int, reflector: str, asynchronous: bool = False
 ) -> dict[str, int]:
     """One run's calls to 75% of the gain, split as the module says."""
-    spies: list[Outcomes] = []
+    spies: list[Spy] = []
 
     def make(built: Built) -> TaskSampler:
-        spies.append(Outcomes(entrant.make(built), built.pass_threshold))
+        spies.append(Spy(entrant.make(built)))
         return spies[-1]
 
     def wiring(spy: Any, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,7 +78,8 @@ def split(
     )
     reached = run._reached(0.75)
     end = len(run.curve) - 1 if reached is None else reached
-    failed = spies[0].failed
+    threshold = ENGINE_WORKLOADS[workload].solved_threshold
+    failed = [score < threshold for _, score in spies[0].log]
     totals = dict.fromkeys(COLUMNS, 0)
     for point in range(1, end + 1):
         (before, _), (after, _) = run.curve[point - 1], run.curve[point]
