@@ -23,7 +23,6 @@ from typing import Any
 
 import attrs
 
-import agentdescent_sampling.bench.engine.run as engine_run
 from agentdescent_sampling import FixableFirst
 from agentdescent_sampling.bench.engine import (
     EngineBenchConfig,
@@ -43,14 +42,6 @@ class NoHold(FixableFirst):
         return self._pending.tasks(self._picks + 1)
 
 
-def with_latency(seconds: float) -> None:
-    """Make every simulated agent call of this process's engine runs take ``seconds``."""
-    build = engine_run.build
-    engine_run.build = lambda workload, seed, reflector, latency: build(  # type: ignore[assignment]
-        workload, seed, reflector, seconds
-    )
-
-
 def config(args: argparse.Namespace) -> EngineBenchConfig:
     """The bench run the arguments ask for."""
     workloads = [ENGINE_WORKLOADS[name] for name in args.workload]
@@ -65,6 +56,7 @@ def config(args: argparse.Namespace) -> EngineBenchConfig:
         samplers=["fixable-first"],
         seeds=args.seeds,
         reflector=args.reflector,
+        latency=args.latency,
         ceilings=False,
         extra=[EngineEntrant("no-hold + wired", make, wiring=WIRED[0][2])],
     )
@@ -79,7 +71,6 @@ def main() -> None:
     parser.add_argument("--workload", action="append", choices=sorted(ENGINE_WORKLOADS))
     args = parser.parse_args()
     args.workload = args.workload or ["concurrent-shared"]
-    with_latency(args.latency)  # the bench's worker processes are forked from this one
     print(format_engine_report(run_engine_bench(config(args))))
 
 

@@ -118,7 +118,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="N", help="the first seed (default 0)")  # fmt: skip
     parser.add_argument(
         "--noise",
-        type=_fraction,
+        type=_from_0_to_1("a probability", "--noise 0.15"),
         metavar="P",
         help="flip each observed reward with probability P, on every workload "
         "(default: the workload's own, 0.15 for noisy and 0 for the others)",
@@ -150,6 +150,15 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "default) proposes on every failure, a harmless note where it has no fix; 'silent' "
         "proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in about one "
         "note of six, breaking a passing task until its patch lands",
+    )
+    parser.add_argument(
+        "--latency",
+        type=_from_0_to_1("seconds per agent call", "--latency 0.002"),
+        metavar="SECONDS",
+        help="with the artifact bench, seconds each call of the simulated agent takes, "
+        "without holding the interpreter, as a model's calls do (default: 0.002 with "
+        "--async; none on the synchronous path, whose agent answers at once, so a round's "
+        "units in flight run nearly one after another)",
     )
     parser.add_argument(
         "--shared-shard",
@@ -201,12 +210,13 @@ def bench_command(args: argparse.Namespace) -> int:
             f"the share measure reads your own rollouts from a JSONL log instead: drop 'share', "
             f"or give --from-log FILE"
         )
-    given = [f"--{key.replace('_', '-')} {getattr(args, key)}" for key in ("reflector", "plot_x")
-             if getattr(args, key) is not None] + ["--engine"] * args.engine  # fmt: skip
+    given = [f"--{key.replace('_', '-')} {getattr(args, key)}" for key in
+             ("reflector", "plot_x", "latency") if getattr(args, key) is not None
+             ] + ["--engine"] * args.engine  # fmt: skip
     if given:
         raise BenchError(
             f"{given[0]} applies to the artifact bench, not to 'bench share', which has no "
-            f"reflector and counts no agent calls; drop 'share', or drop {given[0].split()[0]}"
+            f"agent and counts no agent calls; drop 'share', or drop {given[0].split()[0]}"
         )
     config = BenchConfig(
         samplers=samplers or None,
@@ -310,13 +320,16 @@ def _whole(option: str, example: int, low: int = 1) -> Callable[[str], int]:
     return parse
 
 
-def _fraction(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if not 0.0 <= number <= 1.0:  # NaN fails this comparison too
-        raise argparse.ArgumentTypeError(
-            f"expected a probability from 0 to 1, got {value!r}; for example --noise 0.15"
-        )
-    return number
+def _from_0_to_1(expected: str, example: str) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not 0.0 <= number <= 1.0:  # NaN fails this comparison too
+            raise argparse.ArgumentTypeError(
+                f"expected {expected} from 0 to 1, got {value!r}; for example {example}"
+            )
+        return number
+
+    return parse

@@ -117,9 +117,11 @@ def _schema_errors(document: Any, schema: Mapping[str, Any], where: str = "$") -
         errors.append(f"{where}: expected {schema['const']!r}, got {document!r}")
     if "enum" in schema and document not in schema["enum"]:
         errors.append(f"{where}: {document!r} not in {schema['enum']}")
-    if "minimum" in schema and document < schema["minimum"]:
+    # As in JSON Schema, the bounds apply to numbers only.
+    number = isinstance(document, (int, float)) and not isinstance(document, bool)
+    if number and "minimum" in schema and document < schema["minimum"]:
         errors.append(f"{where}: {document} < {schema['minimum']}")
-    if "maximum" in schema and document > schema["maximum"]:
+    if number and "maximum" in schema and document > schema["maximum"]:
         errors.append(f"{where}: {document} > {schema['maximum']}")
     if isinstance(document, dict):
         properties = schema.get("properties", {})

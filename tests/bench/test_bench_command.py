@@ -31,6 +31,10 @@ SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-wei
         (["--noise", "1.5"], "argument --noise: expected a probability from 0 to 1, got '1.5'; "
          "for example --noise 0.15"),
         (["--noise", "nan"], "got 'nan'"),
+        (["--latency", "2"], "argument --latency: expected seconds per agent call from 0 to 1, "
+         "got '2'; for example --latency 0.002"),
+        (["--latency", "-0.1"], "got '-0.1'"),
+        (["--latency", "inf"], "got 'inf'"),
         (["--workload", "noisey"], "unknown workload 'noisey'; expected one of lessons, sparse, "
          "flaky, regressions, regressions-held-out, concurrent, concurrent-shared, graded (with "
          "'share': stationary, noisy, drift, large, from-log)"),

@@ -46,6 +46,7 @@ def test_json_and_plot_of_a_small_engine_run(
         "first_seed": 5,
         "reflector": "silent",
         "asynchronous": False,
+        "latency": None,
     }
     assert document["workloads"][0]["samplers"][1]["seeds"] == 2
     assert plot.read_bytes()[:4] == b"\x89PNG"
@@ -84,6 +85,7 @@ def test_fixable_first_runs_alone_and_wired_to_the_engines_evidence(
          "not to 'bench share'"),
         (["share", "--plot-x", "calls"], "--plot-x calls applies to the artifact bench"),
         (["share", "--engine"], "--engine applies to the artifact bench"),
+        (["share", "--latency", "0.01"], "--latency 0.01 applies to the artifact bench"),
     ],
 )  # fmt: skip
 def test_options_of_the_other_bench_are_refused_with_the_fix(
@@ -168,13 +170,14 @@ def test_bench_with_no_arguments_runs_the_quick_artifact_bench(
     ]
 
 
-def test_reflector_and_async_reach_the_artifact_bench_config(
+def test_reflector_async_and_latency_reach_the_artifact_bench_config(
     bench_args: Args, configs: list[EngineBenchConfig]
 ) -> None:
-    for argv in (["--engine"], ["--reflector", "llm-like-wrong", "--asynchronous"]):
+    for argv in (["--engine"], ["--reflector", "llm-like-wrong", "--asynchronous", "--latency",
+                                "0.01"]):  # fmt: skip
         with pytest.raises(BenchError, match="captured"):
             bench_command(bench_args(*argv))
-    assert [(c.reflector, c.asynchronous, c.seeds) for c in configs] == [
-        ("llm-like", False, 30),
-        ("llm-like-wrong", True, 6),
+    assert [(c.reflector, c.asynchronous, c.latency, c.seeds) for c in configs] == [
+        ("llm-like", False, None, 30),
+        ("llm-like-wrong", True, 0.01, 6),
     ]

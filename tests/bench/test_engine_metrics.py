@@ -277,3 +277,22 @@ def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_
     # Pooled over workloads: two workloads of two seeds are four paired runs.
     two = attrs.evolve(single, workloads=single.workloads * 2)
     assert engine_verdict(two).endswith("than round-robin (4 paired runs)")
+
+
+def test_a_latency_asked_for_is_in_the_text_and_the_json(
+    result: EngineBenchResult, schema_errors: SchemaErrors
+) -> None:
+    assert "agent call takes" not in format_engine_report(result)  # the path's default
+    slow = attrs.evolve(result, config=attrs.evolve(result.config, latency=0.01))
+    assert "\neach agent call takes 0.01 s\n" in format_engine_report(slow)
+    document = json.loads(json.dumps(engine_to_json(slow)))
+    assert document["config"]["latency"] == 0.01
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+
+
+@pytest.mark.parametrize("latency", [-0.001, 1.5, float("nan"), float("inf"), True, "0.01"])
+def test_a_latency_outside_0_to_1_seconds_is_refused_with_an_example(latency: object) -> None:
+    expected = (r"EngineBenchConfig\(latency=.*\): expected seconds per agent call from 0 to 1, "
+                r"or None .*; for example latency=0.002")  # fmt: skip
+    with pytest.raises(ValueError, match=expected):
+        EngineBenchConfig(latency=latency)  # type: ignore[arg-type]

@@ -79,6 +79,7 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         "first_seed": args.first_seed,
         "reflector": args.reflector or REFLECTORS[0],
         "asynchronous": asynchronous,
+        "latency": args.latency,
     }
     if samplers:
         options["samplers"] = samplers

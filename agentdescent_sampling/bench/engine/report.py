@@ -3,10 +3,10 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/3",
+      "schema": "agentdescent-sampling/bench-engine/4",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
-                 "reflector": "llm-like", "asynchronous": false},
+                 "reflector": "llm-like", "asynchronous": false, "latency": null},
       "engine": "0.7.0",
       "machine": {"python": "3.11.7", "implementation": "CPython", "cpus": 2,
                   "system": "Linux-..."},
@@ -43,8 +43,10 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
       ]
     }
 
-``reflector`` is what the simulated agent proposed on a failure, and ``asynchronous``
-whether the runs went by ``evolve(asynchronous=True)``.
+``reflector`` is what the simulated agent proposed on a failure, ``asynchronous``
+whether the runs went by ``evolve(asynchronous=True)``, and ``latency`` the seconds each
+agent call took when given (``null``: the path's default, 0.002 asynchronously, none
+synchronously).
 ``make_up`` is what the workload's train tasks are (each has a held-out twin): ``lessons``
 fixable tasks, whose rule comes on one of ``failures_needed`` failures; ``flaky`` of them
 pass by ``luck`` while unfixed; ``always``- and ``never``-pass tasks; ``regressions`` rules
@@ -89,7 +91,7 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/3"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/4"
 
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
 
@@ -131,6 +133,7 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
         "first_seed": {"type": "integer"},
         "reflector": {"type": "string"},
         "asynchronous": {"type": "boolean"},
+        "latency": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
     },
     {
         "summary": {"type": "string"},
@@ -184,6 +187,7 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
             "first_seed": config.first_seed,
             "reflector": config.reflector,
             "asynchronous": config.asynchronous,
+            "latency": config.latency,
         },
         [_workload_json(workload) for workload in result.workloads],
         engine=result.engine,
@@ -202,6 +206,7 @@ def format_engine_report(result: EngineBenchResult) -> str:
         f"seeds ({config.first_seed}-{config.first_seed + config.seeds - 1}), paired with "
         f"round-robin",
         f"reflector {config.reflector}: {_REFLECTOR_SAYS[config.reflector]}",
+        *([f"each agent call takes {config.latency:g} s"] if config.latency is not None else []),
         f"{result.seconds:.0f} s in {result.processes} process"
         f"{'es' if result.processes > 1 else ''} on {machine.cpus} CPU"
         f"{'s' if machine.cpus > 1 else ''}, Python {machine.python}",

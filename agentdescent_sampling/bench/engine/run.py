@@ -27,9 +27,11 @@ _RESERVED = frozenset({"tasks", "reward", "agent", "held_out_frac"})
 class _Tally:
     """Wraps a sampler and counts each rollout; everything else reaches the sampler.
 
-    It also keeps the first exception the sampler raised: the engine counts a failing
-    ``pick`` as a worker failure and carries on, so a broken sampler would otherwise
-    pass for one that merely learned nothing.
+    It also keeps the first exception the sampler raised, and from then on picks the
+    shard's first task itself: the synchronous engine counts a failing ``pick`` as a
+    worker failure and carries on, so a broken sampler would otherwise pass for one that
+    merely learned nothing, and on the asynchronous path the exception ends the worker's
+    thread and the run waits out its time limit. :func:`run_engine` raises it after the run.
     """
 
     def __init__(self, sampler: TaskSampler, fixable: frozenset[str], threshold: float) -> None:
@@ -43,11 +45,12 @@ class _Tally:
         self.error: Exception | None = None
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        try:
-            return self._sampler.pick(keys, round_index)
-        except Exception as error:
-            self._keep(error)
-            raise
+        if self.error is None:
+            try:
+                return self._sampler.pick(keys, round_index)
+            except Exception as error:  # noqa: BLE001  # kept, and raised after the run
+                self._keep(error)
+        return keys[0]
 
     def record(self, task_id: str, score: float) -> None:
         with self._lock:
@@ -55,11 +58,11 @@ class _Tally:
             if task_id in self._fixable and score < self._threshold:
                 self.useful += 1
                 self.taught.add(task_id)
-        try:
-            self._sampler.record(task_id, score)
-        except Exception as error:
-            self._keep(error)
-            raise
+        if self.error is None:
+            try:
+                self._sampler.record(task_id, score)
+            except Exception as error:  # noqa: BLE001  # kept, and raised after the run
+                self._keep(error)
 
     def _keep(self, error: Exception) -> None:
         with self._lock:
@@ -152,6 +155,7 @@ def run_engine(
     reflector: str = REFLECTORS[0],
     wiring: Wiring | None = None,
     asynchronous: bool = False,
+    latency: float | None = None,
 ) -> EngineRun:
     """Run ``evolve()`` once on a seeded instance of ``workload`` with a fresh sampler.
 
@@ -164,6 +168,9 @@ def run_engine(
         wiring: given the sampler and the seeded workload, returns extra ``evolve()``
             keyword arguments (see :data:`Wiring`), merged over the workload's own.
         asynchronous: run ``evolve(asynchronous=True)``.
+        latency: seconds each agent call takes; ``None`` for
+            :data:`~agentdescent_sampling.bench.engine.workloads.ASYNC_LATENCY` on the
+            asynchronous path and none on the synchronous one.
 
     Raises:
         Exception: the first exception the sampler raised, which the engine itself
@@ -174,7 +181,9 @@ def run_engine(
     """
     from agentdescent import evolve
 
-    built = build(workload, seed, reflector, ASYNC_LATENCY if asynchronous else 0.0)
+    if latency is None:
+        latency = ASYNC_LATENCY if asynchronous else 0.0
+    built = build(workload, seed, reflector, latency)
     sampler = make_sampler(built)
     options = workload.evolve_options(asynchronous)
     wired = wiring(sampler, built, dict(options)) if wiring else {}

@@ -73,6 +73,16 @@ def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: obje
         )
 
 
+def _latency(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(
+            f"EngineBenchConfig(latency={value!r}): expected seconds per agent call from 0 to "
+            f"1, or None for the path's default; for example latency=0.002"
+        )
+
+
 def _specs(value: Any) -> tuple[SpecLike, ...] | None:
     return as_specs(value, "EngineBenchConfig")
 
@@ -104,6 +114,11 @@ class EngineBenchConfig:
         reflector: what the simulated agent proposes on a failure, one of
             :data:`~agentdescent_sampling.bench.engine.workloads.REFLECTORS`.
         asynchronous: run every entrant with ``evolve(asynchronous=True)``.
+        latency: seconds each call of the simulated agent takes, without holding the
+            interpreter, as a model's calls do; ``None`` for the path's default,
+            :data:`~agentdescent_sampling.bench.engine.workloads.ASYNC_LATENCY` on the
+            asynchronous path and none on the synchronous one, whose agent then answers at
+            once (so a round's units in flight run nearly one after another).
         ceilings: also run the learner ceiling and the oracle.
     """
 
@@ -117,6 +132,7 @@ class EngineBenchConfig:
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
     reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
     asynchronous: bool = False
+    latency: float | None = attrs.field(default=None, validator=_latency)
     ceilings: bool = True
 
     @classmethod
@@ -296,10 +312,12 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
             reflector=config.reflector,
             wiring=entrant.wiring,
             asynchronous=config.asynchronous,
+            latency=config.latency,
         )
     except Exception as error:
         options = (f" --reflector {config.reflector}" if config.reflector != REFLECTORS[0]
-                   else "") + (" --async" if config.asynchronous else "")  # fmt: skip
+                   else "") + (" --async" if config.asynchronous else "") + (
+            f" --latency {config.latency}" if config.latency is not None else "")  # fmt: skip
         # A workload of your own (--from-run's, say) has no name --workload takes.
         named = workload.name in ENGINE_WORKLOADS
         rerun = "rerun it alone with: agentdescent-sampling bench" if named else (
