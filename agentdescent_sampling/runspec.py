@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,10 @@ __all__ = ["evidence_acceptance", "evidence_promotion", "from_run_spec"]
 
 #: One tap per ``link`` name: the three refs of a spec are resolved apart, in any order.
 _TAPS: dict[str, EvidenceTap] = {}
+#: Each state path this process built a sampler on: that sampler, with its record and
+#: round counts when built. ``agentdescent evolve`` builds a spec twice in one process (to
+#: check it, then to run it) and leaves the first sampler open.
+_BUILT: dict[Path, tuple[weakref.ref[Any], int, int]] = {}
 
 
 def from_run_spec(
@@ -77,10 +82,12 @@ def from_run_spec(
             '"spec": "informative-band") and \'file\' (a TOML or JSON file with a '
             f"[task_sampler] table); got {'both' if file is not None else 'neither'}"
         )
+    path = None if state is None else _absolute(state, "state")
+    again = path is not None and _close_unused(path)
     try:
         if spec is None:  # then file is not None
             spec = spec_from_file(_absolute(file, "file"), key)
-        sampler = create(spec, state=None if state is None else _absolute(state, "state"))
+        sampler = create(spec, state=path)
     except SamplerError as error:
         if isinstance(error, ValueError):
             raise
@@ -90,10 +97,12 @@ def from_run_spec(
             _tap(link).attach(sampler)
         except TypeError as error:
             raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
-    if state is not None:
+    if path is not None:
         from .durable import DurableSampler  # only a sampler with a state file is one
 
-        if isinstance(sampler, DurableSampler) and sampler.records:
+        if isinstance(sampler, DurableSampler):
+            _BUILT[path] = (weakref.ref(sampler), sampler.records, sampler.rounds)
+        if isinstance(sampler, DurableSampler) and sampler.records and not again:
             # A run spec names one state path for every run made from it: say so when a run
             # takes up earlier records, which a fresh run would not want.
             print(
@@ -102,6 +111,20 @@ def from_run_spec(
                 file=sys.stderr,
             )
     return sampler
+
+
+def _close_unused(path: Path) -> bool:
+    """Close the sampler this process built earlier on ``path``, if it has neither picked
+    nor recorded since (nothing of it is lost); whether there was one."""
+    built = _BUILT.pop(path, None)
+    sampler = None if built is None else built[0]()
+    if sampler is None or built is None:
+        return False
+    if (sampler.records, sampler.rounds) != built[1:]:
+        _BUILT[path] = built  # in use: opening the path again is refused, as it should be
+        return False
+    sampler.close()
+    return True
 
 
 def evidence_acceptance(link: str, self_verify: bool = True) -> EvidenceAcceptance:
@@ -143,7 +166,10 @@ def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
             f"policies.{slot}: 'link' must be a short name shared by the task_sampler, "
             f'acceptance and promotion refs, such as "main"; got {short_repr(link)}'
         )
-    return _TAPS.setdefault(link, EvidenceTap())
+    tap = _TAPS.get(link)
+    if tap is None:
+        tap = _TAPS[link] = EvidenceTap(link=link)
+    return tap
 
 
 def _absolute(path: object, field: str) -> Path:

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .protocol import TaskSampler, short_repr
+
 __all__ = ["EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
 
 #: ``evidence(task_id, gain, committed)``: what a sampler must have for :func:`wire`.
@@ -51,24 +53,45 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     ``aggregator_factory``, which replaces the policies.
 
     Raises:
-        TypeError: ``sampler`` has no ``evidence(task_id, gain, committed)`` method, or
-            ``task_sampler`` is among ``yours``.
+        TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
+            committed)`` method, ``task_sampler`` is among ``yours``, ``policies`` is not
+            agentdescent's ``Policies``, or ``on_round`` is not callable.
     """
     if "task_sampler" in yours:
         raise TypeError(
             "wire(sampler, ...) sets task_sampler itself; pass the sampler as the first "
             "argument and leave task_sampler out"
         )
+    if not isinstance(sampler, TaskSampler):
+        raise TypeError(
+            f"wire() takes the sampler to wire first, one with pick() and record(); got "
+            f"{type(sampler).__name__} {short_repr(sampler)}: for example "
+            f'wire(create("fixable-first"))'
+        )
+    on_round = yours.get("on_round")
+    if on_round is not None and not callable(on_round):
+        raise TypeError(
+            f"wire(on_round=...) takes the function evolve() calls after each round, or None; "
+            f"got {type(on_round).__name__} {short_repr(on_round)}"
+        )
+    from dataclasses import replace
+
+    from agentdescent.policies import Policies
+
+    policies = yours.get("policies")
+    if policies is None:
+        policies = Policies()
+    elif not isinstance(policies, Policies):
+        raise TypeError(
+            f"wire(policies=...) takes agentdescent.policies.Policies, whose acceptance and "
+            f"promotion it wraps, or None for the engine's defaults; got "
+            f"{type(policies).__name__} {short_repr(policies)}"
+        )
     tap = EvidenceTap(
         sampler,
         self_verify=bool(yours.get("self_verify", True)),
         artifact_id=yours.get("artifact_id", "artifact"),
     )
-    from dataclasses import replace
-
-    from agentdescent.policies import Policies
-
-    policies = yours.get("policies") or Policies()
     wired = {
         **yours,
         "task_sampler": sampler,
@@ -80,7 +103,7 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     }
     end_round = getattr(sampler, "end_round", None)
     if callable(end_round) and not yours.get("asynchronous", False):
-        wired["on_round"] = _closing(end_round, yours.get("on_round"))
+        wired["on_round"] = _closing(end_round, on_round)
     return wired
 
 
@@ -112,16 +135,27 @@ class EvidenceTap:
         artifact_id: the artifact whose rollouts the sampler records; the cards of
             ``evolve(extra_artifacts=...)`` come from rollouts it never saw, and are skipped.
             None: every card.
+        link: the run spec ``link`` the three refs share: the run then stops, naming it,
+            if a ref with this link is missing (a typo in one link would leave the run
+            unwired); None outside a run spec.
 
     Raises:
         TypeError: ``sampler`` has no ``evidence`` method.
     """
 
     def __init__(
-        self, sampler: Any = None, *, self_verify: bool = True, artifact_id: str | None = None
+        self,
+        sampler: Any = None,
+        *,
+        self_verify: bool = True,
+        artifact_id: str | None = None,
+        link: str | None = None,
     ) -> None:
         self.self_verify = self_verify
         self._artifact_id = artifact_id
+        self._link = link
+        # Which of the sampler, acceptance and promotion this tap has been given.
+        self._parts: set[str] = set()
         self._evidence: Evidence | None = None
         self._lock = threading.Lock()
         # Candidate diff id -> (task id, gain, part of the candidate) for each card shown.
@@ -144,6 +178,7 @@ class EvidenceTap:
                 f"sampler to evolve(task_sampler=...) without wire()"
             )
         self._evidence = evidence
+        self._parts.add("task_sampler")
 
     def acceptance(self, inner: Any = None) -> EvidenceAcceptance:
         """``inner`` (the engine's default when None), noting the cards of each candidate."""
@@ -151,6 +186,7 @@ class EvidenceTap:
             from agentdescent.defaults import DefaultAcceptance
 
             inner = DefaultAcceptance()
+        self._parts.add("acceptance")
         return EvidenceAcceptance(inner, self)
 
     def promotion(self, inner: Any = None) -> EvidencePromotion:
@@ -159,10 +195,17 @@ class EvidenceTap:
             from agentdescent.defaults import DefaultPromotion
 
             inner = DefaultPromotion()
+        self._parts.add("promotion")
         return EvidencePromotion(inner, self)
 
     def shown(self, diff: Any, cards: Sequence[Any]) -> None:
-        """Note the cards behind the candidate ``diff``, until its merge report arrives."""
+        """Note the cards behind the candidate ``diff``, until its merge report arrives.
+
+        Raises:
+            RuntimeError: no sampler was attached; or, in a run spec, no promotion ref
+                gives this tap's link either.
+        """
+        self._require()
         if diff is None or self._artifact_id not in (None, diff.target):
             return
         parts = _parts(diff.diff_id)
@@ -181,14 +224,12 @@ class EvidenceTap:
         """Tell the sampler the fate of every noted card whose candidate was reported.
 
         Raises:
-            RuntimeError: no sampler was attached.
+            RuntimeError: no sampler was attached; or, in a run spec, no acceptance ref
+                gives this tap's link either.
         """
-        if self._evidence is None:
-            raise RuntimeError(
-                "the evidence policies have no sampler to tell: in a run spec, give "
-                "policies.task_sampler the same 'link' as policies.acceptance and "
-                "policies.promotion"
-            )
+        self._require()
+        evidence = self._evidence
+        assert evidence is not None  # for mypy: _require() checked
         for report in reports:
             diff = getattr(report, "candidate_diff", None)
             if diff is None:
@@ -197,7 +238,28 @@ class EvidenceTap:
                 noted = self._pending.pop(diff.diff_id, [])
             committed = report.committed_version is not None
             for task_id, gain, part in noted:
-                self._evidence(task_id, gain, committed and part)
+                evidence(task_id, gain, committed and part)
+
+    def _require(self) -> None:
+        """Refuse to run with a part missing: its cards would reach no sampler, silently."""
+        if self._link is None:
+            if self._evidence is None:
+                raise RuntimeError(
+                    "this EvidenceTap has no sampler to tell: build it with the sampler, or "
+                    "attach() one before the run"
+                )
+            return
+        parts = ("task_sampler", "acceptance", "promotion")
+        missing = [part for part in parts if part not in self._parts]
+        if missing:
+            given = [part for part in parts if part in self._parts]
+            raise RuntimeError(
+                f"the run spec's policies.{' and policies.'.join(given)} give link "
+                f"{self._link!r}, but no policies.{' or policies.'.join(missing)} ref does, so "
+                f"the engine's evidence would reach no sampler; give policies.task_sampler, "
+                f"policies.acceptance and policies.promotion the same 'link' (check each for a "
+                f"typo)"
+            )
 
 
 class _Wrapped:

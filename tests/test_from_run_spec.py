@@ -101,3 +101,32 @@ def test_a_state_file_with_records_is_announced_with_its_count_and_path(
         f"agentdescent-sampling: continuing 3 records from {state} "
         f"(a fresh run needs its own state path, or that file deleted)\n"
     )
+
+
+def test_a_second_build_on_the_same_state_closes_the_first_if_it_has_not_been_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What agentdescent evolve does: build the spec to check it, build it again to run it.
+    state = tmp_path / "sampler.sqlite"
+    with create("round-robin", state=state) as earlier:
+        earlier.record("a", 1.0)
+    checked = from_run_spec("round-robin", state=str(state))
+    run = from_run_spec("round-robin", state=str(state))
+    assert capsys.readouterr().err.count("continuing 1 records") == 1
+    run.record(run.pick(["a", "b"], 0), 0.0)
+    with pytest.raises(StateError, match="closed"):
+        checked.record("a", 1.0)
+    run.close()
+    assert create("round-robin", state=state).records == 2
+
+
+def test_a_sampler_in_use_keeps_its_state_from_a_second_build(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with create("round-robin", state=state) as earlier:
+        earlier.record("a", 1.0)
+    running = from_run_spec("round-robin", state=str(state))
+    running.pick(["a", "b"], 0)  # picked, not yet recorded: it is in use
+    with pytest.raises(StateError, match="already open in this process"):
+        from_run_spec("round-robin", state=str(state))
+    running.record("a", 1.0)
+    running.close()

@@ -55,6 +55,19 @@ def test_the_example_spec_runs_offline_with_agentdescent_evolve(workspace: Works
     assert sum(task["trials"] for task in state["state"]["tasks"].values()) == rollouts
 
 
+def test_a_second_run_of_the_example_spec_continues_its_sampler_state(
+    workspace: Workspace,
+) -> None:
+    # agentdescent evolve builds the spec twice in one process, to check it and to run it:
+    # with the state file there from the first run, the check's sampler held it open.
+    for run in (1, 2):
+        done = workspace.cli("--json", "evolve", "examples/run_spec/spec.json", cwd=REPO)
+        assert done.returncode == 0, f"run {run}: {done.stdout}{done.stderr}"
+        assert json.loads(done.stdout)["state"] == "done"
+    assert done.stderr.count("continuing 8 records from") == 1
+    assert read_state(workspace.home / EXAMPLE_STATE)["records"] == 16
+
+
 def test_agentdescent_plan_accepts_the_example_spec(workspace: Workspace) -> None:
     done = workspace.cli("--json", "plan", "examples/run_spec/spec.json", cwd=REPO)
 

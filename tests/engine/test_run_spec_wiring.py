@@ -70,12 +70,31 @@ def test_each_card_reaches_the_linked_sampler_through_the_cli(
     assert any(entry["committed"] for entry in told)
 
 
-def test_a_link_that_names_no_sampler_stops_the_run_with_the_fix(workspace: Workspace) -> None:
+@pytest.mark.parametrize(
+    ("links", "message"),
+    [
+        (("a", "b", "b"), "policies.acceptance and policies.promotion give link 'b', but no "
+         "policies.task_sampler ref does"),
+        (("main", "mian", "main"), "policies.acceptance give link 'mian', but no "
+         "policies.task_sampler or policies.promotion ref does"),
+        (("main", "main", "mian"), "policies.task_sampler and policies.acceptance give link "
+         "'main', but no policies.promotion ref does"),
+    ],
+    ids=["sampler", "acceptance", "promotion"],
+)  # fmt: skip
+def test_a_link_one_ref_misspells_stops_the_run_with_the_fix(
+    workspace: Workspace, links: tuple[str, str, str], message: str
+) -> None:
+    sampler, acceptance, promotion = links
+    policies = _evidence_policies(link=acceptance)
+    policies["promotion"] = _evidence_policies(link=promotion)["promotion"]
     spec = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first", "link": "a"},
-        policies=_evidence_policies(link="b"),
+        {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first", "link": sampler},
+        policies=policies,
     )
 
     done = workspace.cli("--json", "evolve", spec)
 
-    assert "give policies.task_sampler the same 'link'" in done.stdout + done.stderr
+    assert done.returncode != 0
+    assert message in done.stdout + done.stderr
+    assert "the same 'link' (check each for a typo)" in done.stdout + done.stderr
