@@ -211,7 +211,7 @@ def _check(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec)
     registry = default_registry()
     info = registry.get(spec.name, provider=spec.provider)
-    # Build once first: a bad parameter is a config error (exit 2), not eight violations;
+    # Build once first: a bad parameter is a config error (exit 2), not a violation;
     # bounded in time as each check is, so that a constructor that hangs is reported.
     built = _finishes(lambda: registry.create(spec))
     print(checking(info, spec))

@@ -5,7 +5,7 @@ list and calls with the ref's other keys::
 
     "policies": {"task_sampler": {"ref": "agentdescent_sampling:from_run_spec",
                                   "spec": "informative-band",
-                                  "state": "~/.agentdescent/csv-total-sampler.json"}},
+                                  "state": "~/.agentdescent/csv-total-sampler.sqlite"}},
     "allow": ["agentdescent_sampling."]
 
 :func:`create` alone would resolve too, but the engine reports only ``ValueError`` as a

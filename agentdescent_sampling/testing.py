@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from ._display import safe_repr, shown
+from .errors import InvalidSamplerConfig
 from .loading import describe
 from .params import signature_of
 from .protocol import check_name, method_problem
@@ -48,7 +49,8 @@ THREADS = 16
 CHECK_SECONDS = 60.0
 OPERATIONS_PER_THREAD = 1000
 THREAD_ROUNDS = 4
-_SHARD = [f"task-{i}" for i in range(12)]
+#: The kit's shard; a tuple, so a sampler that reorders what it is given cannot change it.
+_SHARD = tuple(f"task-{i}" for i in range(12))
 _BAD_SCORES: tuple[tuple[object, type[Exception]], ...] = (
     (math.nan, ValueError),
     (math.inf, ValueError),
@@ -134,8 +136,13 @@ def check_installed() -> Iterator[InstalledCheck]:
                 f"check it with 'agentdescent-sampling check {record.name}:{required[0]}=...'"
             )
         else:
-            report = check_sampler(record.name)
-            yield InstalledCheck(checking(record, SamplerSpec(record.name)), report, not report.ok)
+            heading = checking(record, SamplerSpec(record.name))
+            try:
+                report = check_sampler(record.name)
+            except InvalidSamplerConfig as error:  # its own defaults are refused
+                yield InstalledCheck(f"{heading}\n{record.name}: not checked: {error}", failed=True)
+                continue
+            yield InstalledCheck(heading, report, not report.ok)
 
 
 def checking(info: SamplerInfo, spec: SamplerSpec) -> str:
@@ -173,8 +180,22 @@ def check_sampler(
 
     Returns:
         A report listing every violation, not just the first.
+
+    Raises:
+        TypeError: ``factory_or_name`` is a sampler instance (the kit needs a fresh one
+            for each check: pass its class, or a function that builds one) or not callable.
+        UnknownSamplerError: an unknown name.
+        InvalidSamplerConfig: a bad parameter for a name or spec: the caller's config,
+            not the sampler's contract.
     """
     factory, label, takes_seed, builtin = _resolve(factory_or_name, registry, params)
+    if isinstance(factory_or_name, str):
+        try:
+            _finishes(lambda: factory(**params))
+        except InvalidSamplerConfig:
+            raise
+        except Exception:  # noqa: BLE001  # the sampler's own failure: the checks report it
+            pass
     violations: list[Violation] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
@@ -183,8 +204,8 @@ def check_sampler(
         violations.extend(found)
         if not finished:
             return ConformanceReport(label, names[: index + 1], tuple(violations))
-        if check is _check_protocol and violations:
-            return ConformanceReport(label, names[:1], tuple(violations))
+        if check in _GATES and found:  # every later check would fail on the same call
+            return ConformanceReport(label, names[: index + 1], tuple(violations))
     # A built-in's records under threads are this package's own tests' business, not its user's.
     notes, _ = _bounded("notes", lambda: [] if builtin else list(_notes(factory, params, label)))
     return ConformanceReport(
@@ -265,6 +286,16 @@ def _resolve(
 
         parameters = {parameter.name for parameter in info.signature.parameters}
         return build, info.name, "seed" in parameters, info.form == "built-in"
+    if not callable(factory_or_name):
+        kind = type(factory_or_name).__name__
+        hint = (
+            f"it is a {kind} instance, and each check needs a fresh one: pass the class "
+            f"(check_sampler({kind})) or a function that builds one (check_sampler(lambda: "
+            f"{kind}(...)))"
+            if method_problem(factory_or_name) is None
+            else f"got {kind} {safe_repr(factory_or_name)}"
+        )
+        raise TypeError(f"check_sampler() takes a sampler class, factory or name; {hint}")
     parameters = {parameter.name for parameter in signature_of(factory_or_name).parameters}
     label = getattr(factory_or_name, "name", None) or getattr(
         factory_or_name, "__name__", repr(factory_or_name)
@@ -281,6 +312,36 @@ def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violat
             f"{type(sampler).__name__} is not a TaskSampler: {problem}. Every other check "
             f"calls pick(keys, round_index) and record(task_id, score), so none ran",
         )
+
+
+_NONE_RAN = "every other check picks and records, so none ran"
+
+
+def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+    sampler = factory(**params)
+    call = f"pick({_show(_SHARD)}, 0)"
+    try:
+        picked = _member(sampler.pick(list(_SHARD), 0), _SHARD)
+    except Exception as error:  # noqa: BLE001  # any exception is the violation
+        yield Violation("pick-and-record", f"{call} raised {describe(error)}; {_NONE_RAN}")
+        return
+    try:
+        sampler.record(picked, 1.0)
+    except Exception as error:  # noqa: BLE001  # any exception is the violation
+        yield Violation(
+            "pick-and-record",
+            f"record({picked!r}, 1.0) after {call} raised {describe(error)}; {_NONE_RAN}",
+        )
+
+
+def _not_a_str(picked: object) -> str:
+    return "" if isinstance(picked, str) else f" (a {type(picked).__name__}, not a task id)"
+
+
+def _member(picked: object, shard: Sequence[str]) -> str:
+    """``picked`` if it is in ``shard``, else the shard's first task: the kit records only
+    members, so that a bad pick is reported once, as itself, and not as ``record()``'s error."""
+    return picked if isinstance(picked, str) and picked in shard else shard[0]
 
 
 def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, ...]:
@@ -303,7 +364,7 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
     except ValueError as error:
         yield Violation("name", f"the sampler's name attribute is wrong: {error}")
         return
-    first.pick(_SHARD, 0)
+    first.pick(list(_SHARD), 0)
     first.record(_SHARD[0], 1.0)
     if getattr(first, "name", None) != name or getattr(second, "name", None) != name:
         yield Violation("name", f"name {name!r} is not stable across instances and calls")
@@ -318,8 +379,9 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
             if picked not in shard:
                 yield Violation(
                     "pick-returns-a-member",
-                    f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}, which is "
-                    f"not in the {type(shard).__name__} it was given",
+                    f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}"
+                    f"{_not_a_str(picked)}, which is not in the {type(shard).__name__} it was "
+                    f"given",
                 )
                 break
             sampler.record(picked, float(round_index % 2))
@@ -330,14 +392,14 @@ def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[
     shard = list(_SHARD)
     for round_index in range(2 * len(shard)):
         picked = sampler.pick(shard, round_index)
-        if shard != _SHARD:
+        if shard != list(_SHARD):
             yield Violation(
                 "keys-unchanged",
                 f"pick() mutated the shard it was given: {_show(_SHARD)} became {_show(shard)}; "
                 f"copy it (sorted(keys), list(keys)) before reordering",
             )
             return
-        sampler.record(picked, 0.0)
+        sampler.record(_member(picked, _SHARD), 0.0)
 
 
 def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
@@ -351,7 +413,7 @@ def _check_record_outside_the_shard(
     factory: Factory, params: dict[str, Any]
 ) -> Iterator[Violation]:
     sampler = factory(**params)
-    sampler.pick(_SHARD[:3], 0)
+    sampler.pick(list(_SHARD[:3]), 0)
     try:
         sampler.record("a-task-from-another-shard", 0.5)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
@@ -361,7 +423,7 @@ def _check_record_outside_the_shard(
             f"rotate between rounds, so this must be accepted",
         )
         return
-    picked = sampler.pick(_SHARD[:3], 1)
+    picked = sampler.pick(list(_SHARD[:3]), 1)
     if picked not in _SHARD[:3]:
         yield Violation(
             "record-outside-the-shard",
@@ -418,8 +480,29 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Violati
     for _ in range(THREAD_ROUNDS):
         violations = list(_threads_round(factory(**params)))
         if violations:
+            alone = _one_thread_error(factory(**params))
+            if alone is not None:  # not a race: the checks above have it
+                yield Violation(
+                    "threads",
+                    f"the calls the threads make raise on one thread too, first: {alone}; "
+                    f"fix that first (no lock would)",
+                )
+                return
             yield from violations
             return
+
+
+def _one_thread_error(sampler: Any) -> str | None:
+    """What the threads' calls, made one after another on one thread, raise first, if any."""
+    try:
+        for worker in range(THREADS):
+            shard = list(_SHARD[worker % 3 :: 3])
+            for step in range(OPERATIONS_PER_THREAD):
+                picked = _member(sampler.pick(shard, step), shard)
+                sampler.record(picked, float((worker + step) % 2))
+    except Exception as error:  # noqa: BLE001  # reported as a violation
+        return describe(error)
+    return None
 
 
 def _threads_round(sampler: Any) -> Iterator[Violation]:
@@ -428,14 +511,14 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
     barrier = threading.Barrier(THREADS)
 
     def work(worker: int) -> None:
-        shard = _SHARD[worker % 3 :: 3]
+        shard = list(_SHARD[worker % 3 :: 3])
         try:
             barrier.wait()
             for step in range(OPERATIONS_PER_THREAD):
                 picked = sampler.pick(shard, step)
                 if picked not in shard:
                     strays.append(safe_repr(picked))
-                sampler.record(picked, float((worker + step) % 2))
+                sampler.record(_member(picked, shard), float((worker + step) % 2))
         # Reported as a violation below; SystemExit included, which a thread would swallow.
         except BaseException as error:  # noqa: BLE001
             errors.append(describe(error))
@@ -468,8 +551,7 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
                 f"thread_safe = False to have the registry wrap the sampler",
             )
     try:
-        picked = sampler.pick(_SHARD, 0)
-        sampler.record(picked, 1.0)
+        sampler.record(_member(sampler.pick(list(_SHARD), 0), _SHARD), 1.0)
     except Exception as error:  # noqa: BLE001  # reported as a violation
         yield Violation(
             "threads", f"the sampler is unusable after concurrent use: {type(error).__name__}"
@@ -478,6 +560,7 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
 
 _CHECKS: tuple[Check, ...] = (
     _check_protocol,
+    _check_pick_and_record,
     _check_name,
     _check_pick_returns_a_member,
     _check_keys_unchanged,
@@ -489,12 +572,17 @@ _CHECKS: tuple[Check, ...] = (
 )
 
 
+#: The checks whose violation means no later check could run.
+_GATES = (_check_protocol, _check_pick_and_record)
+
+
 def _scripted_picks(sampler: Any) -> list[str]:
     picks = []
     for round_index in range(40):
-        picked = sampler.pick(_SHARD, round_index)
+        picked = sampler.pick(list(_SHARD), round_index)
         picks.append(picked)
-        sampler.record(picked, float(len(picked) % 2 == round_index % 2))
+        recorded = _member(picked, _SHARD)
+        sampler.record(recorded, float(len(recorded) % 2 == round_index % 2))
     return picks
 
 

@@ -8,9 +8,11 @@ from agentdescent_sampling import (
     DifficultyWeighted,
     FixableFirst,
     RoundRobin,
+    check_keys,
     check_score,
     synchronized,
 )
+from agentdescent_sampling.errors import InvalidSamplerConfig
 from agentdescent_sampling.testing import check_sampler
 
 
@@ -113,6 +115,92 @@ def test_a_broken_sampler_gets_one_message_per_violation() -> None:
     assert "pick([], 0) returned 'not-a-member'; expected ValueError" in text
     assert "raised KeyError" in text
     assert "record('task-0', nan) returned None; expected ValueError" in text
+
+
+def test_a_pick_that_raises_is_one_violation_and_no_other_check_runs() -> None:
+    class Raises:
+        name = "raises"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            raise RuntimeError("boom in pick")
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+
+    report = check_sampler(Raises)
+    assert report.checks == ("protocol", "pick-and-record")
+    [violation] = report.violations
+    assert str(violation).startswith("[pick-and-record] pick(['task-0', 'task-1', ")
+    assert str(violation).endswith(
+        "raised RuntimeError: boom in pick; every other check picks and records, so none ran"
+    )
+
+
+def test_a_sampler_that_reorders_its_shard_leaves_the_kits_own_shard_as_it_was() -> None:
+    class ReversesOnce:
+        """Reverses the first list any instance is given, once: the bug the kit catches."""
+
+        name = "reverses-once"
+        done = False
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            if isinstance(keys, list) and not ReversesOnce.done:
+                ReversesOnce.done = True
+                keys.reverse()
+            return "not-a-member"
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+
+    for _ in range(2):  # a second run of the kit sees what the first left behind
+        report = check_sampler(ReversesOnce)
+        assert "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) returned" in str(report)
+
+
+def test_a_pick_that_returns_no_task_id_is_reported_as_itself_never_as_a_record_error() -> None:
+    class Zero:
+        name = "zero"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            check_keys(keys)
+            return 0  # type: ignore[return-value]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)  # would raise TypeError on the int
+
+    report = check_sampler(Zero)
+    text = str(report)
+    assert "returned 0 (a int, not a task id), which is not in the list it was given" in text
+    assert {v.check for v in report.violations} == {
+        "pick-returns-a-member", "record-outside-the-shard", "threads"
+    }  # fmt: skip
+    assert "raised" not in text
+    assert "lock" not in text
+
+
+def test_a_failure_on_one_thread_too_gets_no_advice_to_add_a_lock() -> None:
+    class Tired:
+        name = "tired"
+
+        def __init__(self) -> None:
+            self.picks = 0
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            check_keys(keys)
+            self.picks += 1
+            if self.picks > 5:
+                raise RuntimeError("tired")
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+
+    report = check_sampler(Tired)
+    [threads] = [v for v in report.violations if v.check == "threads"]
+    assert threads.message == (
+        "the calls the threads make raise on one thread too, first: RuntimeError: tired; fix "
+        "that first (no lock would)"
+    )
 
 
 def test_an_object_without_record_fails_the_protocol_check() -> None:
@@ -219,3 +307,14 @@ def test_the_pytest_fixture_fails_with_the_whole_report(pytester: pytest.Pyteste
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*[[]empty-shard[]] pick([[][]], 0) returned None*"])
+
+
+def test_an_instance_is_refused_with_how_to_pass_its_class() -> None:
+    with pytest.raises(TypeError, match=r"it is a RoundRobin instance, and each check needs a "
+                       r"fresh one: pass the class \(check_sampler\(RoundRobin\)\)"):  # fmt: skip
+        check_sampler(RoundRobin())  # type: ignore[arg-type]
+
+
+def test_a_bad_parameter_for_a_name_is_a_config_error_not_a_violation() -> None:
+    with pytest.raises(InvalidSamplerConfig, match="'c'"):
+        check_sampler("fixable-first", c=1)
