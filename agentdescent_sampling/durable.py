@@ -55,7 +55,7 @@ from ._statedb import StateDB
 from .errors import InvalidSamplerConfig, StateError
 from .protocol import Stateful, TaskSampler, short_repr
 from .served import ServedSampler
-from .state import sampler_name, state_document
+from .state import check_document, not_stateful, sampler_name, state_document
 
 __all__ = [
     "ROUND_END",
@@ -120,11 +120,7 @@ class DurableSampler(ServedSampler):
         target = Path(path)
         if not isinstance(sampler, Stateful):
             raise InvalidSamplerConfig(
-                f"sampler {name!r} ({type(sampler).__name__}) cannot keep its state in "
-                f"{str(target)!r}: it has no state_dict() and load_state_dict() methods. "
-                f"Drop the state path, use a sampler that has them (every built-in does), or "
-                f"give it both (agentdescent_sampling.Stateful: a JSON-ready state_dict() and a "
-                f"load_state_dict(state) that raises StateError on a state it cannot take)"
+                not_stateful(sampler, f"keep its state in {str(target)!r}", "Drop the state path. ")
             )
         if target.is_dir():
             raise InvalidSamplerConfig(
@@ -472,8 +468,11 @@ def export_state(path: str | PathLike[str]) -> dict[str, Any]:
 
 def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
     """What ``agentdescent-sampling state show`` prints: :func:`read_durable_state` without
-    the state itself, and how many tasks it has statistics for (when it says)."""
-    saved = read_durable_state(path)
+    the state itself, and how many tasks it has statistics for (when it says). A JSON
+    export (:func:`~agentdescent_sampling.save_state`'s) is shown too, with no spec, log or
+    holder."""
+    export = _is_json(path)
+    saved = _read_export(path) if export else read_durable_state(path)
     state = saved.pop("state")
     tasks = next(
         (
@@ -483,14 +482,48 @@ def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
         ),
         None,
     )
-    return {"path": str(path), **saved, "tasks": tasks}
+    return {"path": str(path), **saved, "tasks": tasks, "export": export}
+
+
+def _is_json(path: str | PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file whose first character is ``{``."""
+    with contextlib.suppress(OSError):
+        if Path(path).is_file() and not Path(path).is_symlink():
+            with open(path, "rb") as file:
+                return file.read(64).lstrip()[:1] == b"{"
+    return False
+
+
+def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
+    """A :func:`~agentdescent_sampling.save_state` export in :func:`read_durable_state`'s shape."""
+    from .state import read_state_file
+
+    document = read_state_file(path)
+    _, records, rounds = check_document(document, str(document.get("sampler")), str(path))
+    return {
+        "sampler": document.get("sampler"),
+        "spec": None,
+        "records": records,
+        "rounds": rounds,
+        "log": 0,
+        "held_by": None,
+        "state": document.get("state"),
+    }
 
 
 def describe_state(summary: Mapping[str, Any]) -> str:
     """:func:`state_summary` as lines for a person."""
     rows = [
         ("state file", summary["path"]),
-        ("sampler", f"{summary['sampler']} (spec {json.dumps(summary['spec'])})"),
+        (
+            "sampler",
+            f"{summary['sampler']}"
+            + (
+                " (a save_state export: no spec, log or holder)"
+                if summary["spec"] is None
+                else f" (spec {json.dumps(summary['spec'])})"
+            ),
+        ),
         ("records", f"{summary['records']:,}"),
         ("next round", f"{summary['rounds']:,}"),
         ("tasks", "not said" if summary["tasks"] is None else f"{summary['tasks']:,}"),

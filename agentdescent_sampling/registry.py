@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
 import attrs
@@ -354,7 +354,7 @@ class Registry:
             for failure in problems:  # 500 failed registrations of one hook are one line
                 by_entry_point.setdefault(failure.where, []).append(failure)
             named = "".join(
-                f"\n- {where}: {_sentence(failures[0].message[:200])}"
+                f"\n- {where}: {_sentence(failures[0].message, 200)}"
                 + (f" And {len(failures) - 1} more like it." if len(failures) > 1 else "")
                 for where, failures in by_entry_point.items()
             )
@@ -427,7 +427,7 @@ class Registry:
             for failure in broken:  # one per distribution: 500 of one plugin's are one line
                 first_of_each.setdefault(failure.distribution, failure)
             quoted = "; ".join(
-                f"{failure.where}: {_sentence(failure.message[:150])}"
+                f"{failure.where}: {_sentence(failure.message, 150)}"
                 for failure in list(first_of_each.values())[:_MAX_FAILURES_QUOTED]
             )
             more = len(broken) - min(len(first_of_each), _MAX_FAILURES_QUOTED)
@@ -538,14 +538,26 @@ def _refused(info: SamplerInfo, spec: SamplerSpec, error: Exception) -> InvalidS
             f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
             f"{short_repr(str(error), 300)}. {valid}"
         )
+    names = [parameter.name for parameter in info.signature.parameters]
+    hints = "".join(
+        f" Did you mean {match!r}?"
+        for match in (_close_parameter(key, names) for key in params if key not in names)
+        if match
+    )
+    return InvalidSamplerConfig(f"sampler {info.name!r}: {'; '.join(problems)}.{hints} {valid}")
+
+
+def _close_parameter(key: str, names: Sequence[str]) -> str | None:
+    """The parameter ``key`` was probably meant as: the same but for case and ``-``/``_``,
+    else the closest spelling."""
     import difflib  # only on this error path: building a sampler never needs it
 
-    close = [
-        difflib.get_close_matches(key, [p.name for p in info.signature.parameters], n=1)
-        for key in params
-    ]
-    hints = "".join(f" Did you mean {match[0]!r}?" for match in close if match)
-    return InvalidSamplerConfig(f"sampler {info.name!r}: {'; '.join(problems)}.{hints} {valid}")
+    folded = {name.lower().replace("-", "_"): name for name in names}
+    wanted = key.lower().replace("-", "_")
+    if wanted in folded:
+        return folded[wanted]
+    close = difflib.get_close_matches(wanted, sorted(folded), n=1)
+    return folded[close[0]] if close else None
 
 
 def _where(info: SamplerInfo) -> str:
@@ -580,8 +592,11 @@ def _listing(names: list[str]) -> str:
     return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")
 
 
-def _sentence(text: str) -> str:
+def _sentence(text: str, limit: int) -> str:
+    """``text`` as one sentence of at most about ``limit`` characters, cut at a word."""
     text = text.rstrip()
+    if len(text) > limit:
+        return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:(") + " [...]."
     return text if text.endswith((".", "?", "!")) else text + "."
 
 

@@ -282,9 +282,11 @@ def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
         )
     for key in params:
         if not isinstance(key, str) or not re.match(_IDENT, key):
+            underscored = key.replace("-", "_") if isinstance(key, str) else ""
+            hint = f" (write it as {underscored!r})" if re.match(_IDENT, underscored) else ""
             raise InvalidSamplerConfig(
-                f"sampler {name!r}: bad parameter name {short_repr(key)}; expected a Python "
-                f"identifier of at most 64 characters, such as pass_threshold"
+                f"sampler {name!r}: bad parameter name {short_repr(key)}{hint}; expected a "
+                f"Python identifier of at most 64 characters, such as pass_threshold"
             )
     if provider is not None and not isinstance(provider, str):
         raise InvalidSamplerConfig(

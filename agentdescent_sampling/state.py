@@ -104,16 +104,31 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     files that earlier saves of ``path`` left behind when killed are removed.
 
     Raises:
+        TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
         StateError: the directory is missing or not writable; any existing file at
             ``path`` is left as it was.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
+    if not isinstance(sampler, Stateful):
+        raise TypeError(not_stateful(sampler, f"be saved to {str(path)!r}"))
     if isinstance(sampler, DurableSampler):
         document = sampler.document()
     else:
         document = state_document(sampler_name(sampler), 0, 0, sampler.state_dict())
     write_state_file(path, document)
+
+
+def not_stateful(sampler: object, doing: str, first: str = "") -> str:
+    """Why ``sampler``, which has no ``state_dict()`` / ``load_state_dict()``, cannot be
+    ``doing`` something with a state, and what to do (``first``, then the usual fixes)."""
+    return (
+        f"sampler {sampler_name(sampler)!r} ({type(sampler).__name__}) cannot {doing}: it has "
+        f"no state_dict() and load_state_dict() methods. {first}Use a sampler that has them "
+        f"(every built-in does), or give it both (agentdescent_sampling.Stateful: a JSON-ready "
+        f"state_dict() and a load_state_dict(state) that raises StateError on a state it "
+        f"cannot take)"
+    )
 
 
 def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
@@ -192,11 +207,14 @@ def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     Into a durable sampler, the state and its counts become the durable state's, at once.
 
     Raises:
+        TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
         StateError: the file is missing, truncated, corrupt, not a regular file, over
             1 GiB, of another version or of another sampler; ``sampler`` is left unchanged.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
+    if not isinstance(sampler, Stateful):
+        raise TypeError(not_stateful(sampler, f"load the state in {str(path)!r}"))
     where = str(path)
     state, records, rounds = check_document(read_state_file(path), sampler_name(sampler), where)
     try:

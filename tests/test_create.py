@@ -73,6 +73,23 @@ def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> No
     assert isinstance(caught.value, ValueError)
 
 
+@pytest.mark.parametrize(
+    ("spec", "hint"),
+    [
+        ("difficulty-weighted:C=0.1", "unknown parameter 'C'. Did you mean 'c'? "),
+        ("difficulty-weighted:c=0.1,pass_thresold=0.9",
+         "unknown parameter 'pass_thresold'. Did you mean 'pass_threshold'? Valid"),
+        ("fixable-first:pass-threshold=0.8",
+         "bad parameter name 'pass-threshold' (write it as 'pass_threshold'); "),
+    ],
+)  # fmt: skip
+def test_a_parameter_misspelt_by_case_or_dash_gets_the_name_meant(spec: str, hint: str) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create(spec)
+    assert hint in str(caught.value)
+    assert "Did you mean 'c'?" not in str(caught.value) or "'C'" in str(caught.value)
+
+
 def test_a_bad_parameter_value_is_an_invalid_config_chained_to_the_validator() -> None:
     with pytest.raises(
         InvalidSamplerConfig, match=r"c=-1\): expected a finite number in \[0, 1e\+06\]; try 0.2"

@@ -140,3 +140,15 @@ def test_new_plugin_directory_errors_are_messages_not_tracebacks(
         return
     assert status == 2
     assert "agentdescent-sampling: error: cannot write the plugin" in capsys.readouterr().err
+
+
+def test_a_failure_quoted_in_a_message_is_cut_at_a_word_and_says_so() -> None:
+    from agentdescent_sampling.registry import _sentence
+
+    long = "the plugin raised while importing (for example, a missing dependency) " * 5
+    cut = _sentence(long, 80)
+    assert cut.endswith(" [...].")
+    assert len(cut) <= 80 + len(" [...].")
+    assert long.startswith(cut.removesuffix(" [...]."))
+    assert not cut.removesuffix(" [...].").endswith(("(", ",", " "))
+    assert _sentence("short and whole", 80) == "short and whole."

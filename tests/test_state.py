@@ -10,7 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +257,26 @@ def test_a_state_file_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> Non
     sampler = create("difficulty-weighted")
     load_state(sampler, path)  # type: ignore[arg-type]
     assert sampler.stats()
+
+
+def test_saving_or_loading_a_sampler_without_state_methods_says_what_it_lacks(
+    tmp_path: Path,
+) -> None:
+    class NoState:
+        name = "no-state"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            return None
+
+    path = tmp_path / "sampler.json"
+    with pytest.raises(TypeError, match=r"^sampler 'no-state' \(NoState\) cannot be saved to "
+                       r".*sampler.json': it has no state_dict\(\) and load_state_dict\(\) "
+                       r"methods. Use a sampler that has them"):  # fmt: skip
+        save_state(NoState(), path)
+    assert not path.exists()
+    save_state(create("round-robin"), path)
+    with pytest.raises(TypeError, match=r"cannot load the state in .*sampler.json'"):
+        load_state(NoState(), path)  # type: ignore[arg-type]

@@ -55,6 +55,24 @@ def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
         assert plain.state_dict() == reopened.state_dict()
 
 
+def test_show_prints_an_export_too_saying_what_an_export_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
+    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+
+    assert main(["state", "show", str(export)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    shown = "sampler     difficulty-weighted (a save_state export: no spec, log or holder)"
+    assert lines[1] == shown
+    assert "records     4" in lines
+    assert "tasks       3" in lines
+    assert main(["state", "show", "--json", str(export)]) == 0
+    assert json.loads(capsys.readouterr().out)["export"] is True
+    (tmp_path / "broken.json").write_text('{"format": "nope"}', encoding="utf-8")
+    assert main(["state", "show", str(tmp_path / "broken.json")]) == 2
+
+
 def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     command = [sys.executable, "-m", "agentdescent_sampling", "state", "show", "--json", str(state)]
@@ -66,6 +84,7 @@ def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: 
     assert summary["held_by"].startswith(f"process {holder.pid} on ")
     assert (summary["sampler"], summary["records"], summary["tasks"]) == ("informative-band", 2, 2)
     assert summary["log"] == 4  # both picks and records, after the sampler as it was built
+    assert summary["export"] is False
 
 
 def test_a_file_that_is_not_a_state_is_an_error_naming_it(
