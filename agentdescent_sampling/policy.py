@@ -158,7 +158,11 @@ class Policy(NamedTuple):
         if normalize(entry_point.name) in self.disable or dist in self.disable:
             return f"disabled by {DISABLE_ENV}"
         if self.only is not None and dist not in self.only:
-            allowed = ", ".join(sorted(self.only)) or "no plugin"
+            names = sorted(self.only)
+            # Cut: the variable is the user's, and this reason is kept per entry point.
+            allowed = ", ".join(name[:60] for name in names[:5]) or "no plugin"
+            if len(names) > 5:
+                allowed += f" and {len(names) - 5} more"
             return f"not in {ONLY_ENV} ({allowed})"
         return None
 

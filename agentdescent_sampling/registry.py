@@ -421,6 +421,20 @@ class Registry:
         if close:
             message += f" Did you mean {usable[close[0]]!r}?"
         message += f" Available: {_listing(names) or 'none'}."
+        blocked: dict[str, set[str]] = {}  # why -> distributions
+        for failure in failures:  # a hook-form plugin's names are unknown until it loads
+            if failure.status == "disabled":
+                blocked.setdefault(failure.message, set()).add(failure.distribution)
+        if blocked:
+            count = len(set().union(*blocked.values()))
+            listed = "; ".join(
+                f"{_listing(sorted(dists))} ({why})" for why, dists in sorted(blocked.items())
+            )
+            message += (
+                f" The environment blocks {count} plugin distribution{'s' if count > 1 else ''} "
+                f"that might provide it: {listed}; unset or change that variable to use "
+                f"{'them' if count > 1 else 'it'}."
+            )
         broken = [failure for failure in failures if failure.status == "failed"]
         if broken:
             first_of_each: dict[str, PluginFailure] = {}

@@ -268,3 +268,25 @@ def test_selecting_a_builtin_reads_no_installed_metadata(monkeypatch: pytest.Mon
     assert registry.failures() == []
     registry.available()
     assert "metadata read" in registry.failures()[0].message
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"AGENTDESCENT_SAMPLERS_DISABLE": "ads-test-two-names"},
+         "ads-test-two-names (disabled by AGENTDESCENT_SAMPLERS_DISABLE)"),
+        ({"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-two-nmaes"},
+         "(not in AGENTDESCENT_SAMPLERS_ONLY (ads-test-two-nmaes))"),
+    ],
+    ids=["disabled", "only-misspelt"],
+)  # fmt: skip
+def test_a_hook_form_name_the_environment_blocks_is_not_found_naming_the_variable(
+    zoo: Venv, env: dict[str, str], reason: str
+) -> None:
+    # A blocked hook-form plugin is never imported, so its names are unknown: the error says
+    # which distributions the environment blocks, and why.
+    error = error_of(zoo, "lrt-shuffled", env=env)
+    assert error["type"] == "UnknownSamplerError"
+    assert "that might provide it: " in error["message"]
+    assert reason in error["message"]
+    assert "unset or change that variable to use" in error["message"]
