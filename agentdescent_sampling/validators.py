@@ -126,7 +126,19 @@ def _message(
 ) -> str:
     where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
     got = f", got {type(value).__name__}" if typed else ""
+    if typed and isinstance(value, str) and _numeric(value):
+        got += ": write the number without quotes"
+        if "e" in value.lower() and "." not in value:  # YAML 1.1 reads 1e-1 as a string
+            got += " (in YAML, with a dot: 1.0e-1, not 1e-1)"
     return f"{where}: expected {expected}{got}{hint}"
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return len(text) <= 40
 
 
 def _describe(low: float | None, high: float | None, low_open: bool) -> str:

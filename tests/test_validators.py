@@ -35,3 +35,20 @@ def test_solved_threshold_names_the_value_and_the_engines_default(
     assert "pass_threshold" in message
     assert repr(value) in message or str(value) in message
     assert f"the engine's default is {SOLVED}" in message
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("0.5", "got str: write the number without quotes; try 0.2"),
+        ("1e-1", "got str: write the number without quotes (in YAML, with a dot: 1.0e-1, not "
+         "1e-1); try 0.2"),
+        ("fast", "got str; try 0.2"),
+    ],
+)  # fmt: skip
+def test_a_number_given_as_a_string_is_told_to_drop_the_quotes(value: str, said: str) -> None:
+    from agentdescent_sampling import DifficultyWeighted
+
+    with pytest.raises(TypeError) as caught:
+        DifficultyWeighted(c=value)  # type: ignore[arg-type]
+    assert str(caught.value).endswith(said)
