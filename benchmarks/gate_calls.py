@@ -76,7 +76,7 @@ def split(
         wiring=wiring,
         asynchronous=asynchronous,
     )
-    reached = run._reached(0.75)
+    reached = run.reached(0.75)
     end = len(run.curve) - 1 if reached is None else reached
     threshold = ENGINE_WORKLOADS[workload].solved_threshold
     failed = [score < threshold for _, score in spies[0].log]

@@ -54,6 +54,8 @@ def test_rollouts_to_is_the_first_round_at_or_over_the_fraction_of_the_gain() ->
     assert run.rollouts_to(0.75) == 30
     assert run.rollouts_to(0.9) == 40
     assert run.rollouts_to(0.25) == 10
+    assert [run.reached(f) for f in (0.0, 0.25, 0.75, 1.0)] == [0, 1, 3, 4]  # curve's points
+    assert _run((10, 0.3)).reached(0.9) is None
 
 
 def test_a_run_that_never_gets_there_has_no_rollouts_to() -> None:

@@ -121,16 +121,17 @@ class EngineRun:
 
     def rollouts_to(self, fraction: float) -> int | None:
         """Rollouts until the held-out reward first reached ``fraction`` of the gain, or None."""
-        reached = self._reached(fraction)
+        reached = self.reached(fraction)
         return None if reached is None else self.curve[reached][0]
 
     def calls_to(self, fraction: float) -> int | None:
         """Agent calls until the held-out reward first reached ``fraction`` of the gain, or None."""
-        reached = self._reached(fraction)
+        reached = self.reached(fraction)
         return None if reached is None else self.call_curve[reached]
 
-    def _reached(self, fraction: float) -> int | None:
-        """The first point of ``curve`` at or over ``fraction`` of the gain."""
+    def reached(self, fraction: float) -> int | None:
+        """The index, into ``curve`` and ``call_curve``, of the first point at or over
+        ``fraction`` of the gain, or None if the run never got there."""
         for point, (_, reward) in enumerate(self.curve):
             if self.gain(reward) >= fraction - 1e-9:
                 return point
