@@ -14,7 +14,14 @@ import attrs
 
 from .protocol import SOLVED, short_repr
 
-__all__ = ["boolean", "integer", "number_in", "solved_threshold", "whole_number_in"]
+__all__ = [
+    "boolean",
+    "integer",
+    "number_in",
+    "solved_if_none",
+    "solved_threshold",
+    "whole_number_in",
+]
 
 
 def number_in(
@@ -51,6 +58,13 @@ def number_in(
             raise ValueError(_message(instance, attribute, value, expected, hint))
 
     return validate
+
+
+def solved_if_none(value: float | None) -> float:
+    """An attrs converter for a ``pass_threshold``: ``None`` is the engine's
+    :data:`~agentdescent_sampling.protocol.SOLVED`, as ``DifficultyWeighted(pass_threshold=None)``
+    is in agentdescent; anything else is left for :func:`solved_threshold` to check."""
+    return SOLVED if value is None else value
 
 
 def solved_threshold() -> Any:

@@ -58,7 +58,7 @@ class ReferenceDifficultyWeighted:
             if trials == 0:
                 return math.inf
             p = passes / trials
-            return min(1.0, 4 * p * (1 - p)) + self.c * math.sqrt(log_t / trials)
+            return 4.0 * p * (1.0 - p) + 1e-3 + self.c * math.sqrt(log_t / trials)
 
         free = [key for key in keys if key not in self.in_flight]
         candidates = free if self.spread_in_flight and free else keys

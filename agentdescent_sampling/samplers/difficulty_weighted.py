@@ -12,7 +12,7 @@ import attrs
 from ..errors import StateError
 from ..pending import Pending
 from ..protocol import SOLVED, check_pick, check_score, check_state, is_count
-from ..validators import boolean, number_in, solved_threshold
+from ..validators import boolean, number_in, solved_if_none, solved_threshold
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 
@@ -22,6 +22,10 @@ _STATE_VERSION = 1
 #: The learning signal is at most 1, so beyond this ``c`` only explores; a larger one
 #: would overflow the score to infinity and every tried task would tie.
 _MAX_C = 1e6
+#: What the engine adds to every tried task's signal (``difficulty_weight(p, floor=1e-3)``).
+#: It moves every score alike, but rounds differently: without it, a pick can differ from
+#: the engine's where two scores meet within a rounding error.
+_FLOOR = 1e-3
 
 
 @attrs.define(eq=False)
@@ -31,12 +35,14 @@ class DifficultyWeighted:
     Each task keeps ``(passes, trials)``; a rollout passes when its score reaches
     ``pass_threshold``. ``pick`` returns the key with the highest
 
-        min(1, 4p(1-p)) + c * sqrt(ln(t + 1) / trials)
+        4p(1-p) + 0.001 + c * sqrt(ln(t + 1) / trials)
 
-    where ``p = passes / trials`` and ``t`` counts the picks made so far, this one
-    included. The signal peaks at ``p = 0.5`` and vanishes for tasks that always
-    or never pass. An untried task wins outright, so every task in a shard is
-    tried once before any is repeated; ties go to the earliest key.
+    where ``p = passes / trials``, ``t`` counts the picks made so far, this one
+    included, and 0.001 is the engine's floor under the signal, computed in the engine's
+    order so that every pick is the engine's to the last bit. The signal peaks at
+    ``p = 0.5`` and vanishes for tasks that always or never pass. An untried task wins
+    outright, so every task in a shard is tried once before any is repeated; ties go to
+    the earliest key.
 
     Picks cost O(distinct statistics) rather than O(keys): tasks with equal
     ``(passes, trials)`` score equally and are grouped (see ``_index.py``). The
@@ -51,6 +57,7 @@ class DifficultyWeighted:
             default 0.2 is the choice agentdescent's task-sampling guide measured.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
             equal to ``evolve(solved_threshold=...)``; lower both for graded scorers.
+            ``None`` is the engine's default, as in agentdescent.
             If most scores are graded and none reaches it, a ``GradedScoreWarning``
             says so once.
         prior: the pass rate assumed for an untried task. The engine's rule lets an
@@ -71,8 +78,7 @@ class DifficultyWeighted:
 
     c: float = attrs.field(default=0.2, validator=number_in(0.0, _MAX_C, hint="; try 0.2"))
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     prior: float = attrs.field(default=0.5, validator=number_in(0.0, 1.0, hint="; try 0.5"))
     spread_in_flight: bool = attrs.field(
@@ -104,7 +110,7 @@ class DifficultyWeighted:
                 if trials == 0:
                     return math.inf
                 p = passes / trials
-                return min(1.0, 4.0 * p * (1.0 - p)) + self.c * math.sqrt(log_t / trials)
+                return 4.0 * p * (1.0 - p) + _FLOOR + self.c * math.sqrt(log_t / trials)
 
             if not self.spread_in_flight:
                 picked = self._index.pick(shard, score)

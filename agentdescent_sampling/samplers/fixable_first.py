@@ -24,7 +24,7 @@ from ..protocol import (
     is_tally,
     short_repr,
 )
-from ..validators import number_in, solved_threshold
+from ..validators import number_in, solved_if_none, solved_threshold
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups
 
@@ -174,8 +174,7 @@ class FixableFirst:
     name: ClassVar[str] = "fixable-first"
 
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     failure_cost: float = attrs.field(
         default=_FAILURE_COST,

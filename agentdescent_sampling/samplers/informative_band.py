@@ -15,7 +15,7 @@ import attrs
 from ..errors import StateError
 from ..pending import Pending
 from ..protocol import SOLVED, check_pick, check_score, check_state, is_count, is_real
-from ..validators import boolean, number_in, solved_threshold, whole_number_in
+from ..validators import boolean, number_in, solved_if_none, solved_threshold, whole_number_in
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 
@@ -150,8 +150,7 @@ class InformativeBand:
     )
     window: int = attrs.field(default=5, validator=whole_number_in(1, _MAX_WINDOW, hint="; try 5"))
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     graded: bool = attrs.field(
         default=False, validator=boolean("; graded=true uses each score as a fractional outcome")
