@@ -105,7 +105,6 @@ def test_a_broken_sampler_gets_one_message_per_violation() -> None:
         "keys-unchanged",
         "empty-shard",
         "record-outside-the-shard",
-        "bad-scores",
         "threads",
     }
     text = str(report)
@@ -114,7 +113,26 @@ def test_a_broken_sampler_gets_one_message_per_violation() -> None:
     assert "mutated the shard" in text
     assert "pick([], 0) returned 'not-a-member'; expected ValueError" in text
     assert "raised KeyError" in text
-    assert "record('task-0', nan) returned None; expected ValueError" in text
+    assert "note: bad scores: record() accepted nan, inf, -0.5, 1.5, '0.5', None." in text
+
+
+def test_the_product_docs_own_sampler_conforms_with_advice_on_bad_scores() -> None:
+    class Hardest:  # "Writing your own", agentdescent's task-sampling guide, as written
+        name = "hardest-first"
+
+        def __init__(self) -> None:
+            self.seen: dict[str, float] = {}
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return min(keys, key=lambda k: self.seen.get(k, 0.0))
+
+        def record(self, task_id: str, score: float) -> None:
+            self.seen[task_id] = score
+
+    report = check_sampler(Hardest)
+    assert report.ok, str(report)
+    [advice] = [note for note in report.notes if note.startswith("bad scores")]
+    assert "check_score(task_id, score) refuses them for you" in advice
 
 
 def test_a_pick_that_raises_is_one_violation_and_no_other_check_runs() -> None:
