@@ -157,6 +157,12 @@ def _values_at_most(text: str) -> int:
     return sum(text.count(mark) for mark in ",[{\n") + 1
 
 
+def user_path(value: str) -> Path:
+    """A command-line path, with ``~`` expanded as in a config or run spec (a quoted ``~``
+    reaches the program as typed)."""
+    return Path(value).expanduser()
+
+
 def kind_of(mode: int) -> str:
     """What a file of ``mode`` is, for a message: \"a directory\", \"a FIFO (named pipe)\", ..."""
     kinds = {
@@ -165,6 +171,8 @@ def kind_of(mode: int) -> str:
         stat.S_ISCHR: "a character device",
         stat.S_ISBLK: "a block device",
         stat.S_ISSOCK: "a socket",
+        stat.S_ISREG: "a regular file",
+        stat.S_ISLNK: "a symbolic link",
     }
     return next((kind for test, kind in kinds.items() if test(mode)), "a special file")
 

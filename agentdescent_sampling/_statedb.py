@@ -71,6 +71,35 @@ _held: dict[tuple[int, int], str] = {}
 _held_lock = threading.Lock()
 
 
+def _check_makeable(path: Path, where: str) -> None:
+    """Refuse now a new state's path that its first write could not make: a name too long,
+    or a file (or an unwritable directory) where its directory would go.
+
+    Raises:
+        StateError: the path could not be made, saying why.
+    """
+    too_long = next((part for part in path.parts if len(os.fsencode(part)) > 255), None)
+    if too_long is not None:
+        raise StateError(
+            f"cannot make the sampler state {short_repr(where)}: the name "
+            f"{short_repr(too_long, 40)} is {len(os.fsencode(too_long))} bytes, and file systems "
+            f"take at most 255; give a shorter path"
+        )
+    ancestor = path.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise StateError(
+            f"cannot make the sampler state {short_repr(where)}: {str(ancestor)!r} is "
+            f"{kind_of(os.lstat(ancestor).st_mode)}, not a directory; give a path in a directory"
+        )
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise StateError(
+            f"cannot make the sampler state {short_repr(where)}: the directory "
+            f"{str(ancestor)!r} is not writable by this user; give a path in one that is"
+        )
+
+
 class StateDB:
     """An open state database: its connection, and the descriptor that pins and locks it.
 
@@ -97,7 +126,9 @@ class StateDB:
         # A new state's file is made at its first write, so that building a sampler
         # (agentdescent plan) writes nothing.
         self._deferred = writable and not os.path.lexists(path)
-        if not self._deferred:
+        if self._deferred:
+            _check_makeable(path, self.where)
+        else:
             self._open()
 
     @property

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import testing
 from ._display import shown_lines
+from ._files import user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import SamplerError
@@ -147,16 +148,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
     shown = actions.add_parser("show", help="the sampler, its counts and who holds the file")
-    shown.add_argument("path", type=Path, help="the state file")
+    shown.add_argument("path", type=user_path, help="the state file")
     shown.add_argument("--json", action="store_true", help="print JSON instead of text")
     shown.set_defaults(run=_state_show)
     export = actions.add_parser(
         "export",
         help="the state as the JSON document save_state() writes and load_state() reads",
     )
-    export.add_argument("path", type=Path, help="the state file")
+    export.add_argument("path", type=user_path, help="the state file")
     export.add_argument(
-        "-o", "--output", type=Path, metavar="FILE", help="write it to FILE instead of stdout"
+        "-o", "--output", type=user_path, metavar="FILE", help="write it to FILE instead of stdout"
     )
     export.set_defaults(run=_state_export)
 

@@ -52,7 +52,7 @@ from types import TracebackType
 from typing import Any
 
 from ._statedb import StateDB
-from .errors import InvalidSamplerConfig, StateError
+from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import Stateful, TaskSampler, short_repr
 from .served import ServedSampler
 from .state import check_document, not_stateful, sampler_name, state_document
@@ -122,7 +122,14 @@ class DurableSampler(ServedSampler):
             raise InvalidSamplerConfig(
                 not_stateful(sampler, f"keep its state in {str(target)!r}", "Drop the state path. ")
             )
-        if target.is_dir():
+        try:
+            is_dir = target.is_dir()
+        except OSError as error:  # a name over the file system's limit, say
+            raise StateError(
+                f"cannot use the sampler state path {short_repr(str(target))}: {error.strerror}"
+                f"; give another path"
+            ) from None
+        if is_dir:
             raise InvalidSamplerConfig(
                 f"the sampler state path {str(target)!r} is a directory; give a file path "
                 f"such as {str(target / 'sampler-state.sqlite')!r}"
@@ -495,11 +502,26 @@ def _is_json(path: str | PathLike[str]) -> bool:
 
 
 def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
-    """A :func:`~agentdescent_sampling.save_state` export in :func:`read_durable_state`'s shape."""
+    """A :func:`~agentdescent_sampling.save_state` export in :func:`read_durable_state`'s
+    shape, checked as :func:`~agentdescent_sampling.load_state` would check it when its
+    sampler is installed."""
+    from .registry import create  # imported here: the registry imports this module
     from .state import read_state_file
 
     document = read_state_file(path)
-    _, records, rounds = check_document(document, str(document.get("sampler")), str(path))
+    name = str(document.get("sampler"))
+    state, records, rounds = check_document(document, name, str(path))
+    # Built as the state says it was (an export keeps no spec), as a state file's spec is.
+    params = state.get("params") if isinstance(state, dict) else None
+    try:
+        sampler = create({**(params if isinstance(params, dict) else {}), "name": name})
+    except SamplerError:
+        sampler = None  # not installed here, say: shown, but its state is not checked
+    if isinstance(sampler, Stateful):
+        try:
+            sampler.load_state_dict(state)  # as load_state would: a state it cannot take is bad
+        except StateError as error:
+            raise StateError(f"{str(path)!r}: {error}") from None
     return {
         "sampler": document.get("sampler"),
         "spec": None,

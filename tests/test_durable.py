@@ -643,3 +643,21 @@ def test_a_thread_unsafe_sampler_with_state_has_every_call_serialized(tmp_path: 
     assert sampler.wrapped.trials == {"a": 800}  # type: ignore[attr-defined]
     with DurableSampler(UnsafeCounter(), state) as reopened:
         assert reopened.records == 400
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("file/state.sqlite", r"'.*file' is a regular file, not a directory; give a path in a"),
+        ("deep/" + "n" * 300 + ".sqlite", r"is 307 bytes, and file systems take at most 255"),
+    ],
+    ids=["a-file-for-a-directory", "a-name-too-long"],
+)
+def test_a_state_path_its_first_write_could_not_make_is_refused_at_once(
+    tmp_path: Path, where: str, message: str
+) -> None:
+    # agentdescent plan builds the sampler and writes nothing: the run would fail later.
+    (tmp_path / "file").write_text("not a directory", encoding="utf-8")
+    with pytest.raises(StateError, match=message):
+        create("round-robin", state=tmp_path / where)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["file"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
-from .._files import parse_bounded, strict_json
+from .._files import parse_bounded, strict_json, user_path
 from ..errors import BenchError
 from ..protocol import short_repr
 from ..registry import default_registry
@@ -91,7 +92,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--from-log",
-        type=Path,
+        type=user_path,
         metavar="FILE",
         help="with 'share': a JSONL log of your own rollouts ({'task_id', 'score', 'round'} "
         "per line, optionally 'pass_threshold') to run as the from-log workload; it replays "
@@ -100,7 +101,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--from-run",
-        type=Path,
+        type=user_path,
         metavar="RUN_DIR",
         help="the artifact bench on the make-up of your own agentdescent evolve run: its "
         "directory in the run store (~/.agentdescent/runs/<run_id>), whose recorded rollouts "
@@ -168,7 +169,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument(
         "--plot",
-        type=Path,
+        type=user_path,
         metavar="FILE.png",
         help="also draw the share against the budget (with --engine, the held-out gain "
         "against rollouts) to FILE.png (needs the plot extra)",
@@ -191,11 +192,7 @@ def bench_command(args: argparse.Namespace) -> int:
     """
     if args.plot is not None:
         require_matplotlib()
-        if not args.plot.parent.is_dir():
-            raise BenchError(
-                f"--plot {str(args.plot)!r}: the directory {str(args.plot.parent)!r} does not "
-                f"exist; create it or write the plot elsewhere"
-            )
+        _check_plot_path(args.plot)
     samplers: list[SpecLike] = (
         [*lineup_specs(args.lineup, default_registry())] if args.lineup else []
     )
@@ -237,6 +234,30 @@ def bench_command(args: argparse.Namespace) -> int:
         written = plot_shares(result, args.plot)
         print(f"wrote {written}", file=sys.stderr)
     return 0
+
+
+def _check_plot_path(plot: Path) -> None:
+    """Refuse, before the bench runs, a ``--plot`` path the plot could not be written to."""
+    shown = short_repr(str(plot))
+    if plot.name in ("", ".", "..") or plot.is_dir():
+        raise BenchError(
+            f"--plot {shown} is a directory; give a file in it, such as {str(plot / 'gains.png')!r}"
+        )
+    if plot.suffix and plot.suffix.lower() != ".png":  # a bare name gets .png added
+        raise BenchError(
+            f"--plot {shown}: the plot is a PNG image, not {plot.suffix}; give a name ending in "
+            f".png, such as {str(plot.with_suffix('.png'))!r}"
+        )
+    if not plot.parent.is_dir():
+        raise BenchError(
+            f"--plot {shown}: the directory {str(plot.parent)!r} does not exist; create it or "
+            f"write the plot elsewhere"
+        )
+    if not os.access(plot.parent, os.W_OK | os.X_OK):
+        raise BenchError(
+            f"--plot {shown}: the directory {str(plot.parent)!r} is not writable by this user; "
+            f"write the plot elsewhere"
+        )
 
 
 def _spec(value: str) -> SpecLike:

@@ -154,14 +154,33 @@ def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
     assert f"wrote {target}" in capsys.readouterr().err
 
 
-def test_plot_into_a_missing_directory_fails_before_the_run(
-    bench_args: Args, tmp_path: Path
+@pytest.mark.parametrize(
+    ("plot", "message"),
+    [
+        ("no/x.png", "the directory '.*no' does not exist"),
+        (".", "is a directory; give a file in it, such as '.*gains.png'"),
+        ("", "is a directory"),
+        ("here", "is a directory"),
+        ("x.pdf", r"the plot is a PNG image, not \.pdf; give a name ending in .png, such as "
+         r"'.*x.png'"),
+    ],
+    ids=["missing-directory", "dot", "empty", "a-directory", "another-format"],
+)  # fmt: skip
+def test_a_plot_path_it_could_not_write_fails_before_the_run(
+    bench_args: Args, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plot: str, message: str
 ) -> None:
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
-    with pytest.raises(BenchError, match="does not exist"):
-        bench_command(
-            bench_args("share", "--seeds", "100000", "--plot", str(tmp_path / "no" / "x.png"))
-        )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").mkdir()
+    with pytest.raises(BenchError, match=message):  # 100,000 seeds would take minutes
+        bench_command(bench_args("share", "--seeds", "100000", "--plot", plot))
+
+
+def test_a_plot_path_under_a_tilde_is_under_home(
+    bench_args: Args, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert bench_args("share", "--plot", "~/gains.png").plot == tmp_path / "gains.png"
 
 
 class _Terminal(io.StringIO):

@@ -96,3 +96,25 @@ def test_a_file_that_is_not_a_state_is_an_error_naming_it(
     assert main(["state", "export", str(notes)]) == 2
 
     assert f"{str(notes)!r} is not a sampler state" in capsys.readouterr().err
+
+
+def test_show_refuses_an_export_its_sampler_could_not_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, export = _state(tmp_path / "sampler.sqlite", 2), tmp_path / "export.json"
+    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    document = json.loads(export.read_text(encoding="utf-8"))
+    document["state"]["stats"] = {"a": "x"}
+    export.write_text(json.dumps(document), encoding="utf-8")
+
+    assert main(["state", "show", str(export)]) == 2
+    assert str(export) in capsys.readouterr().err
+
+
+def test_a_state_path_under_a_tilde_is_under_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _state(tmp_path / "sampler.sqlite", 1)
+    assert main(["state", "show", "~/sampler.sqlite"]) == 0
+    assert f"state file  {tmp_path / 'sampler.sqlite'}" in capsys.readouterr().out
