@@ -110,12 +110,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "tell, then benches the workload of that make-up and the run's rounds and workers "
         "(with --workload, beside those workloads)",
     )
-    parser.add_argument("--budget", type=_whole("--budget", 200), metavar="N",
+    parser.add_argument("--budget", type=_whole("--budget", 200, 1_000_000), metavar="N",
                         help="with 'share': rollouts per run (default 200)")  # fmt: skip
-    parser.add_argument("--seeds", type=_whole("--seeds", 100), metavar="N",
+    parser.add_argument("--seeds", type=_whole("--seeds", 100, 10_000), metavar="N",
                         help="seeds per sampler and workload (default 6; 30 with "
                         "--engine; 100 with 'share')")  # fmt: skip
-    parser.add_argument("--first-seed", type=_whole("--first-seed", 0, low=0), default=0,
+    parser.add_argument("--first-seed", type=_whole("--first-seed", 0, 10**9, low=0), default=0,
                         metavar="N", help="the first seed (default 0)")  # fmt: skip
     parser.add_argument(
         "--noise",
@@ -124,14 +124,14 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="flip each observed reward with probability P, on every workload "
         "(default: the workload's own, 0.15 for noisy and 0 for the others)",
     )
-    parser.add_argument("--tasks", type=_whole("--tasks", 10_000), metavar="N",
+    parser.add_argument("--tasks", type=_whole("--tasks", 10_000, 1_000_000), metavar="N",
                         help="tasks per shard list, keeping the informative fraction "
                         "(default: the workload's own; large has 10,000)")  # fmt: skip
-    parser.add_argument("--workers", type=_whole("--workers", 4), metavar="N",
+    parser.add_argument("--workers", type=_whole("--workers", 4, 1_000), metavar="N",
                         help="workers, each handed a shard (default 1)")  # fmt: skip
     parser.add_argument(
         "--max-concurrency",
-        type=_whole("--max-concurrency", 4),
+        type=_whole("--max-concurrency", 4, 1_000),
         metavar="N",
         help="most rollouts in flight at once (default: 1 on the sync path, "
         "--workers on the async path, as the engine does)",
@@ -326,15 +326,19 @@ def _workload_name(value: str) -> str:
     return value
 
 
-def _whole(option: str, example: int, low: int = 1) -> Callable[[str], int]:
+def _whole(option: str, example: int, high: int, low: int = 1) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high``: the bounds keep a typo from running for
+    hours or filling memory before anything is reported."""
+
     def parse(value: str) -> int:
         try:
             number = int(value)
         except ValueError:
             number = low - 1
-        if number < low:
+        if not low <= number <= high:
             raise argparse.ArgumentTypeError(
-                f"expected a whole number >= {low}, got {value!r}; for example {option} {example}"
+                f"expected a whole number from {low} to {high:,}, got {short_repr(value, 40)}; "
+                f"for example {option} {example}"
             )
         return number
 

@@ -24,10 +24,17 @@ SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-wei
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--budget", "lots"], "argument --budget: expected a whole number >= 1, got 'lots'; "
-         "for example --budget 200"),
-        (["--seeds", "0"], "argument --seeds: expected a whole number >= 1, got '0'"),
-        (["--workers", "-2"], "argument --workers: expected a whole number >= 1, got '-2'"),
+        (["--budget", "lots"], "argument --budget: expected a whole number from 1 to 1,000,000, "
+         "got 'lots'; for example --budget 200"),
+        (["--seeds", "0"], "argument --seeds: expected a whole number from 1 to 10,000, got '0'"),
+        (["--seeds", "100000000"], "argument --seeds: expected a whole number from 1 to 10,000, "
+         "got '100000000'"),
+        (["--tasks", "99999999999"], "argument --tasks: expected a whole number from 1 to "
+         "1,000,000"),
+        (["--workers", "-2"], "argument --workers: expected a whole number from 1 to 1,000, got "
+         "'-2'"),
+        (["--workers", "100000"], "from 1 to 1,000, got '100000'"),
+        (["--budget", "9" * 5000], "got '999999999999999999999999999999999999...; for example"),
         (["--noise", "1.5"], "argument --noise: expected a probability from 0 to 1, got '1.5'; "
          "for example --noise 0.15"),
         (["--noise", "nan"], "got 'nan'"),
@@ -128,7 +135,7 @@ def test_a_bad_sampler_spec_is_refused_before_the_run(
     bench_args: Args, spec: str, error: str
 ) -> None:
     with pytest.raises(SamplerError, match=error):
-        bench_command(bench_args("share", "--seeds", "100000", "--sampler", spec))
+        bench_command(bench_args("share", "--seeds", "10000", "--sampler", spec))
 
 
 def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
@@ -173,7 +180,7 @@ def test_a_plot_path_it_could_not_write_fails_before_the_run(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "here").mkdir()
     with pytest.raises(BenchError, match=message):  # 100,000 seeds would take minutes
-        bench_command(bench_args("share", "--seeds", "100000", "--plot", plot))
+        bench_command(bench_args("share", "--seeds", "10000", "--plot", plot))
 
 
 def test_a_plot_path_under_a_tilde_is_under_home(
