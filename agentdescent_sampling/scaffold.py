@@ -82,6 +82,13 @@ def _checked(name: str) -> tuple[str, str]:
             f"{name!r} is a built-in sampler's name, and built-in names are reserved: the "
             f"plugin would be refused once installed. Choose another name; {example}"
         )
+    taken = _installed_as(name)
+    if taken is not None:
+        raise ScaffoldError(
+            f"{name!r} is already the name of an installed sampler, from {taken}: a second "
+            f"distribution providing it would make create({name!r}) a conflict for both. Choose "
+            f"another name, or uninstall that distribution first; {example}"
+        )
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     cls = "".join(part.capitalize() for part in slug.split("_"))
     if not cls.isidentifier() or keyword.iskeyword(cls) or keyword.iskeyword(slug):
@@ -91,6 +98,19 @@ def _checked(name: str) -> tuple[str, str]:
             f"'none', 'true' and 'false'; {example}"
         )
     return slug, cls
+
+
+def _installed_as(name: str) -> str | None:
+    """The installed distribution whose class-form entry point is named ``name``, read from
+    metadata alone (no plugin is imported; a hook-form plugin's names are not known)."""
+    from .discovery import scan  # only this check reads installed metadata
+    from .policy import GROUP, Policy
+
+    found, _ = scan(GROUP, Policy(frozenset(), None, strict=False))
+    for entry_point in found:
+        if entry_point.form == "class" and normalize(entry_point.name) == normalize(name):
+            return f"{entry_point.distribution} {entry_point.version}"
+    return None
 
 
 def _suffixed(name: str, suffix: str) -> str:

@@ -59,6 +59,15 @@ def test_new_plugin_never_overwrites_and_refuses_a_bad_name(tmp_path: Path) -> N
     assert not (tmp_path / "two").exists()
 
 
+def test_new_plugin_refuses_the_name_of_an_installed_plugin_sampler(tmp_path: Path) -> None:
+    # hardest-first is plugins/agentdescent-sampling-hardest's, installed by the README's test
+    # command: a second provider would make selecting it a conflict for both.
+    with pytest.raises(ScaffoldError, match=r"'Hardest_First' is already the name of an installed "
+                       r"sampler, from agentdescent-sampling-hardest "):  # fmt: skip
+        write_plugin("Hardest_First", directory=tmp_path / "again")
+    assert not (tmp_path / "again").exists()
+
+
 @pytest.mark.parametrize("hooks", [False, True], ids=["class-form", "hook-form"])
 def test_a_new_plugin_passes_ruff_as_written(tmp_path: Path, hooks: bool) -> None:
     project = write_plugin("least-tried", directory=tmp_path / "plugin", hooks=hooks)
