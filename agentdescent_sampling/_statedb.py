@@ -170,10 +170,7 @@ class StateDB:
                     # the largest snapshot ever written through it.
                     self.connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
             except sqlite3.Error as error:
-                raise StateError(
-                    f"{self.where!r} is not a readable sampler state: {error} (the file was "
-                    f"left as it is)"
-                ) from error
+                raise self._unreadable(error) from error
             if new:
                 self.claim()
         except BaseException:
@@ -388,10 +385,47 @@ class StateDB:
             f"{self.where!r} is {what}; it was left untouched. Give a new path for the state"
         )
 
+    def _unreadable(self, error: sqlite3.Error) -> StateError:
+        """The error for a state SQLite could not read: read-only, or not a state."""
+        if "readonly" in str(error):  # WAL needs its -shm beside the file, even to read
+            return StateError(
+                f"cannot open the sampler state {self.where!r} for writing: the file or its "
+                f"directory is read-only for this user ({error}); make both writable, or give "
+                f"a path this user can write ('agentdescent-sampling state show' reads it as "
+                f"it is)"
+            )
+        return StateError(
+            f"{self.where!r} is not a readable sampler state: {error} (the file was left as it "
+            f"is)"
+        )
+
+    def _immutable(self) -> str:
+        """``&immutable=1`` for a state in a directory this user cannot write, else ``""``.
+
+        A reader of a WAL database makes its ``-shm`` file beside it, which such a directory
+        refuses; nothing can write the state there either (a writer makes its ``-wal``), so
+        it is read as it is. A ``-wal`` left there by a killed run holds records the file
+        does not, so that state is refused rather than shown without them.
+
+        Raises:
+            StateError: the directory is read-only and holds the state's unfolded log.
+        """
+        directory = self.path.parent
+        if os.access(directory, os.W_OK | os.X_OK):
+            return ""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise StateError(
+                f"cannot read the sampler state {self.where!r}: its directory is read-only for "
+                f"this user, and {str(wal)!r} holds writes SQLite must fold into the file first; "
+                f"make the directory writable, or copy both files to one that is"
+            )
+        return "&immutable=1"
+
     def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
         try:
             if read_only or not self.writable:
-                uri = f"{self.path.absolute().as_uri()}?mode=ro"
+                uri = f"{self.path.absolute().as_uri()}?mode=ro{self._immutable()}"
                 db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             else:
                 db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -426,10 +460,7 @@ class StateDB:
             found = self.meta("format")
             saved_owner = self.meta("sampler")
         except sqlite3.Error as error:
-            raise StateError(
-                f"{self.where!r} is not a readable sampler state: {error} (the file was left "
-                f"as it is)"
-            ) from error
+            raise self._unreadable(error) from error
         if version != SCHEMA or found != FORMAT:
             raise StateError(
                 f"{self.where!r}: state layout {version} with format {short_repr(found)} is not "
