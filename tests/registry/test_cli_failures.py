@@ -67,6 +67,6 @@ def test_check_all_fails_on_a_violation_or_a_failed_plugin(zoo: Venv) -> None:
     assert result.returncode == 1
     out = result.stdout
     assert "checking round-robin (agentdescent-sampling" in out
-    assert "sloppy: 7 violation(s) of the sampler contract" in out
+    assert "sloppy: 1 violation(s) of the sampler contract" in out  # empty-shard; bad scores a note
     assert "== broken: ads-test-broken-import 1.2.3" in out
     assert "not checked" in out
