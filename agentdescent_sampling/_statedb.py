@@ -395,30 +395,39 @@ class StateDB:
                 f"it is)"
             )
         return StateError(
-            f"{self.where!r} is not a readable sampler state: {error} (the file was left as it "
-            f"is)"
+            f"{self.where!r} is not a readable sampler state: {error} (the file was left as it is)"
         )
 
     def _immutable(self) -> str:
         """``&immutable=1`` for a state in a directory this user cannot write, else ``""``.
 
         A reader of a WAL database makes its ``-shm`` file beside it, which such a directory
-        refuses; nothing can write the state there either (a writer makes its ``-wal``), so
-        it is read as it is. A ``-wal`` left there by a killed run holds records the file
-        does not, so that state is refused rather than shown without them.
+        refuses. Read as it is (SQLite then takes no locks), the file must be still: a state
+        a run holds (another user's, say) is refused, and so is one whose ``-wal`` holds
+        writes not yet folded into the file (a run killed there), which it would miss.
 
         Raises:
-            StateError: the directory is read-only and holds the state's unfolded log.
+            StateError: the directory is read-only and a run holds the state, or its log
+                holds unfolded writes.
         """
-        directory = self.path.parent
-        if os.access(directory, os.W_OK | os.X_OK):
+        if os.access(self.path.parent, os.W_OK | os.X_OK):
             return ""
-        wal = self.path.with_name(self.path.name + "-wal")
-        if wal.exists() and wal.stat().st_size:
+        if self._fd >= 0 and not _try_lock(self._fd, shared=True):
+            raise StateError(
+                f"cannot read the sampler state {self.where!r}: a run holds it, in a directory "
+                f"this user cannot write, so it cannot be read while it changes; read it as "
+                f"the run's user, or once the run has stopped"
+            )
+        try:
+            unfolded = os.stat(self.path.with_name(self.path.name + "-wal")).st_size > 0
+        except OSError:
+            unfolded = False
+        if unfolded:
             raise StateError(
                 f"cannot read the sampler state {self.where!r}: its directory is read-only for "
-                f"this user, and {str(wal)!r} holds writes SQLite must fold into the file first; "
-                f"make the directory writable, or copy both files to one that is"
+                f"this user, and its -wal file holds writes SQLite must fold into the file "
+                f"first; make the directory writable, or copy the state and its -wal to one "
+                f"that is"
             )
         return "&immutable=1"
 

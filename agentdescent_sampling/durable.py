@@ -52,7 +52,7 @@ from types import TracebackType
 from typing import Any
 
 from ._statedb import StateDB
-from .errors import InvalidSamplerConfig, SamplerError, StateError
+from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
 from .protocol import Stateful, TaskSampler, short_repr
 from .served import ServedSampler
 from .state import check_document, not_stateful, sampler_name, state_document
@@ -507,19 +507,31 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
     sampler is installed."""
     from .registry import create  # imported here: the registry imports this module
     from .state import read_state_file
+    from .testing import _finishes
 
     document = read_state_file(path)
-    name = str(document.get("sampler"))
+    name = document.get("sampler")
+    if not isinstance(name, str):
+        raise StateError(
+            f"{str(path)!r} names no sampler (its 'sampler' is {short_repr(name)}); it is not "
+            f"an export of save_state"
+        )
     state, records, rounds = check_document(document, name, str(path))
-    # Built as the state says it was (an export keeps no spec), as a state file's spec is.
+    # Built as the state says it was (an export keeps no spec), as a state file's spec is;
+    # never by another distribution than the name selects, and bounded in time.
     params = state.get("params") if isinstance(state, dict) else None
+    given = {key: value for key, value in (params or {}).items() if key != "provider"} if (
+        isinstance(params, dict)) else {}  # fmt: skip
+    built: list[Any] = []
     try:
-        sampler = create({**(params if isinstance(params, dict) else {}), "name": name})
-    except SamplerError:
-        sampler = None  # not installed here, say: shown, but its state is not checked
-    if isinstance(sampler, Stateful):
+        finished = _finishes(lambda: built.append(create({**given, "name": name})))
+    except UnknownSamplerError:
+        finished = False  # not installed here: shown, but its state is not checked
+    except InvalidSamplerConfig as error:
+        raise StateError(f"{str(path)!r}: its parameters are not the sampler's: {error}") from None
+    if finished and isinstance(built[0], Stateful):
         try:
-            sampler.load_state_dict(state)  # as load_state would: a state it cannot take is bad
+            built[0].load_state_dict(state)  # as load_state would: a state it cannot take
         except StateError as error:
             raise StateError(f"{str(path)!r}: {error}") from None
     return {
@@ -542,14 +554,17 @@ def describe_state(summary: Mapping[str, Any]) -> str:
             f"{summary['sampler']}"
             + (
                 " (a save_state export: no spec, log or holder)"
-                if summary["spec"] is None
+                if summary["export"]
                 else f" (spec {json.dumps(summary['spec'])})"
             ),
         ),
         ("records", f"{summary['records']:,}"),
         ("next round", f"{summary['rounds']:,}"),
         ("tasks", "not said" if summary["tasks"] is None else f"{summary['tasks']:,}"),
-        ("log", f"{summary['log']:,} entries since the last snapshot"),
-        ("held by", summary["held_by"] or "nobody (no run has it open)"),
     ]
+    if not summary["export"]:
+        rows += [
+            ("log", f"{summary['log']:,} entries since the last snapshot"),
+            ("held by", summary["held_by"] or "nobody (no run has it open)"),
+        ]
     return "\n".join(f"{label:<12}{value}" for label, value in rows)

@@ -423,7 +423,8 @@ class Registry:
         message += f" Available: {_listing(names) or 'none'}."
         blocked: dict[str, set[str]] = {}  # why -> distributions
         for failure in failures:  # a hook-form plugin's names are unknown until it loads
-            if failure.status == "disabled":
+            hook_form = ":" not in (failure.entry_point or "").partition("=")[2]
+            if failure.status == "disabled" and hook_form:
                 blocked.setdefault(failure.message, set()).add(failure.distribution)
         if blocked:
             count = len(set().union(*blocked.values()))

@@ -191,11 +191,18 @@ def check_sampler(
     factory, label, takes_seed, builtin = _resolve(factory_or_name, registry, params)
     if isinstance(factory_or_name, str):
         try:
-            _finishes(lambda: factory(**params))
+            built = _finishes(lambda: factory(**params))
         except InvalidSamplerConfig:
             raise
         except Exception:  # noqa: BLE001  # the sampler's own failure: the checks report it
-            pass
+            built = True
+        if not built:
+            hang = Violation(
+                "build",
+                f"building it did not finish within {CHECK_SECONDS:g} s (a deadlock or an "
+                f"endless loop in its constructor?); no check was run",
+            )
+            return ConformanceReport(label, ("build",), (hang,))
     violations: list[Violation] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
@@ -493,7 +500,7 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Violati
         violations = list(_threads_round(factory(**params)))
         if violations:
             alone = _one_thread_error(factory(**params))
-            if alone is not None:  # not a race: the checks above have it
+            if alone is not None:  # not a race: the same calls fail on one thread
                 yield Violation(
                     "threads",
                     f"the calls the threads make raise on one thread too, first: {alone}; "

@@ -140,19 +140,20 @@ def _message(
 ) -> str:
     where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
     got = f", got {type(value).__name__}" if typed else ""
-    if typed and isinstance(value, str) and _numeric(value):
+    if typed and "number" in expected and isinstance(value, str) and _finite(value):
         got += ": write the number without quotes"
-        if "e" in value.lower() and "." not in value:  # YAML 1.1 reads 1e-1 as a string
-            got += " (in YAML, with a dot: 1.0e-1, not 1e-1)"
+        mantissa, e, exponent = value.strip().lower().partition("e")
+        if e and "." not in mantissa:  # YAML 1.1 reads 1e-1 as a string, 1.0e-1 as a number
+            got += f" (in YAML, with a dot: {mantissa}.0e{exponent}, not {value.strip()})"
     return f"{where}: expected {expected}{got}{hint}"
 
 
-def _numeric(text: str) -> bool:
+def _finite(text: str) -> bool:
+    """Whether ``text`` (short) reads as a finite number."""
     try:
-        float(text)
+        return len(text) <= 40 and math.isfinite(float(text))
     except ValueError:
         return False
-    return len(text) <= 40
 
 
 def _describe(low: float | None, high: float | None, low_open: bool) -> str:

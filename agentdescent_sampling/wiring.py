@@ -62,11 +62,13 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
             "wire(sampler, ...) sets task_sampler itself; pass the sampler as the first "
             "argument and leave task_sampler out"
         )
-    if not isinstance(sampler, TaskSampler):
+    if isinstance(sampler, type) or not isinstance(sampler, TaskSampler):
+        got = (f"the class {sampler.__name__}; pass an instance, wire({sampler.__name__}())"
+               if isinstance(sampler, type) else
+               f"{type(sampler).__name__} {short_repr(sampler)}")  # fmt: skip
         raise TypeError(
-            f"wire() takes the sampler to wire first, one with pick() and record(); got "
-            f"{type(sampler).__name__} {short_repr(sampler)}: for example "
-            f'wire(create("fixable-first"))'
+            f"wire() takes the sampler to wire first, one with pick() and record(); got {got}: "
+            f'for example wire(create("fixable-first"))'
         )
     on_round = yours.get("on_round")
     if on_round is not None and not callable(on_round):

@@ -117,7 +117,8 @@ def test_a_second_build_on_the_same_state_closes_the_first_if_it_has_not_been_us
     with pytest.raises(StateError, match="closed"):
         checked.record("a", 1.0)
     run.close()
-    assert create("round-robin", state=state).records == 2
+    with create("round-robin", state=state) as reopened:
+        assert reopened.records == 2
 
 
 def test_a_sampler_in_use_keeps_its_state_from_a_second_build(tmp_path: Path) -> None:

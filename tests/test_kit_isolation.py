@@ -161,7 +161,7 @@ def test_check_of_a_sampler_whose_constructor_hangs_says_so_and_exits_1(
     registered.register(HangsWhenBuilt)
     assert main(["check", "hangs-when-built"]) == 1
     out = capsys.readouterr().out
-    assert "hangs-when-built: building it did not finish within 1 s" in out
+    assert "  - [build] building it did not finish within 1 s" in out
     assert "no check was run" in out
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 from ..protocol import SOLVED, check_pick, check_task_id
+from ..samplers.difficulty_weighted import _FLOOR
 from ..samplers.fixable_first import FixableFirst
 from ..samplers.informative_band import InformativeBand, _score
 
@@ -58,7 +59,7 @@ class ReferenceDifficultyWeighted:
             if trials == 0:
                 return math.inf
             p = passes / trials
-            return 4.0 * p * (1.0 - p) + 1e-3 + self.c * math.sqrt(log_t / trials)
+            return 4.0 * p * (1.0 - p) + _FLOOR + self.c * math.sqrt(log_t / trials)
 
         free = [key for key in keys if key not in self.in_flight]
         candidates = free if self.spread_in_flight and free else keys

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
@@ -224,11 +225,41 @@ def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> No
     assert message.endswith("--sampler 'broken' --workload lessons --first-seed 7 --seeds 1")
 
 
-def test_a_sampler_that_fails_on_the_asynchronous_path_is_raised_not_waited_on() -> None:
-    # The engine lets the exception end the worker's thread, and the run would wait out its
-    # hour; the bench picks for the broken sampler instead and raises after the run.
-    with pytest.raises(RuntimeError, match="no pick today"):
-        run_engine(ENGINE_WORKLOADS["lessons"], lambda built: Broken(), 0, asynchronous=True)
+class Stray(Broken):
+    """A sampler whose every pick is a task of no shard."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return "not-a-task"
+
+
+@pytest.mark.parametrize(
+    ("sampler", "error", "message"),
+    [(Broken, RuntimeError, "no pick today"),
+     (Stray, ValueError, "pick\\(\\) returned 'not-a-task', not a task of the shard")],
+    ids=["raises", "strays"],
+)  # fmt: skip
+def test_a_sampler_that_fails_on_the_asynchronous_path_is_raised_not_waited_on(
+    sampler: type[Broken], error: type[Exception], message: str
+) -> None:
+    # The engine lets the exception (or its lookup of a stray pick) end the worker's thread,
+    # and the run would wait out its hour; the bench picks for the broken sampler instead and
+    # raises after the run. Bounded here, so that a regression fails instead of hanging.
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            run_engine(ENGINE_WORKLOADS["lessons"], lambda built: sampler(), 0, asynchronous=True)
+        except BaseException as raised:  # noqa: BLE001  # checked below
+            outcome.append(raised)
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(120)
+    assert outcome, "the asynchronous run was still waiting after 120 s"
+    assert isinstance(outcome[0], error)
+    assert re.search(message, str(outcome[0]))
 
 
 def test_a_failure_on_a_workload_of_your_own_names_no_workload_flag() -> None:

@@ -1,4 +1,5 @@
-"""benchmarks/round_hold.py: its rows differ only by the rule, and its agent takes time."""
+"""benchmarks/round_hold.py: its rows differ only by the rule, and it asks for an agent that
+takes time (that the bench's agent then waits is pinned in test_engine_workloads.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def test_without_the_rule_a_failed_task_is_picked_again_in_its_round(
     assert sampler.pick(["a", "b"], 0) == "a"  # the shipped sampler would pick "b"
 
 
-def test_its_agent_takes_the_latency_asked_for_and_one_at_a_time_its_units_queue(
+def test_its_config_asks_the_bench_for_the_latency_and_one_unit_at_a_time(
     benchmark_script: ModuleType,
 ) -> None:
     args = argparse.Namespace(

@@ -121,12 +121,13 @@ def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> No
         ((None,), {}, r"wire\(\) takes the sampler to wire first, one with pick\(\) and "
          r"record\(\); got NoneType None: for example wire\(create\(\"fixable-first\"\)\)"),
         (("fixable-first",), {}, "got str 'fixable-first'"),
+        ((Listening,), {}, r"got the class Listening; pass an instance, wire\(Listening\(\)\)"),
         ((Listening(),), {"policies": 5}, r"wire\(policies=...\) takes "
          r"agentdescent.policies.Policies, .*; got int 5"),
         ((Listening(),), {"on_round": 5}, r"wire\(on_round=...\) takes the function evolve\(\) "
          r"calls after each round, or None; got int 5"),
     ],
-    ids=["no-sampler", "a-name", "policies", "on-round"],
+    ids=["no-sampler", "a-name", "a-class", "policies", "on-round"],
 )  # fmt: skip
 def test_what_wire_cannot_use_is_a_type_error_that_names_it(
     args: tuple[Any, ...], options: dict[str, Any], message: str

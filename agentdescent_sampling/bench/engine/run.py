@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from ...protocol import TaskSampler
+from ...protocol import TaskSampler, short_repr
 from .workloads import ASYNC_LATENCY, REFLECTORS, Built, EngineWorkload, build
 
 __all__ = ["EngineRun", "Wiring", "run_engine"]
@@ -27,11 +27,12 @@ _RESERVED = frozenset({"tasks", "reward", "agent", "held_out_frac"})
 class _Tally:
     """Wraps a sampler and counts each rollout; everything else reaches the sampler.
 
-    It also keeps the first exception the sampler raised, and from then on picks the
-    shard's first task itself: the synchronous engine counts a failing ``pick`` as a
-    worker failure and carries on, so a broken sampler would otherwise pass for one that
-    merely learned nothing, and on the asynchronous path the exception ends the worker's
-    thread and the run waits out its time limit. :func:`run_engine` raises it after the run.
+    It also keeps the first exception the sampler raised (or a ``ValueError`` for a pick
+    outside the shard), and from then on picks the shard's first task itself: the
+    synchronous engine counts a failing ``pick`` as a worker failure and carries on, so a
+    broken sampler would otherwise pass for one that merely learned nothing, and on the
+    asynchronous path the exception ends the worker's thread and the run waits out its time
+    limit. :func:`run_engine` raises it after the run.
     """
 
     def __init__(self, sampler: TaskSampler, fixable: frozenset[str], threshold: float) -> None:
@@ -47,9 +48,16 @@ class _Tally:
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         if self.error is None:
             try:
-                return self._sampler.pick(keys, round_index)
+                picked = self._sampler.pick(keys, round_index)
             except Exception as error:  # noqa: BLE001  # kept, and raised after the run
                 self._keep(error)
+            else:
+                if picked in keys:
+                    return picked
+                # The asynchronous engine looks it up outside any try: it would end the thread.
+                self._keep(
+                    ValueError(f"pick() returned {short_repr(picked)}, not a task of the shard")
+                )
         return keys[0]
 
     def record(self, task_id: str, score: float) -> None:
