@@ -167,7 +167,10 @@ def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
             f'acceptance and promotion refs, such as "main"; got {short_repr(link)}'
         )
     tap = _TAPS.get(link)
-    if tap is None:
+    # A slot this link's tap already has starts the next build of a spec (agentdescent
+    # evolve builds one twice; a server may build several): a fresh tap, so that a part a
+    # later spec misspells is missing from it, not given by an earlier spec's.
+    if tap is None or slot in tap._parts:
         tap = _TAPS[link] = EvidenceTap(link=link)
     return tap
 

@@ -98,3 +98,20 @@ def test_a_link_one_ref_misspells_stops_the_run_with_the_fix(
     assert done.returncode != 0
     assert message in done.stdout + done.stderr
     assert "the same 'link' (check each for a typo)" in done.stdout + done.stderr
+
+
+def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped() -> None:
+    # agentdescent evolve builds a spec twice in one process, and a server may build many: the
+    # first build's three parts must not stand in for a part a later build misspells.
+    from agentdescent_sampling import evidence_acceptance, evidence_promotion, from_run_spec
+
+    from_run_spec("fixable-first", link="shared")
+    evidence_acceptance("shared")
+    evidence_promotion("shared").tap.reported([])  # all three parts: the run goes on
+
+    from_run_spec("fixable-first", link="shared")
+    evidence_acceptance("shraed")
+    promotion = evidence_promotion("shared")
+    with pytest.raises(RuntimeError, match=r"policies\.task_sampler and policies\.promotion "
+                       r"give link 'shared', but no policies\.acceptance ref does"):  # fmt: skip
+        promotion.tap.reported([])  # what observe() does first, before the engine's own rule
