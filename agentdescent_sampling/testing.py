@@ -511,14 +511,21 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Violati
             return
 
 
+def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
+    """The picks and records one of the threads check's workers makes, noting strays."""
+    shard = list(_SHARD[worker % 3 :: 3])
+    for step in range(OPERATIONS_PER_THREAD):
+        picked = sampler.pick(shard, step)
+        if picked not in shard:
+            strays.append(safe_repr(picked))
+        sampler.record(_member(picked, shard), float((worker + step) % 2))
+
+
 def _one_thread_error(sampler: Any) -> str | None:
     """What the threads' calls, made one after another on one thread, raise first, if any."""
     try:
         for worker in range(THREADS):
-            shard = list(_SHARD[worker % 3 :: 3])
-            for step in range(OPERATIONS_PER_THREAD):
-                picked = _member(sampler.pick(shard, step), shard)
-                sampler.record(picked, float((worker + step) % 2))
+            _worker_calls(sampler, worker, [])
     except Exception as error:  # noqa: BLE001  # reported as a violation
         return describe(error)
     return None
@@ -530,14 +537,9 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
     barrier = threading.Barrier(THREADS)
 
     def work(worker: int) -> None:
-        shard = list(_SHARD[worker % 3 :: 3])
         try:
             barrier.wait()
-            for step in range(OPERATIONS_PER_THREAD):
-                picked = sampler.pick(shard, step)
-                if picked not in shard:
-                    strays.append(safe_repr(picked))
-                sampler.record(_member(picked, shard), float((worker + step) % 2))
+            _worker_calls(sampler, worker, strays)
         # Reported as a violation below; SystemExit included, which a thread would swallow.
         except BaseException as error:  # noqa: BLE001
             errors.append(describe(error))
