@@ -520,8 +520,8 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
     # Built as the state says it was (an export keeps no spec), as a state file's spec is;
     # never by another distribution than the name selects, and bounded in time.
     params = state.get("params") if isinstance(state, dict) else None
-    given = {key: value for key, value in (params or {}).items() if key != "provider"} if (
-        isinstance(params, dict)) else {}  # fmt: skip
+    given = dict(params) if isinstance(params, dict) else {}
+    given.pop("provider", None)
     built: list[Any] = []
     try:
         finished = _finishes(lambda: built.append(create({**given, "name": name})))
@@ -535,13 +535,13 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
         except StateError as error:
             raise StateError(f"{str(path)!r}: {error}") from None
     return {
-        "sampler": document.get("sampler"),
+        "sampler": name,
         "spec": None,
         "records": records,
         "rounds": rounds,
         "log": 0,
         "held_by": None,
-        "state": document.get("state"),
+        "state": state,
     }
 
 
