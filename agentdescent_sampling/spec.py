@@ -283,7 +283,9 @@ def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
     for key in params:
         if not isinstance(key, str) or not re.match(_IDENT, key):
             underscored = key.replace("-", "_") if isinstance(key, str) else ""
-            hint = f" (write it as {underscored!r})" if re.match(_IDENT, underscored) else ""
+            # Only a name that reads as a name once its dashes are underscores: not '___'.
+            meant = underscored[:1].isalpha() and re.match(_IDENT, underscored)
+            hint = f" (write it as {underscored!r})" if meant else ""
             raise InvalidSamplerConfig(
                 f"sampler {name!r}: bad parameter name {short_repr(key)}{hint}; expected a "
                 f"Python identifier of at most 64 characters, such as pass_threshold"

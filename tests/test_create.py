@@ -89,6 +89,12 @@ def test_a_parameter_misspelt_by_case_or_dash_gets_the_name_meant(spec: str, hin
     assert hint in str(caught.value)
 
 
+def test_a_parameter_name_of_dashes_alone_is_not_told_to_become_underscores() -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create("fixable-first:---=1")
+    assert "bad parameter name '---'; expected a Python identifier" in str(caught.value)
+
+
 def test_a_correct_parameter_beside_a_misspelt_one_is_not_suggested_as_itself() -> None:
     with pytest.raises(InvalidSamplerConfig) as caught:
         create("difficulty-weighted:c=0.1,pass_thresold=0.9")
