@@ -47,7 +47,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from functools import cache
 from math import factorial
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from agentdescent_sampling.bench.engine import (
     EngineBenchConfig,
@@ -205,7 +205,8 @@ class Planner:
             branches = [(1.0, shard, found)]
         return [branch for branch in branches if branch[0] > 1e-12]
 
-    def _done(self, found: Found) -> bool:
+    def done(self, found: Found) -> bool:
+        """Whether the rules found reach the goal."""
         return sum(found[1:4]) >= self.goal
 
     def actions(self, shard: Shard) -> list[str]:
@@ -236,7 +237,7 @@ class Planner:
         (``first_failed``, whether the round's first rollout failed, changes no rollout count
         and is ignored here). The round ends after it; next round the shards swap order."""
         return sum(
-            p * (0.0 if self._done(seen) else self.round(after, first, seen))
+            p * (0.0 if self.done(seen) else self.round(after, first, seen))
             for p, after, seen in self.outcomes(second, first, found, action)
         )
 
@@ -365,7 +366,7 @@ class CallsPlanner(Planner):
         for p, after, seen in self.outcomes(second, first, found, action):
             failures = first_failed + self.failed(found, seen, action)
             cost = 2 * failures + (self.gate if failures else 0)
-            total += p * (cost + (0.0 if self._done(seen) else self.round(after, first, seen)))
+            total += p * (cost + (0.0 if self.done(seen) else self.round(after, first, seen)))
         return total
 
 
@@ -416,6 +417,9 @@ class PlannerSampler:
     were. With :class:`CallsPlanner`s an idle rollout goes to a task whose last outcome passed.
     """
 
+    #: The state of the task each of the planner's actions picks.
+    WANTED: ClassVar[dict[str, str | int]] = {"u": "u", "f1": 1, "f2": 2}
+
     def __init__(self, built: Built, planners: Sequence[Planner]) -> None:
         self._plans = built.agent.by_id
         self._train = [task.id for task in built.tasks if task.id.endswith("-train")]
@@ -438,9 +442,8 @@ class PlannerSampler:
         """The planner's action for this shard, on the first task it applies to."""
         first = self._picks.get(round_index, 0) == 0
         self._picks[round_index] = self._picks.get(round_index, 0) + 1
-        f = self._found
-        found: Found = (f[0], f[1], f[2], f[3], f[4])
-        planner = next((p for p in self._planners if sum(found[1:4]) < p.goal), None)
+        found: Found = tuple(self._found)  # type: ignore[assignment]
+        planner = next((p for p in self._planners if not p.done(found)), None)
         if planner is None:
             return keys[0]
         mine = set(keys)
@@ -448,7 +451,7 @@ class PlannerSampler:
         action = planner.choose(
             self._shard(keys), other, found, first=first, first_failed=self._last_failed
         )
-        wanted = {"u": "u", "f1": 1, "f2": 2}.get(action)
+        wanted = self.WANTED.get(action)
         if wanted is None and isinstance(planner, CallsPlanner):
             return next((key for key in keys if key in self._passing), keys[0])
         return next((key for key in keys if self._state[key] == wanted), keys[0])

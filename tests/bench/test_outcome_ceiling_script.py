@@ -183,7 +183,7 @@ def _priced(calls: Any, policy: Any) -> Callable[..., float]:
             for q, after2, seen2 in calls.outcomes(second, after, seen, b):
                 failures = failed + calls.failed(seen, seen2, b)
                 cost = 2 * failures + (calls.gate if failures else 0)
-                rest = 0.0 if calls._done(seen2) else round_(after2, after, seen2)
+                rest = 0.0 if calls.done(seen2) else round_(after2, after, seen2)
                 total += p * q * (cost + rest)
         return total
 

@@ -1,0 +1,119 @@
+"""benchmarks/regressions_bound.py: the break planner's chances and values, checked by hand."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from types import SimpleNamespace as Plan
+from typing import Any
+
+import pytest
+
+SCRIPT = "regressions_bound"
+START = (0, 0, 0, 0, 0, 0, 0)
+
+
+@pytest.fixture(scope="module")
+def bound(benchmark_script: ModuleType) -> ModuleType:
+    return benchmark_script
+
+
+def test_a_breakers_patch_costs_a_rollout_in_the_round_after_its_commit(bound: ModuleType) -> None:
+    # One lesson fixed by its first failure, and it breaks a task: round 1 makes the rule (one
+    # unit; the second rollout has nothing to do), the commit breaks the victim, round 2
+    # patches it (a second unit). Four rollouts.
+    planner = bound.BreakPlanner((1, 0, 0), 0, 0, goal=2, breakers=1, weight=1)
+    assert planner.value((1, 0, 0, 0), START) == pytest.approx(4)
+    # A rule alone is one unit: done after round 1.
+    planner = bound.BreakPlanner((1, 0, 0), 0, 0, goal=1, breakers=1, weight=1)
+    assert planner.value((1, 0, 0, 0), START) == pytest.approx(2)
+
+
+def test_a_patch_counts_the_victims_weight_in_held_out_units(bound: ModuleType) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 0, 0, goal=3, breakers=1, weight=2)
+    assert planner.value((1, 0, 0, 0), START) == pytest.approx(4)
+    assert planner.done((0, 1, 0, 0, 0, 0, 1))
+    assert not planner.done((0, 1, 0, 0, 0, 1, 0))  # the breaker alone: 1 of 3 units
+
+
+def test_a_rule_is_a_breaker_as_often_as_the_breakers_left_among_the_lessons_left(
+    bound: ModuleType,
+) -> None:
+    planner = bound.BreakPlanner((4, 0, 0), 0, 0, goal=4, breakers=1, weight=1)
+    branches = planner.outcomes((4, 0, 0, 0), (4, 0, 0, 0), START, "u")
+    assert sorted(p for p, _, _ in branches) == pytest.approx([1 / 4, 3 / 4])
+    # Once the breaker is among the rules found (its victim broken), no other rule breaks.
+    branches = planner.outcomes((3, 0, 0, 1), (3, 0, 0, 1), (0, 1, 0, 0, 0, 0, 0), "u")
+    assert [seen[5] for _, _, seen in branches] == [0]
+
+
+def test_the_victim_waits_for_the_rounds_commit(bound: ModuleType) -> None:
+    # The victim of a rule made at the round's first rollout is not yet broken at its second.
+    planner = bound.BreakPlanner((1, 0, 0), 2, 0, goal=2, breakers=1, weight=1)
+    (_, after, seen), *_ = planner.outcomes((3, 0, 0, 0), (3, 0, 0, 0), START, "u")
+    assert "v" not in planner.actions(after)
+    assert seen[5] == 1
+    assert "v" in planner.actions((0, 0, 0, 1))
+
+
+def test_a_planner_free_of_shards_never_needs_more_rollouts_than_one_held_to_them(
+    bound: ModuleType,
+) -> None:
+    from benchmarks.outcome_ceiling import Planner
+
+    for lessons, solved, hopeless, goal, shards in [
+        ((1, 1, 1), 2, 2, 2, (4, 3)),
+        ((2, 1, 0), 1, 1, 2, (3, 2)),
+        ((1, 1, 1), 1, 3, 3, (4, 3)),
+    ]:
+        pooled = bound.BreakPlanner(lessons, solved, hopeless, goal, breakers=0, weight=0)
+        held = Planner(lessons, solved, hopeless, goal)
+        free = pooled.value((sum(shards), 0, 0, 0), START)
+        assert free <= held.round((shards[0], 0, 0), (shards[1], 0, 0), START[:5]) + 1e-9
+
+
+def test_the_sampler_patches_the_victim_the_round_after_its_breaker(bound: ModuleType) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 1, 0, goal=2, breakers=1, weight=1)
+    plans = {
+        "lesson-train": Plan(kind="lesson", failures_needed=1, breaks="victim"),
+        "victim-train": Plan(kind="victim", failures_needed=1, breaks=None),
+        "always-train": Plan(kind="always", failures_needed=1, breaks=None),
+    }
+    sampler = _sampler(bound, planner, plans)
+    keys = list(plans)
+    assert sampler.pick(keys, 0) in ("lesson-train", "always-train")  # never the victim yet
+    sampler.record("lesson-train", 0.0)  # its rule: the victim breaks when the round commits
+    assert sampler._state["victim-train"] == "breaking"
+    assert sampler.pick(keys, 0) != "victim-train"
+    sampler.record("always-train", 1.0)
+    assert sampler.pick(keys, 1) == "victim-train"
+    sampler.record("victim-train", 0.0)
+    assert sampler._found == [0, 1, 0, 0, 1, 0, 1]
+
+
+def test_a_victim_that_passes_when_taken_for_broken_is_left_out_again(bound: ModuleType) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 0, 0, goal=2, breakers=1, weight=1)
+    plans = {
+        "lesson-train": Plan(kind="lesson", failures_needed=1, breaks="victim"),
+        "victim-train": Plan(kind="victim", failures_needed=1, breaks=None),
+    }
+    sampler = _sampler(bound, planner, plans)
+    sampler.pick(list(plans), 0)
+    sampler.record("lesson-train", 0.0)
+    assert sampler.pick(list(plans), 1) == "victim-train"
+    sampler.record("victim-train", 1.0)  # the gate refused its breaker: nothing broke
+    assert sampler._state["victim-train"] == "intact"
+    assert sampler._found[6] == 0
+
+
+def test_workloads_without_breaks_are_refused_by_name(bound: ModuleType) -> None:
+    from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS
+
+    with pytest.raises(SystemExit, match="lessons: the bound models regressions"):
+        bound.planners_for(ENGINE_WORKLOADS["lessons"])
+
+
+def _sampler(bound: ModuleType, planner: Any, plans: dict[str, Any]) -> Any:
+    built = Plan(
+        agent=Plan(by_id=plans), tasks=[Plan(id=task_id) for task_id in plans], pass_threshold=0.999
+    )
+    return bound.BreakSampler(built, [planner])
