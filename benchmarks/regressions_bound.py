@@ -11,15 +11,17 @@ held-out twin outweighs its victim's by exactly one task, as any rule moves the 
 
 :class:`BreakPlanner` is ``outcome_ceiling.Planner`` (the make-up and each fix told at once),
 told more: when a round commits a rule that breaks a task, which task it broke, so that the
-victim's patch costs one rollout, on the victim's shard, in a later round. Victims are not in
-its pool of untried tasks, so it never spends a first look on one. Each rule is a breaker with
-the chance the breakers not yet found have among the lessons not yet found, and its victim lies
-in either shard with even odds. The goal counts held-out units: a rule is one (a breaker's twin
-outweighs its victim's by one), a patch ``victim_weight`` more; 75% of the gain is 9 of 11 units
-on ``regressions`` and 11 of 14 on ``regressions-held-out``.
+victim's patch costs one rollout in a later round. Victims are not in its pool of untried tasks,
+so it never spends a first look on one. Each rule is a breaker with the chance the breakers not
+yet found have among the lessons not yet found. It plans over both shards as one pool, freer
+than a sampler held to its shard. The goal counts held-out units: a rule is one (a breaker's
+twin outweighs its victim's by one), a patch ``victim_weight`` more; 75% of the gain is 9 of 11
+units on ``regressions`` and 11 of 14 on ``regressions-held-out``.
 
-Told more than a wired sampler is, it bounds every wired sampler from above; the engine run is
-the figure to compare, as for ``outcome_ceiling.py``. Needs the ``engine`` extra.
+Told more, and free of shards, its table's expected rollouts are a floor under any wired
+sampler's. In the engine each worker takes the best action its own shard offers; that run is
+the figure to compare with the bench's rows, as for ``outcome_ceiling.py``. Needs the
+``engine`` extra.
 """
 
 from __future__ import annotations
