@@ -90,9 +90,9 @@ def sampler_json(info: SamplerInfo) -> dict[str, Any]:
     meanings = parameter_help(info.factory)
     data = info.to_dict()
     data["wiring"] = list(info.wiring)
-    for parameter in data["parameters"]:
-        parameter["help"] = meanings.get(parameter["name"], "")
     shown_json: dict[str, Any] = shown_data(data)
+    for parameter in shown_json["parameters"]:  # as long as show prints it, not cut at 300
+        parameter["help"] = shown(meanings.get(parameter["name"], ""), _HELP)
     return shown_json
 
 

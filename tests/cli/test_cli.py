@@ -140,6 +140,21 @@ def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) 
     assert parameters[0]["help"].startswith("exploration constant.")
 
 
+def test_show_json_gives_each_parameters_help_whole_as_show_prints_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from agentdescent_sampling.paramdoc import parameter_help
+    from agentdescent_sampling.samplers.fixable_first import FixableFirst
+
+    meaning = parameter_help(FixableFirst)["failure_cost"]
+    assert len(meaning) > 300  # longer than a --json string is otherwise cut at
+    assert main(["show", "fixable-first", "--json"]) == 0
+    parameters = json.loads(capsys.readouterr().out)["parameters"]
+    assert {p["name"]: p["help"] for p in parameters}["failure_cost"] == meaning
+    assert main(["show", "fixable-first"]) == 0
+    assert " ".join(meaning.split()) in " ".join(capsys.readouterr().out.split())
+
+
 def test_check_of_a_built_in_asks_its_user_to_add_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
