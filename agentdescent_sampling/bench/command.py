@@ -72,7 +72,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="SPEC",
         help="a sampler to compare, as create() accepts it: a name, 'name:key=value,...' "
-        "or a JSON object; repeatable. Round-robin and the oracle are always added.",
+        "or a JSON object; repeatable. Round-robin is always added, and the oracle with "
+        "--engine or 'share'.",
     )
     parser.add_argument(
         "--lineup",
@@ -147,7 +148,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reflector",
         choices=REFLECTORS,
-        help="with --engine, what the simulated agent proposes on a failure: 'llm-like' (the "
+        help="with the artifact bench, what the simulated agent proposes on a failure: "
+        "'llm-like' (the "
         "default) proposes on every failure, a harmless note where it has no fix; 'silent' "
         "proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in about one "
         "note of six, breaking a passing task until its patch lands",
@@ -171,13 +173,14 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--plot",
         type=user_path,
         metavar="FILE.png",
-        help="also draw the share against the budget (with --engine, the held-out gain "
-        "against rollouts) to FILE.png (needs the plot extra)",
+        help="also draw the held-out gain against rollouts (with 'share', the share against "
+        "the budget) to FILE.png (needs the plot extra)",
     )
     parser.add_argument(
         "--plot-x",
         choices=MEASURES,
-        help="with --engine --plot, what the x axis counts: 'rollouts' (the default) or "
+        help="with --plot on the artifact bench, what the x axis counts: 'rollouts' (the "
+        "default) or "
         "'calls', the agent calls the engine made",
     )
     parser.set_defaults(run=bench_command)
