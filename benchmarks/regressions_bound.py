@@ -61,7 +61,8 @@ class BreakPlanner(Planner):
     The pool is ``(untried, failed once, failed twice, broken victims)`` over both shards: this
     planner is not held to a shard, which only helps it, and keeps the tables small. ``found``
     is ``Planner``'s five counts, then breakers found this round (their victims break when the
-    round commits) and victims patched.
+    round commits) and victims patched. Its table is :meth:`value` (``Planner.round`` plans for
+    two shards and does not apply).
 
     Args:
         lessons, solved, hopeless: the make-up without the victims, as for :class:`Planner`.
