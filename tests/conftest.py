@@ -1,3 +1,7 @@
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +29,24 @@ def fast_thread_switching() -> Iterator[None]:
     """Switch threads every microsecond, so an unguarded read-modify-write races visibly."""
     with switching():
         yield
+
+
+@pytest.fixture(scope="session")
+def unprivileged() -> list[str]:
+    """A command prefix that runs a command as a user the file modes apply to.
+
+    Empty unless the tests run as root, who searches and writes any directory; then
+    ``setpriv`` to ``nobody``, or a skip if this machine cannot run this Python as another user.
+    """
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv to run as another user")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = [*nobody, sys.executable, "-c", "import agentdescent_sampling"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode != 0:
+        pytest.skip("another user cannot run this Python and its packages here")
+    return nobody
 
 
 @pytest.fixture(scope="session")

@@ -189,19 +189,39 @@ def test_a_run_spec_state_path_that_no_file_can_have_is_our_error(
         from_run_spec(spec="round-robin", state=full)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root searches any directory")
 @pytest.mark.parametrize("depth", ["state.json", "sub/state.json"])
 def test_a_state_path_under_an_unsearchable_directory_is_our_error(
-    tmp_path: Path, depth: str
+    unprivileged: list[str], depth: str
 ) -> None:
-    locked = tmp_path / "locked"
+    # In a process of its own, as a user the modes apply to (root searches any directory).
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    parent = Path(tempfile.mkdtemp(prefix="ads-unsearchable-"))  # outside root's 0700 tmp_path
+    locked = parent / "locked"
     (locked / "sub").mkdir(parents=True)
+    parent.chmod(0o755)
     locked.chmod(0o600)
+    script = (
+        "import sys\n"
+        "from agentdescent_sampling import StateError, create\n"
+        "try:\n"
+        "    create('round-robin', state=sys.argv[1])\n"
+        "except StateError as error:\n"
+        "    print(error)\n"
+        "else:\n"
+        "    print('no error')\n"
+    )
     try:
-        with pytest.raises(StateError, match="chmod"):
-            create("round-robin", state=locked / depth)
+        command = [*unprivileged, sys.executable, "-c", script, str(locked / depth)]
+        ran = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert ran.returncode == 0, ran.stderr
+        assert "chmod" in ran.stdout, ran.stdout
     finally:
         locked.chmod(0o700)
+        shutil.rmtree(parent)
 
 
 def test_an_unsearchable_directory_is_refused_by_the_path_check(
