@@ -385,9 +385,7 @@ def planner_for(workload: EngineWorkload, goal: int, kind: type[Planner] = Plann
             f"{workload.name}: the planner models two split shards, one worker at a time, "
             f"no luck and no regressions, and rules after 1 to 3 failures; try lessons or graded"
         )
-    ks = [workload.failures_needed[i % len(workload.failures_needed)]
-          for i in range(workload.lessons)]  # fmt: skip
-    counts = (ks.count(1), ks.count(2), ks.count(3))
+    counts = lessons_by_failures(workload)
     if issubclass(kind, CallsPlanner):
         return kind(counts, workload.always, workload.never, goal, gate=held_out_size(workload))
     return kind(counts, workload.always, workload.never, goal)
@@ -401,9 +399,21 @@ def held_out_size(workload: EngineWorkload) -> int:
     return workload.lessons + always + never
 
 
+def lessons_by_failures(workload: EngineWorkload) -> tuple[int, int, int]:
+    """How many of ``workload``'s lessons take 1, 2 and 3 failures to yield their rule."""
+    ks = [workload.failures_needed[i % len(workload.failures_needed)]
+          for i in range(workload.lessons)]  # fmt: skip
+    return (ks.count(1), ks.count(2), ks.count(3))
+
+
+def three_quarters(units: int) -> int:
+    """The whole units behind 75% of a gain of ``units``."""
+    return math.ceil(0.75 * units - 1e-9)
+
+
 def goal_of(workload: EngineWorkload) -> int:
     """Rules behind 75% of the gain, each lesson's held-out twin weighing the same."""
-    return math.ceil(0.75 * workload.lessons - 1e-9)
+    return three_quarters(workload.lessons)
 
 
 class PlannerSampler:

@@ -46,6 +46,64 @@ def test_a_rule_is_a_breaker_as_often_as_the_breakers_left_among_the_lessons_lef
     assert [seen[5] for _, _, seen in branches] == [0]
 
 
+def test_two_rules_of_one_round_hold_as_many_breakers_as_the_make_up(bound: ModuleType) -> None:
+    # Two one-failure lessons, one of them a breaker: whichever rule comes first, the round's
+    # two rules hold exactly one breaker.
+    planner = bound.BreakPlanner((2, 0, 0), 0, 0, goal=3, breakers=1, weight=1)
+    pending = {}
+    for p, after, seen in planner.outcomes((2, 0, 0, 0), (2, 0, 0, 0), START, "u"):
+        for q, _, done in planner.outcomes(after, after, seen, "u"):
+            pending[done[5]] = pending.get(done[5], 0.0) + p * q
+    assert pending == pytest.approx({1: 1.0})
+
+
+def test_a_patched_victims_breaker_is_not_found_again(bound: ModuleType) -> None:
+    planner = bound.BreakPlanner((2, 0, 0), 0, 0, goal=3, breakers=1, weight=1)
+    patched = (0, 1, 0, 0, 0, 0, 1)  # one rule found, its victim patched
+    branches = planner.outcomes((1, 0, 0, 0), (1, 0, 0, 0), patched, "u")
+    assert [seen[5] for _, _, seen in branches] == [0]
+
+
+def test_a_patch_mends_one_broken_victim(bound: ModuleType) -> None:
+    planner = bound.BreakPlanner((2, 0, 0), 0, 0, goal=4, breakers=2, weight=1)
+    [(p, after, seen)] = planner.outcomes((0, 0, 0, 2), (0, 0, 0, 2), (0, 2, 0, 0, 0, 0, 0), "v")
+    assert (p, after, seen[6]) == (1.0, (0, 0, 0, 1), 1)
+
+
+def test_a_commit_breaks_the_rounds_breakers_victims_once(bound: ModuleType) -> None:
+    pool, found = bound.BreakPlanner.commit((3, 1, 0, 1), (0, 2, 0, 0, 1, 2, 0))
+    assert pool == (3, 1, 0, 3)
+    assert found == (0, 2, 0, 0, 1, 0, 0)  # none left to break at the next commit
+
+
+def test_the_goals_are_three_quarters_and_all_of_the_held_out_units(bound: ModuleType) -> None:
+    from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS
+
+    for name, goals in (("regressions", [9, 11]), ("regressions-held-out", [11, 14])):
+        planners = bound.planners_for(ENGINE_WORKLOADS[name])
+        assert [planner.goal for planner in planners] == goals
+        # The victims are not in the pool: 8 lessons, 10 always-pass and 8 never-pass tasks.
+        assert {(p.lessons, p.solved, p.hopeless, p.breakers) for p in planners} == {
+            ((3, 3, 2), 10, 8, 3)
+        }
+        assert bound.start_pool(ENGINE_WORKLOADS[name]) == (26, 0, 0, 0)
+
+
+def test_the_rounds_last_rollout_patches_when_that_reaches_the_goal(bound: ModuleType) -> None:
+    # One rule found, its victim broken, a hopeless task untried: the patch ends the run now,
+    # a look at the hopeless task would not (a planner that counted a rollout still to come
+    # in the round would take them for equal).
+    planner = bound.BreakPlanner((1, 0, 0), 0, 1, goal=2, breakers=1, weight=1)
+    found = (0, 1, 0, 0, 0, 0, 0)
+    assert planner.choose((1, 0, 0, 1), (0, 0, 0, 0), found, first=False) == "v"
+
+
+def test_the_two_shard_table_is_refused(bound: ModuleType) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 0, 0, goal=1, breakers=1, weight=1)
+    with pytest.raises(NotImplementedError, match="value"):
+        planner.round((1, 0, 0, 0), (0, 0, 0, 0), START)
+
+
 def test_the_victim_waits_for_the_rounds_commit(bound: ModuleType) -> None:
     # The victim of a rule made at the round's first rollout is not yet broken at its second.
     planner = bound.BreakPlanner((1, 0, 0), 2, 0, goal=2, breakers=1, weight=1)
