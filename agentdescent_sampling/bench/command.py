@@ -149,10 +149,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--reflector",
         choices=REFLECTORS,
         help="with the artifact bench, what the simulated agent proposes on a failure: "
-        "'llm-like' (the "
-        "default) proposes on every failure, a harmless note where it has no fix; 'silent' "
-        "proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in about one "
-        "note of six, breaking a passing task until its patch lands",
+        "'llm-like' (the default) proposes on every failure, a harmless note where it has no "
+        "fix; 'silent' proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in "
+        "about one note of six, breaking a passing task until its patch lands",
     )
     parser.add_argument(
         "--latency",
@@ -180,8 +179,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--plot-x",
         choices=MEASURES,
         help="with --plot on the artifact bench, what the x axis counts: 'rollouts' (the "
-        "default) or "
-        "'calls', the agent calls the engine made",
+        "default) or 'calls', the agent calls the engine made",
     )
     parser.set_defaults(run=bench_command)
 
