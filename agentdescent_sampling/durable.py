@@ -43,6 +43,7 @@ import contextlib
 import functools
 import json
 import operator
+import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -122,14 +123,9 @@ class DurableSampler(ServedSampler):
             raise InvalidSamplerConfig(
                 not_stateful(sampler, f"keep its state in {str(target)!r}", "Drop the state path. ")
             )
-        try:
-            is_dir = target.is_dir()
-        except OSError as error:  # a name over the file system's limit, say
-            raise StateError(
-                f"cannot use the sampler state path {short_repr(str(target))}: {error.strerror}"
-                f"; give another path"
-            ) from None
-        if is_dir:
+        # os.path.isdir, not Path.is_dir: a name too long is refused below, with the others
+        # a first write could not make, not raised here as the file system's OSError.
+        if os.path.isdir(target):
             raise InvalidSamplerConfig(
                 f"the sampler state path {str(target)!r} is a directory; give a file path "
                 f"such as {str(target / 'sampler-state.sqlite')!r}"

@@ -650,8 +650,9 @@ def test_a_thread_unsafe_sampler_with_state_has_every_call_serialized(tmp_path: 
     [
         ("file/state.sqlite", r"'.*file' is a regular file, not a directory; give a path in a"),
         ("deep/" + "n" * 300 + ".sqlite", r"is 307 bytes, and file systems take at most 255"),
+        ("n" * 300 + ".sqlite", r"is 307 bytes, and file systems take at most 255"),
     ],
-    ids=["a-file-for-a-directory", "a-name-too-long"],
+    ids=["a-file-for-a-directory", "a-name-too-long", "a-name-too-long-in-a-directory-that-is"],
 )
 def test_a_state_path_its_first_write_could_not_make_is_refused_at_once(
     tmp_path: Path, where: str, message: str
