@@ -361,7 +361,7 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"exceptions and non-members under {THREADS} threads were checked. Add stats() "
             f"returning {{task_id: (passes, trials)}}, or declare thread_safe = False"
         )
-    taken = _bad_scores_taken(factory(**params))
+    taken = _bad_scores_taken(sampler)  # looked at above, not yet called
     if taken:
         notes.append(
             f"bad scores: record() {taken}. The engine checks each reward before record(), so "
