@@ -70,6 +70,28 @@ def test_a_task_whose_failures_outrun_every_fix_seen_is_dropped() -> None:
     assert sampler.pick(["u", "young"], 0) == "young"  # its second failure may fix it
 
 
+@pytest.mark.parametrize(
+    ("seen_by", "failures"),
+    # From outcomes, the fix's own failure count is learnt from the pass; the prior moves
+    # out one failure beyond it. Wired, the verified card is the only sign of the fix.
+    [("a-pass-after-it", 5), ("a-committed-verified-card", 4)],
+)
+def test_a_fix_seen_at_a_fifth_failure_keeps_tasks_failing_that_long_in_play(
+    seen_by: str, failures: int
+) -> None:
+    def pick_after(fix_seen: bool) -> str:
+        sampler = outcomes(FixableFirst(), [("slow", 0.0)] * 5)
+        if seen_by == "a-pass-after-it":
+            outcomes(sampler, [("slow", 1.0 if fix_seen else 0.0)])
+        else:
+            sampler.evidence("slow", 1.0 if fix_seen else 0.0, True)
+        outcomes(sampler, [("deep", 0.0)] * failures + [("passing", 1.0)])
+        return sampler.pick(["passing", "deep"], 0)
+
+    assert pick_after(fix_seen=False) == "passing"  # its failures outrun the prior's fixes
+    assert pick_after(fix_seen=True) == "deep"  # but not the fix seen at a fifth failure
+
+
 def _picks_of_a_never_and_an_always_passing_task(failure_cost: float) -> list[str]:
     sampler, picks = FixableFirst(failure_cost=failure_cost), []
     for round_index in range(3):

@@ -34,7 +34,8 @@ _STATE_VERSION = 1
 #: Prior chance that a fixable task's next failure is the one that yields its fix, for the
 #: first ``_FLAT`` failures; ``_STEP`` times that at the next, then tenfold less with each
 #: failure after, so a task is not retried far past the failure counts at which fixes have
-#: been seen to arrive.
+#: been seen to arrive. Once a fix has been seen at a later failure than ``_FLAT + 1``, the
+#: whole curve moves out by as many failures (see ``_Values``).
 _PRIOR_HAZARD = 0.3
 _FLAT = 2
 _STEP = 0.5
@@ -559,17 +560,24 @@ class _Values:
         # counted together: a specimen of each group, and how many tasks it stands for.
         failing: Counter[int] = Counter()
         flipped: Counter[int] = Counter()
+        deepest = 0  # the most failures a task has been seen to take before its fix
         for t, count in sampler._grouping().population():
             if t.fails and not t.mixed:
                 (flipped if t.streak else failing)[t.fails] += count
+                if t.streak or (sampler._evidenced and t.credit >= _MAX_CREDIT):
+                    deepest = max(deepest, t.fails)  # flipped, or a committed verified fix
         self._flipped = flipped
+        # The prior moves out past the deepest fix seen, so a run whose fixes take more
+        # failures than the prior expects keeps retrying tasks that far (BENCHMARKS.md, "`late`:
+        # rules that take up to six failures"); up to _FLAT + 1 failures it is as written.
+        self._shift = max(0, deepest - _FLAT - 1)
         top = max([*failing, *flipped, 0]) + _HORIZON + 1
         at_risk_above = [0] * (top + 2)
         for j in range(top, -1, -1):
             at_risk_above[j] = at_risk_above[j + 1] + failing[j + 1] + flipped[j + 1]
         # hazard[j]: chance the j-th failure of a task that has only failed yields its fix.
         self._hazard = [0.0] + [
-            (flipped[j] + _PRIOR_WEIGHT * _prior(j))
+            (flipped[j] + _PRIOR_WEIGHT * _prior(j - self._shift))
             / (at_risk_above[j] + flipped[j] + _PRIOR_WEIGHT)
             for j in range(1, top + 1)
         ]
@@ -653,7 +661,8 @@ class _Values:
         """Chance the next failure of a task known to be fixable yields its fix."""
         here = self._flipped[fails + 1]
         later = sum(count for j, count in self._flipped.items() if j > fails)
-        return (here + _PRIOR_WEIGHT * _prior(fails + 1)) / (later + _PRIOR_WEIGHT)
+        prior = _prior(fails + 1 - self._shift)
+        return (here + _PRIOR_WEIGHT * prior) / (later + _PRIOR_WEIGHT)
 
 
 def _prior(failures: int) -> float:

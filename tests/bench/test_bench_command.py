@@ -43,8 +43,8 @@ SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-wei
         (["--latency", "-0.1"], "got '-0.1'"),
         (["--latency", "inf"], "got 'inf'"),
         (["--workload", "noisey"], "unknown workload 'noisey'; expected one of lessons, sparse, "
-         "flaky, regressions, regressions-held-out, concurrent, concurrent-shared, graded (with "
-         "'share': stationary, noisy, drift, large, from-log)"),
+         "flaky, regressions, regressions-held-out, concurrent, concurrent-shared, graded, late "
+         "(with 'share': stationary, noisy, drift, large, from-log)"),
     ],
 )  # fmt: skip
 def test_bad_options_are_refused_naming_the_value_and_an_example(

@@ -127,9 +127,10 @@ def test_the_engine_measures_the_start_and_the_oracle_reaches_the_attainable(nam
     workload = ENGINE_WORKLOADS[name]
     idle = run_engine(attrs.evolve(workload, rounds=1), lambda built: FirstOfKind("always"), 0)
     assert idle.curve[-1][1] == pytest.approx(idle.start)  # nothing failed, nothing learned
-    # Enough rounds for the oracle: every rule at k <= 3 failures (twice that when lucky
+    # Enough rounds for the oracle: every rule at its most failures (twice that when lucky
     # passes get in the way), spread over the workers.
-    failures = 3 * (workload.lessons + workload.regressions) * (2 if workload.flaky else 1)
+    most = max(workload.failures_needed)
+    failures = most * (workload.lessons + workload.regressions) * (2 if workload.flaky else 1)
     rounds = failures // workload.workers + 4
     oracle = run_engine(attrs.evolve(workload, rounds=rounds), EngineOracle, 0)
     assert oracle.start < oracle.attainable
@@ -180,6 +181,12 @@ def test_flaky_lessons_pass_by_luck_on_the_train_side_only() -> None:
     for _ in range(20):  # the train copies get lucky; the held-out copies never do
         assert not any(LUCKY in built.agent.solve("", task) for task in held_out)
     assert any(LUCKY in built.agent.solve("", task) for task in flaky for _ in range(20))
+
+
+def test_late_lessons_take_from_one_to_six_failures_to_find_their_rule() -> None:
+    built = build(ENGINE_WORKLOADS["late"], 0)
+    lessons = [t for t in built.agent.by_id.values() if t.kind == "lesson" and "train" in t.id]
+    assert sorted(t.failures_needed for t in lessons) == [1, 2, 3, 4, 5, 6]
 
 
 def test_graded_scores_pass_at_the_threshold_and_spread_inside_the_bands() -> None:

@@ -487,5 +487,10 @@ ENGINE_WORKLOADS: dict[str, EngineWorkload] = {
             summary="as lessons with scores spread in bands; a pass is 0.8 in engine and sampler",
             lessons=8, always=8, never=8, graded=True, rounds=50,
         ),
+        EngineWorkload(
+            name="late",
+            summary="as lessons, but a rule takes 1 to 6 failures to find",
+            lessons=6, always=6, never=6, failures_needed=(1, 2, 3, 4, 5, 6), rounds=80,
+        ),
     )
 }  # fmt: skip
