@@ -92,6 +92,12 @@ def test_a_fix_seen_at_a_fifth_failure_keeps_tasks_failing_that_long_in_play(
     assert pick_after(fix_seen=True) == "deep"  # but not the fix seen at a fifth failure
 
 
+def test_one_pass_after_thirty_failures_moves_the_prior_out_a_bounded_way() -> None:
+    history = [("lucky", 0.0)] * 30 + [("lucky", 1.0)] + [("deep", 0.0)] * 10
+    sampler = outcomes(FixableFirst(), history)
+    assert sampler.pick(["untried", "deep"], 0) == "untried"
+
+
 def _picks_of_a_never_and_an_always_passing_task(failure_cost: float) -> list[str]:
     sampler, picks = FixableFirst(failure_cost=failure_cost), []
     for round_index in range(3):

@@ -565,12 +565,15 @@ class _Values:
             if t.fails and not t.mixed:
                 (flipped if t.streak else failing)[t.fails] += count
                 if t.streak or (sampler._evidenced and t.credit >= _MAX_CREDIT):
-                    deepest = max(deepest, t.fails)  # flipped, or a committed verified fix
+                    # flipped, or (wired) credited as a commit: a committed verified fix
+                    deepest = max(deepest, t.fails)
         self._flipped = flipped
-        # The prior moves out past the deepest fix seen, so a run whose fixes take more
-        # failures than the prior expects keeps retrying tasks that far (BENCHMARKS.md, "`late`:
-        # rules that take up to six failures"); up to _FLAT + 1 failures it is as written.
-        self._shift = max(0, deepest - _FLAT - 1)
+        # The prior moves out past the deepest fix still believed (a flip undone by a later
+        # failure no longer counts), so a run whose fixes take more failures than the prior
+        # expects keeps retrying tasks that far (BENCHMARKS.md, "`late`: rules that take up to
+        # six failures"); up to _FLAT + 1 failures it is as written. At most _HORIZON
+        # failures out, so one lucky pass after many failures does not revive every task.
+        self._shift = min(_HORIZON, max(0, deepest - _FLAT - 1))
         top = max([*failing, *flipped, 0]) + _HORIZON + 1
         at_risk_above = [0] * (top + 2)
         for j in range(top, -1, -1):
