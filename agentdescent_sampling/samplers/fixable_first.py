@@ -35,7 +35,7 @@ _STATE_VERSION = 1
 #: first ``_FLAT`` failures; ``_STEP`` times that at the next, then tenfold less with each
 #: failure after, so a task is not retried far past the failure counts at which fixes have
 #: been seen to arrive. Once a fix has been seen at a later failure than ``_FLAT + 1``, the
-#: whole curve moves out by as many failures (see ``_Values``).
+#: whole curve moves out by as many failures, at most ``_HORIZON`` (see ``_Values``).
 _PRIOR_HAZARD = 0.3
 _FLAT = 2
 _STEP = 0.5
@@ -568,11 +568,10 @@ class _Values:
                     # flipped, or (wired) credited as a commit: a committed verified fix
                     deepest = max(deepest, t.fails)
         self._flipped = flipped
-        # The prior moves out past the deepest fix still believed (a flip undone by a later
-        # failure no longer counts), so a run whose fixes take more failures than the prior
-        # expects keeps retrying tasks that far (BENCHMARKS.md, "`late`: rules that take up to
-        # six failures"); up to _FLAT + 1 failures it is as written. At most _HORIZON
-        # failures out, so one lucky pass after many failures does not revive every task.
+        # Past the deepest fix still believed (a flip undone by a later failure no longer
+        # counts), so a run whose fixes take more failures than the prior expects keeps
+        # retrying tasks that far (BENCHMARKS.md, "`late`: rules that take up to six
+        # failures"); bounded, so one lucky pass after many failures does not revive every task.
         self._shift = min(_HORIZON, max(0, deepest - _FLAT - 1))
         top = max([*failing, *flipped, 0]) + _HORIZON + 1
         at_risk_above = [0] * (top + 2)
