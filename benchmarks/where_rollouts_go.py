@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
-        [--wired] [--async] [--reflector {llm-like,silent,llm-like-wrong}]
+        [--wired] [--async] [--reflector {llm-like,silent,llm-like-wrong,llm-like-random}]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a

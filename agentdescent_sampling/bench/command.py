@@ -151,7 +151,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="with the artifact bench, what the simulated agent proposes on a failure: "
         "'llm-like' (the default) proposes on every failure, a harmless note where it has no "
         "fix; 'silent' proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in "
-        "about one note of six, breaking a passing task until its patch lands",
+        "about one note of six, breaking a passing task until its patch lands; "
+        "'llm-like-random' is llm-like with a fix on each failure by chance 1/k, not on "
+        "exactly the k-th",
     )
     parser.add_argument(
         "--latency",

@@ -309,6 +309,7 @@ def test_the_learner_ceiling_is_told_the_make_up_the_workload_was_built_with() -
 
 
 LESSONS = ENGINE_WORKLOADS["lessons"]
+LATE = ENGINE_WORKLOADS["late"]
 NOTE = re.compile(r"\[note [^\]]*\]")
 
 
@@ -367,6 +368,29 @@ def test_a_wrong_rule_breaks_exactly_one_passing_task_and_its_twin_until_its_pat
     patch = agent.propose(rule, victim, "", 0.0)
     assert patch == f"[patch for {stem}]"
     assert failing(f"{rule}\n{patch}") == failing("")
+
+
+def first_fix(reflector: str, seed: int) -> int:
+    """The failure on which the reflector first proposes the rule of ``late``'s lesson that
+    takes six failures (k=6)."""
+    built = build(LATE, seed, reflector)
+    plan = next(plan for plan in built.agent.by_id.values()
+                if plan.kind == "lesson" and plan.failures_needed == 6)  # fmt: skip
+    task = next(task for task in built.tasks if task.id == plan.id)
+    for failed in itertools.count(1):
+        answer = built.agent.propose("", task, "", 0.0)
+        assert answer, "every failure proposes something"
+        if answer == plan.rule:
+            return failed
+    raise AssertionError("unreachable")
+
+
+def test_llm_like_random_finds_a_rule_after_k_failures_on_average_not_on_the_kth() -> None:
+    assert {first_fix("llm-like", seed) for seed in range(200)} == {6}
+    drawn = [first_fix("llm-like-random", seed) for seed in range(200)]
+    assert 5.0 <= sum(drawn) / len(drawn) <= 7.0  # geometric, mean 6: sd 0.4 over 200 seeds
+    assert min(drawn) == 1
+    assert max(drawn) > 12
 
 
 def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:

@@ -100,6 +100,7 @@ _REFLECTOR_SAYS = {
     "llm-like": "a proposal on every failure, a harmless note where it has no fix",
     "silent": "a proposal only where it has a fix",
     "llm-like-wrong": "llm-like, with a wrong rule that breaks a passing task in 1 note of 6",
+    "llm-like-random": "llm-like, with a fix on each failure by chance 1/k, not on the k-th",
 }
 _PAIR: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 2, "maxItems": 2}
 

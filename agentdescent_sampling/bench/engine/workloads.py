@@ -30,6 +30,9 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
   instead: it breaks one always-pass task, train copy and held-out twin, until that task's
   patch is committed, which the reflector finds on the broken task's
   ``patch_failures``-th failure, as for a victim.
+- ``llm-like-random`` is ``llm-like`` where a fix comes at a random failure: on each failure
+  with chance ``1/k`` (seeded), so after ``k`` failures on average, and now and then after
+  many more, as a model that sees one failure at a time finds a rule by luck.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ __all__ = [
 GRADED_THRESHOLD = 0.8
 LUCKY = "(lucky guess)"
 #: The reflectors :func:`build` can give the agent; the first is the default.
-REFLECTORS = ("llm-like", "silent", "llm-like-wrong")
+REFLECTORS = ("llm-like", "silent", "llm-like-wrong", "llm-like-random")
 #: The share of ``llm-like-wrong``'s would-be notes that are wrong rules instead.
 WRONG_SHARE = 1 / 6
 #: Seconds each agent call takes on the asynchronous path (see :class:`SimulatedReflector`).
@@ -348,7 +351,7 @@ class SimulatedReflector:
         with self.lock:
             failed = self.failures[task.id] = self.failures.get(task.id, 0) + 1
         fix = self.fix(plan)
-        if fix is not None and failed % plan.failures_needed == 0:
+        if fix is not None and self.finds(plan, failed):
             return fix
         if self.style == "silent":
             return None
@@ -360,6 +363,13 @@ class SimulatedReflector:
             pick = unit(self.seed, "target", task.id, failed) * len(self.wrong_targets)
             return f"[wrong rule {task.id} {failed}] {_breaks(self.wrong_targets[int(pick)])}"
         return f"[note {task.id} {failed}]"
+
+    def finds(self, plan: _Task, failed: int) -> bool:
+        """Whether the ``failed``-th failure of ``plan``'s task yields its fix: every
+        ``k``-th one, or, with ``llm-like-random``, each with chance ``1/k``."""
+        if self.style == "llm-like-random":
+            return unit(self.seed, "find", plan.id, failed) < 1 / plan.failures_needed
+        return failed % plan.failures_needed == 0
 
     def fix(self, plan: _Task) -> str | None:
         """What mends ``plan``'s task: a lesson's rule, a victim's patch, or, when this
