@@ -19,7 +19,7 @@ from ..spec import SpecLike
 from .core import require_matplotlib
 from .driver import RolloutLoop
 from .engine.metrics import MEASURES
-from .engine.workloads import ENGINE_WORKLOADS, REFLECTORS
+from .engine.workloads import ENGINE_WORKLOADS, REFLECTOR_SUMMARIES, REFLECTORS
 from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares
 from .report import format_report, to_json
@@ -148,12 +148,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reflector",
         choices=REFLECTORS,
-        help="with the artifact bench, what the simulated agent proposes on a failure: "
-        "'llm-like' (the default) proposes on every failure, a harmless note where it has no "
-        "fix; 'silent' proposes only a fix; 'llm-like-wrong' is llm-like with a wrong rule in "
-        "about one note of six, breaking a passing task until its patch lands; "
-        "'llm-like-random' is llm-like with a fix on each failure by chance 1/k, not on "
-        "exactly the k-th",
+        help="with the artifact bench, what the simulated agent proposes on a failure "
+        f"(default {REFLECTORS[0]}): "
+        + "; ".join(f"'{name}', {says}" for name, says in REFLECTOR_SUMMARIES.items()),
     )
     parser.add_argument(
         "--latency",

@@ -81,6 +81,7 @@ from ..core import COUNT, NUMBER, result_json, result_schema, schema_object
 from ..report import WIDTH
 from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
 from .runner import EngineBenchResult, EngineWorkloadResult
+from .workloads import REFLECTOR_SUMMARIES
 
 __all__ = [
     "ENGINE_JSON_SCHEMA",
@@ -95,13 +96,6 @@ ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/4"
 
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
 
-#: What each reflector proposes, as the report's header says it.
-_REFLECTOR_SAYS = {
-    "llm-like": "a proposal on every failure, a harmless note where it has no fix",
-    "silent": "a proposal only where it has a fix",
-    "llm-like-wrong": "llm-like, with a wrong rule that breaks a passing task in 1 note of 6",
-    "llm-like-random": "llm-like, with a fix on each failure by chance 1/k, not on the k-th",
-}
 _PAIR: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 2, "maxItems": 2}
 
 
@@ -206,7 +200,7 @@ def format_engine_report(result: EngineBenchResult) -> str:
         f"Held-out reward bought in agentdescent {result.engine}'s {path}: {config.seeds} "
         f"seeds ({config.first_seed}-{config.first_seed + config.seeds - 1}), paired with "
         f"round-robin",
-        f"reflector {config.reflector}: {_REFLECTOR_SAYS[config.reflector]}",
+        f"reflector {config.reflector}: {REFLECTOR_SUMMARIES[config.reflector]}",
         *([f"each agent call takes {config.latency:g} s"] if config.latency is not None else []),
         f"{result.seconds:.0f} s in {result.processes} process"
         f"{'es' if result.processes > 1 else ''} on {machine.cpus} CPU"

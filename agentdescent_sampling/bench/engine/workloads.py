@@ -48,6 +48,7 @@ import attrs
 __all__ = [
     "ENGINE_WORKLOADS",
     "REFLECTORS",
+    "REFLECTOR_SUMMARIES",
     "Built",
     "EngineWorkload",
     "SharedShard",
@@ -57,8 +58,16 @@ __all__ = [
 
 GRADED_THRESHOLD = 0.8
 LUCKY = "(lucky guess)"
+#: What each reflector :func:`build` can give the agent proposes, in a line; the first is the
+#: default. Reports and ``--reflector``'s help say it in these words.
+REFLECTOR_SUMMARIES = {
+    "llm-like": "a proposal on every failure, a harmless note where it has no fix",
+    "silent": "a proposal only where it has a fix",
+    "llm-like-wrong": "llm-like, with a wrong rule that breaks a passing task in 1 note of 6",
+    "llm-like-random": "llm-like, with a fix on each failure by chance 1/k, not on the k-th",
+}
 #: The reflectors :func:`build` can give the agent; the first is the default.
-REFLECTORS = ("llm-like", "silent", "llm-like-wrong", "llm-like-random")
+REFLECTORS = tuple(REFLECTOR_SUMMARIES)
 #: The share of ``llm-like-wrong``'s would-be notes that are wrong rules instead.
 WRONG_SHARE = 1 / 6
 #: Seconds each agent call takes on the asynchronous path (see :class:`SimulatedReflector`).
