@@ -106,6 +106,16 @@ class LoopFixableFirst(ReferenceFixableFirst):
         return groups
 
 
+class ExactFixableFirst(FixableFirst):
+    """fixable-first picking the exact best, as the bench's learner ceiling does."""
+
+    _band = 1.0
+
+
+class ExactLoopFixableFirst(LoopFixableFirst):
+    _band = 1.0
+
+
 def crafted_state(rng: random.Random, keys: Sequence[str]) -> dict[str, Any]:
     """A valid saved state with tasks of every kind, many artifact changes, and lasts and
     seens that tie and differ: long-unchanged tasks that only passed are worth exactly the
@@ -151,16 +161,20 @@ def assert_counts_match_every_task(sampler: FixableFirst) -> None:
     assert counted == Counter((t.fails, t.streak, t.mixed) for t in tasks)
 
 
-def drive(seed: int, steps: int) -> None:
+def drive(seed: int, steps: int, exact: bool = False) -> None:
     """Drive the grouped and the loop sampler through one seeded random trace, asserting
-    the same pick every time."""
+    the same pick every time; with ``exact``, both pick the best, not within the band."""
     rng = random.Random(seed)
     universe = [f"t{i}" for i in range(rng.choice([3, 12, 40]))]
     shards: list[Sequence[str]] = [universe]
     for _ in range(rng.randrange(1, 5)):
         shard = rng.choices(universe, k=rng.randrange(1, len(universe) + 3))  # repeats too
         shards.append(tuple(shard) if rng.random() < 0.3 else shard)
-    fast, loop = FixableFirst(), LoopFixableFirst()
+    fast, loop = (
+        (ExactFixableFirst(), ExactLoopFixableFirst())
+        if exact
+        else (FixableFirst(), LoopFixableFirst())
+    )
     picked: list[str] = []
     for step in range(steps):
         roll = rng.random()
@@ -205,6 +219,12 @@ def drive(seed: int, steps: int) -> None:
 def test_fixable_first_grouped_picks_equal_the_loop_on_random_traces(block: int) -> None:
     for seed in range(block * 40, block * 40 + 40):
         drive(seed, 250)
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_grouped_picks_of_the_exact_best_equal_the_loop_on_random_traces(block: int) -> None:
+    for seed in range(block * 40, block * 40 + 40):
+        drive(seed, 250, exact=True)
 
 
 @settings(max_examples=200, deadline=None)

@@ -19,18 +19,31 @@ def outcomes(sampler: FixableFirst, history: list[tuple[str, float]]) -> Fixable
     return sampler
 
 
-def test_a_task_that_failed_is_retried_before_an_untried_one() -> None:
-    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+#: Three tasks that passed their first rollout: an untried task is then likely to pass too.
+PASSED_FIRST = [("p0", 1.0), ("p1", 1.0), ("p2", 1.0)]
+
+
+def test_a_task_that_failed_is_retried_before_an_untried_one_that_will_likely_pass() -> None:
+    sampler = outcomes(FixableFirst(), [*PASSED_FIRST, ("a", 0.0)])
     assert sampler.pick(["u", "a"], 0) == "a"
+
+
+def test_an_untried_task_worth_half_a_failed_one_goes_first_as_in_round_robin() -> None:
+    # With one outcome seen, a failure: an untried task is likely to fail as well, and worth
+    # more than half of the failed task's retry, so it goes first, having never been picked.
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    assert sampler.pick(["a", "u"], 0) == "u"
+    sampler.record("u", 1.0)
+    assert sampler.pick(["a", "u"], 1) == "a"
 
 
 def test_once_rounds_end_a_task_that_failed_waits_for_the_end_of_its_round() -> None:
     keys = ["a", "b"]
-    unwired = outcomes(FixableFirst(), [("a", 0.0)])
+    unwired = outcomes(FixableFirst(), [*PASSED_FIRST, ("a", 0.0)])
     assert unwired.pick(keys, 0) == "a"  # not told that rounds end: retried at once
     sampler = FixableFirst()
     sampler.end_round(0)
-    outcomes(sampler, [("a", 0.0)])
+    outcomes(sampler, [*PASSED_FIRST, ("a", 0.0)])
     assert sampler.pick(keys, 0) == "b"  # a re-run before the merge tests the same artifact
     sampler.record("b", 1.0)
     sampler.end_round(0)
@@ -99,8 +112,9 @@ def test_one_pass_after_thirty_failures_moves_the_prior_out_a_bounded_way() -> N
 
 
 def _picks_of_a_never_and_an_always_passing_task(failure_cost: float) -> list[str]:
-    sampler, picks = FixableFirst(failure_cost=failure_cost), []
-    for round_index in range(3):
+    sampler = outcomes(FixableFirst(failure_cost=failure_cost), [("always", 1.0)] * 3)
+    picks: list[str] = []
+    for round_index in range(4):
         picks.append(sampler.pick(["never", "always"], round_index))
         sampler.record(picks[-1], 0.0 if picks[-1] == "never" else 1.0)
     return picks
@@ -108,12 +122,12 @@ def _picks_of_a_never_and_an_always_passing_task(failure_cost: float) -> list[st
 
 def test_a_task_that_only_fails_is_set_aside_sooner_when_a_failure_costs_more_calls() -> None:
     assert FixableFirst().failure_cost == 1.0  # rollouts alone, unless told
-    # Counting rollouts alone, its third failure is still the likeliest fix in the shard;
-    # counting calls, re-testing the passing task (one call) is worth more than a failure
-    # (three: a rollout, a proposal, a self-verify re-run) less likely to teach than the
-    # first two were.
-    assert _picks_of_a_never_and_an_always_passing_task(1) == ["never", "never", "never"]
-    assert _picks_of_a_never_and_an_always_passing_task(3) == ["never", "never", "always"]
+    # Counting rollouts alone, its fourth failure is still worth twice a re-test of the task
+    # that passed three times; counting calls, the re-test (one call) is worth as much as half
+    # a failure (three: a rollout, a proposal, a self-verify re-run) less likely to teach
+    # than the first three were, and goes first, having waited longer.
+    assert _picks_of_a_never_and_an_always_passing_task(1) == ["never"] * 4
+    assert _picks_of_a_never_and_an_always_passing_task(3) == ["never"] * 3 + ["always"]
 
 
 @pytest.mark.parametrize("cost", [0.5, math.nan, math.inf, "3"])
@@ -195,14 +209,14 @@ def run(
 def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, rounds: bool) -> None:
     whole = run(FixableFirst(), seed, 0, 200, rounds=rounds)
     first = FixableFirst()
-    head = run(first, seed, 0, 90, rounds=rounds)  # 90 picks: the end of a round
+    head = run(first, seed, 0, 30, rounds=rounds)  # 30 picks: the end of a round
     if rounds:
         assert first.state_dict()["credit"], "the stop should leave some credit to save"
         assert first.state_dict()["no_commit"], "and some failures known to have made no commit"
     resumed = FixableFirst()
     resumed.load_state_dict(first.state_dict())
     assert resumed.state_dict() == first.state_dict()
-    assert head + run(resumed, seed, 90, 200, rounds=rounds) == whole
+    assert head + run(resumed, seed, 30, 200, rounds=rounds) == whole
 
 
 @pytest.mark.parametrize(
@@ -291,7 +305,7 @@ def test_a_commit_after_a_lone_failure_stops_its_retries_until_its_next_outcome(
 
 def test_a_task_that_failed_after_a_pass_keeps_its_credit_until_it_fails_again() -> None:
     # "a" passed, then failed: fixable, and lucky now and then, so a pass does not say it is fixed.
-    history = [("solved", 1.0), ("a", 1.0), ("a", 0.0)]
+    history = [("solved", 1.0), ("solved", 1.0), ("a", 1.0), ("a", 0.0)]
     untold = outcomes(FixableFirst(), [*history, ("a", 1.0)])
     assert untold.pick(["a", "solved"], 1) == "a"  # the pass may have been luck: re-test it
     sampler = outcomes(FixableFirst(), history)

@@ -104,12 +104,15 @@ class ReferenceFixableFirst(FixableFirst):
             distinct = set(keys)
             waiting = self._waiting(len(distinct), distinct.__contains__)
             value = self._values()
-            best, best_rank = keys[0], (-1.0, 1)
-            for key in [key for key in keys if key not in waiting] or keys:
+            free = [key for key in keys if key not in waiting] or keys
+            worth = {key: value.of(self._tasks.get(key)) for key in free}
+            floor = self._band * max(worth.values())
+            best, best_last = keys[0], None
+            for key in free:
                 task = self._tasks.get(key)
-                rank = (value.of(task), -(-1 if task is None else task.last))
-                if rank > best_rank:
-                    best, best_rank = key, rank
+                last = -1 if task is None else task.last
+                if worth[key] >= floor and (best_last is None or last < best_last):
+                    best, best_last = key, last
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks

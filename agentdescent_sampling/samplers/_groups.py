@@ -1,4 +1,4 @@
-"""fixable-first's exact argmax over a shard in O(groups) per pick instead of O(keys).
+"""fixable-first's exact pick over a shard in O(groups) per pick instead of O(keys).
 
 A task's value depends only on its *group*: the fields the value reads, the last of them
 ``seen`` (the artifact changes counted at its last outcome). Tasks of one group are worth the
@@ -6,18 +6,19 @@ same; tasks that differ only in ``seen`` form a *family*, in which the value nev
 ``seen`` (it is constant unless the task has only passed, when it is the more likely broken the
 more the artifact changed since: ``(1 - rate) ** (changes - seen)`` enters it, whose successive
 powers differ by far more than the rounding of ``**``, through operations that IEEE rounding
-keeps monotone). The winner is the best value, then the least recently picked
-(``last``), then the earliest key, so per shard and family :class:`TaskGroups` keeps
+keeps monotone). The winner is the least recently picked (``last``), then the earliest key,
+among the keys worth at least a *floor*: the best value, or a share of it (the *band*). So per
+shard and family :class:`TaskGroups` keeps
 
 - how many of its keys are filed under each ``seen``, and those ``seen`` sorted, so the best
   value is the one at the smallest ``seen`` and a binary search finds the largest ``seen``
-  that still has it (float rounding makes long-unchanged tasks tie);
+  still worth the floor (float rounding makes long-unchanged tasks tie);
 - a min-heap of ``(last, position)``, whose top entry with ``seen`` up to that bound is the
   family's candidate. Each entry is one int, ``(last + 1) << 32 | position``, which orders
   as the pair does and takes half the memory of a tuple.
 
 A pick evaluates a few values per family and looks into the heaps of the families that reach
-the best value. Entries a move leaves behind stay in the heaps until they surface or the heaps
+the floor. Entries a move leaves behind stay in the heaps until they surface or the heaps
 are rebuilt. A shard is recognised, as in ``_index.py``, by comparing it with a cached copy,
 which runs in C.
 """
@@ -165,7 +166,8 @@ class _Shard:
 
 
 class TaskGroups(Generic[T]):
-    """Exact pick of the best ``(value, -last)``, ties to the earliest key, over a shard.
+    """Exact pick of the least recently picked key worth the floor, ties to the earliest key,
+    over a shard (see the module).
 
     Args:
         filing: where a task id is filed now (see :data:`Filing`).
@@ -226,9 +228,11 @@ class TaskGroups(Generic[T]):
         shard: _Shard,
         worth: Callable[[T | None, int], float],
         exclude: Collection[str] = (),
+        band: float = 1.0,
     ) -> str:
-        """The key of ``shard`` with the best ``(worth, -last)``, earliest first, skipping
-        ``exclude`` unless it holds every key.
+        """The least recently picked key of ``shard`` (``last``, then the earliest) among
+        those worth at least ``band`` times the best, skipping ``exclude`` unless it holds
+        every key. ``band=1`` is the exact argmax of ``(worth, -last)``.
 
         ``worth(specimen, seen)`` is the value of a task like ``specimen`` (``None``: untried)
         with that ``seen``; it must never rise with ``seen``.
@@ -244,7 +248,8 @@ class TaskGroups(Generic[T]):
         removed: dict[tuple[Hashable, int], int] = {}
         for family, seen, _ in skip.values():
             removed[family, seen] = removed.get((family, seen), 0) + 1
-        candidates: list[tuple[float, Hashable, int]] = []
+        # Per family with a free key: its specimen, its free seens' range, and its best value.
+        families: list[tuple[Hashable, T | None, list[int], int, int, float]] = []
         for family, group in shard.families.items():
             specimen = specimens.get(family)
             order, counts = group.order, group.counts
@@ -256,25 +261,26 @@ class TaskGroups(Generic[T]):
                     high -= 1
                 if low > high:
                     continue  # every key of the family is in flight
-            best = worth(specimen, order[low])
-            if low < high and worth(specimen, order[high]) != best:
-                # order[low] has the best value and order[high] not: find the last that has.
+            families.append((family, specimen, order, low, high, worth(specimen, order[low])))
+        top = max(best for *_, best in families)
+        floor = band * top
+        winner: int | None = None
+        for family, specimen, order, low, high, best in families:
+            if best < floor:
+                continue
+            if low < high and worth(specimen, order[high]) < floor:
+                # order[low] is worth the floor and order[high] not: find the last that is.
                 while high - low > 1:
                     middle = (low + high) // 2
-                    if worth(specimen, order[middle]) == best:
+                    if worth(specimen, order[middle]) >= floor:
                         low = middle
                     else:
                         high = middle
             else:
                 low = high
-            candidates.append((best, family, order[low]))
-        top = max(value for value, _, _ in candidates)
-        winner: int | None = None
-        for value, family, limit in candidates:
-            if value == top:
-                found = shard.first_of(family, limit, skip, filed)
-                if found is not None and (winner is None or found < winner):
-                    winner = found
+            found = shard.first_of(family, order[low], skip, filed)
+            if found is not None and (winner is None or found < winner):
+                winner = found
         assert winner is not None  # the counts say every candidate family has a free key
         return shard.keys[winner & _POSITION]
 

@@ -42,6 +42,12 @@ _STEP = 0.5
 _TAIL = 0.1
 #: How many pseudo-observations the prior is worth against the run's own evidence.
 _PRIOR_WEIGHT = 1.0
+#: The share of the best value a task must be worth to be picked; among those, the least
+#: recently picked goes first, as round-robin would. The values come from a few dozen outcomes
+#: and a prior: they rank a task worth several times another, not one worth a little more.
+#: Where a fix comes at a random failure, not at a set count, the exact best lost to
+#: round-robin (BENCHMARKS.md, "Picking within a band of the best").
+_BAND = 0.5
 #: How many rollouts ahead a task's value looks (a fix may take several failures).
 _HORIZON = 6
 #: A task's failures in a state: a pick's cost grows with the largest (a table of that
@@ -113,15 +119,20 @@ class _Task:
 
 @attrs.define(eq=False)
 class FixableFirst:
-    """Roll out the task whose next failure is most likely to make the reflector propose a fix.
+    """Roll out a task whose next failure is among the likeliest to teach the reflector a fix.
 
     The artifact improves only when a rollout *fails* on a task the reflector can fix, often
     only after several failures of that task. A task that passes teaches nothing; one that
     never passes whatever the artifact says teaches nothing either, but looks the same as a
     fixable one until its fix arrives. So the sampler estimates, from the run's own outcomes,
     how many failures a fix takes (a hazard per failure count, learned from tasks seen to
-    flip from failing to passing), and picks the task with the best expected fixes per
-    rollout over the next few rollouts (per agent call with ``failure_cost`` above 1):
+    flip from failing to passing), and values each task by its expected fixes per rollout
+    over the next few rollouts (per agent call with ``failure_cost`` above 1). Of the tasks
+    worth at least half the best, it picks the one picked least recently, as round-robin
+    would: the values rest on a few dozen outcomes and a prior, so they can tell a task worth
+    several times another, not one worth a little more, and where a fix comes at a random
+    failure rather than a set count the exact best lost to round-robin (BENCHMARKS.md,
+    "Picking within a band of the best"). Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and dropped once its failures outrun every fix seen;
@@ -143,15 +154,15 @@ class FixableFirst:
     round's commit count from :meth:`end_round` is shared among the round's failures by how
     likely each was to yield a fix.
 
-    Ties go to the task picked least recently, then to the earliest key. A task with a
-    rollout in flight is passed over while another is free, so concurrent workers spread.
-    Once told that rounds end (:meth:`end_round`, which ``wire()`` calls on the synchronous
-    path), so is a task that failed in the round not yet ended: the engine merges a round's
-    proposals at its end, so a re-run before then tests the artifact that just failed it
-    (workers sharing one shard would otherwise pick it again within the round).
+    Ties in recency go to the earliest key. A task with a rollout in flight is passed over
+    while another is free, so concurrent workers spread. Once told that rounds end
+    (:meth:`end_round`, which ``wire()`` calls on the synchronous path), so is a task that
+    failed in the round not yet ended: the engine merges a round's proposals at its end, so a
+    re-run before then tests the artifact that just failed it (workers sharing one shard would
+    otherwise pick it again within the round).
     As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
     pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
-    would: see BENCHMARKS.md, "Pick cost against shard size".
+    would (``bench/reference.py``): see BENCHMARKS.md, "Pick cost against shard size".
 
     Measured in the real ``evolve()`` with ``agentdescent-sampling bench --engine``: see
     BENCHMARKS.md, "Inside the real engine: `bench --engine`", for what it buys and where it
@@ -173,6 +184,8 @@ class FixableFirst:
     """
 
     name: ClassVar[str] = "fixable-first"
+    #: The share of the best value a task must be worth to be picked (see ``_BAND``).
+    _band: ClassVar[float] = _BAND
 
     pass_threshold: float = attrs.field(
         default=SOLVED, converter=solved_if_none, validator=solved_threshold()
@@ -211,7 +224,7 @@ class FixableFirst:
         )
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """Return the free key with the most expected fixes per rollout; see the class."""
+        """Return the least recently picked free key worth half the best; see the class."""
         keys = check_keys(keys)
         operator.index(round_index)
         with self._lock:
@@ -225,7 +238,7 @@ class FixableFirst:
                 return value.of(task)
 
             waiting = self._waiting(shard.size, lambda key: shard.at(key) >= 0)
-            best = groups.pick(shard, worth, exclude=waiting)
+            best = groups.pick(shard, worth, exclude=waiting, band=self._band)
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks

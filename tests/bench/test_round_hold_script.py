@@ -18,7 +18,10 @@ def test_without_the_rule_a_failed_task_is_picked_again_in_its_round(
 ) -> None:
     sampler = benchmark_script.NoHold()
     sampler.end_round(0)
-    sampler.pick(["a", "b"], 0)
+    for passing in ("p0", "p1", "p2"):  # so an untried task is likely to pass, worth little
+        sampler.pick([passing], 0)
+        sampler.record(passing, 1.0)
+    sampler.pick(["a"], 0)
     sampler.record("a", 0.0)
     assert sampler.pick(["a", "b"], 0) == "a"  # the shipped sampler would pick "b"
 

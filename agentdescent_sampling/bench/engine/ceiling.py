@@ -13,6 +13,7 @@ its outcomes. It is an estimate of what outcome-only learning can reach, not a p
 from __future__ import annotations
 
 from collections import Counter
+from typing import ClassVar
 
 import attrs
 
@@ -63,6 +64,8 @@ class InformedLearner(FixableFirst):
     """fixable-first with the workload's make-up in place of its learned estimates."""
 
     make_up: MakeUp = attrs.field(kw_only=True)
+    #: Its values are exact, so it picks the best, not within fixable-first's band.
+    _band: ClassVar[float] = 1.0
 
     def _values(self) -> _Values:
         return _InformedValues(self, self.make_up)
