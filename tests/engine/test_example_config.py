@@ -96,10 +96,13 @@ def _reached(stdout: str) -> int:
 
 
 @pytest.mark.version_independent
-def test_example_told_the_proposals_reaches_the_held_out_target_in_fewer_rollouts() -> None:
+def test_example_reaches_the_held_out_target_in_one_rollout_per_rule_told_or_not() -> None:
+    # Four rules, each proposed on its task's first failure: four rollouts is the least there
+    # is. Picking within a band of the best tries each task before retrying one, so outcomes
+    # alone get there as fast as the told evidence does.
     told, untold = _run(str(FIXABLE), "--tell"), _run(str(FIXABLE))
     assert told.returncode == untold.returncode == 0, told.stderr + untold.stderr
-    assert _reached(told.stdout) < _reached(untold.stdout)
+    assert _reached(told.stdout) == _reached(untold.stdout) == 4
 
 
 def test_example_says_which_samplers_can_be_told(tmp_path: Path) -> None:
