@@ -306,6 +306,29 @@ def test_the_learner_ceiling_is_told_the_make_up_the_workload_was_built_with() -
     assert (make_up.hopeless, make_up.solved, make_up.victims, make_up.flaky) == (8, 10, 3, 0)
     flaky = MakeUp.of(build(ENGINE_WORKLOADS["flaky"], 0))
     assert (flaky.flaky, flaky.luck) == (4, 0.5)
+    assert not make_up.at_random
+    assert MakeUp.of(build(ENGINE_WORKLOADS["regressions"], 0, "llm-like-random")).at_random
+
+
+def test_the_learner_ceiling_knows_when_a_fix_comes_at_random() -> None:
+    from agentdescent_sampling.bench.engine.ceiling import InformedLearner, MakeUp
+
+    def hazards(reflector: str) -> list[float]:
+        built = build(ENGINE_WORKLOADS["lessons"], 0, reflector)  # k = 1, 2, 3, twice each
+        learner = InformedLearner(pass_threshold=0.999, make_up=MakeUp.of(built))
+        return learner._values()._hazard[1:5]
+
+    # On the k-th failure: of 6 hopeless and 6 lessons, 2 fix on the first failure, 2 of the
+    # 4 left on the second, both left on the third, none after.
+    assert hazards("llm-like") == pytest.approx([2 / 12, 2 / 10, 2 / 8, 0.0])
+    # At random, with chance 1/k on each failure: a lesson of k = 3 may take any number.
+    expected = [
+        sum(2 * (1 - 1 / k) ** j / k for k in (1, 2, 3))
+        / (6 + sum(2 * (1 - 1 / k) ** j for k in (1, 2, 3)))
+        for j in range(4)
+    ]
+    assert hazards("llm-like-random") == pytest.approx(expected)
+    assert all(h > 0 for h in hazards("llm-like-random"))
 
 
 LESSONS = ENGINE_WORKLOADS["lessons"]

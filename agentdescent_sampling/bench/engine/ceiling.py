@@ -8,6 +8,10 @@ estimate the rule would have to learn (how many failures a fix takes, how many t
 hopeless, how often a first rollout fails, how lucky flaky tasks are, how often passing tasks
 break) is given to it exactly, from the workload's plan. It still sees each task only through
 its outcomes. It is an estimate of what outcome-only learning can reach, not a proven optimum.
+
+How a fix arrives is part of the make-up: on a task's k-th failure, or, with the
+``llm-like-random`` reflector, on each failure with chance 1/k. The learner is told which, so
+its hazards are those of the run's own reflector.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class MakeUp:
         flaky: lessons that pass by luck while unfixed.
         luck: the chance such a lesson passes by luck.
         victims: passing tasks that a commit can break.
+        at_random: a fix comes on each failure with chance 1/k (``llm-like-random``), not on
+            the k-th failure.
     """
 
     failures_needed: Counter[int]
@@ -42,6 +48,7 @@ class MakeUp:
     flaky: int
     luck: float
     victims: int
+    at_random: bool = False
 
     @classmethod
     def of(cls, built: Built) -> MakeUp:
@@ -56,6 +63,7 @@ class MakeUp:
             len(lucky),
             lucky[0] if lucky else 0.5,
             kinds["victim"],
+            built.agent.style == "llm-like-random",
         )
 
 
@@ -77,9 +85,11 @@ class _InformedValues(_Values):
         k = make_up.failures_needed
         lessons = sum(k.values()) - make_up.victims
         top = max(k, default=0) + _HORIZON + 1
-        # A task that has only failed is hopeless or a lesson not yet fixed.
+        self._at_random = make_up.at_random
+        # A task that has only failed is hopeless or a lesson not yet fixed: its j-th failure
+        # yields the fix with the chance of the lessons still unfixed after j - 1 failures.
         self._hazard = [0.0] + [
-            k[j] / (make_up.hopeless + sum(n for m, n in k.items() if m >= j) or 1)
+            self._fixes_at(k, j - 1) / (make_up.hopeless + self._unfixed(k, j - 1) or 1)
             for j in range(1, top + 1)
         ]
         self._known = k
@@ -93,6 +103,18 @@ class _InformedValues(_Values):
         self._luck = make_up.luck
         self._index = {}
 
+    def _unfixed(self, k: Counter[int], fails: int) -> float:
+        """How many fixable tasks are expected to be unfixed after ``fails`` failures."""
+        if self._at_random:
+            return sum(n * (1 - 1 / m) ** fails for m, n in k.items())
+        return sum(n for m, n in k.items() if m > fails)
+
+    def _fixes_at(self, k: Counter[int], fails: int) -> float:
+        """How many of those are expected to be fixed by their next failure."""
+        if self._at_random:
+            return sum(n * (1 - 1 / m) ** fails / m for m, n in k.items())
+        return k[fails + 1]
+
     def _fixable(self, fails: int) -> float:
-        later = sum(n for m, n in self._known.items() if m > fails)
-        return self._known[fails + 1] / later if later else 0.0
+        later = self._unfixed(self._known, fails)
+        return self._fixes_at(self._known, fails) / later if later else 0.0
