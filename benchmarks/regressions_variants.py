@@ -1,0 +1,184 @@
+"""What was tried against fixable-first's loss on the regressions workloads at random counts.
+
+Usage::
+
+    python benchmarks/regressions_variants.py [--seeds 30] [--first-seed 0]
+        [--reflector llm-like-random] [--workload W ...] [VARIANT ...]
+
+With ``llm-like-random`` (a fix on each failure with chance 1/k), fixable-first needs more
+rollouts and calls than round-robin on ``regressions`` and ``regressions-held-out`` (BENCHMARKS.md,
+"The regressions workloads at random counts"). Each variant here changes one thing the
+diagnosis pointed at; they run in the engine bench beside round-robin, fixable-first alone and
+wired, and the two ceilings, and the bench's report is printed. Variants marked wired get the
+engine's evidence through ``wire()``. Needs the ``engine`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from agentdescent_sampling import FixableFirst, TaskSampler, wire
+from agentdescent_sampling.bench.engine import (
+    Built,
+    EngineBenchConfig,
+    EngineEntrant,
+    format_engine_report,
+    run_engine_bench,
+)
+from agentdescent_sampling.samplers import fixable_first
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fixable_first_variants import variant_class
+
+
+class _UntriedFirstValues(fixable_first._Values):
+    def of(self, task: Any) -> float:
+        return float("inf") if task is None else super().of(task)
+
+
+@attrs.define(eq=False)
+class UntriedFirst(FixableFirst):
+    """Every task once before any is retried, as round-robin's first cycle."""
+
+    def _values(self) -> fixable_first._Values:
+        return _UntriedFirstValues(self)
+
+
+@attrs.define(eq=False)
+class CommitClock(FixableFirst):
+    """Wired: a committed verified fix counts as an artifact change when its card arrives, not
+    when its task is next seen to pass, so passing tasks are re-tested sooner after it."""
+
+    _early: set[str] = attrs.field(init=False, factory=set)
+
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        super().evidence(task_id, gain, committed)
+        task = self._tasks.get(task_id)
+        if task is not None and task.verified and task_id not in self._early:
+            self._early.add(task_id)
+            self._changes += 1
+            self._touch(*self._tasks)
+
+    def record(self, task_id: str, score: float) -> None:
+        task = self._tasks.get(task_id)
+        if task is not None and task_id in self._early:
+            self._early.discard(task_id)
+            flip = task.fails and not task.streak and not task.mixed and not task.no_commit
+            if flip and score >= self.pass_threshold:
+                self._changes -= 1  # counted already, at its card
+        super().record(task_id, score)
+
+
+@attrs.define(eq=False)
+class StaleGuard(FixableFirst):
+    """A free task not picked for ``cycles`` times as many picks as there are tasks goes first."""
+
+    cycles: float = 2.0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        with self._lock:
+            waiting = self._pending.tasks(self._picks + 1)
+            bound = self._picks - self.cycles * max(len(self._tasks), len(keys))
+            lasts = [(self._last(key), key) for key in keys if key not in waiting]
+            overdue = min((entry for entry in lasts if entry[0] < bound), default=None)
+            if overdue is not None:
+                key = overdue[1]
+                self._picks += 1
+                if key in self._tasks:
+                    self._tasks[key].last = self._picks
+                    self._touch(key)
+                self._pending.add(key, self._picks)
+                return key
+        return super().pick(keys, round_index)
+
+    def _last(self, key: str) -> int:
+        task = self._tasks.get(key)
+        return -1 if task is None else task.last
+
+
+@attrs.define(eq=False)
+class GateAware(FixableFirst):
+    """Prices a failure at what it costs on the synchronous path: 3 calls, plus a held-out
+    measurement (``gate`` calls) if no earlier rollout of its round has failed."""
+
+    gate: int = 0
+    _round_of: dict[str, int] = attrs.field(init=False, factory=dict)
+    _failed_rounds: set[int] = attrs.field(init=False, factory=set)
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.failure_cost = 3.0 + (0 if round_index in self._failed_rounds else self.gate)
+        picked = super().pick(keys, round_index)
+        self._round_of[picked] = round_index
+        return picked
+
+    def record(self, task_id: str, score: float) -> None:
+        if score < self.pass_threshold and task_id in self._round_of:
+            self._failed_rounds.add(self._round_of[task_id])
+        super().record(task_id, score)
+
+
+def _held_out(built: Built) -> int:
+    from agentdescent.evolution import held_out_size
+
+    return int(held_out_size(len(built.tasks), built.held_out_frac))
+
+
+def _wired(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
+    return wire(sampler, asynchronous=options.get("asynchronous", False))
+
+
+_FLAT_ONE = variant_class({"_FLAT": 1})
+_SLOW_TAIL = variant_class({"_FLAT": 1, "_STEP": 0.7, "_TAIL": 0.7})
+
+#: label -> (factory given the seeded workload, wired?)
+VARIANTS: dict[str, tuple[Callable[[Built], TaskSampler], bool]] = {
+    "untried-first": (lambda b: UntriedFirst(pass_threshold=b.pass_threshold), False),
+    "untried-first + wired": (lambda b: UntriedFirst(pass_threshold=b.pass_threshold), True),
+    "commit-clock + wired": (lambda b: CommitClock(pass_threshold=b.pass_threshold), True),
+    "stale-guard-2 + wired": (lambda b: StaleGuard(pass_threshold=b.pass_threshold), True),
+    "stale-guard-1.5": (lambda b: StaleGuard(pass_threshold=b.pass_threshold, cycles=1.5), False),
+    "prior-flat-1 + wired": (lambda b: _FLAT_ONE(pass_threshold=b.pass_threshold), True),
+    "prior-slow-tail + wired": (lambda b: _SLOW_TAIL(pass_threshold=b.pass_threshold), True),
+    "gate-aware + wired": (
+        lambda b: GateAware(pass_threshold=b.pass_threshold, gate=_held_out(b)),
+        True,
+    ),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=30)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--reflector", default="llm-like-random")
+    parser.add_argument(
+        "--workload", action="append", help="default: regressions and regressions-held-out"
+    )
+    parser.add_argument("variants", nargs="*", help=f"default: all of {', '.join(VARIANTS)}")
+    args = parser.parse_args()
+    unknown = set(args.variants) - set(VARIANTS)
+    if unknown:
+        parser.error(f"no variant {sorted(unknown)}; choose from {', '.join(VARIANTS)}")
+    extra = []
+    for label in args.variants or VARIANTS:
+        make, wired = VARIANTS[label]
+        extra.append(EngineEntrant(label, make, wiring=_wired if wired else None))
+    config = EngineBenchConfig(
+        workloads=args.workload or ["regressions", "regressions-held-out"],
+        samplers=["fixable-first"],
+        extra=extra,
+        seeds=args.seeds,
+        first_seed=args.first_seed,
+        reflector=args.reflector,
+    )
+    print(format_engine_report(run_engine_bench(config)))
+
+
+if __name__ == "__main__":
+    main()
