@@ -61,8 +61,10 @@ def spy_on(name: str, built: Built, spies: list[tuple[Spy, Built]]) -> TaskSampl
     return spies[-1][0]  # type: ignore[return-value]
 
 
-def kind_of_rollout(plan: object, passed: bool, seen: int, failed: int) -> str:
-    """What one rollout was spent on, given the task's plan and its history so far."""
+def kind_of_rollout(plan: object, passed: bool, seen: int, failed: int, found: int | None) -> str:
+    """What one rollout was spent on, given the task's plan and its history: ``seen`` rollouts
+    and ``failed`` failures before it, and ``found``, the failure (1 for the first) on which
+    the reflector first proposed the task's rule, or None if it never did."""
     kind = plan.kind  # type: ignore[attr-defined]
     if kind == "always":
         return "solved, first look" if seen == 0 else "solved, re-test"
@@ -72,7 +74,7 @@ def kind_of_rollout(plan: object, passed: bool, seen: int, failed: int) -> str:
         return "victim, " + ("pass" if passed else "failure")
     if passed:
         return "lesson, pass (fix confirmed or lucky)"
-    if failed >= plan.failures_needed:  # type: ignore[attr-defined]
+    if found is not None and failed >= found:
         return "lesson, failure after the one that made its rule"
     return "lesson, failure"
 
@@ -114,7 +116,8 @@ def main() -> None:
         for task_id, score in spy.log[:until]:
             passed = score >= built.pass_threshold
             plan = built.agent.by_id[task_id]
-            totals[kind_of_rollout(plan, passed, seen[task_id], failed[task_id])] += 1
+            found = built.agent.found.get(task_id)
+            totals[kind_of_rollout(plan, passed, seen[task_id], failed[task_id], found)] += 1
             seen[task_id] += 1
             failed[task_id] += not passed
     label = args.sampler + (" + wired" if args.wired else "")

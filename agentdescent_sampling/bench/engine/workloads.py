@@ -334,6 +334,8 @@ class SimulatedReflector:
         self.latency = latency
         self.solves: dict[str, int] = {}
         self.failures: dict[str, int] = {}
+        #: train task id -> the failure (1 for its first) on which its fix was first proposed
+        self.found: dict[str, int] = {}
         self.playbook = ""
         self.lock = threading.Lock()
 
@@ -361,6 +363,8 @@ class SimulatedReflector:
             failed = self.failures[task.id] = self.failures.get(task.id, 0) + 1
         fix = self.fix(plan)
         if fix is not None and self.finds(plan, failed):
+            with self.lock:
+                self.found.setdefault(task.id, failed)
             return fix
         if self.style == "silent":
             return None
