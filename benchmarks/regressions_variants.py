@@ -11,6 +11,9 @@ rollouts and calls than round-robin on ``regressions`` and ``regressions-held-ou
 diagnosis pointed at; they run in the engine bench beside round-robin, fixable-first alone and
 wired, and the two ceilings, and the bench's report is printed. Variants marked wired get the
 engine's evidence through ``wire()``. Needs the ``engine`` extra.
+
+Its figures in BENCHMARKS.md were measured at commit ``d0f7fa5``, before fixable-first's
+``failure_cost=3`` default and its overdue rule; on later commits each variant inherits both.
 """
 
 from __future__ import annotations

@@ -244,6 +244,7 @@ def test_fixable_first_ties_between_long_unchanged_passing_tasks_go_to_the_least
     state.update(
         changes=5_000, tasks=rows, evidence=[[1.0, 2.0], [0.5, 4.0], [0.5, 4.0], [0.5, 20.0]]
     )
+    state["picks"] = 10  # too few for any task to be overdue, so the values decide
     fast, loop = FixableFirst(), LoopFixableFirst()
     fast.load_state_dict(state)
     loop.load_state_dict(state)

@@ -19,12 +19,21 @@ def outcomes(sampler: FixableFirst, history: list[tuple[str, float]]) -> Fixable
     return sampler
 
 
+class Unguarded(FixableFirst):
+    """fixable-first without the overdue rule, for tests of what its values say alone."""
+
+    def _overdue(self, size: int) -> int:
+        return -1
+
+
 #: Three tasks that passed their first rollout: an untried task is then likely to pass too.
 PASSED_FIRST = [("p0", 1.0), ("p1", 1.0), ("p2", 1.0)]
 
 
 def test_a_task_that_failed_is_retried_before_an_untried_one_that_will_likely_pass() -> None:
-    sampler = outcomes(FixableFirst(), [*PASSED_FIRST, ("a", 0.0)])
+    # Counting rollouts alone: priced in calls, the untried task's likely pass costs a third
+    # of a failure, and it is worth the band of the best.
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
     assert sampler.pick(["u", "a"], 0) == "a"
 
 
@@ -39,9 +48,9 @@ def test_an_untried_task_worth_half_a_failed_one_goes_first_as_in_round_robin() 
 
 def test_once_rounds_end_a_task_that_failed_waits_for_the_end_of_its_round() -> None:
     keys = ["a", "b"]
-    unwired = outcomes(FixableFirst(), [*PASSED_FIRST, ("a", 0.0)])
+    unwired = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
     assert unwired.pick(keys, 0) == "a"  # not told that rounds end: retried at once
-    sampler = FixableFirst()
+    sampler = FixableFirst(failure_cost=1)
     sampler.end_round(0)
     outcomes(sampler, [*PASSED_FIRST, ("a", 0.0)])
     assert sampler.pick(keys, 0) == "b"  # a re-run before the merge tests the same artifact
@@ -79,7 +88,8 @@ def test_a_task_whose_failures_outrun_every_fix_seen_is_dropped() -> None:
     fixed_at_two = [(f"fix{i}", score) for i in range(4) for score in (0.0, 0.0, 1.0, 1.0)]
     sampler = outcomes(FixableFirst(), fixed_at_two + [("hopeless", 0.0)] * 6)
     assert sampler.pick(["hopeless", "u"], 0) == "u"
-    sampler = outcomes(FixableFirst(), [*fixed_at_two, ("young", 0.0)])
+    # Seventeen picks among five tasks: by the overdue rule alone, "u" would go first.
+    sampler = outcomes(Unguarded(), [*fixed_at_two, ("young", 0.0)])
     assert sampler.pick(["u", "young"], 0) == "young"  # its second failure may fix it
 
 
@@ -121,13 +131,52 @@ def _picks_of_a_never_and_an_always_passing_task(failure_cost: float) -> list[st
 
 
 def test_a_task_that_only_fails_is_set_aside_sooner_when_a_failure_costs_more_calls() -> None:
-    assert FixableFirst().failure_cost == 1.0  # rollouts alone, unless told
+    assert FixableFirst().failure_cost == 3.0  # a rollout, a proposal, a self-verify re-run
     # Counting rollouts alone, its fourth failure is still worth twice a re-test of the task
     # that passed three times; counting calls, the re-test (one call) is worth as much as half
     # a failure (three: a rollout, a proposal, a self-verify re-run) less likely to teach
     # than the first three were, and goes first, having waited longer.
     assert _picks_of_a_never_and_an_always_passing_task(1) == ["never"] * 4
     assert _picks_of_a_never_and_an_always_passing_task(3) == ["never"] * 3 + ["always"]
+
+
+def test_no_task_waits_more_than_two_round_robin_cycles() -> None:
+    # Eight failures with no fix seen: by its values alone, "h" is never retried while the
+    # passing tasks are worth a re-test; a fix may still come, so it is retried as soon as
+    # more than twice as many picks as there are tasks have gone by without it.
+    keys = ["h", "p1", "p2", "p3"]
+
+    def picks(sampler: FixableFirst) -> list[str]:
+        outcomes(sampler, [("h", 0.0)] * 8)
+        picked = []
+        for round_index in range(40):
+            picked.append(sampler.pick(keys, round_index))
+            sampler.record(picked[-1], 0.0 if picked[-1] == "h" else 1.0)
+        return picked
+
+    assert "h" not in picks(Unguarded())
+    guarded = picks(FixableFirst())
+    at = [index for index, key in enumerate(guarded) if key == "h"]
+    assert len(at) == 4
+    assert all(later - earlier == 2 * len(keys) + 2 for earlier, later in itertools.pairwise(at))
+
+
+def test_a_committed_verified_fix_is_an_artifact_change_from_its_card() -> None:
+    sampler = outcomes(FixableFirst(), [("solved", 1.0), ("a", 0.0), ("b", 0.0)])
+    before = sampler._values().of(sampler._tasks["solved"])
+    sampler.evidence("b", 0.0, True)  # a note that rode into a commit: its re-run failed
+    sampler.evidence("a", 1.0, False)  # a fix the gate refused
+    assert sampler.state_dict()["changes"] == 0
+    sampler.evidence("a", 1.0, True)  # passed its re-run and was committed
+    assert sampler.state_dict()["changes"] == 1
+    # A task that passed before the commit may have been broken by it: worth more to re-test.
+    assert sampler._values().of(sampler._tasks["solved"]) > before
+    sampler.record("a", 1.0)  # the pass that confirms the fix is not a second change
+    assert sampler.state_dict()["changes"] == 1
+    outcomes(sampler, [("b", 1.0)])  # its card said no fix: a pass is luck, not a change
+    assert sampler.state_dict()["changes"] == 1
+    outcomes(sampler, [("c", 0.0), ("c", 1.0)])  # a flip no card told of: probably a change
+    assert sampler.state_dict()["changes"] == 2
 
 
 @pytest.mark.parametrize("cost", [0.5, math.nan, math.inf, "3"])
@@ -277,7 +326,7 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
     sampler = FixableFirst()
-    run(sampler, 0, 0, 30, rounds=True)
+    run(sampler, 0, 0, 40, rounds=True)  # long enough for a task to be fixed
     before = sampler.state_dict()
     state = sampler.state_dict()
     damage(state)  # type: ignore[operator]
@@ -306,7 +355,8 @@ def test_a_commit_after_a_lone_failure_stops_its_retries_until_its_next_outcome(
 def test_a_task_that_failed_after_a_pass_keeps_its_credit_until_it_fails_again() -> None:
     # "a" passed, then failed: fixable, and lucky now and then, so a pass does not say it is fixed.
     history = [("solved", 1.0), ("solved", 1.0), ("a", 1.0), ("a", 0.0)]
-    untold = outcomes(FixableFirst(), [*history, ("a", 1.0)])
+    # Counting rollouts alone: priced in calls, a re-test of either is worth the same.
+    untold = outcomes(FixableFirst(failure_cost=1), [*history, ("a", 1.0)])
     assert untold.pick(["a", "solved"], 1) == "a"  # the pass may have been luck: re-test it
     sampler = outcomes(FixableFirst(), history)
     sampler.end_round(1)  # the round's one failure made the commit

@@ -107,11 +107,13 @@ class ReferenceFixableFirst(FixableFirst):
             free = [key for key in keys if key not in waiting] or keys
             worth = {key: value.of(self._tasks.get(key)) for key in free}
             floor = self._band * max(worth.values())
+            overdue = self._overdue(len(distinct))
             best, best_last = keys[0], None
             for key in free:
                 task = self._tasks.get(key)
                 last = -1 if task is None else task.last
-                if worth[key] >= floor and (best_last is None or last < best_last):
+                eligible = worth[key] >= floor or last < overdue
+                if eligible and (best_last is None or last < best_last):
                     best, best_last = key, last
             self._picks += 1
             if best in self._tasks:

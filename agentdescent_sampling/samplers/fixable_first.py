@@ -48,6 +48,10 @@ _PRIOR_WEIGHT = 1.0
 #: Where a fix comes at a random failure, not at a set count, the exact best lost to
 #: round-robin (BENCHMARKS.md, "Picking within a band of the best").
 _BAND = 0.5
+#: A free task not picked in this many times as many picks as there are tasks goes first,
+#: least recently picked first: no task waits longer than two of round-robin's cycles, so a
+#: fix that comes late, or a break, is still found.
+_OVERDUE_CYCLES = 2
 #: How many rollouts ahead a task's value looks (a fix may take several failures).
 _HORIZON = 6
 #: A task's failures in a state: a pick's cost grows with the largest (a table of that
@@ -62,10 +66,13 @@ _FIRST_FAIL_PRIOR = (1.0, 2.0)
 _FLIP_LUCK_PRIOR = (0.5, 4.0)
 _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
-#: The agent calls of a failed rollout against a pass's one, by default: 1 values rollouts
-#: alone. 3 (the rollout, the proposal and the engine's self-verify re-run) buys fewer calls
-#: when wired and costs rollouts from outcomes alone; see BENCHMARKS.md, "Valuing agent calls".
-_FAILURE_COST = 1.0
+#: The agent calls of a failed rollout against a pass's one, by default: the rollout, the
+#: reflector's proposal and the engine's self-verify re-run (on by default in ``evolve()``).
+#: Priced at 1, a failure looks as cheap as a pass, and the sampler retried failing tasks
+#: before re-testing passing ones that a commit may have broken: with a reflector that finds
+#: a fix by chance, it lost to round-robin where commits break passing tasks (BENCHMARKS.md,
+#: "Safe against round-robin").
+_FAILURE_COST = 3.0
 _MAX_FAILURE_COST = 1000.0
 #: The most a commit is credited with fixing one failure's task: even a committed proposal
 #: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
@@ -126,13 +133,15 @@ class FixableFirst:
     never passes whatever the artifact says teaches nothing either, but looks the same as a
     fixable one until its fix arrives. So the sampler estimates, from the run's own outcomes,
     how many failures a fix takes (a hazard per failure count, learned from tasks seen to
-    flip from failing to passing), and values each task by its expected fixes per rollout
-    over the next few rollouts (per agent call with ``failure_cost`` above 1). Of the tasks
-    worth at least half the best, it picks the one picked least recently, as round-robin
-    would: the values rest on a few dozen outcomes and a prior, so they can tell a task worth
-    several times another, not one worth a little more, and where a fix comes at a random
-    failure rather than a set count the exact best lost to round-robin (BENCHMARKS.md,
-    "Picking within a band of the best"). Values:
+    flip from failing to passing), and values each task by its expected fixes per agent call
+    over the next few rollouts, a failure costing ``failure_cost`` calls and a pass one. Of
+    the tasks worth at least half the best, it picks the one picked least recently, as
+    round-robin would: the values rest on a few dozen outcomes and a prior, so they can tell
+    a task worth several times another, not one worth a little more, and where a fix comes at
+    a random failure rather than a set count the exact best lost to round-robin
+    (BENCHMARKS.md, "Picking within a band of the best"). A task not picked for more than
+    twice as many picks as there are tasks goes first whatever it is worth, so no task waits
+    longer than two of round-robin's cycles. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and dropped once its failures outrun every fix seen;
@@ -142,8 +151,9 @@ class FixableFirst:
       known to be fixable and is kept in play;
     - a task that has only passed is retried as often as passing tasks have been seen to
       start failing, and more often the more the artifact has changed since its last pass
-      (a task seen to flip from failing to passing marks a change): a committed fix can
-      break another task.
+      (a task seen to flip from failing to passing marks a change, and, wired, a committed
+      fix whose self-verify re-run passed, from its card): a committed fix can break
+      another task.
 
     Opt-in, from the engine, all wired by :func:`agentdescent_sampling.wire`:
     :meth:`evidence` is told of each of the engine's evidence cards, its self-verify gain and
@@ -172,11 +182,11 @@ class FixableFirst:
         pass_threshold: the score at which a rollout counts as a pass. Keep it equal to
             ``evolve(solved_threshold=...)``; lower both for graded scorers.
         failure_cost: the agent calls a failed rollout costs, against a pass's one; picks
-            then maximize expected fixes per call. 1 (the default) values rollouts alone.
-            With the engine's default ``self_verify``, a failure costs 3 (the rollout, a
-            proposal and its re-run): wired, ``failure_cost=3`` spends fewer calls for the
-            same rollouts; from outcomes alone it costs rollouts (BENCHMARKS.md, "Valuing
-            agent calls: failure_cost").
+            maximize expected fixes per call. 3 (the default) is what a failure costs with
+            the engine's default ``self_verify``: the rollout, a proposal and its re-run.
+            1 values rollouts alone, and with a reflector that finds fixes by chance it
+            needed more rollouts and calls than round-robin where commits break passing
+            tasks (BENCHMARKS.md, "Safe against round-robin").
 
     Raises:
         TypeError: a parameter is not a number.
@@ -192,7 +202,7 @@ class FixableFirst:
     )
     failure_cost: float = attrs.field(
         default=_FAILURE_COST,
-        validator=number_in(1.0, _MAX_FAILURE_COST, hint="; try 1 (the default) or 3"),
+        validator=number_in(1.0, _MAX_FAILURE_COST, hint="; try 3 (the default) or 1"),
     )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     # Population evidence, each as [events, trials] with the prior's pseudo-counts included.
@@ -238,13 +248,20 @@ class FixableFirst:
                 return value.of(task)
 
             waiting = self._waiting(shard.size, lambda key: shard.at(key) >= 0)
-            best = groups.pick(shard, worth, exclude=waiting, band=self._band)
+            overdue = self._overdue(shard.size)
+            best = groups.pick(shard, worth, exclude=waiting, band=self._band, overdue=overdue)
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks
                 self._touch(best)
             self._pending.add(best, self._picks)
             return best
+
+    def _overdue(self, size: int) -> int:
+        """The pick number before which a task's last pick makes it overdue, in a shard of
+        ``size`` distinct keys: ``_OVERDUE_CYCLES`` times as many picks ago as there are
+        tasks, counting every worker's picks."""
+        return self._picks - _OVERDUE_CYCLES * max(len(self._tasks), size)
 
     def _waiting(self, size: int, in_shard: Callable[[str], bool]) -> set[str]:
         """The tasks a pick passes over while another is free: those in flight and, once
@@ -301,7 +318,7 @@ class FixableFirst:
             if flip and task.no_commit and not task.mixed:
                 _count(self._flip_luck, True)  # nothing was committed since it failed: luck
                 task.mixed = True
-            elif flip:
+            elif flip and not task.verified:  # a verified fix counted at its card
                 self._changes += 1  # the artifact probably changed
             task.seen = self._changes
             if not (passed and task.mixed):
@@ -376,6 +393,8 @@ class FixableFirst:
                 chance = fix / (fix + (1 - fix) * _luck_of(task))
             elif committed and verified:
                 chance = 1.0
+            if verified and committed and not task.verified:
+                self._changes += 1  # a fix is in: a passing task may break from now on
             task.verified = verified and committed
             task.credit = min(chance, _MAX_CREDIT)
             task.no_commit = not chance

@@ -16,7 +16,7 @@ SCRIPT = "round_hold"
 def test_without_the_rule_a_failed_task_is_picked_again_in_its_round(
     benchmark_script: ModuleType,
 ) -> None:
-    sampler = benchmark_script.NoHold()
+    sampler = benchmark_script.NoHold(failure_cost=1)  # rollouts alone: "a" is worth most
     sampler.end_round(0)
     for passing in ("p0", "p1", "p2"):  # so an untried task is likely to pass, worth little
         sampler.pick([passing], 0)
