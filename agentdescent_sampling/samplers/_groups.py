@@ -7,7 +7,8 @@ same; tasks that differ only in ``seen`` form a *family*, in which the value nev
 more the artifact changed since: ``(1 - rate) ** (changes - seen)`` enters it, whose successive
 powers differ by far more than the rounding of ``**``, through operations that IEEE rounding
 keeps monotone). The winner is the least recently picked (``last``), then the earliest key,
-among the keys worth at least a *floor*: the best value, or a share of it (the *band*). So per
+among the keys worth at least a *floor* (the best value, or a share of it: the *band*) and
+the keys last picked before a given pick (*overdue*, whatever they are worth). So per
 shard and family :class:`TaskGroups` keeps
 
 - how many of its keys are filed under each ``seen``, and those ``seen`` sorted, so the best

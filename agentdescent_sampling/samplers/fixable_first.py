@@ -49,7 +49,7 @@ _PRIOR_WEIGHT = 1.0
 #: round-robin (BENCHMARKS.md, "Picking within a band of the best").
 _BAND = 0.5
 #: A free task not picked in this many times as many picks as there are tasks goes first,
-#: least recently picked first: no task waits longer than two of round-robin's cycles, so a
+#: least recently picked first: no task waits much longer than two of round-robin's cycles, so a
 #: fix that comes late, or a break, is still found.
 _OVERDUE_CYCLES = 2
 #: How many rollouts ahead a task's value looks (a fix may take several failures).
@@ -141,7 +141,7 @@ class FixableFirst:
     a random failure rather than a set count the exact best lost to round-robin
     (BENCHMARKS.md, "Picking within a band of the best"). A task not picked for more than
     twice as many picks as there are tasks goes first whatever it is worth, so no task waits
-    longer than two of round-robin's cycles. Values:
+    much longer than two of round-robin's cycles. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and dropped once its failures outrun every fix seen;
@@ -234,7 +234,8 @@ class FixableFirst:
         )
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """Return the least recently picked free key worth half the best; see the class."""
+        """Return the least recently picked free key worth half the best, or overdue; see
+        the class."""
         keys = check_keys(keys)
         operator.index(round_index)
         with self._lock:
@@ -393,9 +394,10 @@ class FixableFirst:
                 chance = fix / (fix + (1 - fix) * _luck_of(task))
             elif committed and verified:
                 chance = 1.0
-            if verified and committed and not task.verified:
+            fixed_in = verified and committed
+            if fixed_in and not task.verified:
                 self._changes += 1  # a fix is in: a passing task may break from now on
-            task.verified = verified and committed
+            task.verified = fixed_in
             task.credit = min(chance, _MAX_CREDIT)
             task.no_commit = not chance
 
