@@ -19,6 +19,7 @@ Its figures in BENCHMARKS.md were measured at commit ``d0f7fa5``, before fixable
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -80,29 +81,14 @@ class CommitClock(FixableFirst):
 
 @attrs.define(eq=False)
 class StaleGuard(FixableFirst):
-    """A free task not picked for ``cycles`` times as many picks as there are tasks goes first."""
+    """A free task not picked for ``cycles`` times as many picks as there are tasks goes first:
+    fixable-first's own overdue rule, at another bound than its two cycles."""
 
     cycles: float = 2.0
 
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        with self._lock:
-            waiting = self._pending.tasks(self._picks + 1)
-            bound = self._picks - self.cycles * max(len(self._tasks), len(keys))
-            lasts = [(self._last(key), key) for key in keys if key not in waiting]
-            overdue = min((entry for entry in lasts if entry[0] < bound), default=None)
-            if overdue is not None:
-                key = overdue[1]
-                self._picks += 1
-                if key in self._tasks:
-                    self._tasks[key].last = self._picks
-                    self._touch(key)
-                self._pending.add(key, self._picks)
-                return key
-        return super().pick(keys, round_index)
-
-    def _last(self, key: str) -> int:
-        task = self._tasks.get(key)
-        return -1 if task is None else task.last
+    def _overdue(self, size: int) -> int:
+        # A whole pick number: last < bound holds for a whole last exactly when last < ceil.
+        return math.ceil(self._picks - self.cycles * max(len(self._tasks), size))
 
 
 @attrs.define(eq=False)
