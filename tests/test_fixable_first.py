@@ -510,8 +510,9 @@ def test_a_known_flaky_tasks_verified_fix_is_trusted_less_than_a_steady_tasks() 
 
 def test_a_later_card_of_the_same_failures_does_not_undo_a_committed_verified_fix() -> None:
     # On the asynchronous path a task can fail twice before one merge takes both cards, in
-    # either order: the fix and a note that rode in beside it, or the fix refused as a repeat.
-    for later in ((0.0, True), (0.0, False), (1.0, False)):
+    # either order: the fix and a note that rode in beside it, the fix refused as a repeat, or
+    # the same fix committed twice. Either way the artifact changed once.
+    for later in ((0.0, True), (0.0, False), (1.0, False), (1.0, True)):
         fixed_first = outcomes(FixableFirst(), [("a", 0.0), ("a", 0.0)])
         fixed_first.evidence("a", 1.0, True)
         fixed_first.evidence("a", *later)
@@ -523,6 +524,7 @@ def test_a_later_card_of_the_same_failures_does_not_undo_a_committed_verified_fi
             assert state["credit"]["a"] > 0.5, later
             assert state["verified"] == ["a"], later
             assert state["no_commit"] == [], later
+            assert state["changes"] == 1, later
 
 
 def test_a_verified_fix_stops_holding_once_the_task_has_a_new_outcome() -> None:
