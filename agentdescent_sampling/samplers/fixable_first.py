@@ -61,9 +61,12 @@ _MAX_FAILS = 100_000
 _LUCK = 0.5
 #: Prior pseudo-counts, as (events, trials), of the run-wide rates the sampler learns: a first
 #: rollout fails; a flip to passing was luck; a passing task fails on a re-test; and a passing
-#: task breaks, per artifact change since its last pass.
+#: task breaks, per artifact change since its last pass. A flip is taken for luck 1 time in 32
+#: until the run's own flips say otherwise: at 1 in 8, a task fixed after five failures was
+#: worth re-testing twice as often as round-robin re-tests it, and from outcomes alone that lost
+#: to round-robin where fixes take many failures (BENCHMARKS.md, "Safe against round-robin").
 _FIRST_FAIL_PRIOR = (1.0, 2.0)
-_FLIP_LUCK_PRIOR = (0.5, 4.0)
+_FLIP_LUCK_PRIOR = (0.5, 16.0)
 _PASS_BREAKS_PRIOR = (0.5, 4.0)
 _CHANGE_BREAKS_PRIOR = (0.5, 20.0)
 #: The agent calls of a failed rollout against a pass's one, by default: the rollout, the
