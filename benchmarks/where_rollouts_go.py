@@ -1,9 +1,10 @@
-"""Where a sampler's rollouts go before it reaches 75% of the attainable held-out gain.
+"""Where a sampler's rollouts go before it reaches 75% (or ``--mark``) of the attainable gain.
 
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
         [--wired] [--async] [--reflector {llm-like,silent,llm-like-wrong,llm-like-random}]
+        [--mark 0.75]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
@@ -87,6 +88,9 @@ def main() -> None:
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
     parser.add_argument("--wired", action="store_true", help="hand it the engine's evidence")
     parser.add_argument(
+        "--mark", type=float, default=0.75, help="the share of the gain to count up to"
+    )
+    parser.add_argument(
         "--async", dest="asynchronous", action="store_true", help="evolve(asynchronous=True)"
     )
     args = parser.parse_args()
@@ -109,7 +113,7 @@ def main() -> None:
             asynchronous=args.asynchronous,
         )
         spy, built = spies[0]
-        until = run.rollouts_to(0.75) or len(spy.log)
+        until = run.rollouts_to(args.mark) or len(spy.log)
         reached += until
         seen: Counter[str] = Counter()
         failed: Counter[str] = Counter()
@@ -123,7 +127,7 @@ def main() -> None:
     label = args.sampler + (" + wired" if args.wired else "")
     label += ", asynchronous" if args.asynchronous else ""
     print(f"{label} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
-          f"before 75% of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
+          f"before {args.mark:.0%} of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
     for kind, count in sorted(totals.items()):
         print(f"  {kind:50s} {count / args.seeds:5.1f}")
 
