@@ -16,7 +16,10 @@ Its figures in BENCHMARKS.md were measured at commit ``d0f7fa5``, before fixable
 ``failure_cost=3`` default, its overdue rule and its commit clock; on later commits each variant
 inherits all three. Two rows of that table, a committed verified fix counted as an artifact
 change at its card and a task unpicked for two cycles going first, are that shipped behaviour
-since ``185bb07``: check out ``d0f7fa5`` to run them as they were measured.
+since ``185bb07``: check out ``d0f7fa5`` to run them as they were measured. The variants here
+have no re-test cap (``_cap_retests``), which came after every figure measured with them;
+``no-retest-cap`` is fixable-first's defaults before it, and ``retest-cap-any`` the cap tried
+first, which waits a cycle even when the artifact changed since the re-test.
 """
 
 from __future__ import annotations
@@ -44,13 +47,32 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fixable_first_variants import variant_class
 
 
+@attrs.define(eq=False)
+class NoRetestCap(FixableFirst):
+    """fixable-first before its re-test cap."""
+
+    _cap_retests = False
+
+
+@attrs.define(eq=False)
+class RetestCapAny(FixableFirst):
+    """The re-test cap, also when the artifact changed since the task's last re-test."""
+
+    def _retested(self, task_id: str, value: fixable_first._Values, size: int) -> bool:
+        task = self._tasks.get(task_id)
+        if task is None:
+            return False
+        cycle = max(len(self._tasks), size)
+        return task.last > self._picks - cycle and value.fail_chance(task) < 0.5
+
+
 class _UntriedFirstValues(fixable_first._Values):
     def of(self, task: Any) -> float:
         return float("inf") if task is None else super().of(task)
 
 
 @attrs.define(eq=False)
-class UntriedFirst(FixableFirst):
+class UntriedFirst(NoRetestCap):
     """Every task once before any is retried, as round-robin's first cycle."""
 
     def _values(self) -> fixable_first._Values:
@@ -58,7 +80,7 @@ class UntriedFirst(FixableFirst):
 
 
 @attrs.define(eq=False)
-class StaleGuard(FixableFirst):
+class StaleGuard(NoRetestCap):
     """A free task not picked for ``cycles`` times as many picks as there are tasks goes first:
     fixable-first's own overdue rule, at another bound than its two cycles."""
 
@@ -70,7 +92,7 @@ class StaleGuard(FixableFirst):
 
 
 @attrs.define(eq=False)
-class GateAware(FixableFirst):
+class GateAware(NoRetestCap):
     """Prices a failure at what it costs on the synchronous path: 3 calls, plus a held-out
     measurement (``gate`` calls) if no earlier rollout of its round has failed."""
 
@@ -100,13 +122,18 @@ def _wired(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
     return wire(sampler, asynchronous=options.get("asynchronous", False))
 
 
-_FLAT_ONE = variant_class({"_FLAT": 1})
-_SLOW_TAIL = variant_class({"_FLAT": 1, "_STEP": 0.7, "_TAIL": 0.7})
+_FLAT_ONE = variant_class({"_FLAT": 1, "_RETEST_CYCLES": 0})
+_SLOW_TAIL = variant_class({"_FLAT": 1, "_STEP": 0.7, "_TAIL": 0.7, "_RETEST_CYCLES": 0})
 
 #: label -> (factory given the seeded workload, wired?)
 VARIANTS: dict[str, tuple[Callable[[Built], TaskSampler], bool]] = {
     "untried-first": (lambda b: UntriedFirst(pass_threshold=b.pass_threshold), False),
     "untried-first + wired": (lambda b: UntriedFirst(pass_threshold=b.pass_threshold), True),
+    "no-retest-cap": (lambda b: NoRetestCap(pass_threshold=b.pass_threshold), False),
+    "no-retest-cap + wired": (lambda b: NoRetestCap(pass_threshold=b.pass_threshold), True),
+    "retest-cap-any": (lambda b: RetestCapAny(pass_threshold=b.pass_threshold), False),
+    "retest-cap-any + wired": (lambda b: RetestCapAny(pass_threshold=b.pass_threshold), True),
+    "stale-guard-1": (lambda b: StaleGuard(pass_threshold=b.pass_threshold, cycles=1.0), False),
     "stale-guard-1.5": (lambda b: StaleGuard(pass_threshold=b.pass_threshold, cycles=1.5), False),
     "stale-guard-1.5 + wired": (
         lambda b: StaleGuard(pass_threshold=b.pass_threshold, cycles=1.5),

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
         [--wired] [--async] [--reflector {llm-like,silent,llm-like-wrong,llm-like-random}]
-        [--mark 0.75]
+        [--mark 0.75] [--first-seed 0]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
 rollout before the run first reached 75% of the gain by what it was spent on: a solved or a
@@ -85,6 +85,7 @@ def main() -> None:
     parser.add_argument("--workload", default="lessons", choices=sorted(ENGINE_WORKLOADS))
     parser.add_argument("--sampler", default="fixable-first")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
     parser.add_argument("--wired", action="store_true", help="hand it the engine's evidence")
     parser.add_argument(
@@ -102,7 +103,7 @@ def main() -> None:
     workload = ENGINE_WORKLOADS[args.workload]
     totals: Counter[str] = Counter()
     reached = 0
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         spies: list[tuple[Spy, Built]] = []
         run = run_engine(
             workload,
@@ -126,7 +127,8 @@ def main() -> None:
             failed[task_id] += not passed
     label = args.sampler + (" + wired" if args.wired else "")
     label += ", asynchronous" if args.asynchronous else ""
-    print(f"{label} on {args.workload}, seeds 0-{args.seeds - 1}: mean rollouts per run "
+    last = args.first_seed + args.seeds - 1
+    print(f"{label} on {args.workload}, seeds {args.first_seed}-{last}: mean rollouts per run "
           f"before {args.mark:.0%} of the gain ({reached / args.seeds:.1f} in all)")  # fmt: skip
     for kind, count in sorted(totals.items()):
         print(f"  {kind:50s} {count / args.seeds:5.1f}")

@@ -19,8 +19,15 @@ def outcomes(sampler: FixableFirst, history: list[tuple[str, float]]) -> Fixable
     return sampler
 
 
-class Unguarded(FixableFirst):
-    """fixable-first without the overdue rule, for tests of what its values say alone."""
+class Uncapped(FixableFirst):
+    """fixable-first without the re-test cap."""
+
+    _cap_retests = False
+
+
+class Unguarded(Uncapped):
+    """fixable-first without the overdue rule and the re-test cap, for tests of what its
+    values say alone."""
 
     def _overdue(self, size: int) -> int:
         return -1
@@ -103,7 +110,7 @@ def test_a_fix_seen_at_a_fifth_failure_keeps_tasks_failing_that_long_in_play(
     seen_by: str, failures: int
 ) -> None:
     def pick_after(fix_seen: bool) -> str:
-        sampler = outcomes(FixableFirst(), [("slow", 0.0)] * 5)
+        sampler = outcomes(Unguarded(), [("slow", 0.0)] * 5)
         if seen_by == "a-pass-after-it":
             outcomes(sampler, [("slow", 1.0 if fix_seen else 0.0)])
         else:
@@ -155,10 +162,28 @@ def test_no_task_waits_more_than_two_round_robin_cycles() -> None:
         return picked
 
     assert "h" not in picks(Unguarded())
-    guarded = picks(FixableFirst())
+    guarded = picks(Uncapped())
     at = [index for index, key in enumerate(guarded) if key == "h"]
     assert len(at) == 4
     assert all(later - earlier == 2 * len(keys) + 2 for earlier, later in itertools.pairwise(at))
+    # With the re-test cap, the passing tasks, re-tested on an unchanged artifact, get no more
+    # than round-robin gives them: "h" has its turn every cycle.
+    capped = picks(FixableFirst())
+    at = [index for index, key in enumerate(capped) if key == "h"]
+    assert all(later - earlier == len(keys) for earlier, later in itertools.pairwise(at))
+    assert len(at) == 10
+
+
+def test_a_passing_task_is_re_tested_within_a_cycle_only_if_the_artifact_changed_since() -> None:
+    def pick_after(change: bool) -> str:
+        sampler = outcomes(FixableFirst(), [("h", 0.0)] * 8 + [("p", 1.0), ("f", 0.0)])
+        if change:
+            sampler.evidence("f", 1.0, True)  # a committed fix whose re-run passed
+        return sampler.pick(["h", "p"], 0)
+
+    assert pick_after(change=False) == "h"  # "p" passed on this very artifact: as round-robin
+    assert pick_after(change=True) == "p"  # a commit since may have broken it
+    assert outcomes(Uncapped(), [("h", 0.0)] * 8 + [("p", 1.0)]).pick(["h", "p"], 0) == "p"
 
 
 def test_a_committed_verified_fix_is_an_artifact_change_from_its_card() -> None:

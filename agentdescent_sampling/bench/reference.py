@@ -107,14 +107,20 @@ class ReferenceFixableFirst(FixableFirst):
             free = [key for key in keys if key not in waiting] or keys
             worth = {key: value.of(self._tasks.get(key)) for key in free}
             floor = self._band * max(worth.values())
-            overdue = self._overdue(len(distinct))
-            best, best_last = keys[0], None
-            for key in free:
-                task = self._tasks.get(key)
-                last = -1 if task is None else task.last
-                eligible = worth[key] >= floor or last < overdue
-                if eligible and (best_last is None or last < best_last):
-                    best, best_last = key, last
+
+            def least_recent(overdue: int) -> str:
+                best, best_last = keys[0], None
+                for key in free:
+                    task = self._tasks.get(key)
+                    last = -1 if task is None else task.last
+                    eligible = worth[key] >= floor or last < overdue
+                    if eligible and (best_last is None or last < best_last):
+                        best, best_last = key, last
+                return best
+
+            best = least_recent(self._overdue(len(distinct)))
+            if self._retested(best, value, len(distinct)):
+                best = least_recent(self._picks + 1)
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks

@@ -52,6 +52,13 @@ _BAND = 0.5
 #: least recently picked first: no task waits much longer than two of round-robin's cycles, so a
 #: fix that comes late, or a break, is still found.
 _OVERDUE_CYCLES = 2
+#: A task expected to pass that was re-tested since the artifact last changed is not re-tested
+#: again within this many cycles: if the band's pick is one, the pick is round-robin's. Where
+#: nothing left is worth much, the band held only passing tasks and re-tested them more often
+#: than round-robin, starving failing tasks whose fix takes many failures; with a reflector that
+#: finds a fix by chance the final reward ended lower than round-robin's (BENCHMARKS.md,
+#: "Re-tests no more often than round-robin").
+_RETEST_CYCLES = 1
 #: How many rollouts ahead a task's value looks (a fix may take several failures).
 _HORIZON = 6
 #: A task's failures in a state: a pick's cost grows with the largest (a table of that
@@ -144,7 +151,10 @@ class FixableFirst:
     a random failure rather than a set count the exact best lost to round-robin
     (BENCHMARKS.md, "Picking within a band of the best"). A task not picked for more than
     twice as many picks as there are tasks goes first whatever it is worth, so no task waits
-    much longer than two of round-robin's cycles. Values:
+    much longer than two of round-robin's cycles; and a task expected to pass, re-tested since
+    the artifact last changed, is not re-tested again within one cycle (the pick is then
+    round-robin's), so where nothing left is worth much it spends no more on re-tests than
+    round-robin does. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and dropped once its failures outrun every fix seen;
@@ -199,6 +209,8 @@ class FixableFirst:
     name: ClassVar[str] = "fixable-first"
     #: The share of the best value a task must be worth to be picked (see ``_BAND``).
     _band: ClassVar[float] = _BAND
+    #: Whether a re-test on an unchanged artifact waits a cycle (see ``_RETEST_CYCLES``).
+    _cap_retests: ClassVar[bool] = True
 
     pass_threshold: float = attrs.field(
         default=SOLVED, converter=solved_if_none, validator=solved_threshold()
@@ -254,6 +266,8 @@ class FixableFirst:
             waiting = self._waiting(shard.size, lambda key: shard.at(key) >= 0)
             overdue = self._overdue(shard.size)
             best = groups.pick(shard, worth, exclude=waiting, band=self._band, overdue=overdue)
+            if self._retested(best, value, shard.size):  # as round-robin: the least recent
+                best = groups.pick(shard, worth, exclude=waiting, overdue=self._picks + 1)
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks
@@ -266,6 +280,16 @@ class FixableFirst:
         ``size`` distinct keys: ``_OVERDUE_CYCLES`` times as many picks ago as there are
         tasks, counting every worker's picks."""
         return self._picks - _OVERDUE_CYCLES * max(len(self._tasks), size)
+
+    def _retested(self, task_id: str, value: _Values, size: int) -> bool:
+        """Whether ``task_id`` is expected to pass and was re-tested within
+        ``_RETEST_CYCLES`` cycles, in a shard of ``size`` distinct keys, with no artifact change
+        since (see ``_RETEST_CYCLES``)."""
+        task = self._tasks.get(task_id)
+        if not self._cap_retests or task is None or task.seen < self._changes:
+            return False
+        cycle = _RETEST_CYCLES * max(len(self._tasks), size)
+        return task.last > self._picks - cycle and value.fail_chance(task) < 0.5
 
     def _waiting(self, size: int, in_shard: Callable[[str], bool]) -> set[str]:
         """The tasks a pick passes over while another is free: those in flight and, once
