@@ -110,7 +110,7 @@ def test_a_fix_seen_at_a_fifth_failure_keeps_tasks_failing_that_long_in_play(
     seen_by: str, failures: int
 ) -> None:
     def pick_after(fix_seen: bool) -> str:
-        sampler = outcomes(Unguarded(), [("slow", 0.0)] * 5)
+        sampler = outcomes(Uncapped(), [("slow", 0.0)] * 5)
         if seen_by == "a-pass-after-it":
             outcomes(sampler, [("slow", 1.0 if fix_seen else 0.0)])
         else:
