@@ -20,6 +20,9 @@ since ``185bb07``: check out ``d0f7fa5`` to run them as they were measured. The 
 have no re-test cap (``_cap_retests``), which came after every figure measured with them;
 ``no-retest-cap`` is fixable-first's defaults before it, and ``retest-cap-any`` the cap tried
 first, which waits a cycle even when the artifact changed since the re-test.
+``refused-as-notes + wired`` is fixable-first wired before a verified fix the gate refused made
+its task's failures count afresh (run it with ``--reflector llm-like-wrong``, BENCHMARKS.md,
+"A verified fix the gate refused").
 """
 
 from __future__ import annotations
@@ -64,6 +67,20 @@ class RetestCapAny(FixableFirst):
             return False
         cycle = max(len(self._tasks), size)
         return task.last > self._picks - cycle and value.fail_chance(task) < 0.5
+
+
+@attrs.define(eq=False)
+class RefusedAsNotes(FixableFirst):
+    """Reads a verified fix the gate refused as it reads a note's card: its task's failures do
+    not count afresh."""
+
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        super().evidence(task_id, gain, committed)
+        with self._lock:
+            task = self._tasks.get(task_id)
+            if task is not None and task.refused:
+                task.refused = 0
+                self._touch(task_id)
 
 
 class _UntriedFirstValues(fixable_first._Values):
@@ -141,6 +158,10 @@ VARIANTS: dict[str, tuple[Callable[[Built], TaskSampler], bool]] = {
     ),
     "prior-flat-1 + wired": (lambda b: _FLAT_ONE(pass_threshold=b.pass_threshold), True),
     "prior-slow-tail + wired": (lambda b: _SLOW_TAIL(pass_threshold=b.pass_threshold), True),
+    "refused-as-notes + wired": (
+        lambda b: RefusedAsNotes(pass_threshold=b.pass_threshold),
+        True,
+    ),
     "gate-aware + wired": (
         lambda b: GateAware(pass_threshold=b.pass_threshold, gate=_held_out(b)),
         True,

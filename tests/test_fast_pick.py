@@ -124,6 +124,7 @@ def crafted_state(rng: random.Random, keys: Sequence[str]) -> dict[str, Any]:
     tasks: dict[str, list[int]] = {}
     credit: dict[str, float] = {}
     no_commit: list[str] = []
+    refused: dict[str, int] = {}
     for key in rng.sample(list(keys), rng.randrange(len(keys) + 1)):
         fails, passes = rng.choice([0, 0, 1, 2, 3, 5]), rng.choice([0, 1, 2, 4])
         if not fails and not passes:
@@ -138,6 +139,8 @@ def crafted_state(rng: random.Random, keys: Sequence[str]) -> dict[str, Any]:
                 credit[key] = rng.choice([0.25, 0.5, 0.9, rng.random()])
             else:
                 no_commit.append(key)
+        if fails and not mixed and rng.random() < 0.3:
+            refused[key] = rng.randrange(1, fails + 1)
     pairs = [[rng.choice([0.5, 3.0]), rng.choice([20.0, 50.0])] for _ in range(4)]
     return {
         "sampler": FixableFirst.name,
@@ -148,6 +151,7 @@ def crafted_state(rng: random.Random, keys: Sequence[str]) -> dict[str, Any]:
         "tasks": tasks,
         "credit": credit,
         "no_commit": no_commit,
+        "refused": refused,
         "evidence": pairs,
     }
 

@@ -103,8 +103,9 @@ def test_a_task_whose_failures_outrun_every_fix_seen_is_dropped() -> None:
 @pytest.mark.parametrize(
     ("seen_by", "failures"),
     # From outcomes, the fix's own failure count is learnt from the pass; the prior moves
-    # out one failure beyond it. Wired, the verified card is the only sign of the fix.
-    [("a-pass-after-it", 5), ("a-committed-verified-card", 4)],
+    # out one failure beyond it. Wired, the verified card is the only sign of the fix, whether
+    # the gate took it or refused it.
+    [("a-pass-after-it", 5), ("a-committed-verified-card", 4), ("a-refused-verified-card", 4)],
 )
 def test_a_fix_seen_at_a_fifth_failure_keeps_tasks_failing_that_long_in_play(
     seen_by: str, failures: int
@@ -114,7 +115,7 @@ def test_a_fix_seen_at_a_fifth_failure_keeps_tasks_failing_that_long_in_play(
         if seen_by == "a-pass-after-it":
             outcomes(sampler, [("slow", 1.0 if fix_seen else 0.0)])
         else:
-            sampler.evidence("slow", 1.0 if fix_seen else 0.0, True)
+            sampler.evidence("slow", 1.0 if fix_seen else 0.0, seen_by.startswith("a-committed"))
         outcomes(sampler, [("deep", 0.0)] * failures + [("passing", 1.0)])
         return sampler.pick(["passing", "deep"], 0)
 
@@ -321,6 +322,10 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         ),
         lambda s: s["no_commit"].extend(t for t, row in s["tasks"].items() if not row[0]),
         lambda s: s["credit"].update(dict.fromkeys(s["no_commit"], 0.5)),
+        lambda s: s.update({"refused": [3]}),
+        lambda s: s["refused"].update({"nowhere": 1}),
+        lambda s: s["refused"].update({t: row[0] + 1 for t, row in s["tasks"].items() if row[0]}),
+        lambda s: s["refused"].update({t: 0 for t, row in s["tasks"].items() if row[0]}),
         lambda s: s.update(evidenced=1),
         lambda s: s.update(rounds_close="yes"),
     ],
@@ -345,6 +350,10 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "no-commit-on-a-fixed-task",
         "no-commit-on-a-task-that-never-failed",
         "no-commit-on-a-credited-task",
+        "refused-not-a-mapping",
+        "refused-unknown-task",
+        "refused-past-its-failures",
+        "refused-at-no-failure",
         "evidenced-not-a-bool",
         "rounds-close-not-a-bool",
     ],
@@ -507,6 +516,16 @@ def test_a_failure_whose_proposal_did_not_fix_it_keeps_its_task_in_play(
     assert sampler.state_dict()["no_commit"] == ["a"]
     sampler.record("a", 1.0)  # so a pass right after is luck
     assert sampler.state_dict()["tasks"]["a"][3] == 1  # mixed: kept in play, not fixed
+
+
+@pytest.mark.parametrize("gain", [0.0, 1.0], ids=["a-note", "a-verified-fix"])
+def test_a_verified_fix_the_gate_refused_counts_its_tasks_failures_afresh(gain: float) -> None:
+    # Three failures each: past the prior's likely fixes, so both look hopeless alike, and
+    # "hopeless" goes first, picked less recently; unless "refused" has shown its fix.
+    sampler = outcomes(FixableFirst(), [("hopeless", 0.0)] * 3 + [("refused", 0.0)] * 3)
+    sampler.evidence("refused", gain, False)
+    assert sampler.pick(["hopeless", "refused"], 0) == ("refused" if gain else "hopeless")
+    assert sampler.state_dict()["refused"] == ({"refused": 3} if gain else {})
 
 
 def test_a_graded_gain_counts_as_a_fix_only_when_the_re_run_reaches_the_threshold() -> None:

@@ -111,11 +111,14 @@ class _Task:
     # again, it can pass while unfixed (the re-run was luck) or broke: it is mixed. Cleared as
     # credit is.
     verified: bool = False
+    # The failure count at which a proposal of its passed the self-verify re-run and the gate
+    # refused it (0: never). Its fix has been seen, so its failures since count afresh.
+    refused: int = 0
 
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
 
-    def group_key(self) -> tuple[int, int, int, bool, float, bool, int]:
+    def group_key(self) -> tuple[int, int, int, bool, float, bool, int, int]:
         """Every field :meth:`_Values.of` reads, ``seen`` last: tasks with equal keys are
         worth the same, and the value never rises with ``seen`` alone (see ``_groups.py``)."""
         return (
@@ -125,6 +128,7 @@ class _Task:
             self.mixed,
             self.credit,
             self.no_commit,
+            self.refused,
             self.seen,
         )
 
@@ -173,7 +177,10 @@ class FixableFirst:
     whether it was committed. A committed proposal whose re-run passed has probably fixed its
     task, which is set aside instead of being re-tested to confirm it; any other failure
     fixed nothing, whatever the reflector wrote, so its task keeps its full value and a pass
-    right after it is luck. Until a card arrives (a reflector that proposes nothing), each
+    right after it is luck. A fix that passed its re-run and that the gate refused (for what
+    was fused with it, say) shows that its task is fixable and how many failures its fix took:
+    the task's failures since count afresh, as a new task's, so it is retried as soon as one
+    would be. Until a card arrives (a reflector that proposes nothing), each
     round's commit count from :meth:`end_round` is shared among the round's failures by how
     likely each was to yield a fix.
 
@@ -378,7 +385,8 @@ class FixableFirst:
         a committed candidate. A proposal whose re-run still fails did not fix its task,
         committed or not (a note that rode in beside another task's fix), so the task keeps
         its full value and a pass right after is luck; so does a verified fix the gate
-        refused. A verified fix that was committed has probably fixed its task: the task is
+        refused, whose task has then shown it is fixable: its failures from then on count
+        afresh. A verified fix that was committed has probably fixed its task: the task is
         set aside, by how likely the re-run's pass was a fix and not luck, and no later card
         undoes that before the task's next outcome (on the asynchronous path several cards of
         one task may reach one merge, in any order). Without
@@ -422,6 +430,8 @@ class FixableFirst:
             elif committed and verified:
                 chance = 1.0
             fixed_in = verified and committed
+            if verified and not committed and not task.mixed:
+                task.refused = task.fails  # its fix was seen: count its failures afresh
             if fixed_in and not task.verified:
                 self._changes += 1  # a fix is in: a passing task may break from now on
             task.verified = fixed_in
@@ -506,6 +516,9 @@ class FixableFirst:
                 },
                 "no_commit": [task_id for task_id, task in self._tasks.items() if task.no_commit],
                 "verified": [task_id for task_id, task in self._tasks.items() if task.verified],
+                "refused": {
+                    task_id: task.refused for task_id, task in self._tasks.items() if task.refused
+                },
                 "evidenced": self._evidenced,
                 "rounds_close": self._rounds_close,
                 "evidence": [
@@ -533,6 +546,7 @@ class FixableFirst:
         credits: Any = state.get("credit", {})
         no_commit: Any = state.get("no_commit", [])
         verified: Any = state.get("verified", [])
+        refused: Any = state.get("refused", {})
         evidenced: Any = state.get("evidenced", False)
         rounds_close: Any = state.get("rounds_close", False)
         if not (
@@ -596,6 +610,20 @@ class FixableFirst:
                     f"in 'tasks' whose last outcome is a failure"
                 )
             task.verified = True
+        if not isinstance(refused, Mapping):
+            raise StateError(
+                f"{self.name}: 'refused' must map task ids to failure counts; got "
+                f"{type(refused).__name__}"
+            )
+        for task_id, count in refused.items():
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if task is None or not is_count(count) or not 1 <= count <= task.fails:
+                raise StateError(
+                    f"{self.name}: bad 'refused' entry {short_repr(task_id)}: "
+                    f"{short_repr(count)}; expected the id of a task in 'tasks' and the failure "
+                    f"count, from 1 to its failures, at which the gate refused its verified fix"
+                )
+            task.refused = count
         for key, flag in (("evidenced", evidenced), ("rounds_close", rounds_close)):
             if not isinstance(flag, bool):
                 raise StateError(f"{self.name}: {key!r} must be true or false; got {flag!r}")
@@ -624,10 +652,15 @@ class _Values:
         deepest = 0  # the most failures a task has been seen to take before its fix
         for t, count in sampler._grouping().population():
             if t.fails and not t.mixed:
-                (flipped if t.streak else failing)[t.fails] += count
+                if t.refused:  # (wired) a verified fix the gate refused: a fix seen there
+                    flipped[t.refused] += count
+                    deepest = max(deepest, t.refused)
+                fails = t.fails - t.refused  # counted afresh after a refused fix
+                if fails:
+                    (flipped if t.streak else failing)[fails] += count
                 if t.streak or (sampler._evidenced and t.credit >= _MAX_CREDIT):
                     # flipped, or (wired) credited as a commit: a committed verified fix
-                    deepest = max(deepest, t.fails)
+                    deepest = max(deepest, fails)
         self._flipped = flipped
         # Past the deepest fix still believed (a flip undone by a later failure no longer
         # counts), so a run whose fixes take more failures than the prior expects keeps
@@ -695,12 +728,14 @@ class _Values:
             unfixed = (1 - fixed) * luck**task.streak
             return unfixed / (unfixed + fixed) * (1 - luck) * hazard
         if not task.streak:  # only failures so far; maybe fixed by a commit since
-            return self._failing(task.fails) * (1 - task.credit)
+            return self._failing(task.fails - task.refused) * (1 - task.credit)
         return self._fails_after_passes(task) * self._fixable(task.fails)
 
     def fix_chance(self, task: _Task) -> float:
         """Chance that the last failure of ``task`` (failed, not passed since) yielded its fix."""
-        return self._fixable(task.fails - 1) if task.mixed else self._hazard[task.fails]
+        if task.mixed:
+            return self._fixable(task.fails - 1)
+        return self._hazard[task.fails - task.refused]
 
     def _failing(self, fails: int) -> float:
         """The best fixes per rollout over the next few rollouts of a task that only failed.
