@@ -179,10 +179,10 @@ class FixableFirst:
     fixed nothing, whatever the reflector wrote, so its task keeps its full value and a pass
     right after it is luck. A fix that passed its re-run and that the gate refused (for what
     was fused with it, say) shows that its task is fixable and how many failures its fix took:
-    the task's failures since count afresh, as a new task's, so it is retried as soon as one
-    would be. Until a card arrives (a reflector that proposes nothing), each
-    round's commit count from :meth:`end_round` is shared among the round's failures by how
-    likely each was to yield a fix.
+    the task's failures since count afresh, as if it had none behind it, so it is retried as
+    soon as a task that has just begun to fail would be. Until a card arrives (a reflector that
+    proposes nothing), each round's commit count from :meth:`end_round` is shared among the
+    round's failures by how likely each was to yield a fix.
 
     Ties in recency go to the earliest key. A task with a rollout in flight is passed over
     while another is free, so concurrent workers spread. Once told that rounds end
