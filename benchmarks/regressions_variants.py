@@ -75,12 +75,8 @@ class RefusedAsNotes(FixableFirst):
     not count afresh."""
 
     def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
-        super().evidence(task_id, gain, committed)
-        with self._lock:
-            task = self._tasks.get(task_id)
-            if task is not None and task.refused:
-                task.refused = 0
-                self._touch(task_id)
+        # Not committed, the gain decides only whether a refused fix counts afresh.
+        super().evidence(task_id, gain if committed else 0.0, committed)
 
 
 class _UntriedFirstValues(fixable_first._Values):

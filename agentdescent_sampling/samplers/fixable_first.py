@@ -115,6 +115,11 @@ class _Task:
     # refused it (0: never). Its fix has been seen, so its failures since count afresh.
     refused: int = 0
 
+    @property
+    def afresh(self) -> int:
+        """Its failures since the gate refused its verified fix (all of them if it never did)."""
+        return self.fails - self.refused
+
     def row(self) -> list[int]:
         return [self.fails, self.passes, self.streak, int(self.mixed), self.last, self.seen]
 
@@ -655,12 +660,11 @@ class _Values:
                 if t.refused:  # (wired) a verified fix the gate refused: a fix seen there
                     flipped[t.refused] += count
                     deepest = max(deepest, t.refused)
-                fails = t.fails - t.refused  # counted afresh after a refused fix
-                if fails:
-                    (flipped if t.streak else failing)[fails] += count
+                if t.afresh:
+                    (flipped if t.streak else failing)[t.afresh] += count
                 if t.streak or (sampler._evidenced and t.credit >= _MAX_CREDIT):
                     # flipped, or (wired) credited as a commit: a committed verified fix
-                    deepest = max(deepest, fails)
+                    deepest = max(deepest, t.afresh)
         self._flipped = flipped
         # Past the deepest fix still believed (a flip undone by a later failure no longer
         # counts), so a run whose fixes take more failures than the prior expects keeps
@@ -728,14 +732,14 @@ class _Values:
             unfixed = (1 - fixed) * luck**task.streak
             return unfixed / (unfixed + fixed) * (1 - luck) * hazard
         if not task.streak:  # only failures so far; maybe fixed by a commit since
-            return self._failing(task.fails - task.refused) * (1 - task.credit)
+            return self._failing(task.afresh) * (1 - task.credit)
         return self._fails_after_passes(task) * self._fixable(task.fails)
 
     def fix_chance(self, task: _Task) -> float:
         """Chance that the last failure of ``task`` (failed, not passed since) yielded its fix."""
         if task.mixed:
             return self._fixable(task.fails - 1)
-        return self._hazard[task.fails - task.refused]
+        return self._hazard[task.afresh]
 
     def _failing(self, fails: int) -> float:
         """The best fixes per rollout over the next few rollouts of a task that only failed.
