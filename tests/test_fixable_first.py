@@ -528,6 +528,29 @@ def test_a_verified_fix_the_gate_refused_counts_its_tasks_failures_afresh(gain: 
     assert sampler.state_dict()["refused"] == ({"refused": 3} if gain else {})
 
 
+def test_failures_after_a_refused_verified_fix_still_count_afresh_after_a_restore() -> None:
+    sampler = outcomes(FixableFirst(), [("hopeless", 0.0)] * 3 + [("refused", 0.0)] * 3)
+    sampler.evidence("refused", 1.0, False)
+    outcomes(sampler, [("hopeless", 0.0), ("refused", 0.0)])  # a fourth failure each
+    restored = FixableFirst()
+    restored.load_state_dict(sampler.state_dict())
+    assert restored.state_dict() == sampler.state_dict()
+    # "refused" has one failure since its fix was seen, "hopeless" four with none seen.
+    assert sampler.pick(["hopeless", "refused"], 0) == "refused"
+    assert restored.pick(["hopeless", "refused"], 0) == "refused"
+
+
+def test_a_flaky_tasks_refused_verified_fix_is_not_counted_as_a_fix_seen() -> None:
+    # It failed after a pass: a pass of its re-run may be luck, so its failures do not
+    # count afresh, and it stays behind the look-alike task picked less recently.
+    flaky = [("flaky", 0.0), ("flaky", 1.0)] + [("flaky", 0.0)] * 3
+    sampler = outcomes(FixableFirst(), [("other", 0.0), ("other", 1.0)] + [("other", 0.0)] * 3)
+    outcomes(sampler, flaky)
+    sampler.evidence("flaky", 1.0, False)
+    assert sampler.state_dict()["refused"] == {}
+    assert sampler.pick(["other", "flaky"], 0) == "other"
+
+
 def test_a_graded_gain_counts_as_a_fix_only_when_the_re_run_reaches_the_threshold() -> None:
     sampler = outcomes(FixableFirst(pass_threshold=0.8), [("a", 0.5), ("b", 0.5)])
     sampler.evidence("a", 0.2, True)  # 0.7: better, still failing
