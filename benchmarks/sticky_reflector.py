@@ -10,9 +10,11 @@ The bench's reflectors find a task's fix on its ``k``-th failure (and every ``k`
 or by chance ``1/k`` on each failure; once found, a fix the gate refused (fused with a wrong
 rule, or a breaker whose victim cost what it gained) is found again only ``k`` failures later,
 or by chance. A language model shown the same failure again most likely proposes the same rule
-at once. This runs round-robin, fixable-first alone and wired, and fixable-first wired before a
-refused verified fix counted its task's failures afresh (``refused-as-notes + wired``, from
-``regressions_variants.py``) with that reflector, and prints the bench's report. Needs the
+at once, as this reflector does. Once a task's fix is found, it writes no more notes or wrong
+rules on that task's failures, so it is also wrong a little less often than the bench's own.
+This runs round-robin, fixable-first alone and wired, and fixable-first wired before a refused
+verified fix counted its task's failures afresh (``refused-as-notes + wired``, from
+``regressions_variants.py``) with this reflector, and prints the bench's report. Needs the
 ``engine`` extra.
 """
 
