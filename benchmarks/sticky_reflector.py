@@ -34,7 +34,7 @@ from agentdescent_sampling.bench.engine import (
 from agentdescent_sampling.bench.engine.workloads import SimulatedReflector
 
 sys.path.insert(0, str(Path(__file__).parent))
-from regressions_variants import VARIANTS
+from regressions_variants import VARIANTS, _wired
 
 _finds = SimulatedReflector.finds
 
@@ -51,12 +51,8 @@ def main() -> None:
     parser.add_argument("--reflector", default="llm-like-wrong")
     parser.add_argument("--workload", action="append", help="default: every engine workload")
     args = parser.parse_args()
-    # The bench forks its worker processes, so they inherit the sticky reflector.
-    SimulatedReflector.finds = _sticky_finds  # type: ignore[method-assign]
     label = "refused-as-notes + wired"
     make, _ = VARIANTS[label]
-    from regressions_variants import _wired
-
     config = EngineBenchConfig(
         **({"workloads": args.workload} if args.workload else {}),
         samplers=["fixable-first"],
@@ -66,7 +62,12 @@ def main() -> None:
         reflector=args.reflector,
         ceilings=False,
     )
-    print(format_engine_report(run_engine_bench(config)))
+    # The bench forks its worker processes, so they inherit the sticky reflector.
+    SimulatedReflector.finds = _sticky_finds  # type: ignore[method-assign]
+    try:
+        print(format_engine_report(run_engine_bench(config)))
+    finally:
+        SimulatedReflector.finds = _finds  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

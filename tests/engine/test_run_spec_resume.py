@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentdescent_sampling import create
+from agentdescent_sampling import create, errors
+from agentdescent_sampling.policy import BUILTINS
 from benchmarks._runspec import Workspace, read_log
 from tests.engine.runspec_cli import read_state, wait_for_records
 
@@ -62,24 +64,42 @@ def _start_detached(workspace: Workspace, state: Path) -> str:
     return run_id
 
 
+#: What names this package in a failed run's status or log: its modules, the test's sampler
+#: wrappers, its error classes and the built-in samplers' message prefixes (the engine keeps
+#: only ``Type: message`` of a sampler's error).
+_OURS = (
+    "agentdescent_sampling",
+    "benchmarks._runspec",
+    *(name for name in dir(errors) if name.endswith(("Error", "Config"))),
+    *(f"{builtin.name}:" for builtin in BUILTINS),
+)
+
+
 def _resume_once(workspace: Workspace, run_id: str, failures: list[str]) -> bool:
     """Resume the stopped run ``run_id`` and wait for it: True if it finished; if not, its
     status and log are appended to ``failures``, and a failure that names this package
-    fails the test at once."""
+    fails the test at once. A finish after earlier failures is reported as a warning."""
     workspace.wait_for_exit(run_id)
     workspace.clear_stale_ledger_lock(run_id)
     done = workspace.cli("resume", run_id)
     assert done.returncode == 0, done.stdout + done.stderr
     status = workspace.wait_for_exit(run_id)
     if status["state"] == "done":
+        if failures:
+            message = "a resume finished after the engine failed:\n" + "\n\n".join(failures)
+            warnings.warn(message, stacklevel=2)
         return True
     failures.append(json.dumps(status) + workspace.log_tail(run_id))
-    if "agentdescent_sampling" in failures[-1] or "StateError" in failures[-1]:
+    if any(name in failures[-1] for name in _OURS):
         raise AssertionError("the resumed run failed in this package:\n" + failures[-1])
     return False
 
 
-def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
+def _resume(
+    workspace: Workspace, run_id: str, state: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Resume ``run_id`` until it finishes: its status, and the sampler's state file as the
+    resume that finished found it (a failed resume may have recorded rounds before it)."""
     failures: list[str] = []
     # agentdescent 0.7.0's resume failed now and then at round 0, in the engine itself: a
     # cancel or a kill had stopped the ledger's git mid-write, and its index.lock was left
@@ -90,8 +110,9 @@ def _resume(workspace: Workspace, run_id: str) -> dict[str, Any]:
     for _ in range(3):
         if failures and "would be overwritten by checkout" in failures[-1]:
             workspace.discard_unfinished_ledger_write(run_id)
+        before = read_state(state)
         if _resume_once(workspace, run_id, failures):
-            return workspace.status(run_id)
+            return workspace.status(run_id), before
     raise AssertionError("the resumed run did not finish:\n" + "\n\n".join(failures))
 
 
@@ -117,18 +138,19 @@ def test_cancel_and_resume_keep_the_sampler_statistics_and_a_stale_lock_loses_no
     assert "index.lock" in failed["error"]
     assert read_state(state) == stopped
     assert workspace.clear_stale_ledger_lock(run_id)
-    resumed = _resume(workspace, run_id)
+    resumed, before = _resume(workspace, run_id, state)
 
     final = read_state(state)
     # Everything recorded before the stop is still counted, and the resumed process
     # added exactly its own rollouts: the statistics were loaded, not started afresh.
     assert resumed["rollouts"] == ROUNDS * WORKERS
-    assert final["records"] == stopped["records"] + resumed["rollouts"]
+    assert before["records"] >= stopped["records"]
+    assert final["records"] == before["records"] + resumed["rollouts"]
     assert sum(_trials(final).values()) == final["records"]
     final_trials = _trials(final)
     assert all(final_trials[task] >= trials for task, trials in _trials(stopped).items())
     # The engine numbers the resumed rounds from 0 again; the sampler continues.
-    assert final["rounds"] == stopped["rounds"] + ROUNDS
+    assert final["rounds"] == before["rounds"] + ROUNDS
 
 
 def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
@@ -145,8 +167,9 @@ def test_a_run_killed_with_sigkill_mid_run_resumes_from_its_state_file(
     assert killed["records"] >= seen  # nothing acknowledged before the kill is lost
     assert sum(_trials(killed).values()) == killed["records"]  # a whole, consistent save
     assert create("difficulty-weighted", state=state).records == killed["records"]
-    resumed = _resume(workspace, run_id)
-    assert read_state(state)["records"] == killed["records"] + resumed["rollouts"]
+    resumed, before = _resume(workspace, run_id, state)
+    assert before["records"] >= killed["records"]
+    assert read_state(state)["records"] == before["records"] + resumed["rollouts"]
 
 
 @pytest.mark.parametrize(
