@@ -26,6 +26,7 @@ from .errors import (
     PluginLoadError,
     RegistrationError,
     SamplerConflictError,
+    SamplerError,
     StateError,
     UnknownSamplerError,
 )
@@ -46,6 +47,7 @@ from .spec import SamplerSpec, SpecLike, parse_spec
 if TYPE_CHECKING:
     from .durable import DurableSampler
     from .loading import Plugins
+    from .params import Signature
     from .records import PluginFailure, Record, SamplerInfo
 
 __all__ = [
@@ -143,7 +145,13 @@ class Registry:
                 is held by another process, or is not a sampler state.
         """
         parsed = parse_spec(spec)
-        sampler = _build(parsed, self._select(parsed.name, parsed.provider))
+        try:
+            sampler = _build(parsed, self._select(parsed.name, parsed.provider))
+        except SamplerError as error:
+            if parsed.source is None:
+                raise
+            # A spec read from a file names it, as spec_from_file's own errors do.
+            raise type(error)(f"in {parsed.source}: {error}") from error.__cause__
         if state is None:
             return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
         from ._files import checked_path
@@ -449,7 +457,13 @@ class Registry:
             message += f" Plugins that failed to load might provide it: {quoted}"
             if more > 0:
                 message += f" And {more} more failures."
-        message += " Run 'agentdescent-sampling list' for details."
+        # The closest name may be another sampler altogether ('hardest-first' is near
+        # 'fixable-first'): say what else the name may be.
+        message += (
+            f" If a plugin provides {name!r}, its distribution may not be installed in this "
+            f"Python environment; run 'agentdescent-sampling list' to see what is installed "
+            f"and which plugins failed to load."
+        )
         return UnknownSamplerError(message)
 
 
@@ -545,21 +559,29 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
 
 def _refused(info: SamplerInfo, spec: SamplerSpec, error: Exception) -> InvalidSamplerConfig:
     """The factory refused ``spec``: say which parameters are wrong, or what it said."""
-    params = dict(spec.params)
-    valid = f"Valid parameters: {info.signature.describe()}"
-    problems = info.signature.check(params)
-    if not problems:
+    wrong = wrong_parameters(info.name, info.signature, spec.params)
+    if wrong is None:
         return InvalidSamplerConfig(
             f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
-            f"{short_repr(str(error), 300)}. {valid}"
+            f"{short_repr(str(error), 300)}. Valid parameters: {info.signature.describe()}"
         )
-    names = [parameter.name for parameter in info.signature.parameters]
+    return InvalidSamplerConfig(wrong)
+
+
+def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any]) -> str | None:
+    """``sampler 'NAME': unknown parameter 'cc'. Did you mean 'c'? Valid parameters: ...``,
+    or None if ``signature`` takes ``params``."""
+    problems = signature.check(params)
+    if not problems:
+        return None
+    names = [parameter.name for parameter in signature.parameters]
     hints = "".join(
         f" Did you mean {match!r}?"
         for match in (_close_parameter(key, names) for key in params if key not in names)
         if match
     )
-    return InvalidSamplerConfig(f"sampler {info.name!r}: {'; '.join(problems)}.{hints} {valid}")
+    valid = f"Valid parameters: {signature.describe()}"
+    return f"sampler {name!r}: {'; '.join(problems)}.{hints} {valid}"
 
 
 def _close_parameter(key: str, names: Sequence[str]) -> str | None:

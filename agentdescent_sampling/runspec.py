@@ -72,9 +72,11 @@ def from_run_spec(
 
     Raises:
         InvalidSamplerConfig: neither or both of ``spec`` and ``file``, a relative path,
-            or any error of :func:`create` that is not already a ``ValueError`` (an
-            unknown name, a conflict, a plugin that failed to load), with its message.
+            a bad parameter, or any error of :func:`create` that is not a ``ValueError``
+            (an unknown name, a conflict, a plugin that failed to load), with its message.
         StateError: the ``state`` file belongs to another sampler or other parameters.
+
+    Every message starts with ``policies.task_sampler:``, the slot it is about.
     """
     if (spec is None) == (file is None):
         raise InvalidSamplerConfig(
@@ -89,9 +91,10 @@ def from_run_spec(
             spec = spec_from_file(_absolute(file, "file"), key)
         sampler = create(spec, state=path)
     except SamplerError as error:
-        if isinstance(error, ValueError):
-            raise
-        raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
+        # Every error of this slot names it; the engine reports only a ValueError as a spec
+        # error, so one that is not (an unknown name, a conflict) becomes InvalidSamplerConfig.
+        kind = type(error) if isinstance(error, ValueError) else InvalidSamplerConfig
+        raise kind(f"policies.task_sampler: {error}") from error
     if link is not None:
         try:
             _tap(link).attach(sampler)

@@ -75,6 +75,9 @@ class SamplerSpec:
         name: a registered sampler name or alias (see ``agentdescent-sampling list``).
         params: keyword parameters for the sampler's factory.
         provider: the distribution to take the sampler from, when two provide it.
+        source: where it was read, such as ``'run.toml' under 'task_sampler'``, which
+            ``create()`` then names in its errors (:func:`spec_from_file` sets it); not
+            part of the spec's value.
     """
 
     name: str
@@ -82,6 +85,7 @@ class SamplerSpec:
         factory=dict, converter=_frozen, repr=lambda params: repr(dict(params))
     )
     provider: str | None = None
+    source: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def __str__(self) -> str:
         """The spec in string form, ``name:key=value,...`` (without the provider)."""
@@ -103,7 +107,7 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
             part and shows the expected form.
     """
     if isinstance(spec, SamplerSpec):
-        return _validated(spec.name, dict(spec.params), spec.provider)
+        return _validated(spec.name, dict(spec.params), spec.provider, spec.source)
     if isinstance(spec, str):
         return _parse_string(spec)
     if isinstance(spec, Mapping):
@@ -120,7 +124,9 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     The format follows the suffix: ``.json``, ``.yaml`` or ``.yml`` (which need the
     ``yaml`` extra, PyYAML), anything else TOML. ``key`` may be dotted
     (``"tool.agentdescent.task_sampler"``). The value under it is a table
-    (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string.
+    (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string. The spec
+    keeps where it was read (``source``), so that ``create()`` names the file when the
+    name, a parameter or a value in it is wrong, keeping its error's class.
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
@@ -157,10 +163,11 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
                 f'name = "round-robin" or pass key= to read another one'
             )
         value = value[part]
+    source = f"{where} under {key!r}"
     try:
-        return parse_spec(value)
+        return attrs.evolve(parse_spec(value), source=source)
     except InvalidSamplerConfig as error:
-        raise InvalidSamplerConfig(f"in {where} under {key!r}: {error}") from None
+        raise InvalidSamplerConfig(f"in {source}: {error}") from None
 
 
 def _parser(file: Path) -> Callable[[str], Any]:
@@ -272,7 +279,9 @@ def _check_name(name: Any) -> None:
         ) from None
 
 
-def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
+def _validated(
+    name: Any, params: dict[Any, Any], provider: Any, source: str | None = None
+) -> SamplerSpec:
     _check_name(name)
     if len(params) > _MAX_PARAMS:
         raise InvalidSamplerConfig(
@@ -295,7 +304,7 @@ def _validated(name: Any, params: dict[Any, Any], provider: Any) -> SamplerSpec:
             f"sampler {name!r}: 'provider' must be a distribution name (a string), "
             f"got {short_repr(provider)}"
         )
-    return SamplerSpec(name, params, provider)
+    return SamplerSpec(name, params, provider, source)
 
 
 def _parse_value(raw: str) -> Any:

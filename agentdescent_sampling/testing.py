@@ -30,7 +30,7 @@ from .loading import describe
 from .params import signature_of
 from .protocol import check_name, method_problem
 from .records import PluginFailure, SamplerInfo
-from .registry import Registry, available, default_registry
+from .registry import Registry, available, default_registry, wrong_parameters
 from .served import ServedSampler
 from .spec import SamplerSpec, parse_spec
 
@@ -167,16 +167,18 @@ def check_sampler(
 ) -> ConformanceReport:
     """Run the sampler contract against a factory, or an installed sampler's name or spec.
 
-    Each check builds fresh instances with ``params``. A sampler taking a ``seed``
-    is also checked for identical picks under identical seeds. ``stats()``, when a
-    sampler has it, is used to check that concurrent records are not lost.
+    Each check builds fresh instances with ``params``, the sampler's own parameters
+    (``check_sampler(MySampler, seed=1)`` builds ``MySampler(seed=1)``). A sampler taking
+    a ``seed`` is also checked for identical picks under identical seeds. ``stats()``,
+    when a sampler has it, is used to check that concurrent records are not lost.
 
     Args:
         factory_or_name: a sampler class or factory, or a name or spec string that
             ``create()`` accepts (built through the registry, so ``thread_safe = False``
             classes are checked as they are served: wrapped).
         registry: the registry for names; the default one if omitted.
-        params: keyword parameters for every instance the checks build.
+        params: the sampler's parameters, passed to every instance the checks build;
+            give only those its constructor or factory takes.
 
     Returns:
         A report listing every violation, not just the first.
@@ -185,8 +187,9 @@ def check_sampler(
         TypeError: ``factory_or_name`` is a sampler instance (the kit needs a fresh one
             for each check: pass its class, or a function that builds one) or not callable.
         UnknownSamplerError: an unknown name.
-        InvalidSamplerConfig: a bad parameter for a name or spec: the caller's config,
-            not the sampler's contract.
+        InvalidSamplerConfig: a bad parameter for a name or spec, or one a class or
+            factory refuses by its signature (unknown, or required and missing): the
+            caller's config, not the sampler's contract.
     """
     factory, label, takes_seed, builtin = _resolve(factory_or_name, registry, params)
     if isinstance(factory_or_name, str):
@@ -203,6 +206,8 @@ def check_sampler(
                 f"endless loop in its constructor?); no check was run",
             )
             return ConformanceReport(label, ("build",), (hang,))
+    else:
+        _refuse_wrong_parameters(factory, label, params)
     violations: list[Violation] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
@@ -221,6 +226,23 @@ def check_sampler(
         tuple(violations + [note for note in notes if isinstance(note, Violation)]),
         tuple(note for note in notes if isinstance(note, str)),
     )
+
+
+def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any]) -> None:
+    """Raise :class:`InvalidSamplerConfig` if ``factory`` refuses ``params`` because its
+    signature does not take them, as ``create()`` does for a name. A ``TypeError`` that the
+    signature does not explain is the sampler's own, and left for the checks to report."""
+    wrong = wrong_parameters(label, signature_of(factory), params)
+    if wrong is None:
+        return
+    outcome = _in_thread("build", lambda: factory(**params))
+    if outcome and isinstance(outcome[0], TypeError):
+        name = getattr(factory, "__name__", "")
+        called = f"{name}(...)" if isinstance(name, str) and name.isidentifier() else "it"
+        raise InvalidSamplerConfig(
+            f"{wrong}. check_sampler()'s keyword arguments are the sampler's parameters, "
+            f"passed to {called}: give each one it requires and none it does not take"
+        ) from outcome[0]
 
 
 def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Violation]:

@@ -174,10 +174,17 @@ class EvidenceTap:
         evidence = getattr(sampler, "evidence", None)
         if not callable(evidence):
             name = getattr(sampler, "name", type(sampler).__name__)
+            unwired = (
+                "pass the sampler to evolve(task_sampler=...) without wire()"
+                if self._link is None
+                else f"remove 'link' from policies.task_sampler and remove the "
+                f"policies.acceptance and policies.promotion refs "
+                f"(agentdescent_sampling:evidence_acceptance and :evidence_promotion) that "
+                f"give link {self._link!r}"
+            )
             raise TypeError(
                 f"sampler {name!r} has no evidence(task_id, gain, committed) method, so it "
-                f"cannot use the engine's evidence; select fixable-first, or pass the "
-                f"sampler to evolve(task_sampler=...) without wire()"
+                f"cannot use the engine's evidence; select fixable-first, or {unwired}"
             )
         self._evidence = evidence
         self._parts.add("task_sampler")

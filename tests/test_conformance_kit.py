@@ -336,3 +336,57 @@ def test_an_instance_is_refused_with_how_to_pass_its_class() -> None:
 def test_a_bad_parameter_for_a_name_is_a_config_error_not_a_violation() -> None:
     with pytest.raises(InvalidSamplerConfig, match="'c'"):
         check_sampler("fixable-first", c=1)
+
+
+class FirstKey:
+    """Takes no parameters, as a plugin's simplest sampler does."""
+
+    name = "first-key"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_a_parameter_a_class_does_not_take_is_a_config_error_not_a_violation() -> None:
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        check_sampler(FirstKey, seed=1)
+
+    assert str(raised.value) == (
+        "sampler 'first-key': unknown parameter 'seed'. Valid parameters: no parameters. "
+        "check_sampler()'s keyword arguments are the sampler's parameters, passed to "
+        "FirstKey(...): give each one it requires and none it does not take"
+    )
+    assert isinstance(raised.value.__cause__, TypeError)
+
+
+def test_a_misspelt_or_missing_parameter_of_a_class_is_named_with_the_one_meant() -> None:
+    class Windowed(FirstKey):
+        def __init__(self, window: int) -> None:
+            self.window = window
+
+    with pytest.raises(InvalidSamplerConfig, match=r"^sampler 'first-key': unknown parameter "
+                       r"'windw'; missing required parameter 'window'\. Did you mean "
+                       r"'window'\? Valid parameters: window\. "):  # fmt: skip
+        check_sampler(Windowed, windw=3)
+    with pytest.raises(InvalidSamplerConfig, match="missing required parameter 'window'"):
+        check_sampler(Windowed)
+    assert check_sampler(Windowed, window=3).ok
+
+
+@pytest.mark.parametrize("params", [{}, {"seed": 1}], ids=["no-parameters", "its-own-seed"])
+def test_a_type_error_the_signature_does_not_explain_is_still_the_samplers_violation(
+    params: dict[str, int],
+) -> None:
+    class BuggyConstructor(FirstKey):
+        def __init__(self, seed: int = 0) -> None:
+            self.keys = sorted([1, "a"])  # type: ignore[list-item]  # the bug: a TypeError
+
+    report = check_sampler(BuggyConstructor, **params)
+
+    assert [str(violation) for violation in report.violations] == [
+        "[protocol] raised TypeError: '<' not supported between instances of 'str' and 'int'"
+    ]

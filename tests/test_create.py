@@ -7,6 +7,7 @@ import pytest
 from agentdescent_sampling import (
     DifficultyWeighted,
     InvalidSamplerConfig,
+    Registry,
     RoundRobin,
     SamplerInfo,
     SamplerSpec,
@@ -61,6 +62,26 @@ def test_an_unknown_name_lists_the_available_ones_and_suggests_the_closest() -> 
     assert {"difficulty-weighted", "round-robin"} <= set(available_part)
     assert available_part == sorted(available_part)
     assert isinstance(caught.value, LookupError)
+
+
+def test_an_unknown_name_says_a_plugin_that_provides_it_may_not_be_installed() -> None:
+    # Only the built-ins: 'hardest-first' is a plugin's, and the closest built-in is no typo.
+    registry = Registry(group="agentdescent.samplers.none-installed", disable=(), strict=False)
+    with pytest.raises(UnknownSamplerError) as caught:
+        registry.create("hardest-first")
+    message = str(caught.value)
+    assert message.startswith("no sampler named 'hardest-first'. Did you mean 'fixable-first'?")
+    assert message.endswith(
+        "If a plugin provides 'hardest-first', its distribution may not be installed in this "
+        "Python environment; run 'agentdescent-sampling list' to see what is installed and "
+        "which plugins failed to load."
+    )
+
+
+def test_a_typo_of_a_builtin_is_still_suggested_the_name_meant() -> None:
+    registry = Registry(group="agentdescent.samplers.none-installed", disable=(), strict=False)
+    with pytest.raises(UnknownSamplerError, match=r"Did you mean 'fixable-first'\?"):
+        registry.create("fixable-frist")
 
 
 def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> None:

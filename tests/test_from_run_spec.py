@@ -81,8 +81,51 @@ def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
     other.record(other.pick(["a"], 0), 1.0)
     other.close()
 
-    with pytest.raises(StateError, match="holds the state of sampler 'informative-band'"):
+    with pytest.raises(StateError, match=r"^policies\.task_sampler: .*holds the state of sampler "
+                       r"'informative-band'"):  # fmt: skip
         from_run_spec("difficulty-weighted", state=str(state))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["informative-band:windw=3", {"name": "informative-band", "windw": 3}],
+    ids=["string", "mapping"],
+)
+def test_a_bad_parameter_names_the_slot_and_stays_a_value_error(spec: object) -> None:
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(spec)  # type: ignore[arg-type]
+
+    assert str(raised.value).startswith(
+        "policies.task_sampler: sampler 'informative-band': unknown parameter 'windw'. "
+        "Did you mean 'window'?"
+    )
+    assert isinstance(raised.value.__cause__, InvalidSamplerConfig)
+
+
+def test_a_bad_parameter_in_the_spec_file_names_the_slot_and_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "run.json"
+    config.write_text('{"task_sampler": {"name": "informative-band", "window": "5"}}')
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config))
+
+    assert str(raised.value).startswith(
+        f"policies.task_sampler: in {str(config)!r} under 'task_sampler': sampler "
+        f"'informative-band'"
+    )
+
+
+def test_a_linked_sampler_without_evidence_is_told_the_run_spec_fix_not_wire() -> None:
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec("round-robin", link="main")
+
+    assert str(raised.value) == (
+        "policies.task_sampler: sampler 'round-robin' has no evidence(task_id, gain, committed) "
+        "method, so it cannot use the engine's evidence; select fixable-first, or remove 'link' "
+        "from policies.task_sampler and remove the policies.acceptance and policies.promotion "
+        "refs (agentdescent_sampling:evidence_acceptance and :evidence_promotion) that give "
+        "link 'main'"
+    )
 
 
 def test_a_state_file_with_records_is_announced_with_its_count_and_path(

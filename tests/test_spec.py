@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdescent_sampling import InvalidSamplerConfig, SamplerSpec, spec_from_file
+from agentdescent_sampling import (
+    InvalidSamplerConfig,
+    SamplerSpec,
+    UnknownSamplerError,
+    create,
+    spec_from_file,
+)
 from agentdescent_sampling.spec import parse_spec
 
 
@@ -132,6 +138,47 @@ def test_a_bad_spec_in_a_file_names_the_file(tmp_path: Path) -> None:
         InvalidSamplerConfig, match=r"run\.toml.*task_sampler.*invalid sampler name"
     ):
         spec_from_file(path)
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+@pytest.mark.parametrize(
+    ("table", "error", "message"),
+    [
+        ({"name": "difficulty-weigted"}, UnknownSamplerError,
+         "no sampler named 'difficulty-weigted'. Did you mean 'difficulty-weighted'?"),
+        ({"name": "informative-band", "windw": 3}, InvalidSamplerConfig,
+         "sampler 'informative-band': unknown parameter 'windw'. Did you mean 'window'?"),
+        ({"name": "round-robin", "spread_in_flight": "yes"}, InvalidSamplerConfig,
+         "sampler 'round-robin' rejected 'round-robin:spread_in_flight=yes': "),
+    ],
+    ids=["unknown-name", "unknown-parameter", "wrong-type"],
+)  # fmt: skip
+def test_a_wrong_name_parameter_or_value_in_a_file_names_the_file_as_a_bad_table_does(
+    tmp_path: Path, suffix: str, table: dict[str, object], error: type[Exception], message: str
+) -> None:
+    path = tmp_path / f"run{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps({"task_sampler": table}))
+    else:
+        path.write_text("[task_sampler]\n" + "".join(f"{k} = {json.dumps(v)}\n"
+                                                    for k, v in table.items()))  # fmt: skip
+    spec = spec_from_file(path)
+
+    with pytest.raises(error) as raised:
+        create(spec)
+
+    assert type(raised.value) is error
+    assert str(raised.value).startswith(f"in {str(path)!r} under 'task_sampler': {message}")
+
+
+def test_a_spec_read_from_a_file_equals_the_same_spec_written_out(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[task_sampler]\nname = "round-robin"\n')
+
+    spec = spec_from_file(path)
+
+    assert spec == SamplerSpec("round-robin")
+    assert repr(spec) == repr(SamplerSpec("round-robin"))
 
 
 @given(

@@ -120,9 +120,11 @@ def make_run(
     *,
     status: Mapping[str, Any] | None = None,
     evolve: Mapping[str, Any] | None = None,
+    rounds: Iterable[str] = (),
     **spec: Any,
 ) -> Path:
-    """A run directory holding ``records``, with a ``status.json`` and ``spec.json``."""
+    """A run directory holding ``records``, with a ``status.json`` and ``spec.json``, and
+    ``rounds`` as the lines of its ``rounds.jsonl``."""
     run = root / "20260101-000000-abcdef"
     (run / "ledger" / "trajectories").mkdir(parents=True)
     (run / "status.json").write_text(
@@ -133,7 +135,20 @@ def make_run(
     )
     for number, record in enumerate(records):
         (run / "ledger" / "trajectories" / f"{number:064x}.json").write_text(json.dumps(record))
+    if rounds:
+        (run / "rounds.jsonl").write_text("".join(f"{line}\n" for line in rounds))
     return run
+
+
+def _rounds(*processes: int, workers: int = 2) -> list[str]:
+    """``rounds.jsonl`` as agentdescent 0.7.0 writes it for a run whose processes (the first,
+    then each resume) ran that many rounds: each numbers its rounds from 0 and counts its
+    rollouts from 0."""
+    return [
+        json.dumps({"round": index, "held_out_reward": 0.6, "rollouts": workers * (index + 1)})
+        for rounds in processes
+        for index in range(rounds)
+    ]
 
 
 def _run_records() -> list[dict[str, Any]]:
@@ -169,6 +184,43 @@ def test_a_run_directory_becomes_a_workload_of_its_make_up_and_shape(tmp_path: P
     assert (workload.always, workload.never, workload.graded) == (1, 1, False)
     assert (workload.workers, workload.max_concurrency, workload.rounds) == (2, 2, 15)
     assert workload.solved_threshold == 0.999
+
+
+def test_a_resumed_run_counts_the_rollouts_of_every_round_not_the_last_process_alone(
+    tmp_path: Path,
+) -> None:
+    # 4 rounds of 2 workers, resumed for 4 more: 8 + 8 rollouts, of which status.json, which
+    # the engine resets on resume, counts the last 8; the store kept 12 records.
+    path = make_run(
+        tmp_path, _run_records(), status={"rollouts": 8}, evolve={"n_workers": 2},
+        rounds=_rounds(4, 4),
+    )  # fmt: skip
+    run = read_run(path)
+
+    assert (run.rollout_records, run.spent, run.workers, run.rounds) == (12, 16, 2, 8)
+    text = format_make_up(run, run.workload())
+    assert "of 6 train tasks, from the 16 rollouts it made" in " ".join(text.split())
+    assert "8 rounds x 2 workers, 2 in flight" in " ".join(text.split())
+
+
+@pytest.mark.parametrize(
+    ("rounds", "spent"),
+    [
+        # Cancelled after round 0, resumed: its round 0 counts 2 again, and is a new process.
+        (_rounds(1, 3), 2 + 6),
+        (_rounds(4, 4, 2), 8 + 8 + 4),
+        # A run killed mid-write leaves half a line: the rounds before it still count.
+        ([*_rounds(4), '{"round": 4, "rollo'], 8),
+    ],
+    ids=["resumed-after-one-round", "resumed-twice", "half-written-line"],
+)
+def test_each_process_of_the_run_adds_its_last_count(
+    tmp_path: Path, rounds: list[str], spent: int
+) -> None:
+    records = [_record_file("t", 0.0, 1), _record_file("t", 1.0, 2)]
+    path = make_run(tmp_path, records, status={"rollouts": 2}, rounds=rounds)
+
+    assert read_run(path).spent == spent
 
 
 def test_the_specs_workers_concurrency_and_threshold_are_the_workloads(tmp_path: Path) -> None:

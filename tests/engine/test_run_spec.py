@@ -134,6 +134,21 @@ def test_a_typo_in_the_sampler_name_is_our_error_not_a_traceback(workspace: Work
 
 
 @pytest.mark.version_independent
+def test_a_bad_sampler_parameter_is_a_spec_error_that_names_the_slot(
+    workspace: Workspace,
+) -> None:
+    spec = workspace.spec({"ref": REF, "spec": "informative-band:windw=3"})
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(
+        "policies.task_sampler: sampler 'informative-band': unknown parameter 'windw'. "
+        "Did you mean 'window'?"
+    )
+
+
+@pytest.mark.version_independent
 def test_the_plain_create_ref_ends_a_typo_in_a_traceback(workspace: Workspace) -> None:
     # Why from_run_spec exists: the engine reports only ValueError as a spec error, and
     # create() raises UnknownSamplerError, a LookupError. If this starts failing, the

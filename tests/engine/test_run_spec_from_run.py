@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling.bench.engine.fromrun import read_run
+from agentdescent_sampling.bench.engine.fromrun import format_make_up, read_run
 from agentdescent_sampling.cli import main
 from benchmarks._runspec import Workspace
 
@@ -132,3 +132,26 @@ def test_json_gives_the_make_up_as_data_and_its_report_on_stderr(
     }  # fmt: skip
     assert document["config"]["asynchronous"] is False
     assert "Make-up of run" in err
+
+
+def test_a_resumed_run_is_counted_whole_though_its_status_counts_the_resume_alone(
+    tmp_path: Path,
+) -> None:
+    workspace = Workspace(tmp_path)
+    path = workspace.spec(
+        {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin"},
+        rounds=4,
+        n_workers=2,
+        patience=1000,
+    )
+    summary = workspace.evolve(path)
+    resumed = workspace.cli("resume", summary["run_id"])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    status = workspace.wait_for_exit(summary["run_id"])
+    assert status["state"] == "done", json.dumps(status) + workspace.log_tail(summary["run_id"])
+    assert status["rollouts"] == 4 * 2  # the engine counts from 0 again on resume
+
+    run = read_run(summary["dir"])
+
+    assert (run.spent, run.workers, run.rounds) == (2 * 4 * 2, 2, 2 * 4)
+    assert f"from the {2 * 4 * 2} rollouts it made" in " ".join(format_make_up(run).split())

@@ -70,6 +70,26 @@ def test_each_card_reaches_the_linked_sampler_through_the_cli(
     assert any(entry["committed"] for entry in told)
 
 
+def test_a_linked_sampler_without_evidence_is_told_to_unlink_the_spec_not_to_skip_wire(
+    workspace: Workspace,
+) -> None:
+    spec = workspace.spec(
+        {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin", "link": "main"},
+        policies=_evidence_policies(),
+    )
+
+    done = workspace.cli("--json", "plan", spec)
+
+    planned = json.loads(done.stdout)
+    assert planned["ok"] is False
+    assert planned["error"].startswith(
+        "policies.task_sampler: sampler 'round-robin' has no evidence(task_id, gain, committed) "
+        "method, so it cannot use the engine's evidence; select fixable-first, or remove 'link' "
+        "from policies.task_sampler and remove the policies.acceptance and policies.promotion refs"
+    )
+    assert "wire()" not in planned["error"]
+
+
 @pytest.mark.parametrize(
     ("links", "message"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -109,7 +110,8 @@ def test_your_on_round_still_runs_and_without_self_verify_the_gain_is_none(
 def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> None:
     from agentdescent_sampling import create
 
-    with pytest.raises(TypeError, match=r"'round-robin' has no evidence\(.*select fixable-first"):
+    fix = "select fixable-first, or pass the sampler to evolve(task_sampler=...) without wire()"
+    with pytest.raises(TypeError, match=rf"'round-robin' has no evidence\(.*{re.escape(fix)}$"):
         wire(create("round-robin"))
     with pytest.raises(TypeError, match="sets task_sampler itself"):
         wire(Listening(), task_sampler=Listening())

@@ -30,7 +30,7 @@ import math
 import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -75,6 +75,9 @@ CANNOT_INFER = (
 )
 
 _STORE = "ledger/trajectories"
+#: One line per round: ``round``, numbered from 0 by each process of the run (a resume
+#: starts again at 0), and ``rollouts``, the rollouts that process had made by its end.
+_ROUNDS = "rounds.jsonl"
 #: The engine warns of a held-out set smaller than this (agentdescent's ``MIN_HELD_OUT``).
 _MIN_HELD_OUT = 4
 #: A record holds the rendered artifact, which for a skill directory can be large.
@@ -208,7 +211,8 @@ class RecordedRun:
         state: the run's state in ``status.json`` (``done``, ``running``, ...).
         make_up: the estimated make-up of its train tasks.
         rollout_records: ``rollout`` records read.
-        spent: rollouts the run made (``status.json``), records or not.
+        spent: rollouts the run made, records or not: every round in ``rounds.jsonl``,
+            a resumed run's included (``status.json`` counts the last process's alone).
         workers: ``n_workers`` of the run.
         max_concurrency: rollouts the run had in flight at once.
         unused: records of other purposes (``self_verify``, ``eval``), by purpose.
@@ -408,13 +412,15 @@ def read_run(path: str | Path) -> RecordedRun:
         threshold = SOLVED
     n_workers = _whole(evolve.get("n_workers")) or len(workers)
     concurrency = _whole(evolve.get("max_concurrency")) or n_workers
-    spent = status.get("rollouts")
+    # status.json counts the last process alone, but may count a round rounds.jsonl has not.
+    last = status.get("rollouts")
+    spent = max(len(records), _rollouts_made(run / _ROUNDS), _whole(last) or 0)
     return RecordedRun(
         path=run,
         state=str(status.get("state", "unknown")),
         make_up=estimate_make_up(records, threshold),
         rollout_records=len(records),
-        spent=max(len(records), spent if isinstance(spent, int) else 0),
+        spent=spent,
         workers=n_workers,
         max_concurrency=min(concurrency, n_workers),
         unused=unused,
@@ -422,11 +428,43 @@ def read_run(path: str | Path) -> RecordedRun:
     )
 
 
+def _count(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number >= 0."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _whole(value: object) -> int | None:
     """``value`` if it is a whole number >= 1, else None (the engine's default then)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return None
     return value
+
+
+def _rollouts_made(file: Path) -> int:
+    """The rollouts every process of a run made, from its ``rounds.jsonl`` at ``file``: each
+    process's last count, summed. 0 without the file (a run stopped before its first round
+    ended); a line that is not a round, such as one a killed run left half-written, is skipped.
+    """
+    try:
+        text = load_document(file, str, _MAX_FILE_BYTES)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+    made = process = 0
+    last_round = -1
+    for line in text.splitlines():
+        try:
+            entry = strict_json(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        round_index, rollouts = entry.get("round"), entry.get("rollouts")
+        if not (_count(round_index) and _count(rollouts)):
+            continue
+        if round_index <= last_round or rollouts < process:  # a resume: a new process
+            made += process
+        last_round, process = round_index, rollouts
+    return made + process
 
 
 def _not_a_run(path: Path) -> str:
