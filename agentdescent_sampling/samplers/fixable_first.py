@@ -35,7 +35,8 @@ _STATE_VERSION = 1
 #: first ``_FLAT`` failures; ``_STEP`` times that at the next, then tenfold less with each
 #: failure after, so a task is not retried far past the failure counts at which fixes have
 #: been seen to arrive. Once a fix has been seen at a later failure than ``_FLAT + 1``, the
-#: whole curve moves out by as many failures, at most ``_HORIZON`` (see ``_Values``).
+#: whole curve moves out until it is flat through that failure, at most ``_HORIZON`` failures
+#: out (see ``_Values``).
 _PRIOR_HAZARD = 0.3
 _FLAT = 2
 _STEP = 0.5
@@ -666,11 +667,13 @@ class _Values:
                     # flipped, or (wired) credited as a commit: a committed verified fix
                     deepest = max(deepest, t.afresh)
         self._flipped = flipped
-        # Past the deepest fix still believed (a flip undone by a later failure no longer
-        # counts), so a run whose fixes take more failures than the prior expects keeps
-        # retrying tasks that far (BENCHMARKS.md, "`late`: rules that take up to six
-        # failures"); bounded, so one lucky pass after many failures does not revive every task.
-        self._shift = min(_HORIZON, max(0, deepest - _FLAT - 1))
+        # Once a fix is seen past the prior's step, the prior is flat through the deepest fix
+        # still believed (a flip undone by a later failure no longer counts) and steps down
+        # after it, so a run whose fixes take more failures than the prior expects keeps
+        # retrying tasks that far and one further (BENCHMARKS.md, "The prior flat through the
+        # deepest fix seen"); bounded, so one lucky pass after many failures does not revive
+        # every task.
+        self._shift = min(_HORIZON, deepest - _FLAT) if deepest > _FLAT + 1 else 0
         top = max([*failing, *flipped, 0]) + _HORIZON + 1
         at_risk_above = [0] * (top + 2)
         for j in range(top, -1, -1):
