@@ -148,10 +148,11 @@ class Registry:
         try:
             sampler = _build(parsed, self._select(parsed.name, parsed.provider))
         except SamplerError as error:
-            if parsed.source is None:
-                raise
-            # A spec read from a file names it, as spec_from_file's own errors do.
-            raise type(error)(f"in {parsed.source}: {error}") from error.__cause__
+            if parsed.source is not None:
+                # A spec read from a file names it, as spec_from_file's own errors do; the
+                # error keeps its class, cause and traceback.
+                error.args = (f"in {parsed.source}: {error}",)
+            raise
         if state is None:
             return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
         from ._files import checked_path

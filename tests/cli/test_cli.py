@@ -77,7 +77,10 @@ def test_selecting_a_sampler_that_is_not_installed_ends_the_example_with_one_lin
     )
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr.startswith("error: sampler 'hardest-first' is disabled by ")
+    assert result.stderr.startswith(
+        "error: in 'examples/hardest_first.toml' under 'task_sampler': "
+        "sampler 'hardest-first' is disabled by "
+    )
     assert result.stderr.count("\n") == 1
 
 
