@@ -30,13 +30,13 @@ import math
 import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 import attrs
 
 from ..._files import checked_path, load_document, strict_json
 from ...errors import BenchError
-from ...protocol import SOLVED, short_repr
+from ...protocol import SOLVED, is_count, short_repr
 from ..report import WIDTH
 from .workloads import EngineWorkload
 
@@ -428,11 +428,6 @@ def read_run(path: str | Path) -> RecordedRun:
     )
 
 
-def _count(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a whole number >= 0."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
 def _whole(value: object) -> int | None:
     """``value`` if it is a whole number >= 1, else None (the engine's default then)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -459,7 +454,7 @@ def _rollouts_made(file: Path) -> int:
         if not isinstance(entry, dict):
             continue
         round_index, rollouts = entry.get("round"), entry.get("rollouts")
-        if not (_count(round_index) and _count(rollouts)):
+        if not (is_count(round_index) and is_count(rollouts)):
             continue
         if round_index <= last_round or rollouts < process:  # a resume: a new process
             made += process
