@@ -140,7 +140,8 @@ class Registry:
             InvalidSamplerConfig: the spec or its parameters are wrong.
             SamplerConflictError: two distributions provide the name; set ``provider``.
             PluginLoadError: the plugin that provides the name failed to load, or its
-                factory raised or did not return a sampler.
+                factory did not return a sampler or raised on its own account (not a
+                ``TypeError`` or ``ValueError`` refusing the parameters given).
             StateError: the ``state`` file belongs to another sampler or other parameters,
                 is held by another process, or is not a sampler state.
         """
@@ -534,12 +535,7 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     # A factory may raise anything, SystemExit included (one that validates its
     # parameters CLI-style): it becomes our error and never ends the host.
     except BaseException as error:
-        from .loading import describe
-
-        raise PluginLoadError(
-            f"{_where(selected.describe())} raised while being built from "
-            f"{short_repr(str(spec))}: {short_repr(describe(error), 300)}"
-        ) from error
+        raise _broken(selected.describe(), spec, error) from error
     if not conforms:
         raise PluginLoadError(
             f"{_where(selected.describe())}: its factory returned {type(sampler).__name__}, "
@@ -558,9 +554,24 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     return ServedSampler(sampler, name=renamed, lock=lock)
 
 
-def _refused(info: SamplerInfo, spec: SamplerSpec, error: Exception) -> InvalidSamplerConfig:
-    """The factory refused ``spec``: say which parameters are wrong, or what it said."""
+def _broken(info: SamplerInfo, spec: SamplerSpec, error: BaseException) -> PluginLoadError:
+    """The factory raised on its own account: given nothing it needs, or not as a refusal."""
+    from .loading import describe
+
+    return PluginLoadError(
+        f"{_where(info)} raised while being built from "
+        f"{short_repr(str(spec))}: {short_repr(describe(error), 300)}"
+    )
+
+
+def _refused(
+    info: SamplerInfo, spec: SamplerSpec, error: Exception
+) -> InvalidSamplerConfig | PluginLoadError:
+    """The factory raised a TypeError or ValueError at ``spec``: say which parameters are
+    wrong, or what it said of the values given; given nothing it lacks, it is broken."""
     wrong = wrong_parameters(info.name, info.signature, spec.params)
+    if wrong is None and not spec.params:
+        return _broken(info, spec, error)
     if wrong is None:
         return InvalidSamplerConfig(
             f"sampler {info.name!r} rejected {short_repr(str(spec))}: "

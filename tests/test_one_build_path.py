@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -69,3 +70,46 @@ def test_a_built_in_is_described_as_a_class_form_entry_point_declared_in_code() 
         "agentdescent-sampling",
     )
     assert info.entry_point == "round-robin = agentdescent_sampling.samplers.round_robin:RoundRobin"
+
+
+class CannotStart:
+    """Takes one optional parameter, and raises on its own account whatever it is given."""
+
+    name = "cannot-start"
+
+    def __init__(self, size: int = 1) -> None:
+        raise ValueError("cannot reach its cache directory")
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+
+class NeedsSize(CannotStart):
+    """Has a required parameter."""
+
+    name = "needs-size"
+
+    def __init__(self, size: int) -> None:
+        raise TypeError("missing 1 required positional argument: 'size'")
+
+
+def test_a_factory_raising_when_given_no_parameters_is_a_broken_plugin_not_a_bad_config() -> None:
+    registry = Registry(only=[])
+    registry.register(CannotStart)
+    with pytest.raises(PluginLoadError, match="raised while being built") as caught:
+        registry.create("cannot-start")
+    assert "cannot reach its cache directory" in str(caught.value)
+    assert isinstance(caught.value.__cause__, ValueError)
+
+
+def test_a_factory_refusing_a_given_value_or_lacking_a_required_one_is_a_bad_config() -> None:
+    registry = Registry(only=[])
+    registry.register(CannotStart)
+    registry.register(NeedsSize)
+    with pytest.raises(InvalidSamplerConfig, match="rejected 'cannot-start:size=2'"):
+        registry.create("cannot-start:size=2")
+    with pytest.raises(InvalidSamplerConfig, match="missing required parameter 'size'"):
+        registry.create("needs-size")
