@@ -107,7 +107,9 @@ class DurableSampler(ServedSampler):
             or ``path`` is a directory.
         StateError: ``path`` is a symlink, not a regular file, not a sampler state, held
             by another process (named by pid), corrupt, or belongs to another sampler or
-            to other parameters; the file is left as it was.
+            to other parameters; the file is left as it was. Or ``path`` is new and the
+            sampler's ``state_dict()`` is not plain JSON data (a NaN, a set): one that stops
+            being JSON later is kept in the log, which is snapshotted once it can be.
     """
 
     def __init__(
@@ -161,17 +163,16 @@ class DurableSampler(ServedSampler):
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
+        # After a snapshot failed, none is tried again before the log holds this many
+        # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
+        self._retry_at = 0
         self._rounds_told = callable(getattr(sampler, ROUND_END, None))
         try:
             self._records, self._next_round, self._next_shard = self._restore()
             if self._db.exists:
                 self._db.claim()
             # A new file is made at the first write, starting from the sampler as given.
-            self._initial = (
-                None
-                if self._db.exists
-                else json.dumps(self._stateful.state_dict(), allow_nan=False)
-            )
+            self._initial = None if self._db.exists else self._state_json()
         except BaseException:
             self.close()
             raise
@@ -298,23 +299,36 @@ class DurableSampler(ServedSampler):
         self._unwritten.clear()
         self._initial = None
         if self._snapshot_due(name):
-            # The record is on disk already: a snapshot that fails is retried later.
-            with contextlib.suppress(StateError):
-                self._snapshot()
+            self._fold()
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
         enough = max(_MIN_LOG, self._snapshot_bytes // 16)
-        if self._logged < _MIN_LOG or (self._work < self._snapshot_cost and self._logged < enough):
+        if self._logged < max(_MIN_LOG, self._retry_at) or (
+            self._work < self._snapshot_cost and self._logged < enough
+        ):
             return False
         # A sampler told of round ends is snapshotted at one, where its state_dict() is whole,
         # unless it is not being told of them (then four times later than otherwise).
         return not self._rounds_told or name == ROUND_END or self._logged >= 4 * enough
 
+    def _fold(self) -> None:
+        """Replace the log with a snapshot, or keep it and try again once it has doubled:
+        what it holds is on disk already, and a replay restores it all."""
+        try:
+            self._snapshot()
+        except StateError:
+            self._retry_at = 2 * self._logged
+
     def _snapshot(self) -> None:
-        """Replace the log with a snapshot of the sampler now."""
+        """Replace the log with a snapshot of the sampler now.
+
+        Raises:
+            StateError: ``state_dict()`` is not JSON, or the file could not be written;
+                nothing was changed.
+        """
         started = time.perf_counter()
-        text = json.dumps(self._stateful.state_dict(), allow_nan=False)
+        text = self._state_json()
         with self._db.transaction() as db:
             db.execute("DELETE FROM event")
             db.execute("DELETE FROM shard")
@@ -325,9 +339,25 @@ class DurableSampler(ServedSampler):
         self._unwritten.clear()
         self._shards.clear()
         self._initial = None
-        self._logged, self._work = 0, 0.0
+        self._logged, self._work, self._retry_at = 0, 0.0, 0
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)
+
+    def _state_json(self) -> str:
+        """The sampler's ``state_dict()`` as the JSON text a snapshot keeps.
+
+        Raises:
+            StateError: it is not plain JSON data.
+        """
+        state = self._stateful.state_dict()
+        try:
+            return json.dumps(state, allow_nan=False)
+        except (TypeError, ValueError) as error:  # TypeError: a set, say; ValueError: a NaN
+            raise StateError(
+                f"cannot keep the state of sampler {self._name!r} in {short_repr(str(self.path))}: "
+                f"{error}; state_dict() must return plain JSON data (dicts, lists, str, "
+                f"numbers, no NaN or infinity)"
+            ) from error
 
     def _shard_id(self, keys: Sequence[str]) -> int:
         """The id of ``keys`` in the log, queueing the shard for writing if it is new."""
@@ -346,13 +376,16 @@ class DurableSampler(ServedSampler):
         snapshot = self._db.snapshot() if self._db.exists else None
         if snapshot is None:  # a new state: its first write is a snapshot
             return 0, 0, 1
+        started = time.perf_counter()
         records, rounds, replayed = _replay(self._stateful, self._db, self._name, snapshot)
         self._records, self._next_round = records, rounds
         if replayed:
             # As a loaded snapshot would: picks whose rollouts died with the process are
-            # not in flight. Then the replayed log becomes the new snapshot.
+            # not in flight. Then the replayed log becomes the new snapshot, or, if it
+            # cannot (a state_dict() that is not JSON), stays the log, tried again later.
             self._stateful.load_state_dict(self._stateful.state_dict())
-            self._snapshot()
+            self._logged, self._work = replayed, time.perf_counter() - started
+            self._fold()
         _, top = self._db.counts()
         return records, rounds, top + 1
 

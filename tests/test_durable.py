@@ -438,6 +438,122 @@ def test_a_plugin_samplers_own_error_on_a_foreign_state_is_a_state_error(
     assert _files(tmp_path) == before
 
 
+class Spread:
+    """A plugin-style sampler whose ``state_dict()`` stops being plain JSON after ten records:
+    the spread of its scores as a NaN, as a careless variance would give."""
+
+    name = "spread"
+
+    def __init__(self) -> None:
+        self.scores: list[float] = []
+        self.snapshots = 0  # state_dict() calls
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        keys = check_keys(keys)
+        return keys[len(self.scores) % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        self.scores.append(check_score(task_id, score))
+
+    def state_dict(self) -> dict[str, Any]:
+        self.snapshots += 1
+        return {"scores": list(self.scores), "spread": self.spread()}
+
+    def spread(self) -> Any:
+        return float("nan") if len(self.scores) >= 10 else 0.0
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.scores = list(state["scores"])
+
+
+class SeenSet(Spread):
+    """The same, whose ``state_dict()`` holds a set after ten records."""
+
+    name = "seen-set"
+
+    def spread(self) -> Any:
+        return set(self.scores) if len(self.scores) >= 10 else 0.0
+
+
+class SetFromTheStart(Spread):
+    """The same, whose ``state_dict()`` holds a set from the start."""
+
+    name = "set-from-the-start"
+
+    def spread(self) -> Any:
+        return set()
+
+
+def _run(registry: Registry, name: str, state: Path, records: int) -> DurableSampler:
+    sampler = registry.create(name, state=state)
+    for step in range(records):
+        sampler.record(sampler.pick(["a", "b", "c"], step), step % 2)
+    return sampler
+
+
+@pytest.mark.parametrize("kind", [Spread, SeenSet], ids=["a-nan", "a-set"])
+def test_a_state_that_stops_being_json_mid_run_never_fails_a_record_nor_loses_one(
+    tmp_path: Path, kind: type[Spread]
+) -> None:
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(kind)
+    # 200 records, 400 log entries: snapshots fall due from the 64th entry on, and fail.
+    with _run(registry, kind.name, state, 200):
+        pass
+    with _run(registry, kind.name, state, 100) as resumed:
+        assert resumed.records == 300
+    with registry.create(kind.name, state=state) as reopened:
+        assert reopened.records == 300
+        assert len(reopened.wrapped.scores) == 300  # type: ignore[attr-defined]
+
+
+def test_a_state_file_whose_log_cannot_be_snapshotted_reopens_with_every_record(
+    tmp_path: Path,
+) -> None:
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(Spread)
+    # 20 records, 40 log entries: too few for a snapshot, so the NaN is met on reopening,
+    # when the replayed log would become the snapshot.
+    with _run(registry, "spread", state, 20):
+        pass
+    for reopening in range(3):
+        with registry.create("spread", state=state) as reopened:
+            assert reopened.records == 20 + reopening
+            assert len(reopened.wrapped.scores) == 20 + reopening  # type: ignore[attr-defined]
+            reopened.record("a", 1.0)
+
+
+def test_a_snapshot_that_keeps_failing_is_tried_again_only_as_the_log_doubles(
+    tmp_path: Path,
+) -> None:
+    registry = Registry()
+    registry.register(Spread)
+    # 1,000 records, 2,000 entries: tried at 64, 128, 256, 512 and 1,024 entries (and once at
+    # creation), not at each of the ~970 records after the 32nd.
+    with _run(registry, "spread", tmp_path / "sampler.sqlite", 1000) as sampler:
+        assert sampler.wrapped.snapshots <= 8  # type: ignore[attr-defined]
+
+
+def test_a_state_that_is_not_json_at_creation_is_refused_saying_what_json_is(
+    tmp_path: Path,
+) -> None:
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(SetFromTheStart)
+
+    with pytest.raises(StateError) as raised:
+        registry.create("set-from-the-start", state=state)
+
+    message = str(raised.value)
+    assert "sampler 'set-from-the-start'" in message
+    assert str(state) in message
+    assert "Object of type set is not JSON serializable" in message
+    assert (
+        "state_dict() must return plain JSON data (dicts, lists, str, numbers, no NaN or infinity)"
+        in message
+    )
+    assert not state.exists()
+
+
 def test_concurrent_records_all_reach_the_file(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
