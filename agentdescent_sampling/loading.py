@@ -27,6 +27,8 @@ __all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "running_
 Status = Literal["failed", "conflict", "disabled"]
 #: The longest failure message kept; a plugin's exception text can be any size.
 MAX_MESSAGE = 300
+#: The one hook a hook-form plugin implements (see ``hookspecs``).
+_HOOK = "agentdescent_register_samplers"
 
 
 class Refused(Exception):
@@ -247,12 +249,19 @@ class Plugins:
             registrations.append((factory, name, aliases, description))
 
         def call_hooks() -> None:
+            import pluggy
+
             manager = self._plugin_manager()
             try:
                 manager.register(plugin, name=f"{ep.distribution}: {ep.label}")
-                manager.check_pending()
+                try:
+                    manager.check_pending()
+                except pluggy.PluginValidationError as error:
+                    raise pluggy.PluginValidationError(
+                        error.plugin, f"the one hook is @hookimpl {_HOOK}(register): {error}"
+                    ) from error
                 others = [other for other in manager.get_plugins() if other is not plugin]
-                caller = manager.subset_hook_caller("agentdescent_register_samplers", others)
+                caller = manager.subset_hook_caller(_HOOK, others)
                 caller(register=register)
             except BaseException:
                 if manager.is_registered(plugin):
@@ -263,7 +272,13 @@ class Plugins:
         if not ok:
             return
         if not registrations:
-            self._fail(ep, "failed", "its hooks registered no sampler")
+            self._fail(
+                ep,
+                "failed",
+                f"its hooks registered no sampler: a hook-form entry point names a module whose "
+                f"@hookimpl {_HOOK}(register) calls register(); a class-form one is written "
+                f"'module:Class'",
+            )
         for factory, name, aliases, description in registrations:
             self._register(ep, "hook", factory, name, aliases, description)
 
@@ -332,7 +347,13 @@ class Plugins:
         # A plugin is isolated from the host whatever it raises: SystemExit, GeneratorExit
         # and BaseException subclasses included.
         except BaseException as error:  # noqa: BLE001
-            self._fail(ep, "failed", f"{stage} failed: {describe(error)}", error, names)
+            hint = ""
+            if stage == "import" and isinstance(error, (ImportError, AttributeError)):
+                hint = (
+                    f"; check the entry point ({ep.label}) against the package's code, or "
+                    f"reinstall {ep.distribution}"
+                )
+            self._fail(ep, "failed", f"{stage} failed: {describe(error)}{hint}", error, names)
         finally:
             _running.plugin = outer
         return False, None

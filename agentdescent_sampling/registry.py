@@ -451,7 +451,7 @@ class Registry:
             first_of_each: dict[str, PluginFailure] = {}
             for failure in broken:  # one per distribution: 500 of one plugin's are one line
                 first_of_each.setdefault(failure.distribution, failure)
-            quoted = "; ".join(
+            quoted = " ".join(  # each one a sentence
                 f"{failure.where}: {_sentence(failure.message, 150)}"
                 for failure in list(first_of_each.values())[:_MAX_FAILURES_QUOTED]
             )
@@ -610,6 +610,8 @@ def _close_parameter(key: str, names: Sequence[str]) -> str | None:
 
 
 def _where(info: SamplerInfo) -> str:
+    if info.form == "in-process":
+        return f"sampler {info.name!r} (registered in-process)"
     return f"sampler {info.name!r} ({info.distribution} {info.version})"
 
 

@@ -102,6 +102,7 @@ def test_a_factory_raising_when_given_no_parameters_is_a_broken_plugin_not_a_bad
     with pytest.raises(PluginLoadError, match="raised while being built") as caught:
         registry.create("cannot-start")
     assert "cannot reach its cache directory" in str(caught.value)
+    assert "sampler 'cannot-start' (registered in-process) raised" in str(caught.value)
     assert isinstance(caught.value.__cause__, ValueError)
 
 

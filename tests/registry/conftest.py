@@ -88,6 +88,18 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         },
         {"round-robin": "ads_impostor:Impostor", "impostor-hooks": "ads_impostor_hooks"},
     ),
+    "ads-test-registers-nothing": (
+        {
+            "ads_registers_nothing.py": """
+                from agentdescent_sampling import hookimpl
+
+                @hookimpl
+                def agentdescent_register_samplers(register):
+                    pass
+            """
+        },
+        {"registers-nothing": "ads_registers_nothing"},
+    ),
     "ads-test-misspelt": (
         {
             "ads_misspelt.py": """

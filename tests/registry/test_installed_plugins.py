@@ -80,6 +80,8 @@ def test_failed_plugins_are_recorded_with_distribution_version_and_error(zoo: Ve
     assert broken["version"] == "1.2.3"
     assert broken["entry_point"] == "broken = ads_broken:Sampler"
     assert "ModuleNotFoundError" in str(broken["error"])
+    assert "check the entry point (broken = ads_broken:Sampler)" in str(broken["error"])
+    assert "reinstall ads-test-broken-import" in str(broken["error"])
     assert "hook exploded" in str(failure_of(found, "ads-test-hook-raises")["error"])
     assert "SystemExit: 3" in str(failure_of(found, "ads-test-exits")["error"])
     assert "SyntaxError" in str(failure_of(found, "ads-test-syntax-error")["error"])
@@ -91,9 +93,20 @@ def test_every_other_sampler_keeps_working_beside_broken_plugins(zoo: Venv) -> N
     assert {"round-robin", "difficulty-weighted", "fifo", "shuffled", "survivor"} <= names
 
 
+def test_hooks_that_register_nothing_are_reported_with_both_forms_of_entry_point(
+    zoo: Venv,
+) -> None:
+    error = str(failure_of(records(zoo), "ads-test-registers-nothing")["error"])
+    assert "its hooks registered no sampler" in error
+    assert "'module:Class'" in error
+
+
 def test_a_misspelt_hook_is_reported_not_ignored(zoo: Venv) -> None:
     failure = failure_of(records(zoo), "ads-test-misspelt")
     assert "unknown hook 'agentdescent_register_sampler'" in str(failure["error"])
+    assert "the one hook is @hookimpl agentdescent_register_samplers(register)" in str(
+        failure["error"]
+    )
 
 
 def test_invalid_registrations_are_recorded_and_the_valid_one_survives(zoo: Venv) -> None:

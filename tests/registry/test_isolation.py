@@ -113,6 +113,7 @@ def test_a_typo_among_500_failed_registrations_gets_a_short_message(zoo: Venv) -
     assert len(error["message"]) < 2000
     assert "Did you mean 'survivor'?" in error["message"]
     assert "more failures." in error["message"]
+    assert ".;" not in error["message"], error["message"]  # each quoted failure a sentence
     assert error["message"].endswith(
         "run 'agentdescent-sampling list' to see what is installed and which plugins failed to "
         "load."
