@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,11 +14,11 @@ from ._display import shown_lines
 from ._files import user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
-from .errors import SamplerError
+from .errors import PluginLoadError, SamplerConflictError, SamplerError
 from .listing import Listing, describe_sampler, sampler_json
 from .registry import available, default_registry
 from .scaffold import write_plugin
-from .spec import parse_spec
+from .spec import SamplerSpec, parse_spec
 from .testing import check_installed, check_sampler, checking
 
 __all__ = ["main"]
@@ -103,8 +104,9 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="run the conformance kit against installed samplers",
         description="Run the conformance kit (agentdescent_sampling.testing.check_sampler) "
-        "against a sampler, or every installed one. Exits 1 on a contract violation, 2 on "
-        "a bad name or parameter.",
+        "against a sampler, or every installed one. Exits 1 on a contract violation or a "
+        "plugin that failed to load (a wrong pick() signature, an import error), 2 on a bad "
+        "name or parameter, or a name two distributions provide without --provider.",
     )
     target = check.add_mutually_exclusive_group(required=True)
     target.add_argument(
@@ -115,6 +117,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check every installed sampler at its defaults; a plugin that failed to load "
         "or conflicts also makes the exit status 1",
+    )
+    check.add_argument(
+        "--provider",
+        metavar="DIST",
+        help="the distribution to take the sampler from, if two provide it",
     )
     check.set_defaults(run=_check)
 
@@ -207,12 +214,27 @@ def _show(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     if args.all:
+        if args.provider is not None:
+            _error("--provider selects one sampler's distribution: give the sampler's name, "
+                   "not --all (check NAME --provider DIST)")  # fmt: skip
+            return 2
         return _check_all()
     spec = parse_spec(args.spec)
-    registry = default_registry()
-    info = registry.get(spec.name, provider=spec.provider)
-    # A bad parameter raises here, before anything is printed: a config error (exit 2).
-    report = check_sampler(args.spec)
+    if args.provider is not None:
+        spec = SamplerSpec(spec.name, spec.params, args.provider)
+    try:
+        info = default_registry().get(spec.name, provider=spec.provider)
+        # A bad parameter raises here, before anything is printed: a config error (exit 2).
+        report = check_sampler(spec)
+    except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
+        command = shlex.join(["agentdescent-sampling", "check", args.spec])
+        _error(
+            f"{error}. Here, pick one with --provider: {command} --provider DIST, DIST one of those"
+        )
+        return 2
+    except PluginLoadError as error:  # the plugin's failure, as check --all counts it
+        _error(f"not checked: {error}")
+        return 1
     print(checking(info, spec))
     print(report)
     return 0 if report.ok else 1

@@ -15,12 +15,16 @@ point) does the same in one line::
 from __future__ import annotations
 
 import functools
+import json
 import math
+import operator
+import re
+import shlex
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -28,11 +32,11 @@ from ._display import safe_repr, shown
 from .errors import InvalidSamplerConfig
 from .loading import describe
 from .params import signature_of
-from .protocol import check_name, method_problem
+from .protocol import MAX_COUNT, Stateful, check_name, method_problem
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
 from .served import ServedSampler
-from .spec import SamplerSpec, parse_spec
+from .spec import SamplerSpec, SpecLike, parse_spec
 
 __all__ = [
     "ConformanceReport",
@@ -127,7 +131,9 @@ def check_installed() -> Iterator[InstalledCheck]:
         if record.status != "ok":
             yield InstalledCheck(
                 f"{record.name} ({shown(record.distribution)}): not checked: more than one "
-                f"distribution provides it; uninstall one",
+                f"distribution provides it; uninstall one, or check this one with "
+                f"'agentdescent-sampling check {record.name} --provider "
+                f"{shown(shlex.quote(record.distribution))}'",
                 failed=True,
             )
         elif required:
@@ -159,26 +165,43 @@ def checking(info: SamplerInfo, spec: SamplerSpec) -> str:
 
 
 Factory = Callable[..., Any]
-Check = Callable[[Factory, dict[str, Any]], Iterator[Violation]]
+
+
+@attrs.frozen
+class _NotApplicable:
+    """What a check yields when it does not apply to the sampler (the state check of a
+    sampler without state): the report leaves it out of the checks that ran."""
+
+
+_NOT_APPLICABLE = _NotApplicable()
+#: What a check yields: a violation, a note (a ``str``: what it could not observe), or
+#: :data:`_NOT_APPLICABLE`.
+Finding = Violation | str | _NotApplicable
+Check = Callable[[Factory, dict[str, Any]], Iterator[Finding]]
 
 
 def check_sampler(
-    factory_or_name: Factory | str, /, *, registry: Registry | None = None, **params: Any
+    factory_or_name: Factory | SpecLike, /, *, registry: Registry | None = None, **params: Any
 ) -> ConformanceReport:
     """Run the sampler contract against a factory, or an installed sampler's name or spec.
 
     Each check builds fresh instances with ``params``, the sampler's own parameters
     (``check_sampler(MySampler, seed=1)`` builds ``MySampler(seed=1)``). A sampler taking
-    a ``seed`` is also checked for identical picks under identical seeds. ``stats()``,
-    when a sampler has it, is used to check that concurrent records are not lost.
+    a ``seed`` is also checked for identical picks under identical seeds, and one with
+    ``state_dict()`` and ``load_state_dict()`` for a state that survives JSON and restores
+    it. ``stats()``, when a sampler has it and it returns ``{task_id: (passes, trials)}``
+    counting every record, is used to check that concurrent records are not lost.
 
     Args:
-        factory_or_name: a sampler class or factory, or a name or spec string that
-            ``create()`` accepts (built through the registry, so ``thread_safe = False``
-            classes are checked as they are served: wrapped).
+        factory_or_name: a sampler class or factory, or anything ``create()`` accepts: a
+            name or spec string, a mapping (``{"name": "dup", "provider": "dist"}``) or a
+            :class:`~agentdescent_sampling.SamplerSpec`, built through the registry (so
+            ``thread_safe = False`` classes are checked as they are served: wrapped, and a
+            name two distributions provide is checked from its ``provider``).
         registry: the registry for names; the default one if omitted.
         params: the sampler's parameters, passed to every instance the checks build;
-            give only those its constructor or factory takes.
+            give only those its constructor or factory takes. For a name or spec they
+            are added to the spec's own, and win over them.
 
     Returns:
         A report listing every violation, not just the first.
@@ -187,12 +210,15 @@ def check_sampler(
         TypeError: ``factory_or_name`` is a sampler instance (the kit needs a fresh one
             for each check: pass its class, or a function that builds one) or not callable.
         UnknownSamplerError: an unknown name.
+        SamplerConflictError: two distributions provide the name and the spec gives no
+            ``provider``.
+        PluginLoadError: the plugin that provides the name failed to load.
         InvalidSamplerConfig: a bad parameter for a name or spec, or one a class or
             factory refuses by its signature (unknown, or required and missing): the
             caller's config, not the sampler's contract.
     """
     factory, label, takes_seed, builtin = _resolve(factory_or_name, registry, params)
-    if isinstance(factory_or_name, str):
+    if _is_spec(factory_or_name):
         try:
             built = _finishes(lambda: factory(**params))
         except InvalidSamplerConfig:
@@ -208,24 +234,36 @@ def check_sampler(
             return ConformanceReport(label, ("build",), (hang,))
     else:
         _refuse_wrong_parameters(factory, label, params)
-    violations: list[Violation] = []
+    findings: list[Finding] = []
+    ran: list[str] = []
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
-    names = tuple(check.__name__.removeprefix("_check_").replace("_", "-") for check in checks)
-    for index, (check, name) in enumerate(zip(checks, names, strict=True)):
+    for check in checks:
+        name = check.__name__.removeprefix("_check_").replace("_", "-")
         found, finished = _bounded(name, functools.partial(_listed, check, factory, params))
-        violations.extend(found)
-        if not finished:
-            return ConformanceReport(label, names[: index + 1], tuple(violations))
-        if check in _GATES and found:  # every later check would fail on the same call
-            return ConformanceReport(label, names[: index + 1], tuple(violations))
+        findings.extend(found)
+        if _NOT_APPLICABLE not in found:
+            ran.append(name)
+        violations = [each for each in found if isinstance(each, Violation)]
+        # A check that hangs, or a gate's violation: every later check would fail the same way.
+        if not finished or (check in _GATES and violations):
+            return _report(label, ran, findings)
     # A built-in's records under threads are this package's own tests' business, not its user's.
     notes, _ = _bounded("notes", lambda: [] if builtin else list(_notes(factory, params, label)))
+    return _report(label, ran, findings + notes)
+
+
+def _report(label: str, ran: list[str], findings: list[Finding]) -> ConformanceReport:
     return ConformanceReport(
         label,
-        names,
-        tuple(violations + [note for note in notes if isinstance(note, Violation)]),
-        tuple(note for note in notes if isinstance(note, str)),
+        tuple(ran),
+        tuple(each for each in findings if isinstance(each, Violation)),
+        tuple(each for each in findings if isinstance(each, str)),
     )
+
+
+def _is_spec(factory_or_name: object) -> TypeGuard[SpecLike]:
+    """Whether ``factory_or_name`` names an installed sampler rather than being its factory."""
+    return isinstance(factory_or_name, (str, SamplerSpec, Mapping))
 
 
 def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any]) -> None:
@@ -245,7 +283,7 @@ def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any
         ) from outcome[0]
 
 
-def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Violation]:
+def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Finding]:
     return list(check(factory, params))
 
 
@@ -301,10 +339,10 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
 
 
 def _resolve(
-    factory_or_name: Factory | str, registry: Registry | None, params: dict[str, Any]
+    factory_or_name: Factory | SpecLike, registry: Registry | None, params: dict[str, Any]
 ) -> tuple[Factory, str, bool, bool]:
     """The factory to check, its label, whether it takes a seed, and whether it is a built-in."""
-    if isinstance(factory_or_name, str):
+    if _is_spec(factory_or_name):
         spec = parse_spec(factory_or_name)
         chosen = registry or default_registry()
         info = chosen.get(spec.name, provider=spec.provider)
@@ -326,10 +364,21 @@ def _resolve(
         )
         raise TypeError(f"check_sampler() takes a sampler class, factory or name; {hint}")
     parameters = {parameter.name for parameter in signature_of(factory_or_name).parameters}
-    label = getattr(factory_or_name, "name", None) or getattr(
-        factory_or_name, "__name__", repr(factory_or_name)
-    )
-    return factory_or_name, str(label), "seed" in parameters, False
+    return factory_or_name, _label(factory_or_name), "seed" in parameters, False
+
+
+def _label(factory: object) -> str:
+    """What a report calls ``factory``: its ``name`` if that is a valid sampler name, else
+    the class's qualified name (``MySampler``), else the function's name."""
+    name = getattr(factory, "name", None)
+    if isinstance(name, str):
+        try:
+            return check_name(name)
+        except ValueError:
+            pass
+    attribute = "__qualname__" if isinstance(factory, type) else "__name__"
+    found = getattr(factory, attribute, None)
+    return found if isinstance(found, str) else safe_repr(factory)
 
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
@@ -411,7 +460,16 @@ def _bad_scores_taken(sampler: Any) -> str:
 
 def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     first, second = factory(**params), factory(**params)
-    name = getattr(first, "name", None)
+    name = getattr(first, "name", _MISSING)
+    cls = type(first).__qualname__
+    suggested = _suggested_name(type(first).__name__)
+    add = f"add name = {suggested!r} to the class (the name configs select it by)"
+    if name is _MISSING:
+        yield Violation("name", f"{cls} has no name attribute; {add}")
+        return
+    if not isinstance(name, str):
+        yield Violation("name", f"{cls}'s name attribute is {safe_repr(name)}, not a string; {add}")
+        return
     try:
         check_name(name)
     except ValueError as error:
@@ -421,6 +479,18 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
     first.record(_SHARD[0], 1.0)
     if getattr(first, "name", None) != name or getattr(second, "name", None) != name:
         yield Violation("name", f"name {name!r} is not stable across instances and calls")
+
+
+_MISSING = object()
+
+
+def _suggested_name(class_name: str) -> str:
+    """A sampler name made of a class's name (``HardestFirst`` -> ``hardest-first``)."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", class_name).lower().replace("_", "-")
+    try:
+        return check_name(words)
+    except ValueError:
+        return "my-sampler"
 
 
 def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
@@ -515,22 +585,110 @@ def _check_seeds(factory: Factory, params: dict[str, Any]) -> Iterator[Violation
             )
 
 
-def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+#: What the kit reads ``stats()`` as, in its messages.
+_STATS_SHAPE = "{task_id: (passes, trials)}"
+#: How many records the one-thread look at ``stats()`` makes before the threads check.
+_STATS_PROBE = 24
+
+
+def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
+    counts, note = _stats_counts(factory(**params))
+    if note:
+        yield note
     # A race in an unguarded read-modify-write shows up in most rounds, not all; a few
     # rounds make a miss vanishingly rare, and a correct sampler costs only the rounds.
     for _ in range(THREAD_ROUNDS):
-        violations = list(_threads_round(factory(**params)))
-        if violations:
-            alone = _one_thread_error(factory(**params))
-            if alone is not None:  # not a race: the same calls fail on one thread
-                yield Violation(
-                    "threads",
-                    f"the calls the threads make raise on one thread too, first: {alone}; "
-                    f"fix that first (no lock would)",
-                )
-                return
-            yield from violations
+        outcome = _threads_round(factory(**params), counts)
+        if not outcome.violations and outcome.lost is None:
+            continue
+        alone, counted = _one_thread_run(factory(**params), counts)
+        if alone is not None:  # not a race: the same calls fail on one thread
+            yield Violation(
+                "threads",
+                f"the calls the threads make raise on one thread too, first: {alone}; "
+                f"fix that first (no lock would)",
+            )
             return
+        yield from outcome.violations
+        if outcome.lost is not None:
+            made = THREADS * OPERATIONS_PER_THREAD
+            if counted == made:
+                yield outcome.lost
+            else:  # it does not count every record, so nothing was shown to be lost
+                after = f"after {made} records made one after another on one thread"
+                read = "could not be read" if counted is None else f"counts {counted} trials"
+                yield _not_counted(f"{read} {after}")
+        return
+
+
+def _stats_counts(sampler: Any) -> tuple[bool, str]:
+    """Whether the threads check can count records with ``sampler.stats()``, and if it
+    has one it cannot, a note saying why: only a ``{task_id: (passes, trials)}`` that
+    counts each of a few records made on one thread can show records lost under threads.
+    """
+    stats = getattr(sampler, "stats", None)
+    if not callable(stats):
+        return False, ""  # _notes says so, for samplers their user can change
+    try:
+        for step in range(_STATS_PROBE):
+            picked = sampler.pick(list(_SHARD), step)
+            sampler.record(_member(picked, _SHARD), float(step % 2))
+    except Exception:  # noqa: BLE001  # the threads rounds report it, and then stats() is moot
+        return False, ""
+    try:
+        counted = _trials(stats())
+    except Exception as error:  # noqa: BLE001  # a stats() that raises is noted, not fatal
+        return False, _not_counted(f"raised {describe(error)}")
+    if isinstance(counted, str):
+        return False, _not_counted(counted)
+    if counted != _STATS_PROBE:
+        return False, _not_counted(
+            f"counts {counted} trials after {_STATS_PROBE} records made on one thread"
+        )
+    return True, ""
+
+
+def _trials(stats: object) -> int | str:
+    """The trials ``stats`` counts, if it is ``{task_id: (passes, trials)}`` (two whole
+    numbers, ``0 <= passes <= trials``), else what is wrong with it, naming one entry."""
+    if not isinstance(stats, Mapping):
+        return f"returned {type(stats).__name__} {safe_repr(stats)}, not a dict"
+    total = 0
+    for task_id, counts in stats.items():
+        entry = f"{safe_repr(task_id)}: {safe_repr(counts)}"
+        if not isinstance(task_id, str):
+            return f"returned an entry {entry} whose key is not a task id"
+        if isinstance(counts, (str, bytes)) or not isinstance(counts, Sequence) or len(counts) != 2:
+            return f"returned an entry {entry}, not a (passes, trials) pair"
+        passes, trials = (_whole(count) for count in counts)
+        if passes is None or trials is None or passes > trials:
+            return (
+                f"returned an entry {entry}: passes and trials must be whole numbers with "
+                f"0 <= passes <= trials"
+            )
+        total += trials
+    return total
+
+
+def _whole(value: object) -> int | None:
+    """``value`` as an ``int`` if it is a whole number >= 0 (not a bool), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    try:
+        whole = operator.index(value)  # type: ignore[arg-type]  # refused below if not one
+    except TypeError:
+        return None
+    return whole if whole >= 0 else None
+
+
+def _not_counted(problem: str) -> str:
+    """The note of a ``stats()`` that the threads check cannot count records with."""
+    return (
+        f"threads: lost records could not be observed: stats() {problem}, and the threads "
+        f"check reads stats() as {_STATS_SHAPE} with whole numbers counting every record; "
+        f"only exceptions and non-members under {THREADS} threads were checked. Return that "
+        f"from stats() (the author's guide, 'Statistics'), or give the method another name"
+    )
 
 
 def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
@@ -543,17 +701,33 @@ def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
         sampler.record(_member(picked, shard), float((worker + step) % 2))
 
 
-def _one_thread_error(sampler: Any) -> str | None:
-    """What the threads' calls, made one after another on one thread, raise first, if any."""
+def _one_thread_run(sampler: Any, counts: bool) -> tuple[str | None, int | None]:
+    """What the threads' calls, made one after another on one thread, raise first, if
+    any, and the trials ``stats()`` then counts (``None`` if it is not read or unreadable)."""
     try:
         for worker in range(THREADS):
             _worker_calls(sampler, worker, [])
     except Exception as error:  # noqa: BLE001  # reported as a violation
-        return describe(error)
-    return None
+        return describe(error), None
+    if not counts:
+        return None, None
+    try:
+        counted = _trials(sampler.stats())
+    except Exception:  # noqa: BLE001  # then the lost records cannot be told
+        return None, None
+    return None, counted if isinstance(counted, int) else None
 
 
-def _threads_round(sampler: Any) -> Iterator[Violation]:
+@attrs.frozen
+class _Round:
+    """What one round of the threads check found: its violations, and apart from them the
+    lost-records one, which stands only if ``stats()`` counts every record on one thread."""
+
+    violations: list[Violation]
+    lost: Violation | None = None
+
+
+def _threads_round(sampler: Any, counts: bool) -> _Round:
     errors: list[str] = []
     strays: list[str] = []
     barrier = threading.Barrier(THREADS)
@@ -574,31 +748,201 @@ def _threads_round(sampler: Any) -> Iterator[Violation]:
             thread.start()
         for thread in threads:
             thread.join()
+    violations = []
+    lost = None
     if errors:
-        yield Violation(
-            "threads",
-            f"{len(errors)} of {THREADS} threads raised while sharing one instance, first: "
-            f"{errors[0]}; guard pick() and record() with a lock, or declare thread_safe = False",
+        violations.append(
+            Violation(
+                "threads",
+                f"{len(errors)} of {THREADS} threads raised while sharing one instance, first: "
+                f"{errors[0]}; guard pick() and record() with a lock, or declare "
+                f"thread_safe = False",
+            )
         )
     if strays:
-        yield Violation("threads", f"under threads, pick() returned non-members: {strays[:3]}")
-    expected = (THREADS - len(errors)) * OPERATIONS_PER_THREAD
-    stats = getattr(sampler, "stats", None)
-    if callable(stats) and not errors:
-        counted = sum(int(trials) for _, trials in stats().values())
-        if counted != expected:
-            yield Violation(
-                "threads",
+        violations.append(
+            Violation("threads", f"under threads, pick() returned non-members: {strays[:3]}")
+        )
+    if counts and not errors:
+        expected = THREADS * OPERATIONS_PER_THREAD
+        try:
+            counted = _trials(sampler.stats())
+        except Exception as error:  # noqa: BLE001  # reported as a violation
+            counted = f"raised {describe(error)}"
+        if isinstance(counted, str):
+            violations.append(
+                Violation(
+                    "threads",
+                    f"after {THREADS} threads shared one instance, stats() {counted}, though "
+                    f"on one thread it returned {_STATS_SHAPE}; guard the statistics with a "
+                    f"lock, or declare thread_safe = False",
+                )
+            )
+        elif counted != expected:
+            what = (
                 f"{expected - counted} of {expected} concurrent records were lost (stats() "
-                f"counts {counted} trials); guard the statistics with a lock, or declare "
-                f"thread_safe = False to have the registry wrap the sampler",
+                f"counts {counted} trials)"
+                if counted < expected
+                else f"stats() counts {counted} trials for {expected} concurrent records"
+            )
+            lost = Violation(
+                "threads",
+                f"{what}; guard the statistics with a lock, or declare thread_safe = False to "
+                f"have the registry wrap the sampler",
             )
     try:
         sampler.record(_member(sampler.pick(list(_SHARD), 0), _SHARD), 1.0)
     except Exception as error:  # noqa: BLE001  # reported as a violation
-        yield Violation(
-            "threads", f"the sampler is unusable after concurrent use: {type(error).__name__}"
+        violations.append(
+            Violation(
+                "threads",
+                f"the sampler is unusable after concurrent use: {type(error).__name__}",
+            )
         )
+    return _Round(violations, lost)
+
+
+#: The picks and records made before a state is saved, and after, in the state check.
+_STATE_ROUNDS = 30
+
+
+def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
+    """For a sampler with ``state_dict()`` and ``load_state_dict()``: the state is plain
+    JSON, and a fresh instance given it saves the same state and picks as the original."""
+    original = factory(**params)
+    if not isinstance(original, Stateful):
+        has = [m for m in ("state_dict", "load_state_dict") if callable(getattr(original, m, None))]
+        if has:
+            (half,) = has
+            other = "load_state_dict" if half == "state_dict" else "state_dict"
+            yield (
+                f"state: not checked: it has {half}() but no {other}(), so it is not Stateful "
+                f"and its state can be neither saved nor restored (create(spec, state=...) and "
+                f"save_state() refuse it); add {other}() or rename {half}()"
+            )
+        yield _NOT_APPLICABLE
+        return
+    twin = factory(**params)  # the same records as the original: does it pick as it does?
+    history = f"{_STATE_ROUNDS} picks and records"
+    for sampler in (original, twin):
+        _scripted_picks(sampler, 0, _STATE_ROUNDS)
+    try:
+        saved = original.state_dict()
+    except Exception as error:  # noqa: BLE001  # the violation
+        yield Violation("state", f"state_dict() after {history} raised {describe(error)}")
+        return
+    problem = _not_plain_json(saved)
+    if problem:
+        yield Violation(
+            "state",
+            f"state_dict() after {history} is not plain JSON: {problem}. It is saved as JSON "
+            f"(save_state(), create(spec, state=...)) and loaded back from it: return dicts "
+            f"with str keys, lists, str, finite numbers, bools and None",
+        )
+        return
+    restored = factory(**params)
+    try:
+        restored.load_state_dict(json.loads(json.dumps(saved)))
+        again = restored.state_dict()
+    except Exception as error:  # noqa: BLE001  # the violation
+        yield Violation(
+            "state",
+            f"a fresh instance given the state_dict() of one that made {history} raised "
+            f"{describe(error)} in load_state_dict() or the state_dict() after it",
+        )
+        return
+    difference = _difference(saved, again)
+    if difference:
+        yield Violation(
+            "state",
+            f"a fresh instance given load_state_dict(state), the state_dict() of one that "
+            f"made {history}, returns another state_dict(): {difference}. load_state_dict() "
+            f"must restore everything state_dict() saves",
+        )
+        return
+    picks, twins, resumed = (
+        _scripted_picks(each, _STATE_ROUNDS, 2 * _STATE_ROUNDS)
+        for each in (original, twin, restored)
+    )
+    if picks == twins and resumed != picks:  # the same records give the same picks, but not it
+        yield Violation(
+            "state",
+            f"after load_state_dict(), the next picks differ from the original's: "
+            f"{_show(resumed[:6])} vs {_show(picks[:6])}, though two instances that made the "
+            f"same records pick alike; the state leaves out something pick() depends on "
+            f"(a generator's state?)",
+        )
+
+
+def _not_plain_json(state: object) -> str:
+    """What in ``state`` would not come back as itself from JSON, by its path, or ``""``."""
+    if not isinstance(state, dict):
+        return f"it is {type(state).__name__} {safe_repr(state)}, not a dict"
+    stack: list[tuple[str, object]] = [("state", state)]
+    seen: set[int] = set()
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, (dict, list)):
+            if id(value) in seen:  # json.dumps refuses a circular one; a shared one is fine
+                if _contains(value, value):
+                    return f"{shown(path, 200)} contains itself, which JSON cannot hold"
+                continue
+            seen.add(id(value))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return (
+                        f"{shown(path, 200)} has the key {safe_repr(key)} (a "
+                        f"{type(key).__name__}), which JSON turns into a string"
+                    )
+                stack.append((f"{path}[{key!r}]", item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+        elif isinstance(value, bool) or value is None or isinstance(value, str):
+            continue
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f"{shown(path, 200)} is {value!r}, which JSON cannot hold"
+        elif isinstance(value, (int, float)):
+            if isinstance(value, int) and abs(value) > MAX_COUNT:
+                return (
+                    f"{shown(path, 200)} is {safe_repr(value)}, over the 2**53 a state file holds"
+                )
+        else:
+            kind = type(value).__name__
+            turned = ", which JSON turns into a list" if isinstance(value, tuple) else ""
+            return f"{shown(path, 200)} is a {kind}, {safe_repr(value)}{turned}"
+    return ""
+
+
+def _contains(container: object, target: object) -> bool:
+    """Whether ``target`` is reachable from inside ``container`` (a cycle when it is itself)."""
+    stack = list(container.values() if isinstance(container, dict) else container)  # type: ignore[call-overload]
+    seen: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if value is target:
+            return True
+        if isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(value.values() if isinstance(value, dict) else value)
+    return False
+
+
+def _difference(saved: object, restored: object, path: str = "state", depth: int = 0) -> str:
+    """Where ``restored`` first differs from ``saved``, or ``""`` if they are equal."""
+    if saved == restored:
+        return ""
+    if isinstance(saved, dict) and isinstance(restored, dict) and depth < 20:
+        for key in [*saved, *(key for key in restored if key not in saved)]:
+            if key not in restored or key not in saved:
+                where = "saved" if key in saved else "restored"
+                return f"{shown(path, 200)}[{key!r}] is only in the {where} one"
+            found = _difference(saved[key], restored[key], f"{path}[{key!r}]", depth + 1)
+            if found:
+                return found
+    return (
+        f"{shown(path, 200)} was {safe_repr(saved)} when saved, {safe_repr(restored)} after loading"
+    )
 
 
 _CHECKS: tuple[Check, ...] = (
@@ -610,6 +954,7 @@ _CHECKS: tuple[Check, ...] = (
     _check_empty_shard,
     _check_record_outside_the_shard,
     _check_seeds,
+    _check_state,
     _check_threads,
 )
 
@@ -618,9 +963,9 @@ _CHECKS: tuple[Check, ...] = (
 _GATES = (_check_protocol, _check_pick_and_record)
 
 
-def _scripted_picks(sampler: Any) -> list[str]:
+def _scripted_picks(sampler: Any, start: int = 0, stop: int = 40) -> list[str]:
     picks = []
-    for round_index in range(40):
+    for round_index in range(start, stop):
         picked = sampler.pick(list(_SHARD), round_index)
         picks.append(picked)
         recorded = _member(picked, _SHARD)

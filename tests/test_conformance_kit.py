@@ -1,6 +1,14 @@
+import ast
+import itertools
+import math
 import random
+import re
+import textwrap
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,8 +19,13 @@ from agentdescent_sampling import (
     check_keys,
     check_score,
     synchronized,
+    testing,
 )
-from agentdescent_sampling.errors import InvalidSamplerConfig
+from agentdescent_sampling import registry as registry_module
+from agentdescent_sampling.errors import InvalidSamplerConfig, SamplerConflictError
+from agentdescent_sampling.policy import BUILTINS
+from agentdescent_sampling.registry import Registry
+from agentdescent_sampling.spec import SamplerSpec
 from agentdescent_sampling.testing import check_sampler
 
 
@@ -390,3 +403,323 @@ def test_a_type_error_the_signature_does_not_explain_is_still_the_samplers_viola
     assert [str(violation) for violation in report.violations] == [
         "[protocol] raised TypeError: '<' not supported between instances of 'str' and 'int'"
     ]
+
+
+class LockedCounts:
+    """Locked throughout, so no record is ever lost; ``stats()`` is what the tests vary."""
+
+    name = "steady-counts"
+    #: The most records of one task that ``stats()`` counts; ``None`` counts every one.
+    cap: int | None = None
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._outcomes: dict[str, list[float]] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        return keys[round_index % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        value = check_score(task_id, score)
+        with self._lock:
+            outcomes = self._outcomes.setdefault(task_id, [])
+            outcomes.append(value)
+            if self.cap is not None:
+                del outcomes[: -self.cap]
+
+    def stats(self) -> Any:
+        with self._lock:
+            return {
+                key: (sum(o == 1.0 for o in out), len(out)) for key, out in self._outcomes.items()
+            }
+
+
+class MeanScores(LockedCounts):
+    def stats(self) -> Any:
+        with self._lock:
+            return {key: sum(out) / len(out) for key, out in self._outcomes.items()}
+
+
+class TrialsFirst(LockedCounts):
+    def stats(self) -> Any:
+        return {key: (trials, passes) for key, (passes, trials) in super().stats().items()}
+
+
+class ListOfCounts(LockedCounts):
+    def stats(self) -> Any:
+        return list(super().stats().items())
+
+
+@pytest.mark.parametrize(
+    ("factory", "sample"),
+    [
+        (MeanScores, "'task-0': 0.0, not a (passes, trials) pair"),
+        (TrialsFirst, "'task-0': (2, 0): passes and trials must be whole numbers with 0 <= "),
+        (ListOfCounts, "returned list [('task-0', (0, 2)), "),
+    ],
+    ids=["mean-scores", "trials-first", "a-list"],
+)
+def test_a_stats_of_another_shape_is_named_with_a_sample_and_not_blamed_on_a_lock(
+    factory: type, sample: str
+) -> None:
+    report = check_sampler(factory)
+
+    assert report.ok, str(report)
+    (note,) = report.notes
+    assert note.startswith("threads: lost records could not be observed: stats() ")
+    assert sample in note
+    assert "reads stats() as {task_id: (passes, trials)} with whole numbers counting every " in note
+    assert "lock" not in str(report).replace("steady-counts", "")
+
+
+@pytest.mark.parametrize(
+    ("cap", "counted"),
+    [
+        (1, "counts 12 trials after 24 records made on one thread"),
+        (200, "counts 2400 trials after 16000 records made one after another on one thread"),
+    ],
+    ids=["seen-at-once", "seen-only-after-the-threads"],
+)
+def test_a_stats_that_does_not_count_every_record_is_not_taken_for_lost_records(
+    cap: int, counted: str
+) -> None:
+    capped = type("Capped", (LockedCounts,), {"cap": cap, "name": "capped"})
+
+    report = check_sampler(capped)
+
+    assert report.ok, str(report)
+    assert "were lost" not in str(report)
+    (note,) = report.notes
+    assert note.startswith(f"threads: lost records could not be observed: stats() {counted}, ")
+    assert f"only exceptions and non-members under {testing.THREADS} threads were checked" in note
+
+
+def test_a_stats_that_counts_every_record_still_shows_lost_records() -> None:
+    assert check_sampler(LockedCounts).ok
+    report = check_sampler(UnsafeCounter)
+    (violation,) = report.violations
+    assert re.match(r"\d+ of 16000 concurrent records were lost", violation.message)
+    assert report.notes == ()
+
+
+class Counts:
+    """A locked, deterministic sampler with a state; subclasses break the state one way each."""
+
+    name = "counts"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.trials: dict[str, int] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        with self._lock:
+            return min(keys, key=lambda key: self.trials.get(key, 0))
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        with self._lock:
+            self.trials[task_id] = self.trials.get(task_id, 0) + 1
+
+    def state_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return {"sampler": self.name, "version": 1, "trials": dict(self.trials)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.trials = dict(state["trials"])
+
+
+class LoadsNothing(Counts):
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        pass
+
+
+def _not_json(value: object) -> type:
+    class NotJson(Counts):
+        def state_dict(self) -> dict[str, Any]:
+            return {**super().state_dict(), "extra": value}
+
+    return NotJson
+
+
+@pytest.mark.parametrize(
+    ("factory", "expected"),
+    [
+        (LoadsNothing, "returns another state_dict(): state['trials']['task-0'] is only in the "
+         "saved one. load_state_dict() must restore everything state_dict() saves"),
+        (_not_json({"a", "b"}), "is not plain JSON: state['extra'] is a set"),
+        (_not_json((1, 2)), "state['extra'] is a tuple, (1, 2), which JSON turns into a list"),
+        (_not_json({1: 2}), "state['extra'] has the key 1 (a int), which JSON turns into a string"),
+        (_not_json([math.nan]), "state['extra'][0] is nan, which JSON cannot hold"),
+    ],
+    ids=["load-is-pass", "a-set", "a-tuple", "an-int-key", "nan"],
+)  # fmt: skip
+def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
+    factory: type, expected: str
+) -> None:
+    report = check_sampler(factory)
+
+    (violation,) = report.violations
+    assert violation.check == "state"
+    assert expected in violation.message
+
+
+class SeededRandom(Counts):
+    """Picks at random from a seeded generator, but leaves the generator out of its state."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self._rng = random.Random(seed)
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        with self._lock:
+            return self._rng.choice(list(keys))
+
+
+class UnseededRandom(SeededRandom):
+    """Picks at random, unseeded: its picks cannot be compared, only its state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rng = random.Random()
+
+
+def test_a_seeded_sampler_whose_state_leaves_out_its_generator_picks_differently_restored() -> None:
+    report = check_sampler(SeededRandom, seed=5)
+
+    (violation,) = report.violations
+    assert violation.check == "state"
+    assert violation.message.startswith("after load_state_dict(), the next picks differ from ")
+    assert "the state leaves out something pick() depends on (a generator's state?)" in str(report)
+    assert check_sampler(UnseededRandom).ok  # picks at random: only its state is compared
+
+
+def test_the_state_check_runs_for_samplers_with_state_and_only_for_them() -> None:
+    assert "state" in check_sampler(Counts).checks
+    assert check_sampler(Counts).ok
+    assert "state" in check_sampler(RoundRobin).checks
+    assert "state" not in check_sampler(FirstKey).checks
+
+    class HalfState(FirstKey):
+        def state_dict(self) -> dict[str, Any]:
+            return {}
+
+    report = check_sampler(HalfState)
+    assert report.ok
+    assert "state" not in report.checks
+    assert report.notes[0].startswith(
+        "state: not checked: it has state_dict() but no load_state_dict(), so it is not Stateful"
+    )
+
+
+class NoName:
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+class IntName(NoName):
+    name = 42
+
+
+class PropertyName(NoName):
+    @property
+    def name(self) -> int:
+        return 42
+
+
+@pytest.mark.parametrize(
+    ("factory", "expected"),
+    [
+        (NoName, "NoName has no name attribute; add name = 'no-name' to the class"),
+        (IntName, "IntName's name attribute is 42, not a string; add name = 'int-name' to the "),
+        (PropertyName, "PropertyName's name attribute is 42, not a string; add name = "),
+    ],
+    ids=["none", "an-int", "a-property"],
+)
+def test_a_class_without_a_name_is_told_to_add_one_and_labelled_by_its_class(
+    factory: type, expected: str
+) -> None:
+    report = check_sampler(factory)
+
+    assert report.sampler == factory.__qualname__
+    (violation,) = report.violations
+    assert violation.check == "name"
+    assert violation.message.startswith(expected)
+    assert "invalid sampler name" not in violation.message
+    assert str(report).startswith(f"{factory.__qualname__}: 1 violation(s)")
+
+
+_plugin_modules = itertools.count()
+
+
+def install_plugins(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    distributions: Mapping[str, tuple[str, Mapping[str, str]]],
+    *,
+    builtins: bool = True,
+) -> Registry:
+    """Put minimal plugin distributions on ``sys.path`` and make a registry of only them
+    (and the built-ins, unless ``builtins`` is false) the default one.
+
+    ``distributions`` maps each distribution's name to its module's source and its
+    ``agentdescent.samplers`` entry points (``{"name": "Class"}``, in that module).
+    """
+    for distribution, (source, entry_points) in distributions.items():
+        module = f"kit_test_plugin_{next(_plugin_modules)}"
+        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+        dist_info = tmp_path / f"{module}-0.1.dist-info"
+        dist_info.mkdir()
+        (dist_info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", encoding="utf-8"
+        )
+        lines = [f"{name} = {module}:{target}" for name, target in entry_points.items()]
+        (dist_info / "entry_points.txt").write_text(
+            "[agentdescent.samplers]\n" + "\n".join(lines) + "\n", encoding="utf-8"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    disabled = () if builtins else [builtin.name for builtin in BUILTINS]
+    registry = Registry(disable=disabled, only=tuple(distributions), strict=False)
+    monkeypatch.setattr(registry_module, "_default", registry)
+    return registry
+
+
+FIRST_KEY = """
+    from agentdescent_sampling import check_keys, check_score
+
+    class FirstKey:
+        name = "kit-dup"
+
+        def pick(self, keys, round_index):
+            return check_keys(keys)[0]
+
+        def record(self, task_id, score):
+            check_score(task_id, score)
+"""
+#: Two distributions that both provide ``kit-dup``.
+TWO_PROVIDERS = {
+    "kit-test-dup-a": (FIRST_KEY, {"kit-dup": "FirstKey"}),
+    "kit-test-dup-b": (FIRST_KEY, {"kit-dup": "FirstKey"}),
+}
+
+
+def test_check_sampler_takes_the_spec_or_mapping_the_conflict_error_advises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = install_plugins(tmp_path, monkeypatch, TWO_PROVIDERS)
+    with pytest.raises(SamplerConflictError) as conflict:
+        check_sampler("kit-dup")
+    advised = re.search(r"for example (\{.*?\})", str(conflict.value))
+    assert advised is not None, str(conflict.value)
+
+    assert check_sampler(ast.literal_eval(advised[1])).ok
+    report = check_sampler(SamplerSpec("kit-dup", {}, "kit-test-dup-b"), registry=registry)
+    assert report.ok, str(report)
+    assert report.sampler == "kit-dup"

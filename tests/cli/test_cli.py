@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
 import agentdescent_sampling
 from agentdescent_sampling.cli import main
 from tests.support.venv import REPO
+from tests.test_conformance_kit import TWO_PROVIDERS, install_plugins
 
 COMMAND = [sys.executable, "-m", "agentdescent_sampling"]
 
@@ -131,7 +133,7 @@ def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
     listed = json.loads(run("list", "--json").stdout)
     assert checked == [record["name"] for record in listed if record["kind"] == "sampler"]
     assert checked == ["round-robin", "hardest-first"]
-    assert "round-robin: all 8 checks passed" in result.stdout
+    assert "round-robin: all 9 checks passed" in result.stdout
 
 
 def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) -> None:
@@ -163,7 +165,7 @@ def test_check_of_a_built_in_asks_its_user_to_add_nothing(
 ) -> None:
     assert main(["check", "round-robin"]) == 0
     out = capsys.readouterr().out
-    assert "round-robin: all 8 checks passed" in out
+    assert "round-robin: all 9 checks passed" in out
     assert "note:" not in out  # round-robin has no stats(), and its user cannot add one
 
 
@@ -186,3 +188,69 @@ def test_show_says_a_built_in_without_wiring_needs_none(
     assert "  wiring:      none: it needs only pick() and record()\n" in capsys.readouterr().out
     assert main(["show", "difficulty-weighted", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["wiring"] == []
+
+
+def test_check_provider_checks_one_of_two_distributions_that_provide_a_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_plugins(tmp_path, monkeypatch, TWO_PROVIDERS, builtins=False)
+
+    assert main(["check", "kit-dup"]) == 2
+    error = capsys.readouterr().err
+    assert "sampler 'kit-dup' is provided by 2 distributions" in error
+    assert (
+        "Here, pick one with --provider: agentdescent-sampling check kit-dup --provider DIST, "
+        "DIST one of those"
+    ) in error
+
+    assert main(["check", "kit-dup", "--provider", "kit-test-dup-b"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("checking kit-dup (kit-test-dup-b 0.1) (no parameters)\n")
+    assert "kit-dup: all 8 checks passed" in out
+
+
+def test_check_all_says_how_to_check_each_of_two_distributions_that_provide_a_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_plugins(tmp_path, monkeypatch, TWO_PROVIDERS, builtins=False)
+
+    assert main(["check", "--all"]) == 1
+    out = capsys.readouterr().out
+    for distribution in TWO_PROVIDERS:
+        assert (
+            f"kit-dup ({distribution}): not checked: more than one distribution provides it; "
+            f"uninstall one, or check this one with 'agentdescent-sampling check kit-dup "
+            f"--provider {distribution}'"
+        ) in out
+    assert main(["check", "--all", "--provider", "kit-test-dup-a"]) == 2
+    assert "give the sampler's name, not --all" in capsys.readouterr().err
+
+
+BAD_SIGNATURE = """
+    class BadSig:
+        name = "bad-sig"
+
+        def pick(self, keys):
+            return keys[0]
+
+        def record(self, task_id, score):
+            pass
+"""
+
+
+def test_check_of_a_plugin_that_fails_to_load_exits_1_as_check_all_counts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plugin = {"kit-test-bad-sig": (BAD_SIGNATURE, {"bad-sig": "BadSig"})}
+    install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    assert main(["check", "bad-sig"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(
+        "agentdescent-sampling: error: not checked: sampler 'bad-sig' comes from a plugin "
+        "that failed to load: kit-test-bad-sig 0.1"
+    )
+    assert "pick(self, keys) can't be called as pick(keys, round_index)" in captured.err
+    assert main(["check", "--all"]) == 1  # as it was, for the same plugin
+    assert main(["check", "no-such-sampler"]) == 2  # a bad name is still the caller's
