@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from .spec import SpecLike
 from .testing import ConformanceReport, check_sampler
 
 __all__ = ["sampler_conformance"]
@@ -14,7 +15,8 @@ __all__ = ["sampler_conformance"]
 
 @pytest.fixture
 def sampler_conformance() -> Callable[..., ConformanceReport]:
-    """A pytest fixture: call it with a factory (or name) and params; it fails on any violation.
+    """A pytest fixture: call it with a factory (or a name or spec) and params; it fails on any
+    violation.
 
     Example::
 
@@ -22,7 +24,9 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
             sampler_conformance(MySampler, seed=1)
     """
 
-    def check(factory_or_name: Callable[..., Any] | str, /, **params: Any) -> ConformanceReport:
+    def check(
+        factory_or_name: Callable[..., Any] | SpecLike, /, **params: Any
+    ) -> ConformanceReport:
         report = check_sampler(factory_or_name, **params)
         if not report.ok:
             pytest.fail(str(report), pytrace=False)
