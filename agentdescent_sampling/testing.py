@@ -432,6 +432,15 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"exceptions and non-members under {THREADS} threads were checked. Add stats() "
             f"returning {{task_id: (passes, trials)}}, or declare thread_safe = False"
         )
+    loose = _unvalidated(factory, params)
+    if loose:
+        notes.append(
+            f"parameters: {', '.join(loose)}, declared a number, accepted the string "
+            f"{_NOT_A_NUMBER!r}, so a config's typo ({label}:{loose[0]}=abc) passes create() "
+            f"and fails later, if at all. "
+            f"Validate numbers as they are set (agentdescent_sampling.validators.number_in, "
+            f"or any attrs validator), so create() refuses a bad value naming its parameter"
+        )
     taken = _bad_scores_taken(sampler)  # looked at above, not yet called
     if taken:
         notes.append(
@@ -440,6 +449,26 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"silently: agentdescent_sampling.check_score(task_id, score) refuses them for you"
         )
     return tuple(notes)
+
+
+#: What the kit sets a number parameter to, to see whether the factory validates it.
+_NOT_A_NUMBER = "not-a-number"
+
+
+def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
+    """The parameters declared ``int`` or ``float`` (or either or None) that ``factory``
+    builds a sampler with when set to a string."""
+    numbers = {"int", "float", "int | None", "float | None", "Optional[int]", "Optional[float]"}
+    loose = []
+    for parameter in signature_of(factory).parameters:
+        if parameter.annotation not in numbers:
+            continue
+        try:
+            factory(**{**params, parameter.name: _NOT_A_NUMBER})
+        except Exception:  # noqa: BLE001  # refused, as it should be, whatever the type
+            continue
+        loose.append(parameter.name)
+    return loose
 
 
 def _bad_scores_taken(sampler: Any) -> str:

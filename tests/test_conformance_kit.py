@@ -723,3 +723,45 @@ def test_check_sampler_takes_the_spec_or_mapping_the_conflict_error_advises(
     report = check_sampler(SamplerSpec("kit-dup", {}, "kit-test-dup-b"), registry=registry)
     assert report.ok, str(report)
     assert report.sampler == "kit-dup"
+
+
+class LooseNumbers:
+    """Takes two numbers and checks neither."""
+
+    name = "loose-numbers"
+
+    def __init__(self, epsilon: float = 0.1, window: int = 3, label: str = "x") -> None:
+        self.epsilon, self.window, self.label = epsilon, window, label
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+class CheckedNumbers(LooseNumbers):
+    """Refuses a number parameter that is not a number."""
+
+    name = "checked-numbers"
+
+    def __init__(self, epsilon: float = 0.1, window: int = 3, label: str = "x") -> None:
+        if not isinstance(epsilon, float) or not isinstance(window, int):
+            raise TypeError("epsilon must be a float and window an int")
+        super().__init__(epsilon, window, label)
+
+
+def test_number_parameters_that_accept_a_string_get_a_note_naming_them() -> None:
+    report = check_sampler(LooseNumbers)
+
+    assert report.ok
+    (note,) = [note for note in report.notes if note.startswith("parameters:")]
+    assert note.startswith("parameters: epsilon, window, declared a number, accepted the string")
+    assert "(loose-numbers:epsilon=abc) passes create()" in note
+    assert "validators.number_in" in note
+
+
+def test_validated_number_parameters_and_the_built_ins_get_no_parameters_note() -> None:
+    for checked in (CheckedNumbers, FixableFirst, DifficultyWeighted):
+        notes = check_sampler(checked).notes
+        assert not [note for note in notes if note.startswith("parameters:")], (checked, notes)
