@@ -14,6 +14,7 @@ point) does the same in one line::
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import math
@@ -957,21 +958,53 @@ def _contains(container: object, target: object) -> bool:
     return False
 
 
-def _difference(saved: object, restored: object, path: str = "state", depth: int = 0) -> str:
-    """Where ``restored`` first differs from ``saved``, or ``""`` if they are equal."""
-    if saved == restored:
+def _difference(
+    first: object,
+    then: object,
+    path: str = "state",
+    sides: tuple[str, str] = ("when saved", "after loading"),
+    depth: int = 0,
+) -> str:
+    """Where ``then`` first differs from ``first``, or ``""`` if they are equal; ``sides``
+    say when each was read, in the message."""
+    if first == then:
         return ""
-    if isinstance(saved, dict) and isinstance(restored, dict) and depth < 20:
-        for key in [*saved, *(key for key in restored if key not in saved)]:
-            if key not in restored or key not in saved:
-                where = "saved" if key in saved else "restored"
-                return f"{shown(path, 200)}[{key!r}] is only in the {where} one"
-            found = _difference(saved[key], restored[key], f"{path}[{key!r}]", depth + 1)
+    if isinstance(first, dict) and isinstance(then, dict) and depth < 20:
+        for key in [*first, *(key for key in then if key not in first)]:
+            if key not in then or key not in first:
+                where = sides[0] if key in first else sides[1]
+                return f"{shown(path, 200)}[{key!r}] is there only {where}"
+            found = _difference(first[key], then[key], f"{path}[{key!r}]", sides, depth + 1)
             if found:
                 return found
-    return (
-        f"{shown(path, 200)} was {safe_repr(saved)} when saved, {safe_repr(restored)} after loading"
-    )
+    return f"{shown(path, 200)} was {safe_repr(first)} {sides[0]}, {safe_repr(then)} {sides[1]}"
+
+
+def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
+    """Records made on one instance change nothing another instance reports (its
+    ``state_dict()``, else its ``stats()``): no two instances share what they learn."""
+    first, other = factory(**params), factory(**params)
+    for method in ("state_dict", "stats"):
+        report = getattr(other, method, None)
+        if callable(report):
+            break
+    else:
+        yield _NOT_APPLICABLE  # nothing to see another instance's learning by
+        return
+    try:
+        before = copy.deepcopy(report())
+        _scripted_picks(first)
+        after = report()
+    except Exception:  # noqa: BLE001  # the checks of those calls report it
+        return
+    difference = _difference(before, after, f"{method}()", ("before", "after"))
+    if difference:
+        yield Violation(
+            "instances",
+            f"40 picks and records on one instance changed the {method}() of another: "
+            f"{difference}. Keep what record() learns on the instance: a mutable default "
+            f"argument (weights={{}}) or a class attribute is shared by every instance",
+        )
 
 
 _CHECKS: tuple[Check, ...] = (
@@ -984,6 +1017,7 @@ _CHECKS: tuple[Check, ...] = (
     _check_record_outside_the_shard,
     _check_seeds,
     _check_state,
+    _check_instances_apart,
     _check_threads,
 )
 

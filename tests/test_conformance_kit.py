@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -547,8 +547,8 @@ def _not_json(value: object) -> type:
 @pytest.mark.parametrize(
     ("factory", "expected"),
     [
-        (LoadsNothing, "returns another state_dict(): state['trials']['task-0'] is only in the "
-         "saved one. load_state_dict() must restore everything state_dict() saves"),
+        (LoadsNothing, "returns another state_dict(): state['trials']['task-0'] is there only "
+         "when saved. load_state_dict() must restore everything state_dict() saves"),
         (_not_json({"a", "b"}), "is not plain JSON: state['extra'] is a set"),
         (_not_json((1, 2)), "state['extra'] is a tuple, (1, 2), which JSON turns into a list"),
         (_not_json({1: 2}), "state['extra'] has the key 1 (a int), which JSON turns into a string"),
@@ -765,3 +765,66 @@ def test_validated_number_parameters_and_the_built_ins_get_no_parameters_note() 
     for checked in (CheckedNumbers, FixableFirst, DifficultyWeighted):
         notes = check_sampler(checked).notes
         assert not [note for note in notes if note.startswith("parameters:")], (checked, notes)
+
+
+class SharedByDefault:
+    """Counts its records in a mutable default argument, which every instance shares."""
+
+    name = "shared-by-default"
+
+    def __init__(self, seen: dict[str, list[int]] = {}) -> None:  # noqa: B006  # the defect
+        self.seen = seen
+        self._lock = threading.Lock()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[round_index % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        with self._lock:
+            counts = self.seen.setdefault(task_id, [0, 0])
+            counts[0] += score >= 0.999
+            counts[1] += 1
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        with self._lock:
+            return {task_id: (passes, trials) for task_id, (passes, trials) in self.seen.items()}
+
+
+class SharedOnTheClass(Counts):
+    """Keeps its state in a class attribute, which every instance shares."""
+
+    trials_of_all: ClassVar[dict[str, int]] = {}
+
+    def record(self, task_id: str, score: float) -> None:
+        super().record(task_id, score)
+        with self._lock:
+            self.trials_of_all[task_id] = self.trials_of_all.get(task_id, 0) + 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "all": dict(self.trials_of_all)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        super().load_state_dict({key: value for key, value in state.items() if key != "all"})
+        self.trials_of_all.clear()
+        self.trials_of_all.update(state["all"])
+
+
+@pytest.mark.parametrize(
+    ("factory", "method"),
+    [(SharedByDefault, "stats"), (SharedOnTheClass, "state_dict")],
+    ids=["a-mutable-default", "a-class-attribute"],
+)
+def test_instances_that_share_what_they_learn_are_a_violation(factory: type, method: str) -> None:
+    report = check_sampler(factory)
+
+    [violation] = [each for each in report.violations if each.check == "instances"]
+    assert violation.message.startswith(
+        f"40 picks and records on one instance changed the {method}() of another: {method}()["
+    )
+    assert "a mutable default argument (weights={}) or a class attribute" in violation.message
+
+
+def test_the_instances_check_runs_only_where_state_or_stats_can_show_it() -> None:
+    assert "instances-apart" in check_sampler(RoundRobin).checks
+    assert "instances-apart" not in check_sampler(LooseNumbers).checks

@@ -133,7 +133,7 @@ def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
     listed = json.loads(run("list", "--json").stdout)
     assert checked == [record["name"] for record in listed if record["kind"] == "sampler"]
     assert checked == ["round-robin", "hardest-first"]
-    assert "round-robin: all 9 checks passed" in result.stdout
+    assert "round-robin: all 10 checks passed" in result.stdout
 
 
 def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,7 +165,7 @@ def test_check_of_a_built_in_asks_its_user_to_add_nothing(
 ) -> None:
     assert main(["check", "round-robin"]) == 0
     out = capsys.readouterr().out
-    assert "round-robin: all 9 checks passed" in out
+    assert "round-robin: all 10 checks passed" in out
     assert "note:" not in out  # round-robin has no stats(), and its user cannot add one
 
 
