@@ -280,7 +280,8 @@ _PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
     "#8c564b", "#e377c2", "#bcbd22", "#17becf",
 )  # fmt: skip
-_ROLE_STYLE = {"baseline": ("grey", "-"), "ceiling": ("black", "--")}
+#: The ceilings' line styles, in order: the learner ceiling and the oracle, say, apart.
+_CEILING_STYLES = ("--", ":", "-.")
 
 
 def require_matplotlib() -> None:
@@ -315,8 +316,8 @@ def draw_panels(
     steps: bool = False,
 ) -> tuple[Figure, list[Axes], int]:
     """A figure of one titled panel per entry of ``panels``, at most four to a row, sharing
-    the y axis; in each, every curve's mean and 95% band: round-robin grey, a ceiling dashed
-    black, the samplers in the palette. ``steps`` holds each value until the next point.
+    the y axis; in each, every curve's mean and 95% band: round-robin grey, the ceilings
+    black, dashed then dotted, the samplers in the palette. ``steps`` holds each value until the next point.
 
     Returns:
         The figure, its panels in reading order, and how many sit in a row.
@@ -332,13 +333,17 @@ def draw_panels(
     for axis in axes[len(panels) :]:
         axis.set_visible(False)
     for axis, (title, curves) in zip(axes, panels, strict=False):
-        others = 0
+        others = ceilings = 0
         for label, role, points in curves:
             if role == "sampler":
                 color, linestyle = _PALETTE[others % len(_PALETTE)], "-"
                 others += 1
+            elif role == "ceiling":
+                color = "black"
+                linestyle = _CEILING_STYLES[ceilings % len(_CEILING_STYLES)]
+                ceilings += 1
             else:
-                color, linestyle = _ROLE_STYLE[role]
+                color, linestyle = "grey", "-"
             spent = [point.spent for point in points]
             (line,) = axis.plot(
                 spent,

@@ -24,6 +24,7 @@ from agentdescent_sampling.bench import (
     run_bench,
     to_json,
 )
+from agentdescent_sampling.bench.core import CurvePoint, draw_panels
 from agentdescent_sampling.bench.metrics import checkpoints, share_across_seeds
 from agentdescent_sampling.errors import BenchError
 
@@ -197,3 +198,19 @@ def test_plotting_without_matplotlib_names_the_extra_to_install(
     with pytest.raises(BenchError, match=r"install '\.\[plot\]' in a clone .*, or matplotlib"):
         plot_shares(result, tmp_path / "shares.png")
     assert not (tmp_path / "shares.png").exists()
+
+
+def test_two_ceilings_in_one_panel_are_drawn_apart() -> None:
+    points = [CurvePoint(0, 0.0, 0.0, 0.0), CurvePoint(10, 0.5, 0.4, 0.6)]
+    curves = [
+        ("round-robin", "baseline", points),
+        ("learner-ceiling", "ceiling", points),
+        ("oracle", "ceiling", points),
+    ]
+    _, axes, _ = draw_panels([("lessons", curves)], (4.0, 3.0), "rollouts", (0.0, 1.0))
+    styles = {line.get_label(): (line.get_color(), line.get_linestyle()) for line in axes[0].lines}
+    assert styles == {
+        "round-robin": ("grey", "-"),
+        "learner-ceiling": ("black", "--"),
+        "oracle": ("black", ":"),
+    }

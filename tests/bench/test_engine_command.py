@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -92,6 +93,27 @@ def test_options_of_the_other_bench_are_refused_with_the_fix(
     bench_args: Args, argv: list[str], message: str
 ) -> None:
     with pytest.raises(BenchError, match=message):
+        bench_command(bench_args(*argv))
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--plot-x", "calls"], "--plot-x calls sets the plot's axis, and no plot was asked "
+         "for: add --plot FILE.png, or drop --plot-x"),
+        (["--sampler", "oracle"], "--sampler oracle runs only in the full bench, which adds it "
+         "unasked: add --engine, or drop --sampler oracle"),
+        (["--sampler", "learner-ceiling", "--sampler", "fixable-first"], "--sampler "
+         "learner-ceiling runs only in the full bench"),
+        (["--sampler", "round-robin"], "round-robin is the baseline every run compares with, "
+         "and is always run; name another sampler to compare"),
+    ],
+    ids=["plot-x-without-plot", "oracle-quick", "ceiling-quick", "round-robin-alone"],
+)  # fmt: skip
+def test_a_quick_bench_that_would_drop_what_was_asked_is_refused_before_it_runs(
+    bench_args: Args, argv: list[str], message: str
+) -> None:
+    with pytest.raises(BenchError, match=re.escape(message)):
         bench_command(bench_args(*argv))
 
 

@@ -12,6 +12,7 @@ import warnings
 from ...errors import BenchError
 from ...spec import SpecLike
 from .fromrun import format_make_up, read_run
+from .lineup import LEARNER_CEILING, ORACLE
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import QUICK_WORKLOADS, EngineBenchConfig, run_engine_bench
@@ -53,6 +54,22 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
             f"{given[0]} is an option of the share measure; the artifact bench's workloads fix "
             f"their own rollouts, workers and concurrency (see --workload): drop {given[0]}, or "
             f"run agentdescent-sampling bench share {given[0]} ..."
+        )
+    if args.plot_x is not None and args.plot is None:
+        raise BenchError(
+            f"--plot-x {args.plot_x} sets the plot's axis, and no plot was asked for: add "
+            f"--plot FILE.png, or drop --plot-x"
+        )
+    ceilings = [given for given in samplers if given in (ORACLE, LEARNER_CEILING)]
+    if ceilings and not args.engine:
+        raise BenchError(
+            f"--sampler {ceilings[0]} runs only in the full bench, which adds it unasked: add "
+            f"--engine, or drop --sampler {ceilings[0]}"
+        )
+    if samplers and not args.engine and all(given == "round-robin" for given in samplers):
+        raise BenchError(
+            "round-robin is the baseline every run compares with, and is always run; name "
+            "another sampler to compare (for example --sampler fixable-first), or drop --sampler"
         )
     default = () if args.from_run else ENGINE_WORKLOADS if args.engine else QUICK_WORKLOADS
     names = list(dict.fromkeys(args.workload or default))

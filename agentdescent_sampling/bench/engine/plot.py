@@ -20,8 +20,8 @@ def plot_gains(
     the agent calls made), with 95% bands.
 
     The gain is the fraction of the attainable held-out gain the artifact held. One
-    panel per workload; round-robin is grey and the oracle dashed black, as in the
-    simulated bench's plot. The format follows the file extension.
+    panel per workload; round-robin is grey, the learner ceiling dashed black and the
+    oracle dotted black, as in the simulated bench's plot. The format follows the file extension.
 
     Returns:
         The path written.
