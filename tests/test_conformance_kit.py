@@ -27,6 +27,7 @@ from agentdescent_sampling.policy import BUILTINS
 from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.spec import SamplerSpec
 from agentdescent_sampling.testing import check_sampler
+from tests.support.distinfo import write_plugin
 
 
 class Broken:
@@ -674,16 +675,7 @@ def install_plugins(
     """
     for distribution, (source, entry_points) in distributions.items():
         module = f"kit_test_plugin_{next(_plugin_modules)}"
-        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-        dist_info = tmp_path / f"{module}-0.1.dist-info"
-        dist_info.mkdir()
-        (dist_info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", encoding="utf-8"
-        )
-        lines = [f"{name} = {module}:{target}" for name, target in entry_points.items()]
-        (dist_info / "entry_points.txt").write_text(
-            "[agentdescent.samplers]\n" + "\n".join(lines) + "\n", encoding="utf-8"
-        )
+        write_plugin(tmp_path, module, textwrap.dedent(source), entry_points, distribution)
     monkeypatch.syspath_prepend(str(tmp_path))
     disabled = () if builtins else [builtin.name for builtin in BUILTINS]
     registry = Registry(disable=disabled, only=tuple(distributions), strict=False)

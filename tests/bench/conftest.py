@@ -16,6 +16,7 @@ import pytest
 from agentdescent_sampling import Registry
 from agentdescent_sampling.bench import WORKLOADS, BenchConfig, RolloutLoop
 from agentdescent_sampling.bench.command import add_bench_arguments
+from tests.support.distinfo import write_plugin
 
 # Helpers are handed out as fixtures, so that no test imports a module named conftest.
 _counter = itertools.count()
@@ -157,16 +158,7 @@ def plugin(
 
     def install(source: str, entry_points: Mapping[str, str]) -> tuple[Registry, types.ModuleType]:
         module = f"bench_test_plugin_{next(_counter)}"
-        (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
-        dist_info = tmp_path / f"{module}-0.1.dist-info"
-        dist_info.mkdir()
-        (dist_info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8"
-        )
-        lines = [f"{name} = {module}:{target}" for name, target in entry_points.items()]
-        (dist_info / "entry_points.txt").write_text(
-            "[agentdescent.samplers]\n" + "\n".join(lines) + "\n", encoding="utf-8"
-        )
+        write_plugin(tmp_path, module, source, entry_points, module)
         monkeypatch.syspath_prepend(str(tmp_path))
         # Only this plugin loads beside the built-ins, whatever else the venv holds.
         registry = Registry(disable=(), only=(module,), strict=False)
