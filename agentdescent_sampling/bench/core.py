@@ -317,7 +317,8 @@ def draw_panels(
 ) -> tuple[Figure, list[Axes], int]:
     """A figure of one titled panel per entry of ``panels``, at most four to a row, sharing
     the y axis; in each, every curve's mean and 95% band: round-robin grey, the ceilings
-    black, dashed then dotted, the samplers in the palette. ``steps`` holds each value until the next point.
+    black, dashed then dotted, the samplers in the palette. ``steps`` holds each value until
+    the next point.
 
     Returns:
         The figure, its panels in reading order, and how many sit in a row.
