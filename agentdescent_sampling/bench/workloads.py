@@ -8,7 +8,9 @@ informative is a property of the task's **true** pass probability at pick time
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
@@ -248,6 +250,8 @@ _MAX_LOG_BYTES = 1 << 30
 #: One rollout is a line of a hundred bytes or so; a longer line is not a rollout.
 _MAX_LINE_BYTES = 1 << 16
 _EXAMPLE = '{"task_id": "t1", "score": 0.0, "round": 0}'
+#: The longest a path is shown in a message: a path on disk is shorter (PATH_MAX is 4,096).
+_PATH = 1000
 
 
 def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
@@ -256,22 +260,43 @@ def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
     Each non-blank line is an object with ``task_id`` (a string), ``score`` (a number
     in [0, 1]) and ``round`` (a whole number), and optionally ``pass_threshold``,
     which must agree across lines (default :data:`SOLVED`). Other keys are ignored.
+    A last line cut short (no newline ends it, and it is not JSON), as a run stopped
+    mid-write leaves it, is skipped, and the workload's label says so.
 
     Raises:
-        BenchError: the file can't be read, is not a regular file (a FIFO, a device),
-            is over 1 GiB, or a line is malformed or over 64 KiB; the message names
-            the file and line.
+        BenchError: the file can't be read, is not a regular file (a directory, a FIFO,
+            a device), is over 1 GiB, or a line is malformed or over 64 KiB; the message
+            names the path given, or the file and line, and what to try.
     """
     file = Path(path)
     try:
         with open_regular(file, _MAX_LOG_BYTES) as handle:
             return _parsed_log(file, _log_lines(file, handle), noise)
     except (OSError, UnicodeDecodeError) as error:
+        reason = _unreadable(file, error) if isinstance(error, OSError) else error
         raise BenchError(
-            f"cannot read the rollout log {short_repr(str(file))}: {error}; expected a JSONL "
-            f"file of at most {_MAX_LOG_BYTES:,} bytes with one rollout per line, such as "
-            f"{_EXAMPLE}"
+            f"cannot read the rollout log {short_repr(str(os.fspath(path)), _PATH)}: {reason}; "
+            f"expected a JSONL file of at most {_MAX_LOG_BYTES:,} bytes with one rollout per "
+            f"line, such as {_EXAMPLE}"
         ) from error
+
+
+def _unreadable(file: Path, error: OSError) -> str:
+    """Why the log at ``file`` cannot be read, and what to try, in words: an ``OSError``
+    names the file descriptor where it failed on one, not the path."""
+    if isinstance(error, IsADirectoryError) or file.is_dir():
+        try:  # a bounded look: the directory may be huge
+            children = itertools.islice(file.iterdir(), 1000)
+            found = next((c for c in children if c.suffix == ".jsonl" and c.is_file()), None)
+        except OSError:
+            found = None
+        such = f", such as {short_repr(str(found), _PATH)}" if found else ""
+        return f"it is a directory; give the path of the log file in it{such}"
+    if isinstance(error, FileNotFoundError):
+        return "there is no such file; check the path"
+    if isinstance(error, PermissionError):
+        return "permission denied; check that you may read it (ls -l)"
+    return str(error.strerror or error)
 
 
 def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:
@@ -286,13 +311,28 @@ def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:
                 f"{file.name} line {number} is longer than {_MAX_LINE_BYTES:,} bytes; a rollout "
                 f"is one short line, such as {_EXAMPLE}"
             )
-        yield line.decode("utf-8-sig" if number == 1 else "utf-8")
+        encoding = "utf-8-sig" if number == 1 else "utf-8"
+        try:
+            text = line.decode(encoding)
+        except UnicodeDecodeError as error:
+            if line.endswith(b"\n") or error.end < len(line):
+                raise
+            # The last line, cut short inside a character: _parsed_log skips it as cut short.
+            text = line[: error.start].decode(encoding)
+        yield text
+
+
+def _cut_short(line: str) -> bool:
+    """Whether ``line``, which is not JSON, is a rollout cut short by a run stopped
+    mid-write: the log's last line (no newline ends it), begun as an object."""
+    return not line.endswith("\n") and line.lstrip().startswith("{")
 
 
 def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
     example = _EXAMPLE
     scores: dict[str, list[float]] = {}
     thresholds: dict[float, int] = {}
+    torn = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -300,6 +340,9 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
         try:
             entry = strict_json(line)
         except (ValueError, RecursionError) as error:  # RecursionError: nested too deeply
+            if _cut_short(line):
+                torn = number
+                continue
             reason = error if isinstance(error, ValueError) else "nested too deeply"
             raise BenchError(f"{where} is not JSON ({reason}); expected {example}") from None
         if not isinstance(entry, dict):
@@ -336,15 +379,18 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
             f"{file.name}: lines disagree on pass_threshold: {found}; a run has one threshold, "
             f"so split the log by run"
         )
+    cut = f"line {torn}, the last, cut short" if torn else ""
     if not scores:
         raise BenchError(
-            f"the rollout log {str(file)!r} has no rollouts; expected lines like {example}"
+            f"the rollout log {str(file)!r} has no rollouts"
+            + (f" ({cut}, as a run stopped mid-write leaves it)" if torn else "")
+            + f"; expected lines like {example}"
         )
     return FromLog(
         scores,
         pass_threshold=next(iter(thresholds), SOLVED),
         noise=noise,
-        source=file.name,
+        source=file.name + (f" ({cut} and skipped)" if torn else ""),
     )
 
 

@@ -6,6 +6,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,61 @@ def test_an_empty_or_missing_log_is_refused(tmp_path: Path) -> None:
         read_log(_write_log(tmp_path, ""))
     with pytest.raises(BenchError, match="cannot read the rollout log"):
         read_log(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda path: path.mkdir(), "it is a directory; give the path of the log file in it;"),
+        (lambda path: _write_log(path.mkdir() or path, {"task_id": "a", "score": 1, "round": 0}),
+         "it is a directory; give the path of the log file in it, such as '{path}/rollouts.jsonl'"),
+        (lambda path: None, "there is no such file; check the path;"),
+    ],
+    ids=["an-empty-directory", "a-directory-holding-a-log", "missing"],
+)  # fmt: skip
+def test_a_log_that_cannot_be_opened_is_named_by_the_path_given_with_what_to_try(
+    tmp_path: Path, make: Callable[[Path], object], reason: str
+) -> None:
+    path = tmp_path / "logs"
+    make(path)
+    given = f"{path}/."  # named as given, not as Path() tidies it
+
+    with pytest.raises(BenchError) as caught:
+        read_log(given)
+
+    message = str(caught.value)
+    assert message.startswith(f"cannot read the rollout log '{given}': ")
+    assert reason.format(path=path) in message
+    assert "Errno" not in message
+
+
+def test_only_a_last_log_line_cut_short_is_skipped_and_the_label_says_so(tmp_path: Path) -> None:
+    rollouts = [
+        json.dumps({"task_id": t, "score": s, "round": 0}) for t, s in [("a", 1.0), ("b", 0.0)]
+    ]
+    log = tmp_path / "rollouts.jsonl"
+    # A run stopped mid-write: the last line is half a rollout, with no newline; one cut
+    # inside a character (b'\xc3' begins 'é') is skipped alike.
+    for torn in (b'{"task_id": "c", "sco', b'{"task_id": "\xc3'):
+        log.write_bytes("".join(f"{line}\n" for line in rollouts).encode() + torn)
+
+        workload = read_log(log)
+
+        assert sorted(workload.scores) == ["a", "b"]
+        assert workload.label == "from-log rollouts.jsonl (line 3, the last, cut short and skipped)"
+    # Anything else that is not JSON is refused: in the middle, or a last line not begun as
+    # a rollout.
+    log.write_text(f'{rollouts[0]}\n{{"task_id": "c", "sco\n{rollouts[1]}\n')
+    with pytest.raises(BenchError, match=r"rollouts\.jsonl line 2 is not JSON"):
+        read_log(log)
+    log.write_text(f"{rollouts[0]}\nnot a rollout")
+    with pytest.raises(BenchError, match=r"rollouts\.jsonl line 2 is not JSON"):
+        read_log(log)
+    log.write_text('{"task_id": "c", "sco')
+    with pytest.raises(
+        BenchError, match=r"has no rollouts \(line 1, the last, cut short, as a run"
+    ):
+        read_log(log)
 
 
 def test_the_example_log_is_a_graded_run_with_some_informative_tasks(example_log: Path) -> None:

@@ -9,8 +9,9 @@ run's.
 from __future__ import annotations
 
 import json
+import os
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,7 @@ def test_a_resumed_run_counts_the_rollouts_of_every_round_not_the_last_process_a
     run = read_run(path)
 
     assert (run.rollout_records, run.spent, run.workers, run.rounds) == (12, 16, 2, 8)
+    assert run.notes == ()  # every round read, and status.json agrees with the last
     text = format_make_up(run, run.workload())
     assert "of 6 train tasks, from the 16 rollouts it made" in " ".join(text.split())
     assert "8 rounds x 2 workers, 2 in flight" in " ".join(text.split())
@@ -221,6 +223,107 @@ def test_each_process_of_the_run_adds_its_last_count(
     path = make_run(tmp_path, records, status={"rollouts": 2}, rounds=rounds)
 
     assert read_run(path).spent == spent
+
+
+def _said(run_dir: Path) -> str:
+    """The make-up report of the run at ``run_dir``, on one line."""
+    run = read_run(run_dir)
+    return " ".join(format_make_up(run, run.workload()).split())
+
+
+def test_a_rounds_log_cut_short_mid_line_is_noted_and_its_last_process_counted_from_status(
+    tmp_path: Path,
+) -> None:
+    # 4 rounds, resumed for 4 more, cut inside line 6: its last 3 rounds are lost, but
+    # status.json still counts the last process's 8 rollouts.
+    text = "".join(f"{line}\n" for line in _rounds(4, 4))
+    cut = sum(len(line) + 1 for line in _rounds(4, 4)[:5]) + 20
+    path = make_run(tmp_path, _run_records(), status={"rollouts": 8}, evolve={"n_workers": 2})
+    (path / "rounds.jsonl").write_text(text[:cut])
+
+    run = read_run(path)
+
+    assert (run.spent, run.rounds) == (16, 8)
+    said = _said(path)
+    assert "from the 16 rollouts it made" in said
+    assert (
+        "rounds.jsonl's last line, line 6, is cut short, as a run stopped mid-write leaves it, "
+        "and is skipped. So the 16 rollouts it made (8 rounds of 2 workers) are a floor, "
+        "counted from its 5 readable rounds with status.json's 8 for the run's last process in "
+        "place of the 2 its last round shows"
+    ) in said
+
+
+def test_lines_of_the_rounds_log_that_are_not_rounds_are_counted_and_named_in_the_note(
+    tmp_path: Path,
+) -> None:
+    lines = _rounds(4, 4)
+    lines[2] = "garbage"
+    lines[4] = "[]"
+    lines[6] = json.dumps({"round": "seven", "rollouts": 6})
+    path = make_run(
+        tmp_path, _run_records(), status={"rollouts": 8}, evolve={"n_workers": 2}, rounds=lines
+    )
+
+    assert read_run(path).spent == 16  # each process's last round survived
+    assert (
+        "3 of the 8 lines of rounds.jsonl are not a round and are skipped: lines 3, 5 and 7. "
+        "So the 16 rollouts it made (8 rounds of 2 workers) are a floor, counted from its 5 "
+        "readable rounds"
+    ) in _said(path)
+
+
+def test_a_rounds_line_nested_too_deeply_is_a_line_that_is_not_a_round_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    path = make_run(tmp_path, _run_records(), rounds=[*_rounds(4), deep])
+
+    assert read_run(path).spent == 12  # the 12 records outnumber the 8 of the rounds
+    assert "1 of the 5 lines of rounds.jsonl is not a round and is skipped: line 5" in (_said(path))
+
+
+def test_a_rounds_log_that_lacks_the_last_rounds_is_counted_from_status_and_says_so(
+    tmp_path: Path,
+) -> None:
+    # Cut at a line's end: every line reads, but status.json counts rounds that are gone.
+    path = make_run(
+        tmp_path, _run_records(), status={"rollouts": 8}, evolve={"n_workers": 2},
+        rounds=_rounds(4, 4)[:5],
+    )  # fmt: skip
+
+    assert read_run(path).spent == 16
+    assert "rounds.jsonl lacks the run's last rounds" in _said(path)
+
+
+@pytest.mark.parametrize(
+    ("make", "trouble"),
+    [
+        (lambda file: None, "there is no rounds.jsonl, where agentdescent logs each round"),
+        (lambda file: file.write_text(""), "rounds.jsonl is empty"),
+        (lambda file: file.write_text("\n \n"), "rounds.jsonl is empty"),
+        (lambda file: os.truncate(file.write_bytes(b"") or file, (1 << 24) + 1),
+         "rounds.jsonl was not read: it is larger than the limit of 16,777,216 bytes"),
+        (lambda file: file.mkdir(), "rounds.jsonl was not read: Is a directory"),
+    ],
+    ids=["missing", "empty", "blank", "over-the-limit", "a-directory"],
+)  # fmt: skip
+def test_a_rounds_log_that_gives_no_rounds_is_noted_with_the_count_that_stands_in(
+    tmp_path: Path, make: Callable[[Path], object], trouble: str
+) -> None:
+    path = make_run(tmp_path, _run_records(), status={"rollouts": 8}, evolve={"n_workers": 2})
+    make(path / "rounds.jsonl")
+
+    run = read_run(path)
+
+    assert run.spent == 12
+    said = _said(path)
+    assert (
+        f"{trouble}. So the 12 rollouts it made (6 rounds of 2 workers) are a floor, counted "
+        f"from its 12 rollout records, which outnumber status.json's 8 (the run's last "
+        f"process's alone, if it was resumed)"
+    ) in said
+    assert "Errno" not in said
 
 
 def test_the_specs_workers_concurrency_and_threshold_are_the_workloads(tmp_path: Path) -> None:
@@ -375,6 +478,35 @@ def test_an_unreadable_record_is_named_with_what_a_record_holds(
     assert f"cannot read the run's rollout record '{bad}'" in err
     assert reason in err
     assert "task_id, purpose, reward and base_version" in err
+
+
+def test_a_record_that_is_a_directory_is_named_by_its_path_not_a_file_descriptor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = make_run(tmp_path, _run_records())
+    bad = run / "ledger" / "trajectories" / ("f" * 64 + ".json")
+    bad.mkdir()
+
+    err = _refused(capsys, "--from-run", str(run))
+
+    assert f"cannot read the run's rollout record '{bad}': Is a directory; expected" in err
+    assert "Errno" not in err
+    assert "move the file aside" in err
+
+
+def test_what_the_runs_files_say_is_shown_escaped_in_the_make_up(tmp_path: Path) -> None:
+    records = [*_run_records(), _record_file("held", 0.0, 1, purpose="ev\x1b[2Jal")]
+    made = make_run(tmp_path, records, status={"state": "do\x1bne\u202e"})
+    path = made.rename(made.with_name("run\x1b]0;title\x07"))
+    run = read_run(path)
+
+    text = format_make_up(run, run.workload())
+
+    assert not {"\x1b", "\x07", "\u202e"} & set(text)
+    said = " ".join(text.split())
+    assert "Make-up of run run\\x1b]0;title\\x07 (do\\x1bne\\u202e): 12 rollout" in said
+    assert "not used: 1 ev\\x1b[2Jal, 1 eval, 1 self_verify records" in said
+    assert "\x1b" not in run.workload().summary
 
 
 def test_an_unreadable_status_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

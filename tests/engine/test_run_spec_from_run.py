@@ -16,6 +16,7 @@ the fix (version 2), and round 1 rolls out eight against that.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +135,10 @@ def test_json_gives_the_make_up_as_data_and_its_report_on_stderr(
     assert "Make-up of run" in err
 
 
-def test_a_resumed_run_is_counted_whole_though_its_status_counts_the_resume_alone(
-    tmp_path: Path,
-) -> None:
-    workspace = Workspace(tmp_path)
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory of a run of 4 rounds on 2 workers, resumed once for 4 more."""
+    workspace = Workspace(tmp_path_factory.mktemp("resumed"))
     path = workspace.spec(
         {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin"},
         rounds=4,
@@ -149,9 +150,40 @@ def test_a_resumed_run_is_counted_whole_though_its_status_counts_the_resume_alon
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     status = workspace.wait_for_exit(summary["run_id"])
     assert status["state"] == "done", json.dumps(status) + workspace.log_tail(summary["run_id"])
+    return Path(summary["dir"])
+
+
+def test_a_resumed_run_is_counted_whole_though_its_status_counts_the_resume_alone(
+    resumed_run: Path,
+) -> None:
+    status = json.loads((resumed_run / "status.json").read_text(encoding="utf-8"))
     assert status["rollouts"] == 4 * 2  # the engine counts from 0 again on resume
 
-    run = read_run(summary["dir"])
+    run = read_run(resumed_run)
 
     assert (run.spent, run.workers, run.rounds) == (2 * 4 * 2, 2, 2 * 4)
     assert f"from the {2 * 4 * 2} rollouts it made" in " ".join(format_make_up(run).split())
+
+
+def test_a_resumed_runs_rounds_log_cut_short_is_counted_whole_and_said_to_be_a_floor(
+    resumed_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The user test's `head -c 1500`, cut inside line 6 whatever the lines' lengths: the
+    # first process's 4 rounds, one of the resume's, and half of the next.
+    copy = tmp_path / resumed_run.name
+    shutil.copytree(resumed_run, copy)
+    data = (resumed_run / "rounds.jsonl").read_bytes()
+    lines = data.splitlines(keepends=True)
+    assert len(lines) == 2 * 4
+    (copy / "rounds.jsonl").write_bytes(data[: sum(map(len, lines[:5])) + 20])
+
+    assert main(["bench", "--from-run", str(copy), "--seeds", "2"]) == 0
+
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"from the {2 * 4 * 2} rollouts it made" in out
+    assert (
+        "rounds.jsonl's last line, line 6, is cut short, as a run stopped mid-write leaves it, "
+        "and is skipped. So the 16 rollouts it made (8 rounds of 2 workers) are a floor, "
+        "counted from its 5 readable rounds with status.json's 8 for the run's last process"
+    ) in out
+    assert "8 rounds x 2 workers, 2 in flight" in out

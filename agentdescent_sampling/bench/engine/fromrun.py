@@ -34,7 +34,8 @@ from typing import Any
 
 import attrs
 
-from ..._files import checked_path, load_document, strict_json
+from ..._display import shown
+from ..._files import checked_path, load_document, open_regular, parse_bounded, strict_json
 from ...errors import BenchError
 from ...protocol import SOLVED, is_count, short_repr
 from ..report import WIDTH
@@ -83,6 +84,10 @@ _MIN_HELD_OUT = 4
 #: A record holds the rendered artifact, which for a skill directory can be large.
 _MAX_RECORD_BYTES = 1 << 28
 _MAX_FILE_BYTES = 1 << 24
+#: A round is one line of a few hundred bytes; a longer line is not read as one.
+_MAX_ROUND_BYTES = 1 << 20
+#: Bad lines of ``rounds.jsonl`` a note names by number; it counts the rest.
+_NAMED_LINES = 5
 _RECORD = "a JSON object with task_id, purpose, reward and base_version, as agentdescent writes"
 _WHERE = (
     "give the directory of one run, as `agentdescent --json evolve` prints it ('dir'), such "
@@ -212,12 +217,17 @@ class RecordedRun:
         make_up: the estimated make-up of its train tasks.
         rollout_records: ``rollout`` records read.
         spent: rollouts the run made, records or not: every round in ``rounds.jsonl``,
-            a resumed run's included (``status.json`` counts the last process's alone).
+            a resumed run's included (``status.json`` counts the last process's alone, and
+            stands in for that process's rounds if the file lacks them); a floor if
+            ``notes`` says so.
         workers: ``n_workers`` of the run.
         max_concurrency: rollouts the run had in flight at once.
         unused: records of other purposes (``self_verify``, ``eval``), by purpose.
         asynchronous: whether the run went by ``evolve(asynchronous=True)`` (its spec's
             ``evolve.asynchronous``), which the bench then drives too.
+        notes: what the make-up report says of a ``rounds.jsonl`` that is missing, empty,
+            over its size limit, unreadable, has lines that are not a round or lacks the
+            run's last rounds: ``spent`` is then a floor, and the note says what it counts.
     """
 
     path: Path
@@ -229,6 +239,7 @@ class RecordedRun:
     max_concurrency: int
     unused: Mapping[str, int] = attrs.field(factory=dict)
     asynchronous: bool = False
+    notes: tuple[str, ...] = ()
 
     @property
     def run_id(self) -> str:
@@ -269,7 +280,7 @@ class RecordedRun:
             options.update(flaky=mixed, luck=round(make_up.luck, 2))
         return EngineWorkload(
             name="from-run",
-            summary=f"from run {self.run_id}: {_counts(make_up, too_few=False)}",
+            summary=f"from run {shown(self.run_id)}: {_counts(make_up, too_few=False)}",
             lessons=len(ks) + mixed,
             always=len(make_up.of("always")),
             never=len(make_up.of("never")),
@@ -307,10 +318,13 @@ def format_make_up(run: RecordedRun, workload: EngineWorkload | None = None) -> 
     """What the run's records show, the workload the bench runs, and what they cannot tell,
     wrapped to 100 columns."""
     make_up = run.make_up
-    unused = ", ".join(f"{count} {purpose}" for purpose, count in sorted(run.unused.items()))
+    # The run's name, state and record purposes come from its files: shown escaped.
+    unused = ", ".join(f"{count} {shown(purpose)}" for purpose, count in sorted(run.unused.items()))
     lines = [
-        f"Make-up of run {run.run_id} ({run.state}): {run.rollout_records} rollout records of "
-        f"{len(make_up.tasks)} train tasks, from the {run.spent} rollouts it made",
+        f"Make-up of run {shown(run.run_id)} ({shown(run.state)}): {run.rollout_records} "
+        f"rollout records of {len(make_up.tasks)} train tasks, from the {run.spent} rollouts "
+        f"it made",
+        *(f"  {note}" for note in run.notes),
         f"  a pass: a reward >= {make_up.pass_threshold:g}"
         + ("; graded scores" if make_up.graded else "")
         + (f"; not used: {unused} records" if unused else ""),
@@ -412,9 +426,12 @@ def read_run(path: str | Path) -> RecordedRun:
         threshold = SOLVED
     n_workers = _whole(evolve.get("n_workers")) or len(workers)
     concurrency = _whole(evolve.get("max_concurrency")) or n_workers
-    # status.json counts the last process alone, but may count a round rounds.jsonl has not.
-    last = status.get("rollouts")
-    spent = max(len(records), _rollouts_made(run / _ROUNDS), _whole(last) or 0)
+    # status.json counts the last process alone (the engine writes it after each round's
+    # line in rounds.jsonl), so it stands in for that process's rounds if their lines are lost.
+    last = _whole(status.get("rollouts")) or 0
+    log = _read_rounds(run / _ROUNDS)
+    counted = log.before + max(log.last, last)
+    spent = max(len(records), counted)
     return RecordedRun(
         path=run,
         state=str(status.get("state", "unknown")),
@@ -425,6 +442,7 @@ def read_run(path: str | Path) -> RecordedRun:
         max_concurrency=min(concurrency, n_workers),
         unused=unused,
         asynchronous=evolve.get("asynchronous") is True,
+        notes=_rounds_notes(log, last, len(records), spent, n_workers),
     )
 
 
@@ -435,31 +453,174 @@ def _whole(value: object) -> int | None:
     return value
 
 
-def _rollouts_made(file: Path) -> int:
-    """The rollouts every process of a run made, from its ``rounds.jsonl`` at ``file``: each
-    process's last count, summed. 0 without the file (a run stopped before its first round
-    ended); a line that is not a round, such as one a killed run left half-written, is skipped.
+@attrs.frozen
+class _RoundsLog:
+    """What a run's ``rounds.jsonl`` says of the rollouts the run made.
+
+    Each process of a run (the first, then each resume) numbers its rounds from 0 and
+    counts its rollouts from 0, so a round numbered no higher than the one before it, or
+    counting fewer rollouts, starts another process.
+
+    Args:
+        before: rollouts of every process but the last the file shows, by their last rounds.
+        last: rollouts of the last process the file shows, by its last round.
+        rounds: lines read as a round.
+        lines: lines that are not blank.
+        bad: the numbers of the lines that are not a round.
+        torn: whether the last of ``bad`` is the file's last line, begun as a round but
+            with no newline to end it, as a run stopped mid-write leaves it.
+        unread: why the file was not read at all, or None.
     """
+
+    before: int = 0
+    last: int = 0
+    rounds: int = 0
+    lines: int = 0
+    bad: tuple[int, ...] = ()
+    torn: bool = False
+    unread: str | None = None
+
+
+def _read_rounds(file: Path) -> _RoundsLog:
+    """The rounds in the run's ``rounds.jsonl`` at ``file``, read as bytes within
+    :data:`_MAX_FILE_BYTES` and decoded line by line, so one bad line costs that line."""
     try:
-        text = load_document(file, str, _MAX_FILE_BYTES)
-    except (OSError, UnicodeDecodeError, ValueError):
-        return 0
-    made = process = 0
-    last_round = -1
-    for line in text.splitlines():
-        try:
-            entry = strict_json(line)
-        except ValueError:
+        data = _read_bytes(file)
+    except FileNotFoundError:
+        return _RoundsLog(unread=f"there is no {_ROUNDS}, where agentdescent logs each round")
+    except OSError as error:
+        return _RoundsLog(unread=f"{_ROUNDS} was not read: {shown(_reason(error))}")
+    before = last = rounds = 0
+    previous = -1
+    bad: list[int] = []
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
-        if not isinstance(entry, dict):
+        entry = _round(line, first=number == 1)
+        if entry is None:
+            bad.append(number)
             continue
-        round_index, rollouts = entry.get("round"), entry.get("rollouts")
-        if not (is_count(round_index) and is_count(rollouts)):
-            continue
-        if round_index <= last_round or rollouts < process:  # a resume: a new process
-            made += process
-        last_round, process = round_index, rollouts
-    return made + process
+        round_index, rollouts = entry
+        if round_index <= previous or rollouts < last:  # a resume: a new process
+            before += last
+        previous, last = round_index, rollouts
+        rounds += 1
+    return _RoundsLog(
+        before=before,
+        last=last,
+        rounds=rounds,
+        lines=rounds + len(bad),
+        bad=tuple(bad),
+        # split() leaves b"" after a final newline, so only an unended last line is lines[-1].
+        torn=bool(bad) and bad[-1] == len(lines) and lines[-1].lstrip().startswith(b"{"),
+    )
+
+
+def _read_bytes(file: Path) -> bytes:
+    """The regular file at ``file``, if it is at most :data:`_MAX_FILE_BYTES`.
+
+    Raises:
+        OSError: as :func:`~agentdescent_sampling._files.open_regular` describes.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    with open_regular(file, _MAX_FILE_BYTES) as handle:
+        while total <= _MAX_FILE_BYTES and (chunk := handle.read(1 << 20)):
+            chunks.append(chunk)
+            total += len(chunk)
+    if total > _MAX_FILE_BYTES:  # it grew since it was opened
+        raise OSError(f"it is larger than the limit of {_MAX_FILE_BYTES:,} bytes")
+    return b"".join(chunks)
+
+
+def _round(line: bytes, first: bool) -> tuple[int, int] | None:
+    """A line's round number and rollouts so far, or None if it is not a round."""
+    if len(line) > _MAX_ROUND_BYTES:
+        return None
+    try:
+        entry = parse_bounded(line.decode("utf-8-sig" if first else "utf-8"), strict_json)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    round_index, rollouts = entry.get("round"), entry.get("rollouts")
+    if not (is_count(round_index) and is_count(rollouts)):
+        return None
+    return round_index, rollouts
+
+
+def _rounds_notes(
+    log: _RoundsLog, status: int, records: int, spent: int, workers: int
+) -> tuple[str, ...]:
+    """What the make-up report says of ``log`` when the rollouts counted from it are a
+    floor: what is wrong with the file, and what ``spent`` was counted from instead.
+
+    Args:
+        log: the run's ``rounds.jsonl``, as read.
+        status: the rollouts ``status.json`` counts: the run's last process's.
+        records: the run's rollout records.
+        spent: the rollouts the run made, as :func:`read_run` counted them.
+        workers: the run's workers, for the rounds ``spent`` makes.
+    """
+    lacking = status > log.last and log.rounds > 0
+    if log.unread is not None:
+        trouble = log.unread
+    elif log.bad:
+        trouble = _bad_lines(log)
+    elif not log.rounds:
+        trouble = f"{_ROUNDS} is empty"
+    elif lacking:  # the engine writes status.json after each round's line
+        trouble = f"{_ROUNDS} lacks the run's last rounds"
+    else:
+        return ()
+    rounds = f"{log.rounds} {'readable ' * bool(log.bad)}round{'s' * (log.rounds != 1)}"
+    counted = log.before + max(log.last, status)
+    if not log.rounds:
+        source = f"status.json's {status} (the run's last process's alone, if it was resumed)"
+    elif lacking:
+        source = (
+            f"its {rounds} with status.json's {status} for the run's last process in place "
+            f"of the {log.last} its last round shows"
+        )
+    else:
+        source = f"its {rounds}"
+    if records > counted:
+        source = f"its {records} rollout records, which outnumber " + (
+            source if not log.rounds else f"the {counted} of {source}"
+        )
+    rounds_run = max(1, math.ceil(spent / workers))
+    shape = f"{rounds_run} round{'s' * (rounds_run != 1)} of {workers} worker{'s' * (workers != 1)}"
+    return (
+        f"{trouble}. So the {spent} rollouts it made ({shape}) are a floor, counted from {source}",
+    )
+
+
+def _bad_lines(log: _RoundsLog) -> str:
+    """Which lines of ``log`` are not a round, and that the last is cut short if it is."""
+    bad = log.bad
+    if log.torn and len(bad) == 1:
+        return (
+            f"{_ROUNDS}'s last line, line {bad[0]}, is cut short, as a run stopped mid-write "
+            f"leaves it, and is skipped"
+        )
+    named = [str(number) for number in bad[:_NAMED_LINES]]
+    if len(bad) > _NAMED_LINES:
+        named.append(f"{len(bad) - _NAMED_LINES} more")
+    which = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+    several = len(bad) > 1
+    text = (
+        f"{len(bad)} of the {log.lines} lines of {_ROUNDS} {'are' if several else 'is'} not "
+        f"a round and {'are' if several else 'is'} skipped: line{'s' * several} {which}"
+    )
+    if log.torn:
+        text += f" (line {bad[-1]}, the last, is cut short, as a run stopped mid-write leaves it)"
+    return text
+
+
+def _reason(error: OSError) -> str:
+    """Why ``error`` happened, without the file descriptor or path Python may append."""
+    return error.strerror or str(error)
 
 
 def _not_a_run(path: Path) -> str:
@@ -500,8 +661,9 @@ def _document(file: Path) -> dict[str, Any]:
     try:
         document = load_document(file, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
+        reason = _reason(error) if isinstance(error, OSError) else error
         raise BenchError(
-            f"cannot read {str(file)!r}: {error}; expected the JSON object "
+            f"cannot read {str(file)!r}: {reason}; expected the JSON object "
             f"`agentdescent evolve` writes there; run the spec again if the file was damaged"
         ) from None
     if not isinstance(document, dict):
@@ -525,7 +687,7 @@ def _record(file: Path) -> dict[str, Any]:
     try:
         entry = load_document(file, strict_json, _MAX_RECORD_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise refuse(str(error)) from None
+        raise refuse(_reason(error) if isinstance(error, OSError) else str(error)) from None
     if not isinstance(entry, dict):
         raise refuse(f"it holds {short_repr(entry)}, not a JSON object")
     for key in ("task_id", "purpose", "artifact_id"):
