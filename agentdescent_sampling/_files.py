@@ -118,17 +118,17 @@ def open_regular(path: Path, max_bytes: int) -> BinaryIO:
     # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; the
     # fstat below then refuses it. It changes nothing for a regular file.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    handle = os.fdopen(os.open(path, flags), "rb")
-    try:
-        status = os.fstat(handle.fileno())
+    descriptor = os.open(path, flags)
+    try:  # the checks come first: a directory's fdopen() raises, naming the descriptor
+        status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
             raise OSError(f"it is {kind_of(status.st_mode)}, not a regular file")
         if status.st_size > max_bytes:
             raise OSError(_too_large(max_bytes))
+        return os.fdopen(descriptor, "rb")
     except BaseException:
-        handle.close()
+        os.close(descriptor)
         raise
-    return handle
 
 
 def _read_text(path: Path, max_bytes: int) -> str:

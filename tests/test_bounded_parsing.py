@@ -24,7 +24,7 @@ from agentdescent_sampling import (
     load_state,
     spec_from_file,
 )
-from agentdescent_sampling._files import MAX_VALUES
+from agentdescent_sampling._files import MAX_VALUES, open_regular
 from agentdescent_sampling.bench.workloads import read_log
 from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.paramdoc import parameter_help
@@ -349,3 +349,27 @@ def test_every_parser_and_loader_finishes_in_bounded_time_and_memory(
 ) -> None:
     for reader in _readers(tmp_path, text).values():
         within_bounds(reader)
+
+
+def _lowest_free_descriptor() -> int:
+    descriptor = os.open(os.devnull, os.O_RDONLY)
+    os.close(descriptor)
+    return descriptor
+
+
+@pytest.mark.parametrize("kind", ["a directory", "too large"])
+def test_a_file_refused_at_opening_is_named_by_what_it_is_and_leaves_no_descriptor_open(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path if kind == "a directory" else tmp_path / "big.json"
+    if kind == "too large":
+        path.write_bytes(b"x" * 100)
+    message = {
+        "a directory": "it is a directory, not a regular file",
+        "too large": "it is larger than the limit of 10 bytes",
+    }[kind]
+    free = _lowest_free_descriptor()
+    for _ in range(3):
+        with pytest.raises(OSError, match=f"^{message}$"):
+            open_regular(path, 10)
+    assert _lowest_free_descriptor() == free

@@ -304,7 +304,8 @@ def test_a_rounds_log_that_lacks_the_last_rounds_is_counted_from_status_and_says
         (lambda file: file.write_text("\n \n"), "rounds.jsonl is empty"),
         (lambda file: os.truncate(file.write_bytes(b"") or file, (1 << 24) + 1),
          "rounds.jsonl was not read: it is larger than the limit of 16,777,216 bytes"),
-        (lambda file: file.mkdir(), "rounds.jsonl was not read: Is a directory"),
+        (lambda file: file.mkdir(),
+         "rounds.jsonl was not read: it is a directory, not a regular file"),
     ],
     ids=["missing", "empty", "blank", "over-the-limit", "a-directory"],
 )  # fmt: skip
@@ -489,7 +490,10 @@ def test_a_record_that_is_a_directory_is_named_by_its_path_not_a_file_descriptor
 
     err = _refused(capsys, "--from-run", str(run))
 
-    assert f"cannot read the run's rollout record '{bad}': Is a directory; expected" in err
+    assert (
+        f"cannot read the run's rollout record '{bad}': it is a directory, not a regular file; "
+        f"expected"
+    ) in err
     assert "Errno" not in err
     assert "move the file aside" in err
 
