@@ -29,6 +29,8 @@ _MESSAGE = 2000
 #: The exit status of a command whose reader closed the pipe (``... | head -1``),
 #: as for a command that SIGPIPE ended.
 _PIPE_CLOSED = 141
+#: The exit status of a command the user interrupted (Ctrl-C), as for one SIGINT ended.
+_INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _error(str(error))
             status = 2
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return _INTERRUPTED
     except BrokenPipeError:
         # The reader has all it wanted. Point stdout at /dev/null so the interpreter's
         # own flush at exit does not raise again and print a traceback.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,7 @@ from agentdescent_sampling.bench.engine import (
     ENGINE_WORKLOADS,
     EngineBenchConfig,
     EngineBenchResult,
+    EngineEntrant,
     EngineRun,
     EngineWorkloadResult,
     engine_to_json,
@@ -134,7 +136,7 @@ def _result(samplers: Sequence[tuple[str, list[EngineRun]]]) -> EngineBenchResul
         for i, (label, runs) in enumerate(samplers)
     )
     return EngineBenchResult(
-        EngineBenchConfig(workloads=["lessons"], seeds=2),
+        EngineBenchConfig(workloads=["lessons"], seeds=len(baseline)),
         (EngineWorkloadResult(workload, 0.2, 0.6, summaries),),
         1.5,
         2,
@@ -146,6 +148,15 @@ def _result(samplers: Sequence[tuple[str, list[EngineRun]]]) -> EngineBenchResul
 def result() -> EngineBenchResult:
     slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
     fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
+    return _result([("round-robin", slow), ("fast-sampler", fast)])
+
+
+@pytest.fixture
+def six_seeds() -> EngineBenchResult:
+    """The ``result`` fixture's two seeds three times over: the same figures, and enough seeds
+    for 95% intervals."""
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))] * 3
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))] * 3
     return _result([("round-robin", slow), ("fast-sampler", fast)])
 
 
@@ -211,8 +222,9 @@ def test_calls_to_a_fraction_are_paired_with_round_robin_and_censored_at_the_mos
 
 
 def test_text_and_json_show_rollouts_and_calls_at_75_and_90_percent(
-    result: EngineBenchResult,
+    six_seeds: EngineBenchResult,
 ) -> None:
+    result = six_seeds
     text = format_engine_report(result)
     rollouts = next(
         line
@@ -262,23 +274,98 @@ def test_plot_puts_calls_on_the_x_axis(result: EngineBenchResult, tmp_path: Path
 
 
 def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_calls() -> None:
-    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
-    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
-    # Fewer rollouts than round-robin but, at 200 calls, more calls: 80/200 on both seeds.
-    costly = [_run((10, 0.5), calls=(0, 200)), _run((20, 0.6), calls=(0, 200))]
+    # Two seeds three times over: six, enough for 95% intervals.
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))] * 3
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))] * 3
+    # Fewer rollouts than round-robin but, at 200 calls, more calls: 80/200 on every seed.
+    costly = [_run((10, 0.5), calls=(0, 200)), _run((20, 0.6), calls=(0, 200))] * 3
     single = _result([("round-robin", slow), ("fast", fast), ("costly", costly)])
     text = format_engine_report(single)
     assert text.endswith("\n".join(textwrap.wrap(engine_verdict(single), 100)))
     assert engine_verdict(single) == (
         "Verdict: fast reached 75% of the attainable held-out gain with 3.00x fewer rollouts "
         "(95% CI 2.00-4.00) and 3.00x fewer agent calls (95% CI 2.00-4.00) than round-robin "
-        "(2 paired runs)"
+        "(6 paired runs)"
     )
     without_fast = _result([("round-robin", slow), ("costly", costly)])
     assert "and 2.50x more agent calls (95% CI 2.50-2.50)" in engine_verdict(without_fast)
-    # Pooled over workloads: two workloads of two seeds are four paired runs.
+    # Pooled over workloads: two workloads of six seeds are twelve paired runs.
     two = attrs.evolve(single, workloads=single.workloads * 2)
-    assert engine_verdict(two).endswith("than round-robin (4 paired runs)")
+    assert engine_verdict(two).endswith("than round-robin (12 paired runs)")
+
+
+def test_the_verdict_says_a_sampler_that_never_reached_the_mark_did_not_reach_it() -> None:
+    # Round-robin reaches 75% of the gain at 20 rollouts (40 calls); the sampler never does,
+    # and counts as the budget: 40 rollouts, and 80 calls, the most any run made.
+    quick = [_run((20, 0.6), (40, 0.6))] * 2
+    stuck = [_run((20, 0.3), (40, 0.3))] * 2
+    verdict = engine_verdict(_result([("round-robin", quick), ("stuck", stuck)]))
+    assert verdict == (
+        "Verdict: stuck did not reach 75% of the attainable held-out gain in 2 of 2 runs; "
+        "counting each run that did not as the whole budget, it took at least 2.00x more "
+        "rollouts and at least 2.00x more agent calls than round-robin (2 paired runs; too few "
+        "for a 95% interval, which takes 6)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("missed_by", "expected"),
+    [
+        # The sampler's miss counts as 40 rollouts, fewer than it would have taken: its ratio
+        # of 1 is too high, and so may the median be.
+        ("sampler", "Verdict: fast did not reach 75% of the attainable held-out gain in 1 of 6 "
+         "runs; counting each run that did not as the whole budget, it took at most 4.00x fewer "
+         "rollouts (95% CI "),
+        # Round-robin's miss counts as 40 rollouts, fewer than it would have taken: too low.
+        ("round-robin", "Verdict: fast reached 75% of the attainable held-out gain with at "
+         "least 4.00x fewer rollouts (95% CI 4.00-4.00) and at least 4.00x fewer agent calls "
+         "(95% CI 4.00-4.00) than round-robin, counting the 1 of 6 runs in which round-robin "
+         "did not as its whole budget (6 paired runs)"),
+    ],
+)  # fmt: skip
+def test_a_ratio_counting_runs_that_never_got_there_is_worded_as_a_bound(
+    missed_by: str, expected: str
+) -> None:
+    baseline = [_run((40, 0.6))] * 6
+    fast = [_run((10, 0.6), (40, 0.6))] * 6
+    never = [_run((10, 0.3), (40, 0.3))]
+    if missed_by == "sampler":
+        fast = never + fast[1:]
+    else:
+        baseline = never + baseline[1:]
+    assert engine_verdict(_result([("round-robin", baseline), ("fast", fast)])).startswith(expected)
+
+
+def test_a_tie_with_round_robin_is_worded_as_many_not_1_00x_fewer() -> None:
+    baseline = [_run((20, 0.3), (40, 0.6))] * 2
+    same = _result([("round-robin", baseline), ("same", baseline)])
+    assert engine_verdict(same).startswith(
+        "Verdict: same reached 75% of the attainable held-out gain with as many rollouts and as "
+        "many agent calls as round-robin (2 paired runs"
+    )
+    # As many rollouts for half the calls.
+    thrifty = [_run((20, 0.3), (40, 0.6), calls=(0, 20, 40))] * 2
+    verdict = engine_verdict(_result([("round-robin", baseline), ("thrifty", thrifty)]))
+    mixed = "with as many rollouts as round-robin and 2.00x fewer agent calls than round-robin ("
+    assert mixed in verdict
+    assert "1.00x" not in verdict
+
+
+def test_with_fewer_than_6_seeds_no_interval_is_shown_and_the_report_says_why(
+    result: EngineBenchResult,
+) -> None:
+    text = format_engine_report(result)
+    why = "\nWith 2 seeds, too few for a 95% interval, none is shown; one takes 6 seeds or more "
+    assert why in text
+    assert "95% CI" not in text
+    assert "±" not in text
+    rows = [line for line in text.splitlines() if line.startswith("fast-sampler  ")]
+    assert rows[0].split()[-2:] == ["3.00x", "1.50x"]  # RR/it at 75% and 90%, no interval
+    assert rows[1].split()[-2:] == ["3.00x", "1.50x"]
+    assert rows[2].split()[1:5] == ["0.600", "+0.000", "0.531", "+0.469"]
+    assert engine_verdict(result).endswith(
+        "(2 paired runs; too few for a 95% interval, which takes 6)"
+    )
 
 
 def test_a_latency_asked_for_is_in_the_text_and_the_json(
@@ -298,3 +385,56 @@ def test_a_latency_outside_0_to_1_seconds_is_refused_with_an_example(latency: ob
                 r"or None .*; for example latency=0.002")  # fmt: skip
     with pytest.raises(ValueError, match=expected):
         EngineBenchConfig(latency=latency)  # type: ignore[arg-type]
+
+
+def _broken(built: object) -> Any:
+    raise AssertionError("never built: the config is refused first")
+
+
+@pytest.mark.parametrize(
+    ("given", "error", "message"),
+    [
+        ({"workloads": "lessons"}, TypeError, "EngineBenchConfig(workloads='lessons') takes a "
+         "sequence of workloads, got one name; wrap it in a list: workloads=['lessons']"),
+        ({"workloads": ENGINE_WORKLOADS["lessons"]}, TypeError, "EngineBenchConfig(workloads=<"
+         "the workload 'lessons'>) takes a sequence of workloads, got one; wrap it in a list: "
+         "workloads=[workload]"),
+        ({"workloads": ["lessons", 3]}, TypeError, "EngineBenchConfig(workloads=[..., 3, ...]): "
+         "a workload is an EngineWorkload or the name of one of lessons, sparse, "),
+        ({"workloads": 3}, TypeError, "EngineBenchConfig(workloads=3): expected a list of engine "
+         "workloads or their names, for example workloads=['lessons']"),
+        ({"first_seed": -1}, ValueError, "EngineBenchConfig(first_seed=-1): expected a whole "
+         "number >= 0, for example first_seed=0"),
+        ({"first_seed": "3"}, ValueError, "EngineBenchConfig(first_seed='3'): expected a whole "
+         "number >= 0"),
+        ({"first_seed": True}, ValueError, "EngineBenchConfig(first_seed=True): expected a "
+         "whole number >= 0"),
+        ({"first_seed": 2.0}, ValueError, "EngineBenchConfig(first_seed=2.0): expected a whole "
+         "number >= 0"),
+        ({"extra": [_broken]}, TypeError, "EngineBenchConfig(extra=[..., <function _broken at "),
+        ({"extra": [_broken]}, TypeError, ">, ...]): each entrant is an EngineEntrant, not "
+         "function; wrap a factory with its label: EngineEntrant('mine', factory)"),
+        ({"extra": EngineEntrant("mine", _broken)}, TypeError, "EngineBenchConfig(extra="
+         "EngineEntrant('mine', ...)) takes a sequence of entrants, got one; wrap it in a list: "
+         "extra=[EngineEntrant('mine', ...)]"),
+        ({"extra": ["fixable-first"]}, TypeError, "EngineBenchConfig(extra=[..., "
+         "'fixable-first', ...]): each entrant is an EngineEntrant, not str; a registered "
+         "sampler's spec goes in samplers=['fixable-first']"),
+        ({"extra": "fixable-first"}, TypeError, "EngineBenchConfig(extra='fixable-first'): "
+         "expected a list of EngineEntrant, for example extra=[EngineEntrant('mine', lambda "
+         "built: Mine())]; a registered sampler's spec goes in samplers=[...]"),
+    ],
+)  # fmt: skip
+def test_a_bad_config_value_is_named_when_the_config_is_made_with_what_to_try(
+    given: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        EngineBenchConfig(**given)
+
+
+def test_a_config_of_good_values_in_any_sequence_is_taken() -> None:
+    mine = EngineEntrant("mine", _broken)
+    config = EngineBenchConfig(workloads=iter(["lessons"]), extra=(mine,), first_seed=5)
+    assert config.workloads == (ENGINE_WORKLOADS["lessons"],)
+    assert config.extra == (mine,)
+    assert config.first_seed == 5

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
-from agentdescent_sampling import TaskSampler, create
+from agentdescent_sampling import Registry, TaskSampler, create
 from agentdescent_sampling.bench.engine import (
     ENGINE_WORKLOADS,
     Built,
@@ -28,7 +28,6 @@ from agentdescent_sampling.bench.engine import (
 )
 from agentdescent_sampling.bench.engine import workloads as engine_workloads
 from agentdescent_sampling.bench.engine.workloads import ASYNC_LATENCY, LUCKY, passes
-from agentdescent_sampling.errors import BenchError
 
 pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
 
@@ -224,12 +223,11 @@ def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> No
         first_seed=7,
         processes=2,
     )
-    with pytest.raises(BenchError) as failed:
-        run_engine_bench(config)
-    message = str(failed.value)
+    [failure] = run_engine_bench(config).failures
+    message = failure.message
     assert message.startswith("sampler 'broken' failed on engine workload lessons, seed 7: ")
     assert "RuntimeError: no pick today" in message
-    assert message.endswith("--sampler 'broken' --workload lessons --first-seed 7 --seeds 1")
+    assert message.endswith("workloads=[...], first_seed=7, seeds=1, ceilings=False))")
 
 
 class Stray(Broken):
@@ -270,12 +268,12 @@ def test_a_sampler_that_fails_on_the_asynchronous_path_is_raised_not_waited_on(
 
 
 def test_a_failure_on_a_workload_of_your_own_names_no_workload_flag() -> None:
-    broken = EngineEntrant("broken", lambda built: Broken())
+    registry = Registry(disable=(), only=(), strict=False)
+    registry.register(Broken, "broken")
     own = attrs.evolve(ENGINE_WORKLOADS["lessons"], name="from-run", rounds=2)
-    config = EngineBenchConfig(workloads=[own], samplers=[], extra=[broken], seeds=1, processes=1)
-    with pytest.raises(BenchError) as failed:
-        run_engine_bench(config)
-    assert str(failed.value).endswith(
+    config = EngineBenchConfig(workloads=[own], samplers=["broken"], seeds=1, processes=1)
+    [failure] = run_engine_bench(config, registry=registry).failures
+    assert failure.message.endswith(
         "rerun it alone on the same workload, as you gave it, with --engine --sampler 'broken' "
         "--first-seed 0 --seeds 1"
     )
@@ -292,10 +290,9 @@ def test_the_latency_asked_for_reaches_the_agent_and_the_rerun_command() -> None
         workloads=["lessons"], samplers=[], extra=[EngineEntrant("broken", make)], seeds=1,
         processes=1, asynchronous=True, latency=0.001,
     )  # fmt: skip
-    with pytest.raises(BenchError) as failed:
-        run_engine_bench(config)
+    [failure] = run_engine_bench(config).failures
     assert latencies == [0.001]
-    assert str(failed.value).endswith("--seeds 1 --async --latency 0.001")
+    assert failure.message.endswith("seeds=1, ceilings=False, asynchronous=True, latency=0.001))")
 
 
 def test_the_learner_ceiling_is_told_the_make_up_the_workload_was_built_with() -> None:

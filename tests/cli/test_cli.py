@@ -254,3 +254,19 @@ def test_check_of_a_plugin_that_fails_to_load_exits_1_as_check_all_counts_it(
     assert "pick(self, keys) can't be called as pick(keys, round_index)" in captured.err
     assert main(["check", "--all"]) == 1  # as it was, for the same plugin
     assert main(["check", "no-such-sampler"]) == 2  # a bad name is still the caller's
+
+
+def test_an_interrupted_command_says_so_in_one_line_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agentdescent_sampling.cli, "_list", interrupted)
+
+    try:
+        status = main(["list"])
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt escaped main() with its traceback")
+    assert status == 130  # as for a command SIGINT ended
+    assert capsys.readouterr().err == "agentdescent-sampling: error: interrupted\n"

@@ -124,4 +124,4 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     if args.plot is not None:
         written = plot_gains(result, args.plot, args.plot_x or "rollouts")
         print(f"wrote {written}", file=sys.stderr)
-    return 0
+    return 1 if result.failures else 0  # the report says which sampler failed, and how

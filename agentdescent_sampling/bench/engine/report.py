@@ -3,7 +3,7 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/4",
+      "schema": "agentdescent-sampling/bench-engine/5",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
                  "reflector": "llm-like", "asynchronous": false, "latency": null},
@@ -40,6 +40,10 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
             }
           ]
         }
+      ],
+      "failures": [
+        {"label": "mine", "workload": "lessons", "seed": 3,
+         "message": "sampler 'mine' failed on engine workload lessons, seed 3: ..."}
       ]
     }
 
@@ -65,8 +69,12 @@ after the last round; ``*_vs_round_robin`` the mean of per-seed differences from
 round-robin; ``useful`` the share of rollouts that failed on a fixable task;
 ``taught`` the distinct fixable tasks that got one (out of ``fixable``); ``calls``
 the agent calls per run. Every ``ci95`` is a 95% interval (Student t over seeds,
-except the bootstrap one above). ``curve`` is the fraction of the attainable gain
+except the bootstrap one above); with fewer than 6 seeds it means little, and the text
+report leaves it out. ``curve`` is the fraction of the attainable gain
 held after ``rollouts``, and ``call_curve`` after ``calls``, for plots.
+``failures`` lists the samplers left out of ``workloads`` because a run of theirs raised
+(empty when none was): the sampler's label, the workload and seed of its first failed run,
+and the message, which says how to rerun it alone.
 """
 
 from __future__ import annotations
@@ -92,7 +100,7 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/4"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/5"
 
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
 
@@ -168,6 +176,15 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
     ),
     engine={"type": "string"},
     processes=COUNT,
+    failures={
+        "type": "array",
+        "items": schema_object(
+            label={"type": "string"},
+            workload={"type": "string"},
+            seed=_WHOLE,
+            message={"type": "string"},
+        ),
+    },
 )
 
 
@@ -187,13 +204,23 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
         [_workload_json(workload) for workload in result.workloads],
         engine=result.engine,
         processes=result.processes,
+        failures=[
+            {
+                "label": failure.label,
+                "workload": failure.workload,
+                "seed": failure.seed,
+                "message": failure.message,
+            }
+            for failure in result.failures
+        ],
     )
 
 
 def format_engine_report(result: EngineBenchResult) -> str:
-    """The result as text: three tables per workload, a summary across workloads, then the
+    """The result as text: three tables per workload, a summary across workloads, the samplers
+    left out because a run raised (each with the message that says how to rerun it), then the
     :func:`engine_verdict`, wrapped to 100 columns, if any sampler ran besides round-robin and
-    the ceilings."""
+    the ceilings. With fewer than 6 seeds, no 95% interval is shown, and the text says why."""
     config, machine = result.config, result.machine
     path = "evolve(asynchronous=True)" if config.asynchronous else "evolve()"
     lines = [
@@ -216,13 +243,31 @@ def format_engine_report(result: EngineBenchResult) -> str:
         "interval. 'area': mean share of the gain held over the budget. 'useful': rollouts that",
         "failed on a fixable task; 'taught': distinct fixable tasks that got one.",
     ]
+    interval = config.seeds >= _FEWEST_FOR_INTERVAL
+    if not interval:
+        lines += textwrap.wrap(
+            f"With {config.seeds} seed{'s' if config.seeds > 1 else ''}, too few for a 95% "
+            f"interval, none is shown; one takes {_FEWEST_FOR_INTERVAL} seeds or more "
+            f"(--seeds {_FEWEST_FOR_INTERVAL}).",
+            WIDTH,
+        )
     for workload in result.workloads:
-        lines += ["", *_workload_lines(workload)]
+        lines += ["", *_workload_lines(workload, interval)]
     if len(result.workloads) > 1:
         lines += ["", *_across(result.workloads)]
+    if result.failures:
+        lines += ["", *_failure_lines(result)]
     if any(sampler.role == "sampler" for sampler in result.workloads[0].samplers):
         lines += ["", *textwrap.wrap(engine_verdict(result), WIDTH, break_on_hyphens=False)]
     return "\n".join(lines)
+
+
+def _failure_lines(result: EngineBenchResult) -> list[str]:
+    """Which samplers were left out, and why: each message on a line of its own, unwrapped,
+    so that its rerun command can be copied whole."""
+    each = "each " if len(result.failures) > 1 else ""
+    head = f"Left out of the tables above, {each}with all its runs, for a run that raised:"
+    return [head, *(f"  {failure.message}" for failure in result.failures)]
 
 
 def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
@@ -230,38 +275,108 @@ def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
     fewest rollouts against round-robin, and what it saved in rollouts and in agent calls.
 
     Each figure is the median of the per-seed ratios to round-robin pooled over every
-    workload (one paired run per workload and seed), with its bootstrap 95% interval.
+    workload (one paired run per workload and seed), with its bootstrap 95% interval when
+    there are at least 6 paired runs (fewer give no interval worth the name). A run that
+    never reached ``fraction`` counts as the whole budget, so when any did the line says
+    how many, and the ratio is a bound: "at least 1.95x more rollouts" when only the
+    sampler's runs fell short, "at least 1.20x fewer" when only round-robin's did. A ratio
+    of 1.00x is "as many".
 
     Raises:
         ValueError: the run has no sampler besides the baseline and the ceilings.
     """
     workloads = result.workloads
-    pooled: list[tuple[Interval, Interval, str]] = []
-    for index, sampler in enumerate(workloads[0].samplers):
-        if sampler.role == "sampler":
-            rollouts, calls = (
-                median_ratio(
-                    [r for w in workloads for r in w.samplers[index].at(fraction, m).ratios]
-                )
-                for m in MEASURES
-            )
-            pooled.append((rollouts, calls, sampler.label))
+    samplers = workloads[0].samplers
+    pooled = [
+        (median_ratio(_ratios(workloads, index, fraction, "rollouts")), index)
+        for index, sampler in enumerate(samplers)
+        if sampler.role == "sampler"
+    ]
     if not pooled:
         raise ValueError("no sampler besides round-robin and the ceilings ran; nothing to judge")
-    rollouts, calls, label = max(pooled, key=lambda row: row[0].value)
-    runs = len(workloads) * result.config.seeds
-    return (
-        f"Verdict: {label} reached {fraction:.0%} of the attainable held-out gain with "
-        f"{_fewer(rollouts, 'rollouts')} and {_fewer(calls, 'agent calls')} than round-robin "
-        f"({runs} paired runs)"
+    _, best = max(pooled, key=lambda row: row[0].value)
+    baseline = next(index for index, sampler in enumerate(samplers) if sampler.role == "baseline")
+
+    def missed(index: int, measure: Measure) -> int:
+        return sum(w.samplers[index].at(fraction, measure).not_reached for w in workloads)
+
+    runs = len(_ratios(workloads, best, fraction, "rollouts"))
+    interval = runs >= _FEWEST_FOR_INTERVAL
+    compared = _compared(
+        [
+            _versus(
+                median_ratio(_ratios(workloads, best, fraction, measure)),
+                what,
+                missed(best, measure),
+                missed(baseline, measure),
+                interval,
+            )
+            for measure, what in zip(MEASURES, ("rollouts", "agent calls"), strict=True)
+        ]
     )
+    paired = f"{runs} paired runs" + (
+        "" if interval else f"; too few for a 95% interval, which takes {_FEWEST_FOR_INTERVAL}"
+    )
+    label, gain = samplers[best].label, f"{fraction:.0%} of the attainable held-out gain"
+    short, behind = missed(best, "rollouts"), missed(baseline, "rollouts")
+    if short:
+        also = f" (round-robin in {behind})" if behind else ""
+        return (
+            f"Verdict: {label} did not reach {gain} in {short} of {runs} runs{also}; counting "
+            f"each run that did not as the whole budget, it took {compared} ({paired})"
+        )
+    if behind:
+        return (
+            f"Verdict: {label} reached {gain} with {compared}, counting the {behind} of {runs} "
+            f"runs in which round-robin did not as its whole budget ({paired})"
+        )
+    return f"Verdict: {label} reached {gain} with {compared} ({paired})"
 
 
-def _fewer(ratio: Interval, what: str) -> str:
-    """'1.42x fewer rollouts (95% CI 1.20-1.60)', or 'more', the ratio turned over, below 1."""
-    if ratio.value >= 1:
-        return f"{ratio.value:.2f}x fewer {what} (95% CI {ratio.low:.2f}-{ratio.high:.2f})"
-    return f"{1 / ratio.value:.2f}x more {what} (95% CI {1 / ratio.high:.2f}-{1 / ratio.low:.2f})"
+#: The fewest seeds (or paired runs, for the verdict) a 95% interval is shown for. With
+#: fewer, the bootstrap interval of a median collapses onto the few ratios there are, and
+#: a Student t interval runs past what the figure can be. The quick bench runs 6.
+_FEWEST_FOR_INTERVAL = 6
+
+
+def _ratios(
+    workloads: Sequence[EngineWorkloadResult], index: int, fraction: float, measure: Measure
+) -> list[float]:
+    """The per-seed ratios to round-robin of the sampler at ``index``, over every workload."""
+    return [r for w in workloads for r in w.samplers[index].at(fraction, measure).ratios]
+
+
+def _versus(ratio: Interval, what: str, short: int, behind: int, interval: bool) -> tuple[str, str]:
+    """'1.42x fewer rollouts (95% CI 1.20-1.60)', 'more' with the ratio turned over below 1,
+    or 'as many rollouts' at 1.00x; and the word that compares it, 'than' or 'as'.
+
+    ``short`` runs of the sampler and ``behind`` runs of round-robin never got there, and
+    count as the whole budget. When only the sampler's did, it took more than it is counted
+    for, and the ratio is an upper bound; when only round-robin's did, a lower bound; when
+    both did, neither."""
+    upper, lower = short > 0 and not behind, behind > 0 and not short
+
+    def bound(cheaper: bool) -> str:
+        if upper:
+            return "at most " if cheaper else "at least "
+        return ("at least " if cheaper else "at most ") if lower else ""
+
+    value = ratio.value
+    shown = f" (95% CI {ratio.low:.2f}-{ratio.high:.2f})" if interval else ""
+    if value >= 1 and f"{value:.2f}" != "1.00":
+        return f"{bound(True)}{value:.2f}x fewer {what}{shown}", "than"
+    if value < 1 and f"{1 / value:.2f}" != "1.00":
+        turned = f" (95% CI {1 / ratio.high:.2f}-{1 / ratio.low:.2f})" if interval else ""
+        return f"{bound(False)}{1 / value:.2f}x more {what}{turned}", "than"
+    return f"{bound(False)}as many {what}{shown}", "as"
+
+
+def _compared(phrases: Sequence[tuple[str, str]]) -> str:
+    """The phrases joined, sharing 'than round-robin' (or 'as') when they can."""
+    (first, joins_first), (second, joins_second) = phrases
+    if joins_first == joins_second:
+        return f"{first} and {second} {joins_first} round-robin"
+    return f"{first} {joins_first} round-robin and {second} {joins_second} round-robin"
 
 
 def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:
@@ -332,7 +447,7 @@ def _mean_json(interval: Interval) -> dict[str, Any]:
     return {"mean": interval.value, "ci95": [interval.low, interval.high]}
 
 
-def _workload_lines(result: EngineWorkloadResult) -> list[str]:
+def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list[str]:
     spec = result.workload
     shard = "one shared shard" if spec.shared_shard else "split shards"
     fixable = result.samplers[0].fixable
@@ -343,22 +458,23 @@ def _workload_lines(result: EngineWorkloadResult) -> list[str]:
         f"  held-out reward {result.start:.3f} at the start, {result.attainable:.3f} attainable",
         "",
     ]
-    speed = [["sampler", "to 50/75/90%", "missed", "RR/it 75% [95% CI]", "RR/it 90% [95% CI]"]]
-    calls = [["sampler", "calls to 50/75/90%", "RR/it 75% [95% CI]", "RR/it 90% [95% CI]"]]
+    ratios = [f"RR/it {f:.0%}" + (" [95% CI]" if interval else "") for f in (0.75, 0.9)]
+    speed = [["sampler", "to 50/75/90%", "missed", *ratios]]
+    calls = [["sampler", "calls to 50/75/90%", *ratios]]
     for sampler in result.samplers:
         speed.append(
             [
                 sampler.label,
                 "/".join(_median(reach, spec.budget) for reach in sampler.reach),
                 "/".join(str(reach.not_reached) for reach in sampler.reach),
-                *(_ratio_interval(sampler.at(f)) for f in (0.75, 0.9)),
+                *(_ratio_interval(sampler.at(f), interval) for f in (0.75, 0.9)),
             ]
         )
         calls.append(
             [
                 sampler.label,
                 "/".join(_median(reach, None) for reach in sampler.calls_reach),
-                *(_ratio_interval(sampler.at(f, "calls")) for f in (0.75, 0.9)),
+                *(_ratio_interval(sampler.at(f, "calls"), interval) for f in (0.75, 0.9)),
             ]
         )
     artifact = [["sampler", "final", "vs RR", "area", "vs RR", "useful", "taught", "calls"]]
@@ -367,9 +483,9 @@ def _workload_lines(result: EngineWorkloadResult) -> list[str]:
             [
                 sampler.label,
                 f"{sampler.final.value:.3f}",
-                _difference(sampler.final_vs_round_robin),
+                _difference(sampler.final_vs_round_robin, interval),
                 f"{sampler.area.value:.3f}",
-                _difference(sampler.area_vs_round_robin),
+                _difference(sampler.area_vs_round_robin, interval),
                 f"{sampler.useful.value:.0%}",
                 f"{sampler.taught.value:.1f}/{sampler.fixable}",
                 f"{sampler.calls.value:.0f}",
@@ -448,8 +564,10 @@ def _median(reach: Reach, budget: int | None) -> str:
     return f"{reach.median:g}"
 
 
-def _ratio_interval(reach: Reach) -> str:
+def _ratio_interval(reach: Reach, interval: bool = True) -> str:
     ratio = reach.ratio_to_round_robin
+    if not interval:
+        return _ratio(ratio.value)
     return f"{_ratio(ratio.value)} [{ratio.low:.2f}-{ratio.high:.2f}]"
 
 
@@ -457,5 +575,7 @@ def _ratio(value: float) -> str:
     return f"{value:.2f}x"
 
 
-def _difference(interval: Interval) -> str:
+def _difference(interval: Interval, shown: bool = True) -> str:
+    if not shown:
+        return f"{interval.value:+.3f}"
     return f"{interval.value:+.3f}±{(interval.high - interval.low) / 2:.3f}"

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import signal
 import time
+import traceback
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, TextIO
 
 import attrs
 
+from ..._display import shown
 from ...errors import BenchError
+from ...protocol import short_repr
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
 from ..core import Machine, WithSamplers, as_specs, cpus
 from ..progress import Progress
-from .lineup import QUICK_SPECS, EngineEntrant, default_engine_specs, engine_lineup
+from .lineup import QUICK_SPECS, EngineEntrant, _ForBuilt, default_engine_specs, engine_lineup
 from .metrics import EngineSamplerResult, summarise_engine
 from .run import EngineRun, run_engine
 from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
@@ -26,6 +32,7 @@ __all__ = [
     "QUICK_WORKLOADS",
     "EngineBenchConfig",
     "EngineBenchResult",
+    "EngineFailure",
     "EngineWorkloadResult",
     "require_engine",
     "run_engine_bench",
@@ -41,7 +48,22 @@ QUICK_WORKLOADS = ("lessons", "regressions-held-out", "graded")
 QUICK_SEEDS = 6
 
 
-def _workloads(value: Iterable[EngineWorkload | str]) -> tuple[EngineWorkload, ...]:
+def _workloads(value: object) -> tuple[EngineWorkload, ...]:
+    if isinstance(value, str):
+        raise TypeError(
+            f"EngineBenchConfig(workloads={short_repr(value)}) takes a sequence of workloads, "
+            f"got one name; wrap it in a list: workloads=[{short_repr(value)}]"
+        )
+    if isinstance(value, EngineWorkload):
+        raise TypeError(
+            f"EngineBenchConfig(workloads=<the workload {value.name!r}>) takes a sequence of "
+            f"workloads, got one; wrap it in a list: workloads=[workload]"
+        )
+    if not isinstance(value, Iterable):
+        raise TypeError(
+            f"EngineBenchConfig(workloads={short_repr(value)}): expected a list of engine "
+            f"workloads or their names, for example workloads=['lessons']"
+        )
     chosen = []
     for item in value:
         if isinstance(item, str):
@@ -51,10 +73,53 @@ def _workloads(value: Iterable[EngineWorkload | str]) -> tuple[EngineWorkload, .
                     f"{', '.join(ENGINE_WORKLOADS)}"
                 )
             item = ENGINE_WORKLOADS[item]
+        elif not isinstance(item, EngineWorkload):
+            raise TypeError(
+                f"EngineBenchConfig(workloads=[..., {short_repr(item)}, ...]): a workload is an "
+                f"EngineWorkload or the name of one of {', '.join(ENGINE_WORKLOADS)}, not "
+                f"{type(item).__name__}"
+            )
         chosen.append(item)
     if not chosen:
         raise ValueError("EngineBenchConfig(workloads=...) is empty; give at least one workload")
     return tuple(chosen)
+
+
+def _extra(value: object) -> tuple[EngineEntrant, ...]:
+    if isinstance(value, EngineEntrant):
+        raise TypeError(
+            f"EngineBenchConfig(extra=EngineEntrant({value.label!r}, ...)) takes a sequence of "
+            f"entrants, got one; wrap it in a list: extra=[EngineEntrant({value.label!r}, ...)]"
+        )
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"EngineBenchConfig(extra={short_repr(value)}): expected a list of EngineEntrant, "
+            f"for example extra=[EngineEntrant('mine', lambda built: Mine())]; a registered "
+            f"sampler's spec goes in samplers=[...]"
+        )
+    entrants = tuple(value)
+    for item in entrants:
+        if isinstance(item, EngineEntrant):
+            continue
+        if isinstance(item, (str, Mapping)):
+            fix = f"a registered sampler's spec goes in samplers=[{short_repr(item)}]"
+        elif callable(item):
+            fix = "wrap a factory with its label: EngineEntrant('mine', factory)"
+        else:
+            fix = "build one as EngineEntrant('mine', lambda built: Mine())"
+        raise TypeError(
+            f"EngineBenchConfig(extra=[..., {short_repr(item)}, ...]): each entrant is an "
+            f"EngineEntrant, not {type(item).__name__}; {fix}"
+        )
+    return entrants
+
+
+def _first_seed(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            f"EngineBenchConfig(first_seed={short_repr(value)}): expected a whole number >= 0, "
+            f"for example first_seed=0"
+        )
 
 
 def _reflector(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -105,9 +170,11 @@ class EngineBenchConfig:
             ``agentdescent.DifficultyWeighted`` and ``oracle``; ``None`` for the default
             lineup. Round-robin (the baseline) and the oracle (the ceiling) are always
             added. A sampler that takes ``pass_threshold`` gets the workload's.
-        extra: samplers built by your own factories, run after ``samplers``.
+        extra: samplers built by your own factories, run after ``samplers``: a list of
+            :class:`~agentdescent_sampling.bench.engine.lineup.EngineEntrant`.
         seeds: seeds per sampler and workload; every sampler runs on the same seeds.
-        first_seed: the first seed; a run uses ``first_seed`` to ``first_seed + seeds - 1``.
+        first_seed: the first seed, a whole number >= 0; a run uses ``first_seed`` to
+            ``first_seed + seeds - 1``.
         processes: worker processes; ``None`` for one per CPU this process may use.
             Processes are forked, so ``extra`` factories need not be picklable; where
             fork is unavailable, the runs go one after another in this process.
@@ -126,9 +193,9 @@ class EngineBenchConfig:
         default=tuple(ENGINE_WORKLOADS.values()), converter=_workloads
     )
     samplers: tuple[SpecLike, ...] | None = attrs.field(default=None, converter=_specs)
-    extra: tuple[EngineEntrant, ...] = attrs.field(default=(), converter=tuple)
+    extra: tuple[EngineEntrant, ...] = attrs.field(default=(), converter=_extra)
     seeds: int = attrs.field(default=30, validator=_at_least_one)
-    first_seed: int = 0
+    first_seed: int = attrs.field(default=0, validator=_first_seed)
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
     reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
     asynchronous: bool = False
@@ -173,16 +240,41 @@ class EngineWorkloadResult(WithSamplers[EngineSamplerResult]):
 
 
 @attrs.frozen
+class EngineFailure:
+    """A sampler left out of an engine bench run because one of its runs raised.
+
+    Its runs on the other seeds are left out with it: compared only on the seeds it got
+    through, it would be compared with round-robin on easier ground.
+
+    Args:
+        label: the sampler's label.
+        workload: the name of the workload the run was on.
+        seed: the run's seed.
+        message: which sampler failed where, the exception, and how to rerun that run alone.
+        traceback: the exception's traceback, as Python prints it.
+    """
+
+    label: str
+    workload: str
+    seed: int
+    message: str
+    traceback: str = attrs.field(default="", repr=False)
+
+
+@attrs.frozen
 class EngineBenchResult:
     """A finished engine bench run.
 
     Args:
         config: the configuration that ran.
-        workloads: one result per workload, in config order.
+        workloads: one result per workload, in config order, without the samplers in
+            ``failures``.
         seconds: wall-clock duration of the run.
         processes: worker processes the runs were spread over.
         engine: the agentdescent version that ran.
         machine: the interpreter and CPUs it ran on.
+        failures: the samplers left out because a run of theirs raised, in lineup order,
+            each with its first failure; empty when every run finished.
     """
 
     config: EngineBenchConfig
@@ -191,6 +283,7 @@ class EngineBenchResult:
     processes: int
     engine: str
     machine: Machine = attrs.field(factory=Machine)
+    failures: tuple[EngineFailure, ...] = ()
 
 
 def require_engine() -> str:
@@ -220,7 +313,9 @@ def run_engine_bench(
     """Run every sampler of ``config`` on every engine workload for every seed, and summarise.
 
     Each (workload, seed) pair is one task set shared by every sampler, so each
-    sampler is compared with round-robin seed by seed.
+    sampler is compared with round-robin seed by seed. A sampler whose run raises is left
+    out of the results, and its later runs are not started; the others run on, and
+    :attr:`EngineBenchResult.failures` says which failed where, why, and how to rerun it.
 
     Args:
         config: what to run; ``None`` for the default run.
@@ -228,10 +323,13 @@ def run_engine_bench(
         progress: a stream for the progress bar (drawn only on a terminal).
 
     Raises:
-        BenchError: agentdescent is not installed, or a sampler failed during a run
-            (the message names the sampler, workload and seed, and how to rerun it).
+        BenchError: agentdescent is not installed, or a run of round-robin, the baseline
+            every sampler is compared with, failed (the message names the workload and
+            seed, and how to rerun it).
         SamplerError: a spec is malformed or names no installed sampler (raised
             before anything runs).
+        KeyboardInterrupt: the run was interrupted; no run is started after it, and the
+            worker processes are interrupted with this one (Ctrl-C reaches them all).
     """
     engine = require_engine()
     config = config or EngineBenchConfig()
@@ -248,56 +346,154 @@ def run_engine_bench(
     processes = min(config.processes or cpus(), len(jobs))
     if "fork" not in multiprocessing.get_all_start_methods():
         processes = 1
-    runs: dict[tuple[int, int, int], EngineRun] = {}
     with Progress(len(jobs), progress) as bar:
+        tally = _Tally(bar)
         if processes == 1:
             _install(config, entrants)
             for job in jobs:
-                runs[job] = _run(*job)
-                bar.advance()
+                if tally.wanted(job):
+                    try:
+                        run = _run(*job)
+                    except _RunFailed as failed:
+                        tally.fail(job, failed.failure)
+                    else:
+                        tally.finished(job, run)
         else:
-            _pooled(jobs, processes, config, entrants, runs, bar)
+            _pooled(jobs, processes, config, entrants, tally)
+    kept = [(e, entrant) for e, entrant in enumerate(entrants) if e not in tally.failed]
     results = tuple(
-        _summary(w, workload, entrants, config, runs) for w, workload in enumerate(config.workloads)
+        _summary(w, workload, kept, config, tally.runs)
+        for w, workload in enumerate(config.workloads)
     )
-    return EngineBenchResult(config, results, time.perf_counter() - started, processes, engine)
+    failures = tuple(failure for _, (_, failure) in sorted(tally.failed.items()))
+    return EngineBenchResult(
+        config,
+        results,
+        time.perf_counter() - started,
+        processes,
+        engine,
+        failures=failures,
+    )
+
+
+#: One run: the workload's index, the entrant's index and the seed.
+_Job = tuple[int, int, int]
+
+
+class _RunFailed(Exception):
+    """A run that raised, carried as the failure to report (picklable, from a worker)."""
+
+    def __init__(self, failure: EngineFailure) -> None:
+        super().__init__(failure)
+        self.failure = failure
+
+
+@attrs.define
+class _Tally:
+    """The runs finished so far, and the entrants left out, each with its first failure."""
+
+    bar: Progress
+    runs: dict[_Job, EngineRun] = attrs.field(factory=dict)
+    failed: dict[int, tuple[_Job, EngineFailure]] = attrs.field(factory=dict)
+
+    def wanted(self, job: _Job) -> bool:
+        """Whether to start ``job``: not once its entrant failed (it counts as done then)."""
+        if job[1] in self.failed:
+            self.bar.advance()
+            return False
+        return True
+
+    def finished(self, job: _Job, run: EngineRun) -> None:
+        self.runs[job] = run
+        self.bar.advance()
+
+    def fail(self, job: _Job, failure: EngineFailure) -> None:
+        """Leave the job's entrant out, or end the bench if it is the baseline.
+
+        Raises:
+            BenchError: the entrant is round-robin, without which nothing compares.
+        """
+        if job[1] == 0:  # engine_lineup puts round-robin first
+            raise BenchError(failure.message)
+        earlier = self.failed.get(job[1])
+        # Runs end out of order in a pool: keep the failure that comes first in run order.
+        if earlier is None or (job[0], job[2]) < (earlier[0][0], earlier[0][2]):
+            self.failed[job[1]] = (job, failure)
+        self.bar.advance()
 
 
 def _pooled(
-    jobs: Sequence[tuple[int, int, int]],
+    jobs: Sequence[_Job],
     processes: int,
     config: EngineBenchConfig,
     entrants: Sequence[EngineEntrant],
-    runs: dict[tuple[int, int, int], EngineRun],
-    bar: Progress,
+    tally: _Tally,
 ) -> None:
     # Forked workers inherit the lineup as it is, closures included: nothing is pickled
-    # on the way in, and only the small EngineRun comes back.
+    # on the way in, and only the small EngineRun comes back. One run per worker is handed
+    # out at a time, so a failed entrant's later runs are never started, and an interrupt
+    # leaves no queued run to finish first.
     context = multiprocessing.get_context("fork")
+    waiting = deque(jobs)
+    pending: dict[Future[EngineRun], _Job] = {}
     with ProcessPoolExecutor(
-        processes, mp_context=context, initializer=_install, initargs=(config, entrants)
+        processes, mp_context=context, initializer=_install_worker, initargs=(config, entrants)
     ) as pool:
-        pending: dict[Future[EngineRun], tuple[int, int, int]] = {
-            pool.submit(_run, *job): job for job in jobs
-        }
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                job = pending.pop(future)
-                error = future.exception()
-                if error is not None:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise error
-                runs[job] = future.result()
-                bar.advance()
+        try:
+            while waiting or pending:
+                while waiting and len(pending) < processes:
+                    job = waiting.popleft()
+                    if tally.wanted(job):
+                        pending[pool.submit(_work, *job)] = job
+                if not pending:
+                    break
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = pending.pop(future)
+                    error = future.exception()
+                    if isinstance(error, _RunFailed):
+                        tally.fail(job, error.failure)
+                    elif error is not None:
+                        raise error
+                    else:
+                        tally.finished(job, future.result())
+        except BaseException:
+            # Ctrl-C, a failed baseline or a broken pool: start nothing more (a run handed
+            # out but not yet begun is cancelled). Leaving the block waits for the runs in
+            # progress, which Ctrl-C interrupts too.
+            for future in pending:
+                future.cancel()
+            raise
 
 
 _LINEUP: tuple[EngineBenchConfig | None, Sequence[EngineEntrant]] = (None, ())
+#: What SIGINT did in the process a worker was forked from, restored while it runs a job.
+_INTERRUPT: Any = None
 
 
 def _install(config: EngineBenchConfig, entrants: Sequence[EngineEntrant]) -> None:
     global _LINEUP
     _LINEUP = (config, entrants)
+
+
+def _install_worker(config: EngineBenchConfig, entrants: Sequence[EngineEntrant]) -> None:
+    global _INTERRUPT
+    _install(config, entrants)
+    # Ctrl-C reaches every process of the terminal's process group. A worker waiting for
+    # its next run ignores it, or it would die with a traceback of its own; one that is
+    # running is interrupted, as this process is (see _work).
+    _INTERRUPT = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _work(w: int, e: int, seed: int) -> EngineRun:
+    """:func:`_run` in a worker process, which Ctrl-C interrupts only while it runs."""
+    if _INTERRUPT is None:  # set outside Python: leave it be
+        return _run(w, e, seed)
+    signal.signal(signal.SIGINT, _INTERRUPT)
+    try:
+        return _run(w, e, seed)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(w: int, e: int, seed: int) -> EngineRun:
@@ -315,31 +511,86 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
             latency=config.latency,
         )
     except Exception as error:
-        options = (f" --reflector {config.reflector}" if config.reflector != REFLECTORS[0]
-                   else "") + (" --async" if config.asynchronous else "") + (
-            f" --latency {config.latency}" if config.latency is not None else "")  # fmt: skip
-        # A workload of your own (--from-run's, say) has no name --workload takes.
-        named = workload.name in ENGINE_WORKLOADS
-        rerun = "rerun it alone with: agentdescent-sampling bench" if named else (
-            "rerun it alone on the same workload, as you gave it, with")  # fmt: skip
-        where = f" --workload {workload.name}" if named else ""
-        raise BenchError(
+        message = (
             f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
-            f"{type(error).__name__}: {error}; {rerun} --engine --sampler {entrant.label!r}"
-            f"{where} --first-seed {seed} --seeds 1{options}"
-        ) from error
+            f"{shown(f'{type(error).__name__}: {error}')}; "
+            f"{_rerun(config, entrant, workload, seed)}"
+        )
+        trace = "".join(traceback.format_exception(error))
+        failure = EngineFailure(entrant.label, workload.name, seed, message, trace)
+        raise _RunFailed(failure) from error
+
+
+def _rerun(
+    config: EngineBenchConfig, entrant: EngineEntrant, workload: EngineWorkload, seed: int
+) -> str:
+    """How to rerun one run alone: by the command line for a sampler it can name, else by
+    :func:`run_engine_bench`."""
+    # A workload of your own (--from-run's, say), or a built-in one changed, has no name
+    # --workload takes.
+    named = ENGINE_WORKLOADS.get(workload.name) == workload
+    reflector = config.reflector if config.reflector != REFLECTORS[0] else None
+    spec = _spec(config, entrant)
+    if spec is None:
+        options = "".join(
+            [
+                f", reflector={reflector!r}" if reflector else "",
+                ", asynchronous=True" if config.asynchronous else "",
+                f", latency={config.latency}" if config.latency is not None else "",
+            ]
+        )
+        given = f"your EngineEntrant {entrant.label!r} as extra"
+        if not named:
+            given += f" and the workload {workload.name!r} as you gave it"
+        workloads = repr([workload.name]) if named else "[...]"
+        return (
+            f"it is not a registered sampler, so rerun it alone from Python, with {given}: "
+            f"run_engine_bench(EngineBenchConfig(samplers=[], extra=[...], "
+            f"workloads={workloads}, first_seed={seed}, seeds=1, ceilings=False{options}))"
+        )
+    options = "".join(
+        [
+            f" --reflector {reflector}" if reflector else "",
+            " --async" if config.asynchronous else "",
+            f" --latency {config.latency}" if config.latency is not None else "",
+        ]
+    )
+    quoted = "'" + spec.replace("'", "'\"'\"'") + "'"  # as the shell reads it, whatever it holds
+    if named:
+        return (
+            f"rerun it alone with: agentdescent-sampling bench --engine --sampler {quoted} "
+            f"--workload {workload.name} --first-seed {seed} --seeds 1{options}"
+        )
+    return (
+        f"rerun it alone on the same workload, as you gave it, with --engine --sampler {quoted} "
+        f"--first-seed {seed} --seeds 1{options}"
+    )
+
+
+def _spec(config: EngineBenchConfig, entrant: EngineEntrant) -> str | None:
+    """The ``--sampler`` value that runs ``entrant``, or ``None`` for one of ``extra``."""
+    if any(entrant is given for given in config.extra):
+        return None
+    if isinstance(entrant.make, _ForBuilt):
+        # A wired entrant runs beside its sampler alone; a provider needs the mapping form.
+        spec = entrant.make.registered.spec
+        if spec.provider is None:
+            return str(spec)
+        mapping = {"name": spec.name, **spec.params, "provider": spec.provider}
+        return json.dumps(mapping, default=str)
+    return entrant.label  # round-robin, the engine's DifficultyWeighted and the ceilings
 
 
 def _summary(
     w: int,
     workload: EngineWorkload,
-    entrants: Sequence[EngineEntrant],
+    entrants: Sequence[tuple[int, EngineEntrant]],
     config: EngineBenchConfig,
-    runs: Mapping[tuple[int, int, int], EngineRun],
+    runs: Mapping[_Job, EngineRun],
 ) -> EngineWorkloadResult:
     seeds = range(config.first_seed, config.first_seed + config.seeds)
-    by_entrant = [[runs[(w, e, seed)] for seed in seeds] for e in range(len(entrants))]
-    baseline = by_entrant[0]  # engine_lineup puts round-robin first
+    by_entrant = [[runs[(w, e, seed)] for seed in seeds] for e, _ in entrants]
+    baseline = by_entrant[0]  # engine_lineup puts round-robin first, and it never fails here
     first = baseline[0]
     return EngineWorkloadResult(
         workload,
@@ -347,6 +598,6 @@ def _summary(
         first.attainable,
         tuple(
             summarise_engine(entrant.label, entrant.role, entrant_runs, baseline, workload.budget)
-            for entrant, entrant_runs in zip(entrants, by_entrant, strict=True)
+            for (_, entrant), entrant_runs in zip(entrants, by_entrant, strict=True)
         ),
     )

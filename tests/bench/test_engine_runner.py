@@ -1,0 +1,306 @@
+"""``run_engine_bench`` when a sampler's run raises or the run is interrupted: what is still
+reported, what the failure says, and how it says to rerun it."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import types
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from agentdescent_sampling import Registry, TaskSampler, create
+from agentdescent_sampling import registry as registry_module
+from agentdescent_sampling.bench.engine import (
+    ENGINE_JSON_SCHEMA,
+    ENGINE_WORKLOADS,
+    Built,
+    EngineBenchConfig,
+    EngineEntrant,
+    engine_to_json,
+    format_engine_report,
+    run_engine_bench,
+)
+from agentdescent_sampling.bench.engine import lineup as engine_lineup
+from agentdescent_sampling.cli import main
+from agentdescent_sampling.errors import BenchError
+
+pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+
+#: The lessons workload cut to two rounds: a run takes a fraction of a second.
+SHORT = attrs.evolve(ENGINE_WORKLOADS["lessons"], rounds=2)
+
+
+class Broken:
+    """A sampler whose every pick fails."""
+
+    name = "broken"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        raise RuntimeError("no pick today")
+
+    def record(self, task_id: str, score: float) -> None:
+        return None
+
+
+class BrokenEvidence:
+    """Round-robin's picks, with an ``evidence`` method that fails: it fails only when wired."""
+
+    name = "broken-evidence"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[round_index % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        return None
+
+    def evidence(self, task_id: str, gain: float, committed: bool) -> None:
+        raise RuntimeError("no evidence today")
+
+
+def _broken_on(seed: int) -> Callable[[Built], TaskSampler]:
+    def make(built: Built) -> TaskSampler:
+        return Broken() if built.seed == seed else create("round-robin")
+
+    return make
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["in-process", "pooled"])
+def test_a_failing_sampler_is_left_out_and_every_other_sampler_is_still_reported(
+    processes: int, schema_errors: Callable[[Any, Mapping[str, Any]], list[str]]
+) -> None:
+    config = EngineBenchConfig(
+        workloads=[SHORT],
+        samplers=["informative-band"],
+        extra=[EngineEntrant("flaky", _broken_on(1))],
+        seeds=3,
+        processes=processes,
+        ceilings=False,
+    )
+    result = run_engine_bench(config)
+    assert [sampler.label for sampler in result.workloads[0].samplers] == [
+        "round-robin",
+        "informative-band",
+    ]
+    assert all(sampler.seeds == 3 for sampler in result.workloads[0].samplers)
+    [failure] = result.failures
+    assert (failure.label, failure.workload, failure.seed) == ("flaky", "lessons", 1)
+    # The failure itself is worded as the error that used to end the bench.
+    assert failure.message.startswith(
+        "sampler 'flaky' failed on engine workload lessons, seed 1: RuntimeError: no pick today; "
+    )
+    assert failure.traceback.startswith("Traceback (most recent call last):")
+    assert failure.traceback.rstrip().endswith("RuntimeError: no pick today")
+    text = format_engine_report(result)
+    assert (
+        f"\nLeft out of the tables above, with all its runs, for a run that raised:\n"
+        f"  {failure.message}\n" in text
+    )
+    assert not any(line.startswith("flaky ") for line in text.splitlines())
+    document = json.loads(json.dumps(engine_to_json(result)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    assert document["config"]["samplers"] == ["round-robin", "informative-band"]
+    assert document["failures"] == [
+        {"label": "flaky", "workload": "lessons", "seed": 1, "message": failure.message}
+    ]
+
+
+def test_a_failed_samplers_later_runs_are_not_started() -> None:
+    seeds: list[int] = []
+
+    def make(built: Built) -> TaskSampler:
+        seeds.append(built.seed)
+        return Broken()
+
+    config = EngineBenchConfig(
+        workloads=[SHORT, SHORT], samplers=[], extra=[EngineEntrant("mine", make)], seeds=4,
+        processes=1, ceilings=False,
+    )  # fmt: skip
+    result = run_engine_bench(config)
+    assert seeds == [0]
+    assert [(f.label, f.seed) for f in result.failures] == [("mine", 0)]
+    assert [sampler.label for sampler in result.workloads[1].samplers] == ["round-robin"]
+
+
+def test_a_failing_round_robin_still_ends_the_bench_as_nothing_compares_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engine_lineup._RoundRobin, "__call__", lambda self, built: Broken())
+    config = EngineBenchConfig(workloads=["lessons"], samplers=[], seeds=2, processes=1)
+    with pytest.raises(BenchError) as failed:
+        run_engine_bench(config)
+    assert str(failed.value) == (
+        "sampler 'round-robin' failed on engine workload lessons, seed 0: RuntimeError: no pick "
+        "today; rerun it alone with: agentdescent-sampling bench --engine --sampler 'round-robin' "
+        "--workload lessons --first-seed 0 --seeds 1"
+    )
+
+
+def test_the_rerun_hint_for_an_entrant_of_your_own_is_a_python_call_that_reruns_it() -> None:
+    mine = EngineEntrant("mine", lambda built: Broken())
+    config = EngineBenchConfig(
+        workloads=["lessons"], samplers=["informative-band"], extra=[mine], seeds=1,
+        first_seed=3, processes=1, ceilings=False,
+    )  # fmt: skip
+    [failure] = run_engine_bench(config).failures
+    call = (
+        "run_engine_bench(EngineBenchConfig(samplers=[], extra=[...], workloads=['lessons'], "
+        "first_seed=3, seeds=1, ceilings=False))"
+    )
+    assert failure.message == (
+        "sampler 'mine' failed on engine workload lessons, seed 3: RuntimeError: no pick today; "
+        "it is not a registered sampler, so rerun it alone from Python, with your EngineEntrant "
+        f"'mine' as extra: {call}"
+    )
+    # The call, given the entrant, reruns that one run.
+    names = {"run_engine_bench": run_engine_bench, "EngineBenchConfig": EngineBenchConfig}
+    again = eval(call.replace("[...]", "[mine]"), {**names, "mine": mine})
+    assert [(f.label, f.seed, f.message) for f in again.failures] == [("mine", 3, failure.message)]
+
+
+def test_the_rerun_hint_on_a_workload_of_your_own_carries_the_options_that_ran() -> None:
+    mine = EngineEntrant("mine", lambda built: Broken())
+    config = EngineBenchConfig(
+        workloads=[SHORT], samplers=[], extra=[mine], seeds=1, processes=1, ceilings=False,
+        reflector="silent", latency=0.001,
+    )  # fmt: skip
+    [failure] = run_engine_bench(config).failures
+    assert failure.message.endswith(
+        "it is not a registered sampler, so rerun it alone from Python, with your EngineEntrant "
+        "'mine' as extra and the workload 'lessons' as you gave it: "
+        "run_engine_bench(EngineBenchConfig(samplers=[], extra=[...], workloads=[...], "
+        "first_seed=0, seeds=1, ceilings=False, reflector='silent', latency=0.001))"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "factory", "label"),
+    [("broken", Broken, "broken"),
+     # The wired entrant runs with its sampler alone, whose spec --sampler takes.
+     ("broken-evidence", BrokenEvidence, "broken-evidence + wired")],
+    ids=["registered", "wired"],
+)  # fmt: skip
+@pytest.mark.filterwarnings("ignore:evolve\\(\\) stopped early:RuntimeWarning")
+def test_the_rerun_hint_for_a_registered_sampler_names_a_spec_the_command_line_takes(
+    name: str, factory: type, label: str
+) -> None:
+    registry = Registry(disable=(), only=(), strict=False)
+    registry.register(factory, name)
+    config = EngineBenchConfig(
+        workloads=["lessons"], samplers=[name], seeds=1, processes=1, ceilings=False
+    )
+    [failure] = run_engine_bench(config, registry=registry).failures
+    assert failure.label == label
+    assert failure.message.startswith(f"sampler {label!r} failed on engine workload lessons, ")
+    assert failure.message.endswith(
+        f"; rerun it alone with: agentdescent-sampling bench --engine --sampler '{name}' "
+        f"--workload lessons --first-seed 0 --seeds 1"
+    )
+
+
+def test_the_rerun_hint_for_a_sampler_from_a_named_provider_gives_the_mapping_form(
+    plugin: Callable[[str, Mapping[str, str]], tuple[Registry, types.ModuleType]],
+) -> None:
+    source = textwrap.dedent(
+        """
+        class Broken:
+            name = "broken"
+
+            def pick(self, keys, round_index):
+                raise RuntimeError("no pick today")
+
+            def record(self, task_id, score):
+                return None
+        """
+    )
+    registry, module = plugin(source, {"broken": "Broken"})
+    spec = {"name": "broken", "provider": module.__name__}
+    config = EngineBenchConfig(
+        workloads=["lessons"], samplers=[spec], seeds=1, processes=1, ceilings=False
+    )
+    [failure] = run_engine_bench(config, registry=registry).failures
+    assert failure.label == f"broken ({module.__name__})"
+    assert failure.message.endswith(
+        f"""--sampler '{{"name": "broken", "provider": "{module.__name__}"}}' """
+        f"--workload lessons --first-seed 0 --seeds 1"
+    )
+
+
+# Ctrl-C in a terminal sends SIGINT to every process of the foreground group: here a run's
+# factory sends it, to the bench's own group, on seed 2 of 30.
+_INTERRUPTED = textwrap.dedent(
+    """
+    import os, signal, sys
+
+    import attrs
+
+    from agentdescent_sampling import create
+    from agentdescent_sampling.bench.engine import (
+        ENGINE_WORKLOADS, EngineBenchConfig, EngineEntrant, run_engine_bench,
+    )
+
+    def make(built):
+        with open(sys.argv[1], "a") as started:
+            started.write(f"{built.seed}\\n")
+        if built.seed == 2:
+            os.killpg(os.getpgrp(), signal.SIGINT)
+        return create("round-robin")
+
+    short = attrs.evolve(ENGINE_WORKLOADS["lessons"], rounds=2)
+    run_engine_bench(EngineBenchConfig(
+        workloads=[short], samplers=[], extra=[EngineEntrant("mine", make)], seeds=30,
+        processes=2, ceilings=False,
+    ))
+    """
+)
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods() or not hasattr(os, "killpg"),
+    reason="the runs go one after another in this process without fork",
+)
+def test_an_interrupt_ends_the_bench_without_starting_the_runs_still_queued(
+    tmp_path: Path,
+) -> None:
+    started = tmp_path / "started"
+    finished = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED, str(started)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=True,  # its own process group, which the interrupt goes to
+        check=False,
+    )
+    # Ended by the interrupt, as a shell expects (exit status 130), with this process's
+    # traceback alone: no worker process printed one of its own.
+    assert finished.returncode == -signal.SIGINT, finished.stderr
+    assert finished.stderr.count("Traceback") == 1, finished.stderr
+    assert "Process ForkProcess" not in finished.stderr
+    assert finished.stderr.rstrip().endswith("KeyboardInterrupt")
+    # No run was started after it but the one in flight on the other worker.
+    seeds = [int(line) for line in started.read_text().split()]
+    assert max(seeds) <= 3, seeds
+
+
+def test_the_command_reports_the_others_and_exits_1_when_a_sampler_failed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registry = Registry(only=[])
+    registry.register(Broken, name="broken-at-once")
+    monkeypatch.setattr(registry_module, "_default", registry)
+
+    status = main(["bench", "--sampler", "broken-at-once", "--workload", "lessons", "--seeds", "1"])
+
+    assert status == 1  # a script running the bench notices
+    out = capsys.readouterr().out
+    assert "Left out of the tables above, with all its runs, for a run that raised:" in out
+    assert "sampler 'broken-at-once' failed on engine workload lessons, seed 0" in out
