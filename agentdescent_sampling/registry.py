@@ -15,7 +15,6 @@ that call.
 from __future__ import annotations
 
 import os
-import shlex
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
@@ -634,8 +633,8 @@ def _conflict_message(name: str, candidates: list[SamplerInfo]) -> str:
     first = candidates[0].distribution
     return (
         f"sampler {name!r} is provided by {len(candidates)} distributions: {listed}. "
-        f"Pick one with provider, for example {{'name': {name!r}, 'provider': {first!r}}} "
-        f"(on the command line, --provider {shlex.quote(first)}), or uninstall one of them"
+        f"Pick one with provider, for example {{'name': {name!r}, 'provider': {first!r}}}, "
+        f"or uninstall one of them"
     )
 
 

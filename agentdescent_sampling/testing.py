@@ -459,10 +459,9 @@ _NOT_A_NUMBER = "not-a-number"
 def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
     """The parameters declared ``int`` or ``float`` (or either or None) that ``factory``
     builds a sampler with when set to a string."""
-    numbers = {"int", "float", "int | None", "float | None", "Optional[int]", "Optional[float]"}
     loose = []
     for parameter in signature_of(factory).parameters:
-        if parameter.annotation not in numbers:
+        if not _is_number_type(parameter.annotation):
             continue
         try:
             factory(**{**params, parameter.name: _NOT_A_NUMBER})
@@ -470,6 +469,17 @@ def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
             continue
         loose.append(parameter.name)
     return loose
+
+
+def _is_number_type(annotation: str) -> bool:
+    """Whether ``annotation`` (as text) is ``int`` or ``float``, or a union of them, with or
+    without ``None``: ``float | None``, ``Optional[int]``, ``typing.Union[int, float]``."""
+    text = annotation.replace("typing.", "").replace(" ", "")
+    for wrapper in ("Optional[", "Union["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            text = text[len(wrapper) : -1].replace(",", "|")
+    parts = set(text.split("|")) - {"None", "NoneType"}
+    return bool(parts) and parts <= {"int", "float"}
 
 
 def _bad_scores_taken(sampler: Any) -> str:

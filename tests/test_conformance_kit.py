@@ -1,14 +1,12 @@
 import ast
-import itertools
 import math
 import random
 import re
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Optional, Union
 
 import pytest
 
@@ -21,13 +19,10 @@ from agentdescent_sampling import (
     synchronized,
     testing,
 )
-from agentdescent_sampling import registry as registry_module
 from agentdescent_sampling.errors import InvalidSamplerConfig, SamplerConflictError
-from agentdescent_sampling.policy import BUILTINS
-from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.spec import SamplerSpec
 from agentdescent_sampling.testing import check_sampler
-from tests.support.distinfo import write_plugin
+from tests.support.distinfo import TWO_PROVIDERS, install_plugins
 
 
 class Broken:
@@ -657,51 +652,6 @@ def test_a_class_without_a_name_is_told_to_add_one_and_labelled_by_its_class(
     assert str(report).startswith(f"{factory.__qualname__}: 1 violation(s)")
 
 
-_plugin_modules = itertools.count()
-
-
-def install_plugins(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    distributions: Mapping[str, tuple[str, Mapping[str, str]]],
-    *,
-    builtins: bool = True,
-) -> Registry:
-    """Put minimal plugin distributions on ``sys.path`` and make a registry of only them
-    (and the built-ins, unless ``builtins`` is false) the default one.
-
-    ``distributions`` maps each distribution's name to its module's source and its
-    ``agentdescent.samplers`` entry points (``{"name": "Class"}``, in that module).
-    """
-    for distribution, (source, entry_points) in distributions.items():
-        module = f"kit_test_plugin_{next(_plugin_modules)}"
-        write_plugin(tmp_path, module, textwrap.dedent(source), entry_points, distribution)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    disabled = () if builtins else [builtin.name for builtin in BUILTINS]
-    registry = Registry(disable=disabled, only=tuple(distributions), strict=False)
-    monkeypatch.setattr(registry_module, "_default", registry)
-    return registry
-
-
-FIRST_KEY = """
-    from agentdescent_sampling import check_keys, check_score
-
-    class FirstKey:
-        name = "kit-dup"
-
-        def pick(self, keys, round_index):
-            return check_keys(keys)[0]
-
-        def record(self, task_id, score):
-            check_score(task_id, score)
-"""
-#: Two distributions that both provide ``kit-dup``.
-TWO_PROVIDERS = {
-    "kit-test-dup-a": (FIRST_KEY, {"kit-dup": "FirstKey"}),
-    "kit-test-dup-b": (FIRST_KEY, {"kit-dup": "FirstKey"}),
-}
-
-
 def test_check_sampler_takes_the_spec_or_mapping_the_conflict_error_advises(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -711,9 +661,12 @@ def test_check_sampler_takes_the_spec_or_mapping_the_conflict_error_advises(
     advised = re.search(r"for example (\{.*?\})", str(conflict.value))
     assert advised is not None, str(conflict.value)
 
-    assert check_sampler(ast.literal_eval(advised[1])).ok
+    advice = ast.literal_eval(advised[1])
+    # kit-test-dup-a breaks the contract and dup-b keeps it: the report says which was checked.
+    assert check_sampler(advice).ok == (advice["provider"] == "kit-test-dup-b")
     report = check_sampler(SamplerSpec("kit-dup", {}, "kit-test-dup-b"), registry=registry)
     assert report.ok, str(report)
+    assert not check_sampler({"name": "kit-dup", "provider": "kit-test-dup-a"}).ok
     assert report.sampler == "kit-dup"
 
 
@@ -820,3 +773,22 @@ def test_instances_that_share_what_they_learn_are_a_violation(factory: type, met
 def test_the_instances_check_runs_only_where_state_or_stats_can_show_it() -> None:
     assert "instances-apart" in check_sampler(RoundRobin).checks
     assert "instances-apart" not in check_sampler(LooseNumbers).checks
+
+
+class LooseOptionals(LooseNumbers):
+    """Takes numbers declared as unions, written the ways Python allows, and checks none."""
+
+    name = "loose-optionals"
+
+    def __init__(
+        self,
+        epsilon: Optional[float] = None,  # noqa: UP045  # the older spelling, on purpose
+        window: Union[int, float] = 3,  # noqa: UP007
+        floor: None | int = None,  # noqa: RUF036
+    ) -> None:
+        super().__init__()
+
+
+def test_number_parameters_declared_as_unions_with_none_are_noted_too() -> None:
+    (note,) = [note for note in check_sampler(LooseOptionals).notes if "parameters:" in note]
+    assert note.startswith("parameters: epsilon, window, floor, declared a number, accepted")

@@ -188,7 +188,9 @@ def bench_command(args: argparse.Namespace) -> int:
 
     Raises:
         SamplerError: bad input (an unknown sampler, an unreadable log, a missing
-            plot extra) or a sampler that failed during the run.
+            plot extra), a sampler that failed during a run of the share measure, or a
+            run of round-robin that failed in the artifact bench (where another sampler's
+            failure leaves it out of the report, and the status is 1).
     """
     if args.plot is not None:
         require_matplotlib()

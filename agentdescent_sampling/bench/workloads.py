@@ -284,7 +284,11 @@ def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
 def _unreadable(file: Path, error: OSError) -> str:
     """Why the log at ``file`` cannot be read, and what to try, in words: an ``OSError``
     names the file descriptor where it failed on one, not the path."""
-    if isinstance(error, IsADirectoryError) or file.is_dir():
+    if isinstance(error, FileNotFoundError):
+        return "there is no such file; check the path"
+    if isinstance(error, PermissionError):
+        return "permission denied; check that you may read it (ls -l)"
+    if isinstance(error, IsADirectoryError) or os.path.isdir(file):  # isdir() never raises
         try:  # a bounded look: the directory may be huge
             children = itertools.islice(file.iterdir(), 1000)
             found = next((c for c in children if c.suffix == ".jsonl" and c.is_file()), None)
@@ -292,10 +296,6 @@ def _unreadable(file: Path, error: OSError) -> str:
             found = None
         such = f", such as {short_repr(str(found), _PATH)}" if found else ""
         return f"it is a directory; give the path of the log file in it{such}"
-    if isinstance(error, FileNotFoundError):
-        return "there is no such file; check the path"
-    if isinstance(error, PermissionError):
-        return "permission denied; check that you may read it (ls -l)"
     return str(error.strerror or error)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from agentdescent_sampling import SOLVED
 from agentdescent_sampling.bench import WORKLOADS, Drift, Stationary, is_informative, read_log
+from agentdescent_sampling.bench import workloads as bench_workloads
 from agentdescent_sampling.errors import BenchError
 
 
@@ -240,3 +241,16 @@ def test_the_example_log_is_a_graded_run_with_some_informative_tasks(example_log
     informative = sum(is_informative(scenario.true_p(key, 0.0)) for key in scenario.keys)
     assert len(scenario.keys) == 40
     assert 0 < informative < 20
+
+
+def test_a_log_it_may_not_read_is_a_bench_error_even_where_looking_at_it_is_refused_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    # As under a directory it may not enter: opening the log and asking what it is both fail.
+    monkeypatch.setattr(bench_workloads, "open_regular", refused)
+    monkeypatch.setattr(Path, "is_dir", refused)
+    with pytest.raises(BenchError, match="permission denied; check that you may read it"):
+        read_log(tmp_path / "locked" / "rollouts.jsonl")

@@ -355,7 +355,7 @@ def test_with_fewer_than_6_seeds_no_interval_is_shown_and_the_report_says_why(
     result: EngineBenchResult,
 ) -> None:
     text = format_engine_report(result)
-    why = "\nWith 2 seeds, too few for a 95% interval, none is shown; one takes 6 seeds or more "
+    why = "\nWith 2 seeds, too few for a 95% interval, none is shown in the tables; one takes 6 "
     assert why in text
     assert "95% CI" not in text
     assert "±" not in text

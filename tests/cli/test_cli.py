@@ -13,8 +13,8 @@ import pytest
 
 import agentdescent_sampling
 from agentdescent_sampling.cli import main
+from tests.support.distinfo import TWO_PROVIDERS, install_plugins
 from tests.support.venv import REPO
-from tests.test_conformance_kit import TWO_PROVIDERS, install_plugins
 
 COMMAND = [sys.executable, "-m", "agentdescent_sampling"]
 

@@ -179,7 +179,6 @@ def test_two_distributions_with_one_name_conflict_naming_both(zoo: Venv) -> None
     assert error["type"] == "SamplerConflictError"
     assert "ads-test-dup-a 1.2.3" in error["message"]
     assert "ads-test-dup-b 1.2.3" in error["message"]
-    assert "(on the command line, --provider ads-test-dup-" in error["message"]
     conflicted = [r for r in records(zoo) if r.get("name") == "dup"]
     assert sorted((r["distribution"], r["status"]) for r in conflicted) == [
         ("ads-test-dup-a", "conflict"),

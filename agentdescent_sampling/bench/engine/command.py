@@ -41,10 +41,14 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     workload (:mod:`~agentdescent_sampling.bench.engine.fromrun`), alone or beside the
     ``--workload`` ones, by ``evolve(asynchronous=True)`` if the run went that way.
 
+    Returns:
+        0, or 1 if a sampler failed during a run: the report says which, where, and how to
+        rerun it.
+
     Raises:
-        BenchError: an option of the share measure was given, the ``--from-run`` directory
-            is not a readable run or shows nothing to learn, agentdescent is not
-            installed, or a sampler failed during a run.
+        BenchError: an option of the share measure was given, or one the quick bench would
+            drop, the ``--from-run`` directory is not a readable run or shows nothing to
+            learn, agentdescent is not installed, or a run of round-robin failed.
         SamplerError: a sampler spec is bad.
     """
     given = [option for key, option in _SIMULATED_ONLY.items() if getattr(args, key) not in

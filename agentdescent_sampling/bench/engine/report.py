@@ -247,8 +247,8 @@ def format_engine_report(result: EngineBenchResult) -> str:
     if not interval:
         lines += textwrap.wrap(
             f"With {config.seeds} seed{'s' if config.seeds > 1 else ''}, too few for a 95% "
-            f"interval, none is shown; one takes {_FEWEST_FOR_INTERVAL} seeds or more "
-            f"(--seeds {_FEWEST_FOR_INTERVAL}).",
+            f"interval, none is shown in the tables; one takes {_FEWEST_FOR_INTERVAL} seeds "
+            f"or more (--seeds {_FEWEST_FOR_INTERVAL}). The verdict pools the workloads' runs.",
             WIDTH,
         )
     for workload in result.workloads:
