@@ -1011,7 +1011,7 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
     if difference:
         yield Violation(
             "instances",
-            f"40 picks and records on one instance changed the {method}() of another: "
+            f"{_SCRIPTED} picks and records on one instance changed the {method}() of another: "
             f"{difference}. Keep what record() learns on the instance: a mutable default "
             f"argument (weights={{}}) or a class attribute is shared by every instance",
         )
@@ -1036,7 +1036,11 @@ _CHECKS: tuple[Check, ...] = (
 _GATES = (_check_protocol, _check_pick_and_record)
 
 
-def _scripted_picks(sampler: Any, start: int = 0, stop: int = 40) -> list[str]:
+#: How many picks and records the kit's scripted run makes, unless told otherwise.
+_SCRIPTED = 40
+
+
+def _scripted_picks(sampler: Any, start: int = 0, stop: int = _SCRIPTED) -> list[str]:
     picks = []
     for round_index in range(start, stop):
         picked = sampler.pick(list(_SHARD), round_index)

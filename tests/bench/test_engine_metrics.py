@@ -404,13 +404,13 @@ def _broken(built: object) -> Any:
         ({"workloads": 3}, TypeError, "EngineBenchConfig(workloads=3): expected a list of engine "
          "workloads or their names, for example workloads=['lessons']"),
         ({"first_seed": -1}, ValueError, "EngineBenchConfig(first_seed=-1): expected a whole "
-         "number >= 0, for example first_seed=0"),
-        ({"first_seed": "3"}, ValueError, "EngineBenchConfig(first_seed='3'): expected a whole "
-         "number >= 0"),
-        ({"first_seed": True}, ValueError, "EngineBenchConfig(first_seed=True): expected a "
-         "whole number >= 0"),
-        ({"first_seed": 2.0}, ValueError, "EngineBenchConfig(first_seed=2.0): expected a whole "
-         "number >= 0"),
+         "number from 0 to 9,007,199,254,740,992; for example first_seed=0"),
+        ({"first_seed": "3"}, TypeError, "EngineBenchConfig(first_seed='3'): expected a whole "
+         "number from 0 to 9,007,199,254,740,992, got str: write the number without quotes"),
+        ({"first_seed": True}, TypeError, "EngineBenchConfig(first_seed=True): expected a "
+         "whole number from 0"),
+        ({"first_seed": 2.0}, TypeError, "EngineBenchConfig(first_seed=2.0): expected a whole "
+         "number from 0"),
         ({"extra": [_broken]}, TypeError, "EngineBenchConfig(extra=[..., <function _broken at "),
         ({"extra": [_broken]}, TypeError, ">, ...]): each entrant is an EngineEntrant, not "
          "function; wrap a factory with its label: EngineEntrant('mine', factory)"),

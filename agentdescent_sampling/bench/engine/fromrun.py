@@ -378,16 +378,16 @@ def read_run(path: str | Path) -> RecordedRun:
             a record cannot be read, it recorded no rollout, or its records are of more
             than one artifact; the message names the path and what to try.
     """
-    shown = repr(str(path))
+    given = repr(str(path))
     try:
         run = checked_path(path)
     except ValueError as error:
-        raise BenchError(f"--from-run {shown}: {error}; {_WHERE}") from None
+        raise BenchError(f"--from-run {given}: {error}; {_WHERE}") from None
     if not run.is_dir():
         what = "no such directory" if not run.exists() else "not a directory"
-        raise BenchError(f"--from-run {shown}: {what}; {_WHERE}")
+        raise BenchError(f"--from-run {given}: {what}; {_WHERE}")
     if not (run / "status.json").is_file() or not (run / "spec.json").is_file():
-        raise BenchError(f"--from-run {shown}: {_not_a_run(run)}")
+        raise BenchError(f"--from-run {given}: {_not_a_run(run)}")
     run = run.resolve()
     status, spec = _document(run / "status.json"), _document(run / "spec.json")
     evolve: dict[str, Any] = spec["evolve"] if isinstance(spec.get("evolve"), dict) else {}
@@ -412,10 +412,10 @@ def read_run(path: str | Path) -> RecordedRun:
         workers.add(entry.get("worker_id"))
         records.append(Record(entry["task_id"], entry["reward"], entry["version"], entry["at"]))
     if not records:
-        raise BenchError(f"--from-run {shown}: {_no_rollouts(store, spec, status)}")
+        raise BenchError(f"--from-run {given}: {_no_rollouts(store, spec, status)}")
     if len(artifacts) > 1:
         raise BenchError(
-            f"--from-run {shown}: its rollout records are of {len(artifacts)} artifacts "
+            f"--from-run {given}: its rollout records are of {len(artifacts)} artifacts "
             f"({', '.join(sorted(map(short_repr, artifacts)))}); bench --from-run reads the "
             f"run of one artifact, as a run spec makes"
         )

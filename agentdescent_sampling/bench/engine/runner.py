@@ -16,9 +16,10 @@ import attrs
 
 from ..._display import shown
 from ...errors import BenchError
-from ...protocol import short_repr
+from ...protocol import MAX_COUNT, short_repr
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
+from ...validators import whole_number_in
 from ..core import Machine, WithSamplers, as_specs, cpus
 from ..progress import Progress
 from .lineup import QUICK_SPECS, EngineEntrant, _ForBuilt, default_engine_specs, engine_lineup
@@ -114,14 +115,6 @@ def _extra(value: object) -> tuple[EngineEntrant, ...]:
     return entrants
 
 
-def _first_seed(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(
-            f"EngineBenchConfig(first_seed={short_repr(value)}): expected a whole number >= 0, "
-            f"for example first_seed=0"
-        )
-
-
 def _reflector(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value not in REFLECTORS:
         raise ValueError(
@@ -195,7 +188,9 @@ class EngineBenchConfig:
     samplers: tuple[SpecLike, ...] | None = attrs.field(default=None, converter=_specs)
     extra: tuple[EngineEntrant, ...] = attrs.field(default=(), converter=_extra)
     seeds: int = attrs.field(default=30, validator=_at_least_one)
-    first_seed: int = attrs.field(default=0, validator=_first_seed)
+    first_seed: int = attrs.field(
+        default=0, validator=whole_number_in(0, MAX_COUNT, hint="; for example first_seed=0")
+    )
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
     reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
     asynchronous: bool = False
@@ -487,7 +482,7 @@ def _install_worker(config: EngineBenchConfig, entrants: Sequence[EngineEntrant]
 
 def _work(w: int, e: int, seed: int) -> EngineRun:
     """:func:`_run` in a worker process, which Ctrl-C interrupts only while it runs."""
-    if _INTERRUPT is None:  # set outside Python: leave it be
+    if _INTERRUPT is None:  # the handler was set outside Python: the worker keeps ignoring it
         return _run(w, e, seed)
     signal.signal(signal.SIGINT, _INTERRUPT)
     try:
@@ -555,7 +550,8 @@ def _rerun(
             f" --latency {config.latency}" if config.latency is not None else "",
         ]
     )
-    quoted = "'" + spec.replace("'", "'\"'\"'") + "'"  # as the shell reads it, whatever it holds
+    # Always quoted (shlex.quote leaves a plain name bare), as the shell reads it whatever it holds.
+    quoted = "'" + spec.replace("'", "'\"'\"'") + "'"
     if named:
         return (
             f"rerun it alone with: agentdescent-sampling bench --engine --sampler {quoted} "
