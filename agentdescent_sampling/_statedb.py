@@ -18,7 +18,13 @@ Opening it is careful, because a state path comes from a config file:
 - a new file is created with mode 0600 before SQLite writes a byte, and SQLite gives its
   ``-wal``, ``-shm`` and ``-journal`` files the database's own mode;
 - a ``flock`` on that descriptor, held while the file is open, refuses a second holder,
-  in this process or another, with the holder's process id.
+  in this process or another, with the holder's process id. A new path is claimed the same
+  way, when it is opened: its file is made then, in one transaction with its tables, its
+  first snapshot and its holder, so a crash leaves either no state or a whole one. A new
+  file nothing was written to is removed again when it is closed (with the directories made
+  for it, if empty), so that building a sampler (``agentdescent plan``) leaves nothing;
+- a reader reads in one transaction (:meth:`StateDB.reading`): in WAL mode it sees the
+  file as of one commit, even while the holder folds its log into a new snapshot.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +68,11 @@ CREATE TABLE holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, host TE
 """
 #: How long an opener waits for a holder to let go, then for it to have written its pid.
 _HOLDER_WAIT = 2.0
+#: How many times an opener tries again when the file it waited for was removed meanwhile
+#: (a new state that its maker closed unused).
+_REOPENS = 3
+#: The files SQLite keeps beside a database.
+_SIDECARS = ("-wal", "-shm", "-journal")
 
 # (st_dev, st_ino) of every state file open in this process. A second descriptor of a
 # file SQLite has open must never be closed while SQLite holds it (closing any descriptor
@@ -108,60 +119,94 @@ class StateDB:
         owner: the sampler's name, stored in a new file and checked in an existing one.
         spec: the spec the sampler was built from, stored in a new file for ``state export``.
         writable: False to read a state another process may hold (no lock is taken).
+        initial: for a writable state, the JSON text of the first snapshot of a new file
+            (the sampler as it was given); called before anything is made.
 
     Raises:
         StateError: the path is a symlink, not a regular file, not this package's state,
-            of another sampler, or held by another process (named with its pid).
+            of another sampler, or held by another process (named with its pid); or
+            ``initial`` raised it.
     """
 
-    def __init__(self, path: Path, owner: str, spec: str, *, writable: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path,
+        owner: str,
+        spec: str,
+        *,
+        writable: bool = True,
+        initial: Callable[[], str] | None = None,
+    ) -> None:
         self.path = path
         self.where = str(path)
         self.writable = writable
         self._owner, self._spec = owner, spec
+        self._initial = initial
+        self._initial_text: str | None = None
         self._locked = False
         self._closed = False
         self._fd = -1
+        #: Whether this opening made the file, and whether anything was written to it since.
+        self.made = False
+        self._written = False
+        self._made_directories: list[Path] = []
         self.connection: sqlite3.Connection | None = None
-        # A new state's file is made at its first write, so that building a sampler
-        # (agentdescent plan) writes nothing.
-        self._deferred = writable and not os.path.lexists(path)
-        if self._deferred:
-            _check_makeable(path, self.where)
-        else:
+        try:
+            if writable and not os.path.lexists(path):
+                # Refused before anything is made: a path that could not be made, or a
+                # sampler whose state is not JSON.
+                _check_makeable(path, self.where)
+                self._initial_text = self._first_snapshot()
             self._open()
+        finally:
+            # Needed only to open: kept, it would tie the sampler to this object in a cycle
+            # (the sampler's own method), and an unused sampler would hold the file until
+            # the garbage collector ran, not until its last reference was dropped.
+            self._initial = self._initial_text = None
 
     @property
     def exists(self) -> bool:
-        """Whether the file is open; a new state's file is made at its first write."""
+        """Whether the file is open: False only for a reader of a file being made."""
         return self.connection is not None
+
+    def _first_snapshot(self) -> str:
+        if self._initial_text is None:
+            if self._initial is None:
+                raise StateError(f"the sampler state {self.where!r} is new: nothing to read yet")
+            self._initial_text = self._initial()
+        return self._initial_text
 
     def _open(self) -> None:
         if self.writable and not self.path.parent.is_dir():
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise StateError(
-                    f"cannot create the directory of the sampler state {self.where!r}: {error}"
-                ) from error
-        self._fd = self._open_descriptor()
+            self._make_directory()
         try:
-            self._identity = _identity(os.fstat(self._fd))
-            if self.writable:
+            for _ in range(_REOPENS):
+                self._fd = self._open_descriptor()
+                self._identity = _identity(os.fstat(self._fd))
+                if not self.writable:
+                    break
                 self._lock()
-            new = self._check_header()
-            if self._deferred and not new:
+                if self._still_named():
+                    break
+                # Removed while this opener waited for it: a new state closed unused by
+                # the process that made it. Open what the path names now.
+                self._release()
+                self.made = False
+            else:
                 raise StateError(
-                    f"the sampler state {self.where!r} was made by another sampler after this one "
-                    f"was built; this one's records would overwrite it, so none are "
-                    f"written. Stop the other run, or give this one another state path"
+                    f"the sampler state {self.where!r} was removed or replaced each time it "
+                    f"was opened; stop whatever keeps replacing it, then try again"
                 )
+            new = self._check_header()
             if new and not self.writable:
-                return  # being made by its first write: nothing recorded yet
+                return  # being made by its opener: nothing recorded yet
             self.connection = self._connect()
             try:
+                if not new and self.writable and self._rolled_back():
+                    new = True  # a creation killed mid-commit, which SQLite has just undone
                 if new:
-                    self._create(self._owner, self._spec)
+                    self._create(self._owner, self._spec, self._first_snapshot())
+                    self.made = True
                 self._check_contents(self._owner)
                 if self.writable:
                     self.connection.execute("PRAGMA journal_mode=WAL")
@@ -171,11 +216,37 @@ class StateDB:
                     self.connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
             except sqlite3.Error as error:
                 raise self._unreadable(error) from error
-            if new:
-                self.claim()
         except BaseException:
-            self._release()
+            self._release(discard=self.made)
+            self._remove_made_directories()
             raise
+
+    def _make_directory(self) -> None:
+        """Make the state's directory, remembering which directories were made."""
+        missing, ancestor = [], self.path.parent
+        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+            missing.append(ancestor)
+            ancestor = ancestor.parent
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StateError(
+                f"cannot create the directory of the sampler state {self.where!r}: {error}"
+            ) from error
+        self._made_directories = missing  # deepest first
+
+    def _still_named(self) -> bool:
+        """Whether the path still names the locked file (a waiting opener's check)."""
+        try:
+            return _identity(os.stat(self.path, follow_symlinks=False)) == self._identity
+        except OSError:
+            return False
+
+    def _rolled_back(self) -> bool:
+        """Whether the file is empty once SQLite has read it: its creation was killed
+        mid-commit, after the header was written, and SQLite rolled it back."""
+        (pages,) = self._db().execute("PRAGMA page_count").fetchone()
+        return int(pages) == 0
 
     def claim(self) -> None:
         """Write this process as the file's holder, for an opener that is refused."""
@@ -186,6 +257,22 @@ class StateDB:
             )
 
     # -- reading -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the file as of one commit, even
+        while its holder writes (a snapshot folded in between two reads would otherwise
+        have a newer log replayed onto an older snapshot)."""
+        db = self._db()
+        try:
+            db.execute("BEGIN")
+        except sqlite3.Error as error:
+            raise self._unreadable(error) from error
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("COMMIT")
 
     def meta(self, key: str) -> str | None:
         """The ``meta`` value of ``key``."""
@@ -210,6 +297,12 @@ class StateDB:
         """``(seq, name, args)`` of every event after the snapshot, in order."""
         for seq, name, text in self._db().execute("SELECT seq, name, args FROM event ORDER BY seq"):
             yield seq, name, _loads(text, self.where, f"event {seq}")
+
+    def picks(self) -> Iterator[Any]:
+        """The arguments of every logged pick, in order."""
+        query = "SELECT seq, args FROM event WHERE name = 'pick' ORDER BY seq"
+        for seq, text in self._db().execute(query):
+            yield _loads(text, self.where, f"event {seq}")
 
     def shard(self, shard_id: int) -> list[str]:
         """The keys of a logged shard."""
@@ -250,9 +343,6 @@ class StateDB:
         """
         if self._closed:
             raise StateError(f"the sampler state {self.where!r} is closed")
-        if not self.exists:
-            self._open()
-            self._deferred = False
         self._check_still_here()
         db = self._db()
         try:
@@ -263,18 +353,22 @@ class StateDB:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+            self._written = True
         except sqlite3.Error as error:
             raise StateError(f"cannot write the sampler state {self.where!r}: {error}") from error
 
     def close(self) -> None:
-        """Close the connection, then the descriptor (which releases the lock)."""
+        """Close the connection, then the descriptor (which releases the lock). A new file
+        that nothing was written to is removed, as if the sampler had never been built."""
         self._closed = True
-        self._release()
+        self._release(discard=self.made and not self._written)
 
-    def _release(self) -> None:
+    def _release(self, *, discard: bool = False) -> None:
         if self.connection is not None:
             self.connection.close()
             self.connection = None
+        if discard and self._locked:  # unlocked, the file may be another opener's by now
+            self._discard()
         if self._fd >= 0:
             if self._locked:
                 with _held_lock:
@@ -282,6 +376,25 @@ class StateDB:
                 self._locked = False
             os.close(self._fd)
             self._fd = -1
+
+    def _discard(self) -> None:
+        """Remove the file this opening made, with its SQLite files and the directories
+        made for it (if empty). Done holding the lock: an opener waiting for it then finds
+        the path gone and makes its own, and nobody can be making a file there meanwhile."""
+        if not self._still_named():
+            return  # moved or replaced: whatever the path names now is not this file
+        # The database last: while it exists, no one else can make SQLite files beside it.
+        for suffix in (*_SIDECARS, ""):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.where + suffix)
+        self._remove_made_directories()
+
+    def _remove_made_directories(self) -> None:
+        """Remove the directories made for a new file, those of them left empty."""
+        for directory in self._made_directories:
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        self._made_directories = []
 
     # -- opening -------------------------------------------------------------------
 
@@ -296,27 +409,42 @@ class StateDB:
                         f"build it in a with block), or give this one another state path; "
                         f"save_state(sampler, PATH) exports what the open one holds"
                     )
-        flags = os.O_RDWR | os.O_CREAT if self.writable else os.O_RDONLY
         # O_NONBLOCK: a FIFO at the path opens at once (and is refused below) instead of
         # waiting for a writer. O_NOFOLLOW: a symlink at the path is never followed.
-        flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
         try:
-            fd = os.open(self.path, flags, 0o600)
+            if not self.writable:
+                fd = os.open(self.path, flags | os.O_RDONLY)
+            else:
+                try:  # O_EXCL: made by this opening, so it is this one's to remove if unused
+                    fd = os.open(self.path, flags | os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+                    self.made = True
+                except FileExistsError:
+                    fd = os.open(self.path, flags | os.O_RDWR)
         except OSError as error:
             if os.path.islink(self.path):
+                why = (
+                    "a state path must name the file itself, so that nothing can redirect "
+                    "the writes"
+                    if self.writable
+                    else "a state is read, as it is written, only by its own path"
+                )
                 raise StateError(
                     f"the sampler state {self.where!r} is a symbolic link (to "
-                    f"{os.readlink(self.path)!r}); a state path must name the file itself, so "
-                    f"that nothing can redirect the writes: give the file's own path"
+                    f"{os.readlink(self.path)!r}); {why}: give the file's own path"
                 ) from None
             raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             os.close(fd)
+            advice = (
+                "give the path of a file (it is created if missing)"
+                if self.writable
+                else "give the path of a state file"
+            )
             raise StateError(
-                f"the sampler state {self.where!r} is {kind_of(mode)}, not a regular file; "
-                f"give the path of a file (it is created if missing)"
+                f"the sampler state {self.where!r} is {kind_of(mode)}, not a regular file; {advice}"
             )
         return fd
 
@@ -381,9 +509,8 @@ class StateDB:
             )
         else:
             what = f"not a sampler state (it starts with {short_repr(header[:16])})"
-        raise StateError(
-            f"{self.where!r} is {what}; it was left untouched. Give a new path for the state"
-        )
+        advice = " Give a new path for the state" if self.writable else ""
+        raise StateError(f"{self.where!r} is {what}; it was left untouched.{advice}")
 
     def _unreadable(self, error: sqlite3.Error) -> StateError:
         """The error for a state SQLite could not read: read-only, or not a state."""
@@ -446,20 +573,31 @@ class StateDB:
             raise StateError(f"the sampler state {self.where!r} was replaced while being opened")
         return db
 
-    def _create(self, owner: str, spec: str) -> None:
+    def _create(self, owner: str, spec: str, initial: str) -> None:
+        """Make the tables, the first snapshot (``initial``) and the holder row in one
+        transaction: a crash leaves an empty file, which is new, or a whole state."""
         # In the rollback journal, so the header carries the application id from the first
         # byte SQLite writes; WAL mode is switched on after.
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
-        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        db.execute(f"PRAGMA user_version = {SCHEMA}")
-        for statement in _SCHEMA_SQL.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        db.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            [("format", FORMAT), ("sampler", owner), ("spec", spec)],
-        )
+        try:
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA}")
+            for statement in _SCHEMA_SQL.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("format", FORMAT), ("sampler", owner), ("spec", spec)],
+            )
+            db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (initial,))
+            db.execute(
+                "INSERT INTO holder VALUES (1, ?, ?, ?)",
+                (os.getpid(), socket.gethostname(), _now()),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
         db.execute("COMMIT")
 
     def _check_contents(self, owner: str) -> None:

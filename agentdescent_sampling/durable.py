@@ -20,25 +20,42 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   snapshots cost at most about as much again as the sampler's own work, amortised O(1)
   per record, and opening replays no more than that. A sampler with ``end_round`` is
   snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
-  whole, or at four times the log if it is not being told of rounds.
+  whole, or at four times the log if it is not being told of rounds. Whatever the sampler,
+  the log is snapshotted once its picks would cost a replay an eighth of
+  :data:`REPLAY_LIMIT` (mid-round, if a round is that long).
+- **Bounded opening.** Opening or reading a state replays its log, whose picks each cost
+  the sampler time in their shard's size: a small file of many picks of a large shard,
+  which this library never writes, would take minutes. A log whose picks would cost more
+  than :data:`REPLAY_LIMIT` is refused before any of it is replayed, with a
+  :class:`~agentdescent_sampling.errors.StateError` that says what to do.
 - **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
   lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
-  nothing. What is lost are the picks whose rollouts were still running; a replayed log
-  drops them from the in-flight tracking, as a loaded snapshot does.
-- **One process.** The file is locked (``flock``) while a sampler holds it. A second
-  ``create(..., state=PATH)``, in this process or another, raises
-  :class:`~agentdescent_sampling.errors.StateError` naming the file and the holder's pid:
-  two samplers appending to one log would each miss the other's records in memory.
+  nothing. A new file is made in one: its tables, the sampler as given and its holder, so
+  a crash while it is made leaves an empty file (a new state) or a whole one. (A file
+  that older releases left with tables and no snapshot is completed when opened, the
+  sampler as given under its log.) What is lost are the picks whose rollouts were still
+  running; a replayed log drops them from the in-flight tracking, as a loaded snapshot
+  does.
+- **One process.** The file is locked (``flock``) while a sampler holds it, from the
+  moment it is built: a new path is claimed then too, its file made at once (and removed
+  at :meth:`~DurableSampler.close` if nothing was recorded, so that building a sampler
+  leaves nothing behind). A second ``create(..., state=PATH)``, in this process or
+  another, raises :class:`~agentdescent_sampling.errors.StateError` naming the file and
+  the holder's pid: two samplers appending to one log would each miss the other's records
+  in memory. A reader (``agentdescent-sampling state show``) reads the file in one
+  transaction, as of one commit, while the holder goes on writing.
 - **Safe to point at.** See :mod:`agentdescent_sampling._statedb`: symlinks are refused,
   never followed, a replaced file is never written through, a file that is not this
   package's state is refused untouched, and a new file is 0600 from its first byte.
 - **Rounds.** ``agentdescent`` numbers rounds from 0 again in every process, so a resumed
   run would hand round-robin the round indexes it already used. The state keeps the next
-  round index, and a loaded sampler adds it to every ``round_index`` it is given.
+  round index, and a loaded sampler adds it to every ``round_index`` it is given; so does
+  one a state was loaded into (:func:`~agentdescent_sampling.load_state`), from then on.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import json
@@ -59,6 +76,7 @@ from .served import ServedSampler
 from .state import check_document, not_stateful, sampler_name, state_document
 
 __all__ = [
+    "REPLAY_LIMIT",
     "ROUND_END",
     "TOLD",
     "DurableSampler",
@@ -81,6 +99,26 @@ ROUND_END = "end_round"
 _MIN_LOG = 64
 #: Shards remembered for logging picks; the engine rotates workers through a few.
 _SHARDS = 8
+#: The most work that replaying a state's log may ask of its sampler, in task ids: each
+#: logged pick counts its shard's size and :data:`_PICK`; the first pick of each shard
+#: :data:`_NEW_SHARD` more (reading and indexing it); a pick of a shard used again after
+#: :data:`_SHARDS` others were, :data:`_AGAIN` times as much (a sampler keeps indexes of that
+#: many, and indexes such a shard afresh each time). Opening or reading a state then takes
+#: about a second at most, or time in the size of its shards, however its log was made (a
+#: few hundred kilobytes of picks of one large shard would otherwise take minutes). The
+#: library's own files fold their log into a snapshot once its picks count
+#: ``REPLAY_LIMIT // _FOLD_SHARE``, so they stay far below; a file over it is refused before
+#: any of its log is replayed. Raise it to open a file you trust that is over.
+REPLAY_LIMIT = 1 << 25
+#: The share of :data:`REPLAY_LIMIT` at which a writer folds its log, whatever else holds.
+_FOLD_SHARE = 8
+#: What any pick costs, in task ids.
+_PICK = 8
+#: What the first pick of a shard costs more: reading it, and a sampler's indexing it.
+_NEW_SHARD = 4096
+#: How many times as much a pick of a shard used again after :data:`_SHARDS` others costs.
+#: The library never logs one (it gives such a shard a new id, as a new shard).
+_AGAIN = 512
 
 
 class DurableSampler(ServedSampler):
@@ -98,7 +136,9 @@ class DurableSampler(ServedSampler):
     Args:
         sampler: any sampler with ``state_dict()`` and ``load_state_dict()``: every
             built-in, and any plugin sampler that has them.
-        path: the state file. Loaded now if it exists, created (mode 0600) if not.
+        path: the state file. Loaded now if it exists, created (mode 0600) if not, and
+            held either way until :meth:`close`; a new file nothing was recorded in is
+            removed again then.
         spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
             ``agentdescent-sampling state show``; its name by default.
 
@@ -106,10 +146,11 @@ class DurableSampler(ServedSampler):
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
             or ``path`` is a directory.
         StateError: ``path`` is a symlink, not a regular file, not a sampler state, held
-            by another process (named by pid), corrupt, or belongs to another sampler or
-            to other parameters; the file is left as it was. Or ``path`` is new and the
-            sampler's ``state_dict()`` is not plain JSON data (a NaN, a set): one that stops
-            being JSON later is kept in the log, which is snapshotted once it can be.
+            by another process (named by pid), corrupt, over :data:`REPLAY_LIMIT`, or
+            belongs to another sampler or to other parameters; the file is left as it
+            was. Or ``path`` is new and the sampler's ``state_dict()`` is not plain JSON
+            data (a NaN, a set): one that stops being JSON later is kept in the log, which
+            is snapshotted once it can be.
     """
 
     def __init__(
@@ -120,7 +161,7 @@ class DurableSampler(ServedSampler):
         spec: str | Mapping[str, Any] | None = None,
     ) -> None:
         name = sampler_name(sampler)
-        target = Path(path)
+        target = _path(path)
         if not isinstance(sampler, Stateful):
             raise InvalidSamplerConfig(
                 not_stateful(sampler, f"keep its state in {str(target)!r}", "Drop the state path. ")
@@ -151,7 +192,9 @@ class DurableSampler(ServedSampler):
         served: Any = sampler if renamed is None else ServedSampler(sampler, name=renamed)
         self._stateful: Stateful = served  # checked above: it has both methods
         self._name = name
-        self._db = StateDB(target, name, json.dumps(name if spec is None else spec))
+        # A new file is made now, whole: its first snapshot is the sampler as given.
+        spec_text = json.dumps(name if spec is None else spec)
+        self._db = StateDB(target, name, spec_text, initial=self._state_json)
         self._closer = weakref.finalize(self, self._db.close)
         # One lock orders each change of the sampler with its entry in the log.
         assert self.lock is not None  # for mypy: lock=True made it
@@ -161,6 +204,7 @@ class DurableSampler(ServedSampler):
         self._shards: list[tuple[list[str], int]] = []
         self._logged = 0  # entries since the snapshot
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
+        self._log_cost = 0  # what replaying the logged picks would cost: see REPLAY_LIMIT
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
         # After a snapshot failed, none is tried again before the log holds this many
@@ -169,10 +213,8 @@ class DurableSampler(ServedSampler):
         self._rounds_told = callable(getattr(sampler, ROUND_END, None))
         try:
             self._records, self._next_round, self._next_shard = self._restore()
-            if self._db.exists:
+            if not self._db.made:  # a new file names its holder from the start
                 self._db.claim()
-            # A new file is made at the first write, starting from the sampler as given.
-            self._initial = None if self._db.exists else self._state_json()
         except BaseException:
             self.close()
             raise
@@ -200,7 +242,8 @@ class DurableSampler(ServedSampler):
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
-            shard = self._shard_id(keys)
+            shard, new = self._shard_id(keys)
+            self._log_cost += len(keys) + _PICK + (_NEW_SHARD if new else 0)  # as a replay counts
             self._unwritten.append(("event", "pick", json.dumps([shard, shifted, picked])))
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
@@ -233,7 +276,11 @@ class DurableSampler(ServedSampler):
         """
         with self._lock:
             self._stateful.load_state_dict(state)
+            begun = self._next_round - self._round_base  # rounds this process has begun
             self._records, self._next_round = records, max(rounds, self._next_round)
+            # The round indexes this process is given go on from the loaded state's, as
+            # they would in a process that opened the file afresh.
+            self._round_base = self._next_round - begun
             self._snapshot()
 
     def document(self) -> dict[str, Any]:
@@ -289,24 +336,23 @@ class DurableSampler(ServedSampler):
         self._unwritten.append(("event", name, args))
         self._logged += 1
         with self._db.transaction() as db:
-            if self._initial is not None:  # a new file: the sampler as it was given, then the log
-                db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (self._initial,))
             for table, first, second in self._unwritten:
                 if table == "shard":
                     db.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
                 else:
                     db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (first, second))
         self._unwritten.clear()
-        self._initial = None
         if self._snapshot_due(name):
             self._fold()
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
+        if self._logged < self._retry_at:
+            return False
+        if self._log_cost >= REPLAY_LIMIT // _FOLD_SHARE:
+            return True  # mid-round if need be: a replay stays far within REPLAY_LIMIT
         enough = max(_MIN_LOG, self._snapshot_bytes // 16)
-        if self._logged < max(_MIN_LOG, self._retry_at) or (
-            self._work < self._snapshot_cost and self._logged < enough
-        ):
+        if self._logged < _MIN_LOG or (self._work < self._snapshot_cost and self._logged < enough):
             return False
         # A sampler told of round ends is snapshotted at one, where its state_dict() is whole,
         # unless it is not being told of them (then four times later than otherwise).
@@ -338,8 +384,7 @@ class DurableSampler(ServedSampler):
             )
         self._unwritten.clear()
         self._shards.clear()
-        self._initial = None
-        self._logged, self._work, self._retry_at = 0, 0.0, 0
+        self._logged, self._work, self._retry_at, self._log_cost = 0, 0.0, 0, 0
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)
 
@@ -359,25 +404,34 @@ class DurableSampler(ServedSampler):
                 f"numbers, no NaN or infinity)"
             ) from error
 
-    def _shard_id(self, keys: Sequence[str]) -> int:
-        """The id of ``keys`` in the log, queueing the shard for writing if it is new."""
+    def _shard_id(self, keys: Sequence[str]) -> tuple[int, bool]:
+        """The id of ``keys`` in the log, queueing the shard for writing if it is new; and
+        whether it is."""
         shard = list(keys)
         for known, shard_id in self._shards:
             if known == shard:
-                return shard_id
+                return shard_id, False
         shard_id = self._next_shard
         self._next_shard += 1
         self._unwritten.append(("shard", str(shard_id), json.dumps(shard)))
         self._shards = [(shard, shard_id), *self._shards[: _SHARDS - 1]]
-        return shard_id
+        return shard_id, True
 
     def _restore(self) -> tuple[int, int, int]:
         """Load the snapshot, replay the log; ``(records, next round, next shard id)``."""
-        snapshot = self._db.snapshot() if self._db.exists else None
-        if snapshot is None:  # a new state: its first write is a snapshot
+        if self._db.made:  # a new file, whose snapshot is the sampler as it is
             return 0, 0, 1
+        snapshot = self._db.snapshot()
+        if snapshot is None:
+            # Tables and no snapshot: a file whose maker was killed before its first record
+            # was written, under releases that made a new file in several commits. Its log
+            # (the records of later runs) starts from a sampler as built: the one given.
+            text = self._state_json()
+            with self._db.transaction() as db:
+                db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (text,))
+            snapshot = (0, 0, json.loads(text))
         started = time.perf_counter()
-        records, rounds, replayed = _replay(self._stateful, self._db, self._name, snapshot)
+        records, rounds, replayed, cost = _replay(self._stateful, self._db, self._name, snapshot)
         self._records, self._next_round = records, rounds
         if replayed:
             # As a loaded snapshot would: picks whose rollouts died with the process are
@@ -385,25 +439,37 @@ class DurableSampler(ServedSampler):
             # cannot (a state_dict() that is not JSON), stays the log, tried again later.
             self._stateful.load_state_dict(self._stateful.state_dict())
             self._logged, self._work = replayed, time.perf_counter() - started
+            self._log_cost = cost
             self._fold()
         _, top = self._db.counts()
         return records, rounds, top + 1
 
 
 def _replay(
-    sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any]
-) -> tuple[int, int, int]:
-    """Load the snapshot into ``sampler`` and replay the log after it, without logging;
-    ``(records, next round, entries replayed)``."""
-    records, rounds, state = snapshot
-    _load(sampler, state, name, db.where)
+    sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any] | None
+) -> tuple[int, int, int, int]:
+    """Load the snapshot into ``sampler`` (None: replay into it as it is) and replay the log
+    after it, without logging; ``(records, next round, entries replayed, its cost)``, the
+    cost as :func:`_replay_cost` counts it.
+
+    Raises:
+        StateError: the snapshot or an entry cannot be loaded, or replaying the log would
+            cost more than :data:`REPLAY_LIMIT` (checked before anything is replayed).
+    """
+    records, rounds, state = (0, 0, None) if snapshot is None else snapshot
+    cost = _replay_cost(db)
+    if snapshot is not None:
+        _load(sampler, state, name, db.where)
     replayed = 0
+    # The shards of the last picks, as a sampler keeps them: memory follows them, not the log.
     shards: dict[int, list[str]] = {}
     for seq, call, args in db.events():
         try:
             if call == "pick":
                 shard_id, round_index, _ = args
                 if shard_id not in shards:
+                    if len(shards) >= _SHARDS:
+                        del shards[next(iter(shards))]
                     shards[shard_id] = db.shard(shard_id)
                 sampler.pick(shards[shard_id], round_index)
                 rounds = max(rounds, round_index + 1)
@@ -424,7 +490,48 @@ def _replay(
                 f"{short_repr(str(error), 200)} (the file was left as it is)"
             ) from error
         replayed += 1
-    return records, rounds, replayed
+    return records, rounds, replayed, cost
+
+
+def _replay_cost(db: StateDB) -> int:
+    """What replaying the log's picks asks of a sampler, in task ids (see
+    :data:`REPLAY_LIMIT`); a log over the limit is refused before any of it is replayed.
+
+    The count is the writer's (:meth:`DurableSampler.pick`): a pick counts its shard's size
+    and :data:`_PICK`, plus :data:`_NEW_SHARD` for the first pick of a shard, which the
+    writer gives a new id. A shard used again after the log went on to :data:`_SHARDS`
+    others, which the writer would have given a new id too, counts :data:`_AGAIN` times
+    over: a sampler keeps the indexes of the last few shards it used, so the pick of a shard
+    within those :data:`_SHARDS` uses an index it holds, and any other builds one afresh."""
+    limit = REPLAY_LIMIT
+    cost = 0
+    sizes: dict[int, int] = {}
+    recent: collections.deque[int] = collections.deque(maxlen=_SHARDS)
+    for args in db.picks():
+        shard_id = args[0] if isinstance(args, list) and args else None
+        if type(shard_id) is not int or not 0 <= shard_id < 1 << 63:
+            continue  # not a pick: the replay says so, naming the entry
+        if shard_id in recent:
+            cost += sizes[shard_id] + _PICK
+        elif shard_id not in sizes:
+            sizes[shard_id] = len(db.shard(shard_id))
+            recent.append(shard_id)
+            cost += sizes[shard_id] + _PICK + _NEW_SHARD
+        else:
+            recent.append(shard_id)
+            cost += (sizes[shard_id] + _PICK) * _AGAIN
+        if cost > limit:
+            raise StateError(
+                f"{db.where!r}: replaying its log would ask more of the sampler than opening "
+                f"a state may: its picks cost over {limit:,} task ids, the limit (a pick "
+                f"costs the tasks of its shard, and {_AGAIN} times as much for a shard used "
+                f"again after {_SHARDS} others). The state files this library writes fold "
+                f"their log into a snapshot long before that, so this one was made or "
+                f"changed by something else: give the run a new state path. If you trust "
+                f"the file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening "
+                f"it (the file was left as it is)"
+            )
+    return cost
 
 
 def _load(sampler: Stateful, state: Any, name: str, where: str) -> None:
@@ -449,13 +556,18 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
     sampler's current ``state_dict()``, rebuilt from the snapshot and the log with the
     spec the file keeps (``state`` is the snapshot alone when ``log`` is 0).
 
+    The file is read in one read transaction, so what is shown is the state as of one
+    commit, however the holder folds its log meanwhile.
+
     Raises:
-        StateError: the file is missing, a symlink, not a sampler state, or corrupt.
+        StateError: the file is missing, a symlink, not a sampler state, or corrupt, or
+            replaying its log would take more than :data:`REPLAY_LIMIT` allows.
+        TypeError: ``path`` is not a ``str`` or ``os.PathLike`` of one (bytes, say).
     """
     from .registry import create  # imported here: the registry imports this module
 
-    db = StateDB(Path(path), "", "", writable=False)
-    if not db.exists:  # an empty file, being made by its first write
+    db = StateDB(_path(path), "", "", writable=False)
+    if not db.exists:  # an empty file, being made by the process that opened it
         db.close()
         return {
             "sampler": None,
@@ -467,15 +579,18 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
             "state": None,
         }
     try:
-        owner, spec = db.meta("sampler") or "", json.loads(db.meta("spec") or "null")
-        snapshot = db.snapshot()
-        records, rounds, state = snapshot if snapshot is not None else (0, 0, None)
-        log, _ = db.counts()
-        held_by = db.holder()
-        if log and snapshot is not None:
-            sampler = create(spec)
-            records, rounds, _ = _replay(sampler, db, owner, snapshot)
-            state = sampler.state_dict()
+        with db.reading():
+            owner, spec = db.meta("sampler") or "", _spec(db)
+            snapshot = db.snapshot()
+            records, rounds, state = snapshot if snapshot is not None else (0, 0, None)
+            log, _ = db.counts()
+            held_by = db.holder()
+            if log:
+                # Without a snapshot (a file an older release left before its first record
+                # was written), the log starts from the sampler as built.
+                sampler = create(spec)
+                records, rounds, _, _ = _replay(sampler, db, owner, snapshot)
+                state = sampler.state_dict()
     finally:
         db.close()
     return {
@@ -489,6 +604,55 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
     }
 
 
+def _spec(db: StateDB) -> Any:
+    """The spec a state file keeps."""
+    try:
+        return json.loads(db.meta("spec") or "null")
+    except ValueError as error:
+        raise StateError(
+            f"{db.where!r}: its spec is not valid JSON ({error}); the file was left as it is"
+        ) from None
+
+
+def _path(path: str | PathLike[str]) -> Path:
+    """A state path as a ``Path``; a bytes path is refused saying what to give instead.
+
+    Raises:
+        TypeError: ``path`` is neither a ``str`` nor an ``os.PathLike`` of one.
+    """
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise TypeError(
+            f"a state path must be a str or an os.PathLike of one, not "
+            f"{type(text).__name__} ({short_repr(text)}); decode it with os.fsdecode()"
+        )
+    return Path(text)
+
+
+def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) -> str | None:
+    """Why ``output`` may not receive the export of the state at ``path``: it is that
+    file (by any name: a symlink, a hard link) or one of SQLite's files beside it; None
+    if it may.
+
+    ``agentdescent-sampling state export`` writes nothing to the state it reads: replacing
+    it with JSON would lose it, and fail the run holding it."""
+    state, target = os.fspath(path), os.fspath(output)
+    written = os.path.realpath(target)  # what write_state_file replaces
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        name = f"{state}{suffix}"
+        same = os.path.realpath(name) == written
+        with contextlib.suppress(OSError, ValueError):
+            same = same or os.path.samefile(name, target)
+        if same:
+            what = "the state file itself" if not suffix else f"the state's {suffix[1:]} file"
+            return (
+                f"the output {target!r} is {what} ({state!r}): the state commands read a "
+                f"state and never write to it, and this would replace it with its export. "
+                f"Give another file for -o"
+            )
+    return None
+
+
 def export_state(path: str | PathLike[str]) -> dict[str, Any]:
     """The state at ``path`` as the JSON document :func:`~agentdescent_sampling.save_state`
     writes (``agentdescent-sampling state export``); read-only.
@@ -498,7 +662,10 @@ def export_state(path: str | PathLike[str]) -> dict[str, Any]:
     """
     saved = read_durable_state(path)
     if saved["state"] is None:
-        raise StateError(f"{str(path)!r} holds no state yet: its first record is being written")
+        raise StateError(
+            f"{os.fspath(path)!r} holds no state yet: it is a new file being made, or one a "
+            f"run was killed in before its first record"
+        )
     return state_document(saved["sampler"], saved["records"], saved["rounds"], saved["state"])
 
 
@@ -507,6 +674,7 @@ def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
     the state itself, and how many tasks it has statistics for (when it says). A JSON
     export (:func:`~agentdescent_sampling.save_state`'s) is shown too, with no spec, log or
     holder."""
+    path = _path(path)
     export = _is_json(path)
     saved = _read_export(path) if export else read_durable_state(path)
     state = saved.pop("state")
@@ -575,16 +743,21 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
 
 
 def describe_state(summary: Mapping[str, Any]) -> str:
-    """:func:`state_summary` as lines for a person."""
+    """:func:`state_summary` as lines for a person. What the file says (the sampler's name,
+    its spec, the holder's host) is shown escaped: a line break or a terminal escape in it
+    can neither fake a line nor reach the terminal."""
+    from ._display import shown  # imported here: only the command prints a state
+
+    log = summary["log"]
     rows = [
-        ("state file", summary["path"]),
+        ("state file", shown(summary["path"])),
         (
             "sampler",
-            f"{summary['sampler']}"
+            shown(summary["sampler"])
             + (
                 " (a save_state export: no spec, log or holder)"
                 if summary["export"]
-                else f" (spec {json.dumps(summary['spec'])})"
+                else f" (spec {shown(json.dumps(summary['spec']))})"
             ),
         ),
         ("records", f"{summary['records']:,}"),
@@ -593,7 +766,7 @@ def describe_state(summary: Mapping[str, Any]) -> str:
     ]
     if not summary["export"]:
         rows += [
-            ("log", f"{summary['log']:,} entries since the last snapshot"),
-            ("held by", summary["held_by"] or "nobody (no run has it open)"),
+            ("log", f"{log:,} {'entry' if log == 1 else 'entries'} since the last snapshot"),
+            ("held by", shown(summary["held_by"] or "nobody (no run has it open)")),
         ]
     return "\n".join(f"{label:<12}{value}" for label, value in rows)

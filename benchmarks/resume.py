@@ -191,7 +191,7 @@ def save_table(root: Path, sizes: Sequence[int]) -> list[str]:
             beside = _bare(root / f"bare-{name}-{tasks}.sqlite")
             started = time.perf_counter()
             with DurableSampler(durable, path) as kept:
-                kept.record(keys[0], 1.0)  # a new file's first write holds a whole snapshot
+                kept.record(keys[0], 1.0)  # a new file, made whole at open, and its first row
                 snapshot = (time.perf_counter() - started) * 1000
                 os.sync()  # the snapshot's pages reach the disk before the timing starts
                 with_state, floor = _median_ms(kept, keys, beside)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import sqlite3
@@ -10,7 +12,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -154,16 +156,31 @@ def test_a_told_call_with_arguments_that_are_not_json_tells_nothing(tmp_path: Pa
         assert sampler.state_dict() == before
 
 
-def test_a_new_state_file_and_its_directory_are_made_at_the_first_record(
+def _rows(state: Path, table: str) -> list[tuple[Any, ...]]:
+    """The rows of a table of a state file, read beside its holder (SQLite itself keeps
+    the holder's locks, as this package's own second descriptor would not)."""
+    db = sqlite3.connect(f"{state.as_uri()}?mode=ro", uri=True)
+    try:
+        return db.execute(f"SELECT * FROM {table}").fetchall()
+    finally:
+        db.close()
+
+
+def test_a_new_state_is_made_whole_when_built_and_left_nowhere_if_never_written(
     tmp_path: Path,
 ) -> None:
     state = tmp_path / "runs" / "csv-total" / "sampler.sqlite"
 
     with durable("difficulty-weighted", state) as sampler:
-        picked = sampler.pick(["a"], 0)
-        assert not state.parent.exists()  # building a sampler (agentdescent plan) writes nothing
-        sampler.record(picked, 1.0)
+        # Claimed at once, in one transaction: its tables, the sampler as built, its holder.
+        assert [row[:3] for row in _rows(state, "snapshot")] == [(1, 0, 0)]
+        assert [row[:2] for row in _rows(state, "holder")] == [(1, os.getpid())]
+        sampler.pick(["a"], 0)
+    # Nothing recorded: building a sampler (agentdescent plan) leaves nothing behind.
+    assert list(tmp_path.iterdir()) == []
 
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
     assert read_durable_state(state)["records"] == 1
 
 
@@ -681,18 +698,29 @@ def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_pa
     assert read_durable_state(state)["records"] == 1
 
 
-def test_a_new_state_made_meanwhile_by_another_sampler_is_never_overwritten(
+def test_a_second_sampler_on_a_new_path_is_refused_when_built(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with durable("difficulty-weighted", state) as first:  # a new path, claimed now
+        with pytest.raises(StateError, match="already open in this process"):
+            create("difficulty-weighted", state=state)
+        first.record(first.pick(["a"], 0), 1.0)
+
+    assert read_durable_state(state)["state"]["stats"] == {"a": [1, 1]}
+
+
+def test_a_second_process_on_a_new_path_is_refused_when_built_naming_the_first(
     tmp_path: Path,
 ) -> None:
     state = tmp_path / "sampler.sqlite"
-    late = durable("difficulty-weighted", state)  # built before the file exists
-    with durable("difficulty-weighted", state) as early:
-        early.record(early.pick(["a"], 0), 1.0)
+    # The holder is built on a new path, and records nothing.
+    with holding("round-robin", state) as holder, pytest.raises(StateError) as raised:
+        create("round-robin", state=state)
 
-    with pytest.raises(StateError, match="was made by another sampler after this one was built"):
-        late.record(late.pick(["b"], 0), 1.0)
-
-    assert read_durable_state(state)["state"]["stats"] == {"a": [1, 1]}
+    assert f"in use by process {holder.pid} on " in str(raised.value)
+    assert "made by another sampler" not in str(raised.value)
+    assert not state.exists()  # the holder recorded nothing: its file went with it
+    with durable("round-robin", state) as after:
+        assert after.records == 0
 
 
 class UnsafeCounter:
@@ -778,3 +806,352 @@ def test_a_state_path_its_first_write_could_not_make_is_refused_at_once(
     with pytest.raises(StateError, match=message):
         create("round-robin", state=tmp_path / where)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["file"]
+
+
+#: Builds ``argv[1]`` on the new path ``argv[2]`` and is killed (SIGKILL) by the first
+#: statement SQLite is given after its first commit to the file: where a crash leaves the
+#: file once its making has begun to land.
+_KILLED_AFTER_THE_FIRST_COMMIT = textwrap.dedent(
+    """
+    import os, signal, sqlite3, sys
+
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        db = connect(*args, **kwargs)
+        committed = []
+
+        def trace(statement):
+            if committed:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if statement.strip().upper() == "COMMIT":
+                committed.append(statement)
+
+        db.set_trace_callback(trace)
+        return db
+
+    sqlite3.connect = traced
+    from agentdescent_sampling import create
+
+    sampler = create(sys.argv[1], state=sys.argv[2])
+    for step in range(10):
+        sampler.record(sampler.pick(["a", "b", "c"], step), 0.0)
+    """
+)
+
+
+def test_a_run_killed_as_it_made_a_new_state_costs_no_later_record(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_AFTER_THE_FIRST_COMMIT, "fixable-first", str(state)],
+        check=False,
+    )
+    assert killed.returncode == -9
+    assert state.exists()
+
+    trials: dict[str, int] = {}
+    with durable("fixable-first", state) as second:
+        acknowledged = drive(second, range(15), trials)  # 30 records, each returned
+    with durable("fixable-first", state) as reopened:
+        assert reopened.records == len(acknowledged) == 30
+        uninterrupted = create("fixable-first")
+        drive(uninterrupted, range(15), {})
+        assert reopened.state_dict() == uninterrupted.state_dict()
+
+
+def _left_without_a_snapshot(path: Path, spec: str) -> None:
+    """What a run killed between a new file's first commits left under releases that made
+    it in several: the tables and the holder, no snapshot."""
+    from agentdescent_sampling._statedb import _SCHEMA_SQL, APPLICATION_ID, SCHEMA
+    from agentdescent_sampling.state import FORMAT
+
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute(f"PRAGMA user_version = {SCHEMA}")
+    db.executescript(_SCHEMA_SQL)
+    meta = [("format", FORMAT), ("sampler", spec), ("spec", json.dumps(spec))]
+    db.executemany("INSERT INTO meta VALUES (?, ?)", meta)
+    db.execute("INSERT INTO holder VALUES (1, 2147483646, 'gone', 'then')")
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+
+
+def test_a_state_an_older_release_left_without_a_snapshot_reopens_with_every_record(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    _left_without_a_snapshot(state, "fixable-first")
+    trials: dict[str, int] = {}
+    with durable("fixable-first", state) as second:
+        drive(second, range(15), trials)
+    # Then, as an older release left it: the next run's log, no snapshot under it.
+    with sqlite3.connect(state) as db:
+        db.execute("DELETE FROM snapshot")
+    db.close()
+    assert read_durable_state(state)["records"] == 30  # what state show reads, as it is
+
+    with durable("fixable-first", state) as reopened:
+        assert reopened.records == 30
+        drive(reopened, range(15, 16), trials)  # a new shard id: none collides with the log's
+    uninterrupted = create("fixable-first")
+    drive(uninterrupted, range(16), {})
+    saved = read_durable_state(state)
+    assert (saved["records"], saved["state"]) == (32, uninterrupted.state_dict())
+
+
+#: Records into ``argv[1]`` as told on stdin: ``r N`` records N, ``s`` folds the log into a
+#: snapshot, ``loop`` records (folding every 64 log entries) until stdin closes; each
+#: command answers with the record count.
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from agentdescent_sampling import create
+
+    sampler = create("round-robin", state=sys.argv[1])
+    step = 0
+    for line in sys.stdin:
+        command = line.split()
+        if command[0] == "loop":
+            print("looping", flush=True)
+            sys.stdin.close()
+            while True:
+                sampler.record(sampler.pick(["a", "b", "c"], step), 1.0)
+                step += 1
+        if command[0] == "r":
+            for _ in range(int(command[1])):
+                sampler.record(sampler.pick(["a", "b", "c"], step), 1.0)
+                step += 1
+        else:
+            sampler.load_state_dict(sampler.state_dict())  # a snapshot, at once
+        print(sampler.records, flush=True)
+    """
+)
+
+
+@contextlib.contextmanager
+def _writer(state: Path) -> Iterator[Callable[[str], str]]:
+    """A process recording into ``state`` on command; yields the function that commands it."""
+    run = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(state)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert run.stdin is not None
+    assert run.stdout is not None
+
+    def tell(command: str) -> str:
+        assert run.stdin is not None
+        assert run.stdout is not None
+        run.stdin.write(command + "\n")
+        run.stdin.flush()
+        return run.stdout.readline().strip()
+
+    try:
+        yield tell
+    finally:
+        run.kill()
+        run.wait()
+
+
+def test_a_reader_sees_one_commit_even_if_the_log_is_folded_between_its_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling._statedb import StateDB
+
+    state = tmp_path / "sampler.sqlite"
+    with _writer(state) as tell:
+        assert tell("r 10") == "10"  # a snapshot of none, then a log of 10 records
+        snapshot = StateDB.snapshot
+
+        def fold_meanwhile(db: StateDB) -> Any:
+            found = snapshot(db)
+            assert tell("r 5") == "15"
+            assert tell("s") == "15"  # the log is folded into a snapshot of 15, then empty
+            return found
+
+        monkeypatch.setattr(StateDB, "snapshot", fold_meanwhile)
+        saved = read_durable_state(state)
+
+    # The file as of one commit: the snapshot of none and its log of 10, not a mix.
+    assert (saved["records"], saved["log"]) == (10, 20)
+    assert saved["state"] == _round_robin_after(10)
+
+
+def _round_robin_after(records: int) -> Any:
+    sampler = create("round-robin")
+    for step in range(records):
+        sampler.record(sampler.pick(["a", "b", "c"], step), 1.0)
+    return sampler.state_dict()  # type: ignore[attr-defined]
+
+
+def test_the_counts_read_while_a_run_folds_its_log_never_go_backwards(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    counts = []
+    with _writer(state) as tell:
+        assert tell("r 1") == "1"
+        assert tell("loop") == "looping"
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            counts.append(read_durable_state(state)["records"])
+
+    assert len(counts) > 50
+    assert counts[-1] > 64  # the log was folded again and again meanwhile
+    backwards = [(before, after) for before, after in itertools.pairwise(counts) if after < before]
+    assert backwards == []
+
+
+def test_a_state_loaded_into_a_durable_sampler_goes_on_with_its_round_numbering(
+    tmp_path: Path,
+) -> None:
+    original, export, loaded = (
+        tmp_path / "original.sqlite",
+        tmp_path / "export.json",
+        tmp_path / "loaded.sqlite",
+    )
+    keys = ["a", "b", "c", "d", "e"]
+    with durable("round-robin", original) as sampler:
+        for round_index in range(3):
+            sampler.record(sampler.pick(keys, round_index), 1.0)
+        save_state(sampler, export)  # made at round 3
+
+    with durable("round-robin", loaded) as sampler:
+        load_state(sampler, export)
+        assert sampler.rounds == 3
+        picked = sampler.pick(keys, 0)  # this process's first round: the state's fourth
+        sampler.record(picked, 1.0)
+        assert sampler.rounds == 4
+    with durable("round-robin", original) as reopened:
+        assert reopened.pick(keys, 0) == picked == "d"
+    with durable("round-robin", loaded) as reopened:
+        assert reopened.rounds == 4
+        assert reopened.pick(keys, 0) == "e"
+
+
+def _hostile_log(path: Path, shards: int, keys: int, picks: int) -> None:
+    """A state whose log holds ``picks`` picks of ``shards`` shards of ``keys`` tasks each,
+    in turn: a few hundred kilobytes that would take its sampler many seconds to replay."""
+    with durable("fixable-first", path) as sampler:
+        sampler.record("t0", 1.0)
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO shard VALUES (?, ?)",
+            [
+                (shard, json.dumps([f"s{shard}-{k}" for k in range(keys)]))
+                for shard in range(shards)
+            ],
+        )
+        db.executemany(
+            "INSERT INTO event (name, args) VALUES ('pick', ?)",
+            [(json.dumps([n % shards, n // 100, f"s{n % shards}-0"]),) for n in range(picks)],
+        )
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("shards", "keys", "picks"),
+    [(1, 10_000, 5_000), (10, 1_000, 300)],
+    ids=["many-picks-of-one-large-shard", "shards-used-in-turn"],
+)
+def test_a_state_whose_log_would_take_long_to_replay_is_refused_at_once(
+    tmp_path: Path, shards: int, keys: int, picks: int
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    _hostile_log(state, shards, keys, picks)
+    before = state.read_bytes()
+
+    for opening in (
+        lambda: create("fixable-first", state=state),
+        lambda: read_durable_state(state),
+    ):
+        started = time.perf_counter()
+        with pytest.raises(StateError) as raised:
+            opening()
+        assert time.perf_counter() - started < 1.0
+
+        message = str(raised.value)
+        assert message.startswith(
+            f"{str(state)!r}: replaying its log would ask more of the sampler"
+        )
+        assert "over 33,554,432 task ids, the limit" in message
+        assert "give the run a new state path" in message
+        assert "raise agentdescent_sampling.durable.REPLAY_LIMIT" in message
+    assert state.read_bytes() == before
+
+
+def test_a_state_written_under_heavy_use_stays_far_within_the_replay_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import durable as module
+
+    # A limit 32 times smaller, to write past it quickly: 400 picks of 4,000 tasks count
+    # 1.6 million, and fixable-first, never told of a round's end, is snapshotted otherwise
+    # only once its log is four times its snapshot's size.
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 20)
+    state, keys = tmp_path / "sampler.sqlite", [f"task-{k}" for k in range(4000)]
+    uninterrupted = create("fixable-first")
+    with durable("fixable-first", state) as sampler:
+        for step in range(400):
+            sampler.record(sampler.pick(keys, step), float(step % 3 == 0))
+            uninterrupted.record(uninterrupted.pick(keys, step), float(step % 3 == 0))
+
+    saved = read_durable_state(state)
+    assert saved["records"] == 400
+    assert saved["log"] <= 2 * (1 << 20) // 8 // 4000  # folded as it reached an eighth
+    with durable("fixable-first", state) as reopened:
+        assert reopened.records == 400
+        assert reopened.pick(keys, 400) == uninterrupted.pick(keys, 400)
+
+
+def test_a_state_whose_making_was_killed_mid_commit_is_made_afresh(tmp_path: Path) -> None:
+    # Killed as SQLite committed the new file: the file whole, its rollback journal still
+    # there (hot), saying the file was empty before. SQLite undoes the commit when it opens
+    # the file, leaving it empty, as it was: a new state, not a damaged one.
+    import struct
+
+    state = tmp_path / "sampler.sqlite"
+    _left_without_a_snapshot(state, "round-robin")
+    with sqlite3.connect(state, isolation_level=None) as db:
+        db.execute("PRAGMA journal_mode=DELETE")
+    db.close()
+    magic = bytes.fromhex("d9d505f920a163d7")
+    header = magic + struct.pack(">IIIII", 0, 12345, 0, 512, 4096)  # 0 pages before
+    state.with_name(state.name + "-journal").write_bytes(header.ljust(512, b"\0"))
+
+    with durable("round-robin", state) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+
+    assert read_durable_state(state)["records"] == 1
+
+
+def test_a_state_path_given_as_bytes_is_refused_saying_what_to_give(tmp_path: Path) -> None:
+    path = os.fsencode(tmp_path / "sampler.sqlite")
+    message = r"a state path must be a str or an os.PathLike of one, not bytes .*os\.fsdecode"
+
+    with pytest.raises(TypeError, match=message):
+        DurableSampler(create("round-robin"), path)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=message):
+        read_durable_state(path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sampler_dropped_unclosed_frees_its_state_at_once(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    durable("round-robin", state).record("a", 1.0)  # its last reference gone: closed
+    assert durable("round-robin", state).records == 1
+    assert read_durable_state(state)["records"] == 1
+
+
+def test_an_opener_waiting_for_a_new_state_its_maker_closes_unused_makes_its_own(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with holding("round-robin", state) as holder:  # built on a new path, nothing recorded
+        assert holder.stdin is not None
+        # The holder lets go (and removes its unused file) while this opener waits for it.
+        threading.Timer(0.5, holder.stdin.close).start()
+        with durable("round-robin", state) as sampler:
+            assert [row[:2] for row in _rows(state, "holder")] == [(1, os.getpid())]
+            sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+
+    assert read_durable_state(state)["records"] == 1

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentdescent_sampling import DurableSampler, create, load_state
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.durable import describe_state
 from tests.support.holder import holding
 
 
@@ -139,3 +143,124 @@ def test_show_reads_a_state_in_a_directory_it_cannot_write(unprivileged: list[st
     finally:
         directory.chmod(0o755)
         shutil.rmtree(directory)
+
+
+@pytest.mark.parametrize(
+    ("output", "what"),
+    [
+        (lambda state: state, "the state file itself"),
+        (lambda state: _linked(state, "symlink"), "the state file itself"),
+        (lambda state: _linked(state, "hardlink"), "the state file itself"),
+        (lambda state: state.with_name(state.name + "-wal"), "the state's wal file"),
+        (lambda state: state.with_name(state.name + "-shm"), "the state's shm file"),
+    ],
+    ids=["the-same-path", "a-symlink-to-it", "a-hard-link-to-it", "its-wal", "its-shm"],
+)
+def test_export_refuses_to_write_over_the_state_it_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: Any, what: str
+) -> None:
+    state = _state(tmp_path / "sampler.sqlite", 3)
+    target = output(state)
+    before = state.read_bytes()
+
+    assert main(["state", "export", str(state), "-o", str(target)]) == 2
+
+    error = capsys.readouterr().err
+    assert f"the output {str(target)!r} is {what} ({str(state)!r})" in error
+    assert "Give another file for -o" in error
+    assert state.read_bytes() == before
+    with DurableSampler(create("difficulty-weighted:c=0.1"), state) as reopened:
+        assert reopened.records == 3
+
+
+def _linked(state: Path, kind: str) -> Path:
+    link = state.with_name("link.sqlite")
+    if kind == "symlink":
+        link.symlink_to(state.name)
+    else:
+        os.link(state, link)
+    return link
+
+
+#: What a file can hold to fake lines and reach the terminal: a line break and escapes.
+_EVIL = "\x1b[31mRED\x1b[0m\nrecords     999999\x07\r\u202e"
+
+
+def test_show_escapes_what_the_file_says_so_it_can_fake_no_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = _state(tmp_path / "sampler.sqlite", 1)
+    with sqlite3.connect(state) as db:
+        db.execute("DELETE FROM event")  # nothing to replay with the spec below
+        db.execute("UPDATE meta SET value = ? WHERE key = 'sampler'", (_EVIL,))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'spec'", (json.dumps(_EVIL),))
+    db.close()
+
+    assert main(["state", "show", str(state)]) == 0
+
+    out = capsys.readouterr().out
+    assert [line[:12] for line in out.splitlines()] == [
+        "state file  ",
+        "sampler     ",
+        "records     ",
+        "next round  ",
+        "tasks       ",
+        "log         ",
+        "held by     ",
+    ]
+    assert r"sampler     \x1b[31mRED\x1b[0m\x0arecords     999999\x07\x0d\u202e (spec " in out
+    assert not any(char in out for char in "\x1b\x07\r\u202e")
+
+
+def test_a_state_summary_is_shown_escaped_wherever_the_file_speaks() -> None:
+    summary = {
+        "path": f"state{_EVIL}.sqlite",
+        "sampler": _EVIL,
+        "spec": {"name": _EVIL},
+        "records": 1,
+        "rounds": 2,
+        "tasks": None,
+        "log": 1,
+        "held_by": f"process 7 on {_EVIL} (since then)",
+        "export": False,
+    }
+
+    shown = describe_state(summary)
+
+    assert len(shown.splitlines()) == 7
+    assert not any(char in shown for char in "\x1b\x07\r\u202e")
+    assert "log         1 entry since the last snapshot" in shown.splitlines()
+    assert shown.splitlines()[-1].startswith(r"held by     process 7 on \x1b[31mRED")
+
+
+def test_show_says_log_entry_once_for_one_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with create("difficulty-weighted", state=state) as sampler:
+        sampler.record("a", 1.0)  # a record without a pick: one entry
+
+    assert main(["state", "show", str(state)]) == 0
+
+    assert "log         1 entry since the last snapshot" in capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "directory"])
+def test_show_of_a_path_that_is_no_state_file_gives_advice_for_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    path = tmp_path / "sampler.sqlite"
+    if kind == "symlink":
+        path.symlink_to(_state(tmp_path / "real.sqlite", 1))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+
+    assert main(["state", "show", str(path)]) == 2
+
+    error = capsys.readouterr().err
+    assert repr(str(path)) in error
+    assert "created if missing" not in error
+    assert "Give a new path" not in error
+    assert "redirect the writes" not in error
