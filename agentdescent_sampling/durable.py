@@ -399,7 +399,8 @@ class DurableSampler(ServedSampler):
             return json.dumps(state, allow_nan=False)
         except (TypeError, ValueError) as error:  # TypeError: a set, say; ValueError: a NaN
             raise StateError(
-                f"cannot keep the state of sampler {self._name!r} in {short_repr(str(self.path))}: "
+                f"cannot keep the state of sampler {self._name!r} in "
+                f"{short_repr(str(self.path), 1000)}: "
                 f"{error}; state_dict() must return plain JSON data (dicts, lists, str, "
                 f"numbers, no NaN or infinity)"
             ) from error

@@ -25,7 +25,16 @@ PLUGIN_SOURCES = sorted(
     if "egg-info" not in str(path)
 )
 #: The public submodules, each documented in docs/plugins.md.
-PUBLIC = ("errors", "hookspecs", "pending", "protocol", "testing", "validators", "bench")
+PUBLIC = (
+    "errors",
+    "hookspecs",
+    "pending",
+    "protocol",
+    "testing",
+    "validators",
+    "bench",
+    "bench.engine",
+)
 #: ``agentdescent_sampling.X`` in a doc, X a name or a submodule path.
 MENTION = re.compile(r"\bagentdescent_sampling\.(?P<name>[A-Za-z_][\w.]*\w)")
 
