@@ -215,9 +215,19 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    info = default_registry().get(args.name, provider=args.provider)
+    try:
+        info = default_registry().get(args.name, provider=args.provider)
+    except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
+        _error(_pick_a_provider(error, "show", args.name))
+        return 2
     print(json.dumps(sampler_json(info), indent=2) if args.json else describe_sampler(info))
     return 0
+
+
+def _pick_a_provider(error: SamplerConflictError, command: str, name: str) -> str:
+    """The conflict ``error``, with how to pick a distribution on this command line."""
+    again = shlex.join(["agentdescent-sampling", command, name])
+    return f"{error}. Here, pick one with --provider: {again} --provider DIST, DIST one of those"
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -235,10 +245,7 @@ def _check(args: argparse.Namespace) -> int:
         # A bad parameter raises here, before anything is printed: a config error (exit 2).
         report = check_sampler(spec)
     except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
-        command = shlex.join(["agentdescent-sampling", "check", args.spec])
-        _error(
-            f"{error}. Here, pick one with --provider: {command} --provider DIST, DIST one of those"
-        )
+        _error(_pick_a_provider(error, "check", args.spec))
         return 2
     except PluginLoadError as error:  # the plugin's failure, as check --all counts it
         _error(f"not checked: {error}")

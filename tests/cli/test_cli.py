@@ -209,6 +209,20 @@ def test_check_provider_checks_one_of_two_distributions_that_provide_a_name(
     assert "kit-dup: all 8 checks passed" in out
 
 
+def test_show_of_a_name_two_distributions_provide_says_how_to_pick_one_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_plugins(tmp_path, monkeypatch, TWO_PROVIDERS, builtins=False)
+
+    assert main(["show", "kit-dup"]) == 2
+    assert (
+        "Here, pick one with --provider: agentdescent-sampling show kit-dup --provider DIST, "
+        "DIST one of those"
+    ) in capsys.readouterr().err
+    assert main(["show", "kit-dup", "--provider", "kit-test-dup-b"]) == 0
+    assert capsys.readouterr().out.startswith("kit-dup (kit-test-dup-b 0.1)")
+
+
 def test_check_all_says_how_to_check_each_of_two_distributions_that_provide_a_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
