@@ -26,6 +26,7 @@ __all__ = [
     "load_document",
     "open_regular",
     "parse_bounded",
+    "read_bytes",
     "strict_json",
     "too_deep",
     "unique_keys",
@@ -131,7 +132,12 @@ def open_regular(path: Path, max_bytes: int) -> BinaryIO:
         raise
 
 
-def _read_text(path: Path, max_bytes: int) -> str:
+def read_bytes(path: Path, max_bytes: int) -> bytes:
+    """The regular file at ``path``, if it is at most ``max_bytes``.
+
+    Raises:
+        OSError: as :func:`open_regular` says, or the file grew past ``max_bytes`` since.
+    """
     chunks: list[bytes] = []
     total = 0
     with open_regular(path, max_bytes) as handle:
@@ -142,10 +148,12 @@ def _read_text(path: Path, max_bytes: int) -> str:
             total += len(chunk)
     if total > max_bytes:
         raise OSError(_too_large(max_bytes))
-    data = b"".join(chunks)
-    del chunks
+    return b"".join(chunks)
+
+
+def _read_text(path: Path, max_bytes: int) -> str:
     # utf-8-sig drops a byte-order mark, which some Windows editors write.
-    return data.decode("utf-8-sig")
+    return read_bytes(path, max_bytes).decode("utf-8-sig")
 
 
 def _too_large(max_bytes: int) -> str:

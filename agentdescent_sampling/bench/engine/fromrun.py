@@ -35,7 +35,13 @@ from typing import Any
 import attrs
 
 from ..._display import shown
-from ..._files import checked_path, load_document, open_regular, parse_bounded, strict_json
+from ..._files import (
+    checked_path,
+    load_document,
+    parse_bounded,
+    read_bytes,
+    strict_json,
+)
 from ...errors import BenchError
 from ...protocol import SOLVED, is_count, short_repr
 from ..report import WIDTH
@@ -485,7 +491,7 @@ def _read_rounds(file: Path) -> _RoundsLog:
     """The rounds in the run's ``rounds.jsonl`` at ``file``, read as bytes within
     :data:`_MAX_FILE_BYTES` and decoded line by line, so one bad line costs that line."""
     try:
-        data = _read_bytes(file)
+        data = read_bytes(file, _MAX_FILE_BYTES)
     except FileNotFoundError:
         return _RoundsLog(unread=f"there is no {_ROUNDS}, where agentdescent logs each round")
     except OSError as error:
@@ -515,23 +521,6 @@ def _read_rounds(file: Path) -> _RoundsLog:
         # split() leaves b"" after a final newline, so only an unended last line is lines[-1].
         torn=bool(bad) and bad[-1] == len(lines) and lines[-1].lstrip().startswith(b"{"),
     )
-
-
-def _read_bytes(file: Path) -> bytes:
-    """The regular file at ``file``, if it is at most :data:`_MAX_FILE_BYTES`.
-
-    Raises:
-        OSError: as :func:`~agentdescent_sampling._files.open_regular` describes.
-    """
-    chunks: list[bytes] = []
-    total = 0
-    with open_regular(file, _MAX_FILE_BYTES) as handle:
-        while total <= _MAX_FILE_BYTES and (chunk := handle.read(1 << 20)):
-            chunks.append(chunk)
-            total += len(chunk)
-    if total > _MAX_FILE_BYTES:  # it grew since it was opened
-        raise OSError(f"it is larger than the limit of {_MAX_FILE_BYTES:,} bytes")
-    return b"".join(chunks)
 
 
 def _round(line: bytes, first: bool) -> tuple[int, int] | None:
