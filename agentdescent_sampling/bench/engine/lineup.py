@@ -9,7 +9,7 @@ import attrs
 
 from ...protocol import SOLVED, TaskSampler
 from ...registry import Registry, SamplerInfo
-from ...spec import SpecLike
+from ...spec import SamplerSpec, SpecLike
 from ...wiring import wire
 from ..core import Registered, Role
 from .oracle import EngineOracle
@@ -25,6 +25,7 @@ __all__ = [
     "EngineEntrant",
     "default_engine_specs",
     "engine_lineup",
+    "registered_spec",
 ]
 
 #: The bench's name for the engine's own ``agentdescent.sampling.DifficultyWeighted``.
@@ -162,6 +163,12 @@ def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
         if all(callable(getattr(sample, method, None)) for method in needs):
             entrants.append(EngineEntrant(registered.label + suffix, build, wiring=wiring))
     return entrants
+
+
+def registered_spec(entrant: EngineEntrant) -> SamplerSpec | None:
+    """The registered spec ``entrant`` builds its sampler from (a wired entrant's too), or
+    ``None`` for an entrant that is not a registered sampler (round-robin is)."""
+    return entrant.make.registered.spec if isinstance(entrant.make, _ForBuilt) else None
 
 
 @attrs.frozen

@@ -22,7 +22,13 @@ from ...spec import SpecLike
 from ...validators import whole_number_in
 from ..core import Machine, WithSamplers, as_specs, cpus
 from ..progress import Progress
-from .lineup import QUICK_SPECS, EngineEntrant, _ForBuilt, default_engine_specs, engine_lineup
+from .lineup import (
+    QUICK_SPECS,
+    EngineEntrant,
+    default_engine_specs,
+    engine_lineup,
+    registered_spec,
+)
 from .metrics import EngineSamplerResult, summarise_engine
 from .run import EngineRun, run_engine
 from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
@@ -567,9 +573,9 @@ def _spec(config: EngineBenchConfig, entrant: EngineEntrant) -> str | None:
     """The ``--sampler`` value that runs ``entrant``, or ``None`` for one of ``extra``."""
     if any(entrant is given for given in config.extra):
         return None
-    if isinstance(entrant.make, _ForBuilt):
+    spec = registered_spec(entrant)
+    if spec is not None:
         # A wired entrant runs beside its sampler alone; a provider needs the mapping form.
-        spec = entrant.make.registered.spec
         if spec.provider is None:
             return str(spec)
         mapping = {"name": spec.name, **spec.params, "provider": spec.provider}
