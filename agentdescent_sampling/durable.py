@@ -73,7 +73,7 @@ from ._statedb import StateDB
 from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
 from .protocol import Stateful, TaskSampler, short_repr
 from .served import ServedSampler
-from .state import check_document, not_stateful, sampler_name, state_document
+from .state import PLAIN_JSON, check_document, not_stateful, sampler_name, state_document
 
 __all__ = [
     "REPLAY_LIMIT",
@@ -243,7 +243,7 @@ class DurableSampler(ServedSampler):
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
             shard, new = self._shard_id(keys)
-            self._log_cost += len(keys) + _PICK + (_NEW_SHARD if new else 0)  # as a replay counts
+            self._log_cost += _pick_cost(len(keys), new)  # as a replay counts it
             self._unwritten.append(("event", "pick", json.dumps([shard, shifted, picked])))
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
@@ -401,8 +401,7 @@ class DurableSampler(ServedSampler):
             raise StateError(
                 f"cannot keep the state of sampler {self._name!r} in "
                 f"{short_repr(str(self.path), 1000)}: "
-                f"{error}; state_dict() must return plain JSON data (dicts, lists, str, "
-                f"numbers, no NaN or infinity)"
+                f"{error}; {PLAIN_JSON}"
             ) from error
 
     def _shard_id(self, keys: Sequence[str]) -> tuple[int, bool]:
@@ -494,6 +493,12 @@ def _replay(
     return records, rounds, replayed, cost
 
 
+def _pick_cost(size: int, new: bool) -> int:
+    """What replaying one pick of a shard of ``size`` tasks costs, in task ids: the shard,
+    :data:`_PICK`, and :data:`_NEW_SHARD` more for a shard's first pick."""
+    return size + _PICK + (_NEW_SHARD if new else 0)
+
+
 def _replay_cost(db: StateDB) -> int:
     """What replaying the log's picks asks of a sampler, in task ids (see
     :data:`REPLAY_LIMIT`); a log over the limit is refused before any of it is replayed.
@@ -513,14 +518,14 @@ def _replay_cost(db: StateDB) -> int:
         if type(shard_id) is not int or not 0 <= shard_id < 1 << 63:
             continue  # not a pick: the replay says so, naming the entry
         if shard_id in recent:
-            cost += sizes[shard_id] + _PICK
+            cost += _pick_cost(sizes[shard_id], new=False)
         elif shard_id not in sizes:
             sizes[shard_id] = len(db.shard(shard_id))
             recent.append(shard_id)
-            cost += sizes[shard_id] + _PICK + _NEW_SHARD
+            cost += _pick_cost(sizes[shard_id], new=True)
         else:
             recent.append(shard_id)
-            cost += (sizes[shard_id] + _PICK) * _AGAIN
+            cost += _pick_cost(sizes[shard_id], new=False) * _AGAIN
         if cost > limit:
             raise StateError(
                 f"{db.where!r}: replaying its log would ask more of the sampler than opening "

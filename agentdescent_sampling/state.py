@@ -37,6 +37,7 @@ from .protocol import MAX_COUNT, Stateful, is_count, short_repr
 
 __all__ = [
     "FORMAT",
+    "PLAIN_JSON",
     "check_document",
     "check_owner",
     "load_state",
@@ -52,6 +53,11 @@ FORMAT = "agentdescent-sampling/state"
 
 #: A state file of a million tasks is a few hundred megabytes; larger is not one.
 _MAX_FILE_BYTES = 1 << 30
+
+#: What a state that could not be written as JSON is told to be.
+PLAIN_JSON = (
+    "state_dict() must return plain JSON data (dicts, lists, str, numbers, no NaN or infinity)"
+)
 
 
 def sampler_name(sampler: object) -> str:
@@ -178,8 +184,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         temporary.unlink(missing_ok=True)
         if isinstance(error, (OSError, ValueError, TypeError)):  # TypeError: not JSON
             raise StateError(
-                f"cannot write sampler state to {short_repr(str(path))}: {error}; "
-                f"state_dict() must return plain JSON data (dicts, lists, str, numbers)"
+                f"cannot write sampler state to {short_repr(str(path))}: {error}; {PLAIN_JSON}"
             ) from error
         raise
 
