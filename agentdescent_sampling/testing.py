@@ -431,7 +431,7 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
         notes.append(
             f"threads: lost records could not be observed, because {label} has no stats(); only "
             f"exceptions and non-members under {THREADS} threads were checked. Add stats() "
-            f"returning {{task_id: (passes, trials)}}, or declare thread_safe = False"
+            f"returning {_STATS_SHAPE}, or declare thread_safe = False"
         )
     loose = _unvalidated(factory, params)
     if loose:
