@@ -186,7 +186,7 @@ class StateDB:
                 if not self.writable:
                     break
                 self._lock()
-                if self._still_named():
+                if self._named_instead() is None:
                     break
                 # Removed while this opener waited for it: a new state closed unused by
                 # the process that made it. Open what the path names now.
@@ -235,12 +235,17 @@ class StateDB:
             ) from error
         self._made_directories = missing  # deepest first
 
-    def _still_named(self) -> bool:
-        """Whether the path still names the locked file (a waiting opener's check)."""
+    def _named_instead(self) -> str | None:
+        """What the path names instead of the file this opening pinned: ``"gone"``,
+        ``"another file"`` or another kind of file (``"a symbolic link"``); None while it
+        still names that file. The one check of the path against the pinned file."""
         try:
-            return _identity(os.stat(self.path, follow_symlinks=False)) == self._identity
+            now = os.stat(self.path, follow_symlinks=False)
         except OSError:
-            return False
+            return "gone"
+        if _identity(now) == self._identity:
+            return None
+        return "another file" if stat.S_ISREG(now.st_mode) else kind_of(now.st_mode)
 
     def _rolled_back(self) -> bool:
         """Whether the file is empty once SQLite has read it: its creation was killed
@@ -343,7 +348,13 @@ class StateDB:
         """
         if self._closed:
             raise StateError(f"the sampler state {self.where!r} is closed")
-        self._check_still_here()
+        found = self._named_instead()
+        if found is not None:
+            raise StateError(
+                f"the sampler state {self.where!r} was moved, deleted or replaced while this "
+                f"run held it (the path now names {found}); nothing more is written there. Put "
+                f"the file back and restart the run; what was recorded since stays in memory"
+            )
         db = self._db()
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -381,7 +392,7 @@ class StateDB:
         """Remove the file this opening made, with its SQLite files and the directories
         made for it (if empty). Done holding the lock: an opener waiting for it then finds
         the path gone and makes its own, and nobody can be making a file there meanwhile."""
-        if not self._still_named():
+        if self._named_instead() is not None:
             return  # moved or replaced: whatever the path names now is not this file
         # The database last: while it exists, no one else can make SQLite files beside it.
         for suffix in (*_SIDECARS, ""):
@@ -568,9 +579,13 @@ class StateDB:
         except sqlite3.Error as error:
             raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
         # What SQLite opened must be the file checked above, not one swapped in since.
-        if _identity(os.stat(self.path, follow_symlinks=False)) != self._identity:
+        found = self._named_instead()
+        if found is not None:
             db.close()
-            raise StateError(f"the sampler state {self.where!r} was replaced while being opened")
+            raise StateError(
+                f"the sampler state {self.where!r} was replaced while being opened (the path "
+                f"now names {found})"
+            )
         return db
 
     def _create(self, owner: str, spec: str, initial: str) -> None:
@@ -616,21 +631,6 @@ class StateDB:
             )
         if owner:
             check_owner(saved_owner, owner, self.where)
-
-    def _check_still_here(self) -> None:
-        try:
-            now = os.stat(self.path, follow_symlinks=False)
-        except OSError:
-            now = None
-        if now is None or not stat.S_ISREG(now.st_mode) or _identity(now) != self._identity:
-            found = "gone" if now is None else kind_of(now.st_mode)
-            if now is not None and stat.S_ISREG(now.st_mode):
-                found = "another file"
-            raise StateError(
-                f"the sampler state {self.where!r} was moved, deleted or replaced while this "
-                f"run held it (the path now names {found}); nothing more is written there. Put "
-                f"the file back and restart the run; what was recorded since stays in memory"
-            )
 
     def _db(self) -> sqlite3.Connection:
         if self.connection is None:

@@ -62,6 +62,7 @@ import json
 import operator
 import os
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
@@ -83,6 +84,7 @@ __all__ = [
     "describe_state",
     "export_state",
     "read_durable_state",
+    "state_path",
     "state_summary",
 ]
 
@@ -148,9 +150,9 @@ class DurableSampler(ServedSampler):
         StateError: ``path`` is a symlink, not a regular file, not a sampler state, held
             by another process (named by pid), corrupt, over :data:`REPLAY_LIMIT`, or
             belongs to another sampler or to other parameters; the file is left as it
-            was. Or ``path`` is new and the sampler's ``state_dict()`` is not plain JSON
-            data (a NaN, a set): one that stops being JSON later is kept in the log, which
-            is snapshotted once it can be.
+            was. Or ``path`` is new and the sampler's ``state_dict()`` raises or is not
+            plain JSON data (a NaN, a set): one that does so later is kept in the log, with
+            a :class:`RuntimeWarning`, and the log is snapshotted once it can be.
     """
 
     def __init__(
@@ -161,7 +163,7 @@ class DurableSampler(ServedSampler):
         spec: str | Mapping[str, Any] | None = None,
     ) -> None:
         name = sampler_name(sampler)
-        target = _path(path)
+        target = state_path(path)
         if not isinstance(sampler, Stateful):
             raise InvalidSamplerConfig(
                 not_stateful(sampler, f"keep its state in {str(target)!r}", "Drop the state path. ")
@@ -251,6 +253,10 @@ class DurableSampler(ServedSampler):
 
     def record(self, task_id: str, score: float) -> None:
         """The wrapped ``record``, then a commit: on disk when this returns.
+
+        A snapshot that fails after the commit (a ``state_dict()`` that raises, or is not
+        JSON) loses nothing and fails nothing: it is a :class:`RuntimeWarning` saying the
+        record was saved, and the log keeps every record until a snapshot can be taken.
 
         Raises:
             StateError: the file could not be written (the record is kept in memory and
@@ -343,7 +349,8 @@ class DurableSampler(ServedSampler):
                     db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (first, second))
         self._unwritten.clear()
         if self._snapshot_due(name):
-            self._fold()
+            saved = "the record" if name == "record" else f"the {name}() call"
+            self._fold(f"{saved} was saved")
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
@@ -358,13 +365,21 @@ class DurableSampler(ServedSampler):
         # unless it is not being told of them (then four times later than otherwise).
         return not self._rounds_told or name == ROUND_END or self._logged >= 4 * enough
 
-    def _fold(self) -> None:
+    def _fold(self, saved: str) -> None:
         """Replace the log with a snapshot, or keep it and try again once it has doubled:
-        what it holds is on disk already, and a replay restores it all."""
+        what it holds is on disk already, and a replay restores it all. A failure is a
+        warning that says so, after ``saved`` (what is on disk: "the record was saved")."""
         try:
             self._snapshot()
-        except StateError:
+        except StateError as error:
             self._retry_at = 2 * self._logged
+            warnings.warn(
+                f"{error}. Nothing recorded is lost: {saved}, and the log of the state file "
+                f"keeps every record and is replayed whenever the file is opened; a snapshot "
+                f"is tried again each time the log doubles",
+                RuntimeWarning,
+                stacklevel=4,  # record() or a told call's caller
+            )
 
     def _snapshot(self) -> None:
         """Replace the log with a snapshot of the sampler now.
@@ -392,17 +407,30 @@ class DurableSampler(ServedSampler):
         """The sampler's ``state_dict()`` as the JSON text a snapshot keeps.
 
         Raises:
-            StateError: it is not plain JSON data.
+            StateError: ``state_dict()`` raised, or returned what is not plain JSON data;
+                the message names the sampler, the file and which it was.
         """
-        state = self._stateful.state_dict()
+        try:
+            state = self._stateful.state_dict()
+        # A plugin's state_dict() may raise anything: it is the sampler's failure, not the
+        # caller's, and is said as the state's problem, as a state that is not JSON is.
+        except Exception as error:
+            from .loading import describe  # imported here: only this error needs it
+
+            raise self._not_kept(f"its state_dict() raised {describe(error)}") from error
         try:
             return json.dumps(state, allow_nan=False)
-        except (TypeError, ValueError) as error:  # TypeError: a set, say; ValueError: a NaN
-            raise StateError(
-                f"cannot keep the state of sampler {self._name!r} in "
-                f"{short_repr(str(self.path), 1000)}: "
-                f"{error}; {PLAIN_JSON}"
-            ) from error
+        # TypeError: a set, say; ValueError: a NaN, or a list holding itself; RecursionError:
+        # nested too deep to encode.
+        except (TypeError, ValueError, RecursionError) as error:
+            raise self._not_kept(f"{error}; {PLAIN_JSON}") from error
+
+    def _not_kept(self, why: str) -> StateError:
+        """The error for a state that cannot be snapshotted, ``why`` saying what it is."""
+        return StateError(
+            f"cannot keep the state of sampler {self._name!r} in "
+            f"{short_repr(str(self.path), 1000)}: {why}"
+        )
 
     def _shard_id(self, keys: Sequence[str]) -> tuple[int, bool]:
         """The id of ``keys`` in the log, queueing the shard for writing if it is new; and
@@ -436,11 +464,17 @@ class DurableSampler(ServedSampler):
         if replayed:
             # As a loaded snapshot would: picks whose rollouts died with the process are
             # not in flight. Then the replayed log becomes the new snapshot, or, if it
-            # cannot (a state_dict() that is not JSON), stays the log, tried again later.
-            self._stateful.load_state_dict(self._stateful.state_dict())
+            # cannot (a state_dict() that raises, or is not JSON), stays the log, tried
+            # again later: the file opens whatever its sampler's state_dict() does.
+            try:
+                current = self._stateful.state_dict()
+            except Exception:  # noqa: BLE001  # raised again by _fold below, which warns of it
+                pass
+            else:
+                self._stateful.load_state_dict(current)
             self._logged, self._work = replayed, time.perf_counter() - started
             self._log_cost = cost
-            self._fold()
+            self._fold(f"its log of {replayed:,} entries was replayed")
         _, top = self._db.counts()
         return records, rounds, top + 1
 
@@ -572,7 +606,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
     """
     from .registry import create  # imported here: the registry imports this module
 
-    db = StateDB(_path(path), "", "", writable=False)
+    db = StateDB(state_path(path), "", "", writable=False)
     if not db.exists:  # an empty file, being made by the process that opened it
         db.close()
         return {
@@ -620,19 +654,27 @@ def _spec(db: StateDB) -> Any:
         ) from None
 
 
-def _path(path: str | PathLike[str]) -> Path:
-    """A state path as a ``Path``; a bytes path is refused saying what to give instead.
+def state_path(path: object) -> Path:
+    """A state path as a ``Path``; anything else (bytes, a number, ``False``) is refused
+    saying what to give instead.
 
     Raises:
         TypeError: ``path`` is neither a ``str`` nor an ``os.PathLike`` of one.
     """
-    text = os.fspath(path)
-    if not isinstance(text, str):
-        raise TypeError(
-            f"a state path must be a str or an os.PathLike of one, not "
-            f"{type(text).__name__} ({short_repr(text)}); decode it with os.fsdecode()"
+    text = os.fspath(path) if isinstance(path, (str, bytes, PathLike)) else path
+    if isinstance(text, str):
+        return Path(text)
+    if isinstance(text, bytes):
+        advice = "decode it with os.fsdecode()"
+    else:
+        advice = (
+            "give the path of the state file, for example 'sampler-state.sqlite', or no "
+            "state (None) for a sampler that keeps none"
         )
-    return Path(text)
+    raise TypeError(
+        f"a state path must be a str or an os.PathLike of one, not "
+        f"{type(path).__name__} ({short_repr(path)}); {advice}"
+    )
 
 
 def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) -> str | None:
@@ -680,7 +722,7 @@ def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
     the state itself, and how many tasks it has statistics for (when it says). A JSON
     export (:func:`~agentdescent_sampling.save_state`'s) is shown too, with no spec, log or
     holder."""
-    path = _path(path)
+    path = state_path(path)
     export = _is_json(path)
     saved = _read_export(path) if export else read_durable_state(path)
     state = saved.pop("state")

@@ -45,6 +45,8 @@ from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, 
 from .spec import SamplerSpec, SpecLike, parse_spec
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .durable import DurableSampler
     from .loading import Plugins
     from .params import Signature
@@ -144,8 +146,11 @@ class Registry:
                 ``TypeError`` or ``ValueError`` refusing the parameters given).
             StateError: the ``state`` file belongs to another sampler or other parameters,
                 is held by another process, or is not a sampler state.
+            TypeError: ``state`` is neither None nor a path (a ``str`` or an
+                ``os.PathLike`` of one); nothing is built.
         """
         parsed = parse_spec(spec)
+        path = None if state is None else _state_path(state)
         try:
             sampler = _build(parsed, self._select(parsed.name, parsed.provider))
         except SamplerError as error:
@@ -154,17 +159,10 @@ class Registry:
                 # error keeps its class, cause and traceback.
                 error.args = (f"in {parsed.source}: {error}",)
             raise
-        if state is None:
+        if path is None:
             return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
-        from ._files import checked_path
         from .durable import DurableSampler  # only a durable sampler needs the state module
 
-        try:
-            path = checked_path(state)
-        except ValueError as error:
-            raise StateError(
-                f"cannot keep sampler state in {short_repr(str(state))}: {error}"
-            ) from None
         mapping = {"name": parsed.name, **parsed.params}
         if parsed.provider is not None:
             mapping["provider"] = parsed.provider
@@ -508,6 +506,25 @@ class _Selected(NamedTuple):
     synchronized: bool
     #: Its record, made on demand: a built-in's only when building it fails.
     describe: Callable[[], SamplerInfo]
+
+
+def _state_path(state: object) -> Path:
+    """The ``state`` given to :meth:`Registry.create` as a path, checked before anything is
+    built.
+
+    Raises:
+        TypeError: it is not a ``str`` or an ``os.PathLike`` of one (bytes, a number).
+        StateError: no file can be looked up there.
+    """
+    from ._files import checked_path
+    from .durable import state_path  # only a durable sampler needs the state module
+
+    try:
+        return checked_path(state_path(state))
+    except ValueError as error:
+        raise StateError(
+            f"cannot keep sampler state in {short_repr(str(state))}: {error}"
+        ) from None
 
 
 def _key(name: str) -> str:

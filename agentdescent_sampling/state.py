@@ -27,7 +27,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,12 @@ from .errors import StateError
 from .protocol import MAX_COUNT, Stateful, is_count, short_repr
 
 __all__ = [
+    "CONTAINS_ITSELF",
     "FORMAT",
     "PLAIN_JSON",
     "check_document",
     "check_owner",
+    "find_in_state",
     "load_state",
     "read_state_file",
     "sampler_name",
@@ -158,7 +160,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         raise StateError(
             f"cannot write sampler state to {short_repr(str(path))}: {error}"
         ) from None
-    _refuse_huge_counts(path, document)
+    _refuse_unreadable(path, document)
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -189,21 +191,99 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         raise
 
 
-def _refuse_huge_counts(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
-    """Refuse to write a whole number the loaders refuse, so no save is unreadable."""
-    stack: list[Any] = [document]
+def _refuse_unreadable(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
+    """Refuse to write a whole number the loaders refuse, so no save is unreadable; and a
+    document that holds itself, which JSON cannot (refused here, where the walk meets it)."""
+    found = find_in_state(document, _over_max_count, "document")
+    if found is not None:
+        where, problem = found
+        advice = PLAIN_JSON if problem == CONTAINS_ITSELF else "start the sampler fresh"
+        raise StateError(
+            f"cannot write sampler state to {short_repr(str(path))}: {where} {problem}; {advice}"
+        )
+
+
+def _over_max_count(value: object) -> str:
+    """Why ``value`` is a whole number no state file holds, or ``""``."""
+    if isinstance(value, int) and abs(value) > MAX_COUNT:
+        return (
+            f"is the whole number {short_repr(value, 40)}, over the {MAX_COUNT:,} a state file "
+            f"holds (its readers would refuse it)"
+        )
+    return ""
+
+
+#: What :func:`find_in_state` says of a dict or list that holds itself.
+CONTAINS_ITSELF = "contains itself, which JSON cannot hold"
+
+
+def find_in_state(
+    state: object, problem: Callable[[object], str], root: str = "state"
+) -> tuple[str, str] | None:
+    """The first value in ``state`` that ``problem`` says something of: ``(its path, what
+    problem said)``, the path as code reaching it (``state['stats']['task-1'][0]``); or None.
+
+    The one walk of a state: ``state`` itself first, then what its dicts, lists and tuples
+    hold, depth first and last item first, each container before what it holds and once
+    however often it is shared. A dict or list that holds itself is found too, as
+    :data:`CONTAINS_ITSELF`: JSON cannot hold it, and the walk ends there.
+    """
+    containers = (dict, list, tuple)
+    seen: set[int] = set()
+    # The containers being walked, innermost last, each as its (key, item) pairs, last
+    # first; and the key of each. A path is spelled out only for the value found, so
+    # walking a million-task state costs about what json.dumps does.
+    walking: list[Iterator[tuple[Any, object]]] = [iter(((None, state),))]
+    keys: list[Any] = []
+    while walking:
+        for key, value in walking[-1]:
+            if isinstance(value, containers):
+                if id(value) in seen:  # json.dumps refuses a circular one; a shared one is fine
+                    if _contains(value, value):
+                        return _spelled(root, [*keys, key]), CONTAINS_ITSELF
+                    continue
+                seen.add(id(value))
+            found = problem(value)
+            if found:
+                return _spelled(root, [*keys, key]), found
+            if isinstance(value, containers):
+                keys.append(key)
+                walking.append(_items_last_first(value))
+                break  # walk what it holds, then go on with this container's other items
+        else:
+            walking.pop()
+            if keys:
+                keys.pop()
+    return None
+
+
+def _items_last_first(container: Any) -> Iterator[tuple[Any, object]]:
+    """The ``(key, item)`` pairs of a dict, or ``(index, item)`` of a list or tuple, last first."""
+    if isinstance(container, dict):
+        return reversed(container.items())
+    return zip(range(len(container) - 1, -1, -1), reversed(container), strict=True)
+
+
+def _contains(container: object, target: object) -> bool:
+    """Whether ``target`` is reachable from inside ``container`` (a cycle when it is itself)."""
+    stack = list(container.values() if isinstance(container, dict) else container)  # type: ignore[call-overload]
+    seen: set[int] = set()
     while stack:
         value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, (list, tuple)):
-            stack.extend(value)
-        elif isinstance(value, int) and abs(value) > MAX_COUNT:
-            raise StateError(
-                f"cannot write sampler state to {short_repr(str(path))}: it holds the whole "
-                f"number {short_repr(value, 40)}, over the {MAX_COUNT:,} a state file holds "
-                f"(its readers would refuse it); start the sampler fresh"
-            )
+        if value is target:
+            return True
+        if isinstance(value, (dict, list, tuple)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(value.values() if isinstance(value, dict) else value)
+    return False
+
+
+def _spelled(root: str, keys: list[Any]) -> str:
+    """``root['key'][0]``: the path of the value :func:`find_in_state` reached by ``keys``,
+    the first of which, ``state``'s own, is None."""
+    from ._display import safe_repr  # imported here: only a value found is spelled out
+
+    return root + "".join(f"[{safe_repr(key)}]" for key in keys[1:])
 
 
 def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:

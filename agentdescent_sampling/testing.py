@@ -38,6 +38,7 @@ from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
 from .served import ServedSampler
 from .spec import SamplerSpec, SpecLike, parse_spec
+from .state import find_in_state
 
 __all__ = [
     "ConformanceReport",
@@ -918,54 +919,35 @@ def _not_plain_json(state: object) -> str:
     """What in ``state`` would not come back as itself from JSON, by its path, or ``""``."""
     if not isinstance(state, dict):
         return f"it is {type(state).__name__} {safe_repr(state)}, not a dict"
-    stack: list[tuple[str, object]] = [("state", state)]
-    seen: set[int] = set()
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, (dict, list)):
-            if id(value) in seen:  # json.dumps refuses a circular one; a shared one is fine
-                if _contains(value, value):
-                    return f"{shown(path, 200)} contains itself, which JSON cannot hold"
-                continue
-            seen.add(id(value))
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    return (
-                        f"{shown(path, 200)} has the key {safe_repr(key)} (a "
-                        f"{type(key).__name__}), which JSON turns into a string"
-                    )
-                stack.append((f"{path}[{key!r}]", item))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
-        elif isinstance(value, bool) or value is None or isinstance(value, str):
-            continue
-        elif isinstance(value, float) and not math.isfinite(value):
-            return f"{shown(path, 200)} is {value!r}, which JSON cannot hold"
-        elif isinstance(value, (int, float)):
-            if isinstance(value, int) and abs(value) > MAX_COUNT:
+    found = find_in_state(state, _json_problem)
+    return "" if found is None else f"{shown(found[0], 200)} {found[1]}"
+
+
+def _json_problem(value: object) -> str:
+    """Why ``value`` itself would not come back from JSON as it is, or ``""``."""
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
                 return (
-                    f"{shown(path, 200)} is {safe_repr(value)}, over the 2**53 a state file holds"
+                    f"has the key {safe_repr(key)} (a {type(key).__name__}), which JSON "
+                    f"turns into a string"
                 )
-        else:
-            kind = type(value).__name__
-            turned = ", which JSON turns into a list" if isinstance(value, tuple) else ""
-            return f"{shown(path, 200)} is a {kind}, {safe_repr(value)}{turned}"
-    return ""
-
-
-def _contains(container: object, target: object) -> bool:
-    """Whether ``target`` is reachable from inside ``container`` (a cycle when it is itself)."""
-    stack = list(container.values() if isinstance(container, dict) else container)  # type: ignore[call-overload]
-    seen: set[int] = set()
-    while stack:
-        value = stack.pop()
-        if value is target:
-            return True
-        if isinstance(value, (dict, list)) and id(value) not in seen:
-            seen.add(id(value))
-            stack.extend(value.values() if isinstance(value, dict) else value)
-    return False
+        return ""
+    if isinstance(value, (list, str, bool)) or value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"is {value!r}, which JSON cannot hold"
+    if isinstance(value, int) and abs(value) > MAX_COUNT:
+        return f"is {safe_repr(value)}, over the 2**53 a state file holds"
+    if isinstance(value, (int, float)):
+        return ""
+    if isinstance(value, tuple):
+        return (
+            f"is a tuple, {safe_repr(value)}: JSON has no tuples, so a state saved and loaded "
+            f"back gives load_state_dict() a list there, {safe_repr(list(value))}, not the "
+            f"tuple: return a list"
+        )
+    return f"is a {type(value).__name__}, {safe_repr(value)}"
 
 
 def _difference(

@@ -546,7 +546,7 @@ def _not_json(value: object) -> type:
         (LoadsNothing, "returns another state_dict(): state['trials']['task-0'] is there only "
          "when saved. load_state_dict() must restore everything state_dict() saves"),
         (_not_json({"a", "b"}), "is not plain JSON: state['extra'] is a set"),
-        (_not_json((1, 2)), "state['extra'] is a tuple, (1, 2), which JSON turns into a list"),
+        (_not_json((1, 2)), "state['extra'] is a tuple, (1, 2): JSON has no tuples"),
         (_not_json({1: 2}), "state['extra'] has the key 1 (a int), which JSON turns into a string"),
         (_not_json([math.nan]), "state['extra'][0] is nan, which JSON cannot hold"),
     ],
@@ -560,6 +560,28 @@ def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
     (violation,) = report.violations
     assert violation.check == "state"
     assert expected in violation.message
+
+
+def test_a_tuple_in_the_state_is_flagged_saying_it_comes_back_as_a_list_so_return_a_list() -> None:
+    report = check_sampler(_not_json({"band": (0.1, 0.9)}))
+
+    (violation,) = report.violations
+    assert violation.check == "state"
+    assert (
+        "state['extra']['band'] is a tuple, (0.1, 0.9): JSON has no tuples, so a state saved "
+        "and loaded back gives load_state_dict() a list there, [0.1, 0.9], not the tuple: "
+        "return a list"
+    ) in violation.message
+
+
+def test_a_state_that_contains_itself_is_a_violation_and_one_that_shares_a_value_is_not() -> None:
+    looped: list[Any] = [1]
+    looped.append({"back": looped})
+    shared = [1, 2]
+
+    (violation,) = [v for v in check_sampler(_not_json(looped)).violations if v.check == "state"]
+    assert "state['extra'][1]['back'] contains itself, which JSON cannot hold" in violation.message
+    assert check_sampler(_not_json({"a": shared, "b": shared})).ok
 
 
 class SeededRandom(Counts):

@@ -155,3 +155,41 @@ def test_available_describes_both_builtins() -> None:
     ]
     round_robin = records["round-robin"].to_dict()["parameters"]
     assert [(p["name"], p["default"]) for p in round_robin] == [("spread_in_flight", False)]
+
+
+@pytest.mark.parametrize(
+    ("state", "advice"),
+    [
+        (b"sampler.sqlite", "decode it with os.fsdecode()"),
+        (3, "give the path of the state file, for example 'sampler-state.sqlite'"),
+        (False, "or no state (None) for a sampler that keeps none"),
+    ],
+    ids=["bytes", "an-int", "false"],
+)
+def test_a_state_that_is_not_a_path_is_refused_naming_it_and_what_to_give_before_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: object, advice: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    built = []
+
+    class Counted(RoundRobin):
+        name = "counted"
+
+        def __init__(self) -> None:
+            built.append(self)
+            super().__init__()
+
+    registry = Registry()
+    registry.register(Counted)
+
+    with pytest.raises(TypeError) as raised:
+        registry.create("counted", state=state)  # type: ignore[call-overload]
+
+    message = str(raised.value)
+    assert message.startswith(
+        f"a state path must be a str or an os.PathLike of one, not {type(state).__name__} "
+        f"({state!r}); "
+    )
+    assert advice in message
+    assert built == []
+    assert list(tmp_path.iterdir()) == []

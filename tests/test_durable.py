@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -501,6 +502,31 @@ class SetFromTheStart(Spread):
         return set()
 
 
+class RaisesAfterTen(Spread):
+    """The same, whose ``state_dict()`` raises after ten records, as a plugin's bug would."""
+
+    name = "raises-after-ten"
+
+    def spread(self) -> Any:
+        if len(self.scores) >= 10:
+            raise RuntimeError("the spread is out of sync")
+        return 0.0
+
+
+class RaisesFromTheStart(Spread):
+    """The same, whose ``state_dict()`` raises from the start."""
+
+    name = "raises-from-the-start"
+
+    def spread(self) -> Any:
+        raise KeyError("spread")
+
+
+#: The warning of a snapshot that failed, after a record was committed or a log replayed.
+LOST_NOTHING = "Nothing recorded is lost"
+NOT_SNAPSHOTTED = f"{LOST_NOTHING}: the record was saved"
+
+
 def _run(registry: Registry, name: str, state: Path, records: int) -> DurableSampler:
     sampler = registry.create(name, state=state)
     for step in range(records):
@@ -515,13 +541,47 @@ def test_a_state_that_stops_being_json_mid_run_never_fails_a_record_nor_loses_on
     registry, state = Registry(), tmp_path / "sampler.sqlite"
     registry.register(kind)
     # 200 records, 400 log entries: snapshots fall due from the 64th entry on, and fail.
-    with _run(registry, kind.name, state, 200):
-        pass
-    with _run(registry, kind.name, state, 100) as resumed:
+    with pytest.warns(RuntimeWarning, match=f"sampler '{kind.name}'.*{NOT_SNAPSHOTTED}"):
+        first = _run(registry, kind.name, state, 200)
+    first.close()
+    with pytest.warns(RuntimeWarning, match=LOST_NOTHING):
+        resumed = _run(registry, kind.name, state, 100)
+    with resumed:
         assert resumed.records == 300
-    with registry.create(kind.name, state=state) as reopened:
+    with pytest.warns(RuntimeWarning, match=LOST_NOTHING):
+        reopened = registry.create(kind.name, state=state)
+    with reopened:
         assert reopened.records == 300
         assert len(reopened.wrapped.scores) == 300  # type: ignore[attr-defined]
+
+
+def test_a_state_dict_that_raises_mid_run_fails_no_record_and_warns_that_the_record_was_saved(
+    tmp_path: Path,
+) -> None:
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(RaisesAfterTen)
+    said = (
+        rf"cannot keep the state of sampler 'raises-after-ten' in '{re.escape(str(state))}': its "
+        rf"state_dict\(\) raised RuntimeError: the spread is out of sync\. {NOT_SNAPSHOTTED}"
+    )
+    # 200 records, 400 log entries: snapshots fall due from the 64th entry on, and raise.
+    with pytest.warns(RuntimeWarning, match=said):
+        sampler = _run(registry, "raises-after-ten", state, 200)
+    with sampler:  # still usable: it picks and records, and its file takes them
+        sampler.record(sampler.pick(["a", "b", "c"], 200), 1.0)
+        assert sampler.records == 201
+
+    replayed = r"sampler 'raises-after-ten'.*its log of [0-9,]+ entries was replayed"
+    with pytest.warns(RuntimeWarning, match=replayed):
+        reopened = registry.create("raises-after-ten", state=state)
+    with reopened:
+        assert reopened.records == 201
+        assert len(reopened.wrapped.scores) == 201  # type: ignore[attr-defined]
+        reopened.record(reopened.pick(["a", "b", "c"], 0), 0.0)
+    with pytest.warns(RuntimeWarning, match=replayed):
+        again = registry.create("raises-after-ten", state=state)
+    with again:
+        assert again.records == 202
 
 
 def test_a_state_file_whose_log_cannot_be_snapshotted_reopens_with_every_record(
@@ -534,7 +594,9 @@ def test_a_state_file_whose_log_cannot_be_snapshotted_reopens_with_every_record(
     with _run(registry, "spread", state, 20):
         pass
     for reopening in range(3):
-        with registry.create("spread", state=state) as reopened:
+        with pytest.warns(RuntimeWarning, match=f"{LOST_NOTHING}: its log of"):
+            reopened = registry.create("spread", state=state)
+        with reopened:
             assert reopened.records == 20 + reopening
             assert len(reopened.wrapped.scores) == 20 + reopening  # type: ignore[attr-defined]
             reopened.record("a", 1.0)
@@ -547,7 +609,10 @@ def test_a_snapshot_that_keeps_failing_is_tried_again_only_as_the_log_doubles(
     registry.register(Spread)
     # 1,000 records, 2,000 entries: tried at 64, 128, 256, 512 and 1,024 entries (and once at
     # creation), not at each of the ~970 records after the 32nd.
-    with _run(registry, "spread", tmp_path / "sampler.sqlite", 1000) as sampler:
+    with (
+        pytest.warns(RuntimeWarning, match=NOT_SNAPSHOTTED),
+        _run(registry, "spread", tmp_path / "sampler.sqlite", 1000) as sampler,
+    ):
         assert sampler.wrapped.snapshots <= 8  # type: ignore[attr-defined]
 
 
@@ -569,6 +634,23 @@ def test_a_state_that_is_not_json_at_creation_is_refused_saying_what_json_is(
         in message
     )
     assert not state.exists()
+
+
+def test_a_state_dict_that_raises_at_creation_is_refused_naming_the_sampler_and_leaves_no_file(
+    tmp_path: Path,
+) -> None:
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(RaisesFromTheStart)
+
+    with pytest.raises(StateError) as raised:
+        registry.create("raises-from-the-start", state=state)
+
+    assert str(raised.value) == (
+        f"cannot keep the state of sampler 'raises-from-the-start' in {str(state)!r}: its "
+        f"state_dict() raised KeyError: 'spread'"
+    )
+    assert isinstance(raised.value.__cause__, KeyError)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_concurrent_records_all_reach_the_file(tmp_path: Path) -> None:

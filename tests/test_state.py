@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from agentdescent_sampling import (
     load_state,
     save_state,
 )
+from agentdescent_sampling.state import write_state_file
 
 BUILT_INS = sorted(
     record.name
@@ -280,3 +282,43 @@ def test_saving_or_loading_a_sampler_without_state_methods_says_what_it_lacks(
     save_state(create("round-robin"), path)
     with pytest.raises(TypeError, match=r"cannot load the state in .*sampler.json'"):
         load_state(NoState(), path)  # type: ignore[arg-type]
+
+
+def test_saving_a_state_that_contains_itself_is_refused_at_once_not_walked_forever(
+    tmp_path: Path,
+) -> None:
+    looped: dict[str, Any] = {}
+    looped["self"] = looped
+    path = tmp_path / "sampler.json"
+    outcome: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            write_state_file(path, {"format": "agentdescent-sampling/state", "state": looped})
+        except BaseException as error:  # noqa: BLE001  # the outcome checked below
+            outcome.append(error)
+
+    # In a daemon thread: before the fix the save walked the loop forever.
+    saver = threading.Thread(target=save, daemon=True)
+    saver.start()
+    saver.join(30)
+
+    assert not saver.is_alive(), "the save is still walking the state"
+    (error,) = outcome
+    assert isinstance(error, StateError)
+    assert "document['state']['self'] contains itself, which JSON cannot hold" in str(error)
+    assert "state_dict() must return plain JSON data" in str(error)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_saving_a_count_no_reader_takes_names_where_it_is(tmp_path: Path) -> None:
+    document = {"format": "agentdescent-sampling/state", "state": {"picks": [0, 2**60]}}
+
+    with pytest.raises(StateError) as raised:
+        write_state_file(tmp_path / "sampler.json", document)
+
+    assert (
+        "document['state']['picks'][1] is the whole number 1152921504606846976, over the "
+        "9,007,199,254,740,992 a state file holds (its readers would refuse it); start the "
+        "sampler fresh"
+    ) in str(raised.value)
