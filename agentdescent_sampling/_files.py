@@ -27,6 +27,7 @@ __all__ = [
     "open_regular",
     "parse_bounded",
     "read_bytes",
+    "reason_of",
     "strict_json",
     "too_deep",
     "unique_keys",
@@ -163,6 +164,12 @@ def _too_large(max_bytes: int) -> str:
 def _values_at_most(text: str) -> int:
     """An upper bound on the values a JSON, TOML or YAML ``text`` holds, counted in C."""
     return sum(text.count(mark) for mark in ",[{\n") + 1
+
+
+def reason_of(error: BaseException) -> str:
+    """Why ``error`` happened, for a message: an ``OSError``'s ``strerror`` when it has one,
+    without the path (which may be huge) or file descriptor Python appends; else its text."""
+    return (error.strerror if isinstance(error, OSError) else None) or str(error)
 
 
 def user_path(value: str) -> Path:

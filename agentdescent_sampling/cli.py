@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._display import shown_lines
-from ._files import user_path
+from ._files import reason_of, user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import PluginLoadError, SamplerConflictError, SamplerError
@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _PIPE_CLOSED
     except OSError as error:  # a full disk (> /dev/full), a closed descriptor
         _silence_stdout()
-        _error(f"cannot write the output: {error.strerror or error}; check where it goes")
+        _error(f"cannot write the output: {reason_of(error)}; check where it goes")
         return 1
     return status
 

@@ -13,6 +13,7 @@ import re
 import textwrap
 from pathlib import Path
 
+from ._files import reason_of
 from .errors import ScaffoldError
 from .policy import RESERVED, normalize
 from .protocol import check_name, short_repr
@@ -64,7 +65,7 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
     except OSError as error:
         raise ScaffoldError(
             f"cannot write the plugin to {short_repr(str(target), 200)}: "
-            f"{error.strerror or error}; pass --directory with a new path in a writable "
+            f"{reason_of(error)}; pass --directory with a new path in a writable "
             f"directory"
         ) from None
     return target

@@ -133,7 +133,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             is over 1 MiB or nested over 32 levels deep, the key is missing, or the
             spec under it is malformed.
     """
-    from ._files import load_document  # imported here: create() by name reads no file
+    from ._files import load_document, reason_of  # imported here: create() by name reads no file
 
     if not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY:
         raise InvalidSamplerConfig(
@@ -148,7 +148,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     except (OSError, UnicodeDecodeError, ValueError) as error:
         # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert;
         # an OSError's strerror, since its text repeats the path, which may be huge.
-        reason = error.strerror or error if isinstance(error, OSError) else error
+        reason = reason_of(error)
         raise InvalidSamplerConfig(
             f"cannot read a sampler spec from {where}: {reason}; "
             f"expected a TOML file (or a .json or .yaml file) with a [{key}] table"

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, ClassVar, Protocol, TypeGuard
 
 import attrs
 
-from .._files import open_regular, strict_json
+from .._files import open_regular, reason_of, strict_json
 from ..errors import BenchError
 from ..protocol import SOLVED, short_repr
 from ..validators import number_in, solved_threshold
@@ -296,7 +296,7 @@ def _unreadable(file: Path, error: OSError) -> str:
             found = None
         such = f", such as {short_repr(str(found), _PATH)}" if found else ""
         return f"it is a directory; give the path of the log file in it{such}"
-    return str(error.strerror or error)
+    return reason_of(error)
 
 
 def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:

@@ -16,8 +16,14 @@ from typing import Any
 import pytest
 
 from agentdescent_sampling.bench.command import bench_command
-from agentdescent_sampling.bench.engine import ENGINE_JSON_SCHEMA, EngineBenchConfig
+from agentdescent_sampling.bench.engine import (
+    ENGINE_JSON_SCHEMA,
+    ENGINE_WORKLOADS,
+    EngineBenchConfig,
+    build,
+)
 from agentdescent_sampling.bench.engine.lineup import engine_lineup
+from agentdescent_sampling.cli import main
 from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.registry import default_registry
 
@@ -47,11 +53,63 @@ def test_json_and_plot_of_a_small_engine_run(
         "first_seed": 5,
         "reflector": "silent",
         "asynchronous": False,
-        "latency": None,
+        "latency": 0.0,
     }
     assert document["workloads"][0]["samplers"][1]["seeds"] == 2
     assert plot.read_bytes()[:4] == b"\x89PNG"
     assert f"wrote {plot}" in err
+
+
+def test_the_engines_difficulty_weighted_takes_parameters_as_a_registered_sampler_does(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+    argv = ("--engine", "--workload", "lessons", "--seeds", "1",
+            "--sampler", "agentdescent.DifficultyWeighted:c=0.4",
+            "--sampler", '{"name": "agentdescent.DifficultyWeighted", "prior": 0.3}',
+            "--json")  # fmt: skip
+    assert bench_command(bench_args(*argv)) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["config"]["samplers"] == [
+        "round-robin",
+        "agentdescent.DifficultyWeighted:c=0.4",
+        "agentdescent.DifficultyWeighted:prior=0.3",
+        "learner-ceiling",
+        "oracle",
+    ]
+    # The parameters reach the sampler, beside the workload's pass threshold.
+    given = ["agentdescent.DifficultyWeighted:c=0.4"]
+    [_, entrant] = engine_lineup(given, default_registry(), ceilings=False)
+    sampler: Any = entrant.make(build(ENGINE_WORKLOADS["graded"], 0))
+    assert (sampler.c, sampler.pass_threshold, sampler.prior) == (0.4, 0.8, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("agentdescent.DifficultyWeighted:x=1", "'agentdescent.DifficultyWeighted:x=1': "
+         "agentdescent.DifficultyWeighted takes no parameter 'x'; expected one of c, "
+         "pass_threshold, prior, as in 'agentdescent.DifficultyWeighted:c=0.4'"),
+        ("agentdescent.DifficultyWeighted:c=high", "'agentdescent.DifficultyWeighted:c=high': "
+         "agentdescent.DifficultyWeighted's c is 'high'; expected a number, as in "
+         "'agentdescent.DifficultyWeighted:c=0.4'"),
+        ("agentdescent.DifficultyWeighted:c=1,c=2", "parameter 'c' is given twice in "
+         "'agentdescent.DifficultyWeighted:c=1,c=2'"),
+        ('{"name": "agentdescent.DifficultyWeighted", "provider": "agentdescent"}',
+         "agentdescent.DifficultyWeighted is the engine's own sampler, not a registered one, "
+         "so it has no provider; drop 'provider'"),
+    ],
+    ids=["unknown", "not-a-number", "twice", "provider"],
+)  # fmt: skip
+def test_a_bad_parameter_of_the_engines_difficulty_weighted_is_named_with_what_it_takes(
+    capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
+    pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+    argv = ["bench", "--engine", "--sampler", value, "--workload", "lessons", "--seeds", "1"]
+    assert main(argv) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert message in err
+    assert "engine-difficulty-weighted" not in err  # the stand-in the parameters are read under
 
 
 def test_fixable_first_runs_alone_and_wired_to_the_engines_evidence(

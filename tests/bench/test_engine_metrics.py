@@ -438,3 +438,122 @@ def test_a_config_of_good_values_in_any_sequence_is_taken() -> None:
     assert config.workloads == (ENGINE_WORKLOADS["lessons"],)
     assert config.extra == (mine,)
     assert config.first_seed == 5
+
+
+def test_the_json_holds_the_verdict_the_text_ends_with_as_structured_data(
+    six_seeds: EngineBenchResult, schema_errors: SchemaErrors
+) -> None:
+    document = json.loads(json.dumps(engine_to_json(six_seeds)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    versus = {"ratio_to_round_robin": {"median": 3.0, "ci95": [2.0, 4.0]}, "bound": "exact"}
+    assert document["verdict"] == {
+        "label": "fast-sampler",
+        "fraction": 0.75,
+        "paired_runs": 6,
+        "not_reached": 0,
+        "round_robin_not_reached": 0,
+        "rollouts": versus,
+        "calls": versus,
+        "text": engine_verdict(six_seeds),
+    }
+    alone = _result([("round-robin", [_run((40, 0.6))])])
+    assert engine_to_json(alone)["verdict"] is None  # no sampler to judge, as in the text
+
+
+@pytest.mark.parametrize(
+    ("missed_by", "bound", "sampler_missed", "round_robin_missed"),
+    [("sampler", "upper", 1, 0), ("round-robin", "lower", 0, 1), ("both", "neither", 1, 1)],
+)
+def test_the_json_verdict_says_which_way_a_ratio_counting_missed_runs_is_a_bound(
+    missed_by: str, bound: str, sampler_missed: int, round_robin_missed: int
+) -> None:
+    never = _run((10, 0.3), (40, 0.3))
+    baseline = [_run((40, 0.6))] * 6
+    fast = [_run((10, 0.6), (40, 0.6))] * 6
+    if missed_by != "round-robin":
+        fast = [never, *fast[1:]]
+    if missed_by != "sampler":
+        baseline = [*baseline[:5], never]
+    verdict = engine_to_json(_result([("round-robin", baseline), ("fast", fast)]))["verdict"]
+    assert (verdict["rollouts"]["bound"], verdict["calls"]["bound"]) == (bound, bound)
+    assert (verdict["not_reached"], verdict["round_robin_not_reached"]) == (
+        sampler_missed,
+        round_robin_missed,
+    )
+
+
+def test_the_json_records_the_latency_each_agent_call_took_the_paths_default_too(
+    result: EngineBenchResult, schema_errors: SchemaErrors
+) -> None:
+    def ran(**config: Any) -> tuple[float, str]:
+        changed = attrs.evolve(result, config=attrs.evolve(result.config, **config))
+        document = json.loads(json.dumps(engine_to_json(changed)))
+        assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+        return document["config"]["latency"], format_engine_report(changed)
+
+    assert ran()[0] == 0.0  # the synchronous path's agent answers at once
+    latency, text = ran(asynchronous=True)
+    assert latency == 0.002
+    assert "\neach agent call takes 0.002 s (the asynchronous path's default)\n" in text
+    assert ran(asynchronous=True, latency=0.01)[0] == 0.01
+
+
+def test_runs_in_which_evolve_recorded_no_round_are_reported_not_divided_by_zero(
+    schema_errors: SchemaErrors,
+) -> None:
+    # The asynchronous path records a round only for a merger sweep that had proposals to
+    # merge: a run can end with none, and when no run has one, every run counts 0 calls.
+    empty = [_run(), _run()]
+    result = _result([("round-robin", empty), ("idle", empty)])
+    idle = result.workloads[0].sampler("idle")
+    assert idle.no_rounds == 2
+    assert [reach.not_reached for reach in idle.calls_reach] == [2, 2, 2]
+    # Both censored at the same budget of 0 calls: as many as round-robin.
+    assert idle.at(0.75, "calls").ratio_to_round_robin.value == 1.0
+    text = " ".join(format_engine_report(result).split())
+    assert (
+        "No round was recorded in 2 of 2 runs of round-robin, 2 of 2 runs of idle: such a "
+        "run's held-out reward stays at the start, so it reaches no share of the gain, and its "
+        "agent calls count as 0"
+    ) in text
+    assert "Verdict: idle did not reach 75% of the attainable held-out gain in 2 of 2 runs" in text
+    document = json.loads(json.dumps(engine_to_json(result)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    assert [row["no_rounds"] for row in document["workloads"][0]["samplers"]] == [2, 2]
+
+
+def test_a_run_that_reached_the_mark_at_no_cost_leaves_no_ratio_to_divide_by_zero() -> None:
+    # A round that spent nothing and reached the whole gain: 0 rollouts and 0 calls.
+    free = [_run((0, 0.6), (40, 0.6))] * 2
+    paid = [_run((20, 0.6), (40, 0.6))] * 2  # 20 rollouts, 40 calls
+    costly = _result([("round-robin", free), ("paid", paid)])
+    assert costly.workloads[0].sampler("paid").at(0.75).ratio_to_round_robin.value == 1 / 20
+    assert engine_verdict(costly).startswith(
+        "Verdict: paid reached 75% of the attainable held-out gain with 20.00x more rollouts "
+        "and 40.00x more agent calls than round-robin"
+    )
+    cheap = _result([("round-robin", paid), ("free", free)])
+    assert cheap.workloads[0].sampler("free").at(0.75).ratio_to_round_robin.value == 20.0
+
+
+def test_a_budget_of_no_rollouts_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=re.escape(
+        "s: budget=0; expected the rollouts each run was given, a whole number >= 1"
+    )):  # fmt: skip
+        summarise_engine("s", "sampler", [_run((40, 0.6))], [_run((40, 0.6))], budget=0)
+    for shape in ("rounds", "workers"):
+        with pytest.raises(ValueError, match=rf"EngineWorkload\({shape}=0\): expected a whole "
+                           rf"number from 1 to .*; for example {shape}="):  # fmt: skip
+            attrs.evolve(ENGINE_WORKLOADS["lessons"], **{shape: 0})
+
+
+def test_a_run_with_no_gain_to_measure_is_refused_naming_its_start_and_attainable() -> None:
+    with pytest.raises(ValueError, match=re.escape(
+        "EngineRun(start=0.5, attainable=0.5): no gain to measure; the held-out reward with "
+        "every rule committed must exceed the empty artifact's"
+    )):  # fmt: skip
+        _run((40, 0.5), start=0.5, attainable=0.5)
+    with pytest.raises(ValueError, match=r"EngineWorkload\(lessons=0\): expected a whole number "
+                       r"from 1 to .*; a sampler buys only what lessons teach, for example "
+                       r"lessons=6"):  # fmt: skip
+        attrs.evolve(ENGINE_WORKLOADS["lessons"], lessons=0)

@@ -12,13 +12,14 @@ import sys
 import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from agentdescent_sampling import Registry, TaskSampler, create
+from agentdescent_sampling import Registry, TaskSampler, __version__, create
 from agentdescent_sampling import registry as registry_module
 from agentdescent_sampling.bench.engine import (
     ENGINE_JSON_SCHEMA,
@@ -233,6 +234,52 @@ def test_the_rerun_hint_for_a_sampler_from_a_named_provider_gives_the_mapping_fo
         f"""--sampler '{{"name": "broken", "provider": "{module.__name__}"}}' """
         f"--workload lessons --first-seed 0 --seeds 1"
     )
+
+
+def test_the_json_names_the_distribution_and_version_each_sampler_came_from(
+    plugin: Callable[[str, Mapping[str, str]], tuple[Registry, types.ModuleType]],
+    schema_errors: Callable[[Any, Mapping[str, Any]], list[str]],
+) -> None:
+    source = textwrap.dedent(
+        """
+        class FirstKey:
+            name = "first-key"
+
+            def pick(self, keys, round_index):
+                return keys[0]
+
+            def record(self, task_id, score):
+                return None
+        """
+    )
+    registry, module = plugin(source, {"first-key": "FirstKey"})
+    mine = EngineEntrant("mine", lambda built: create("round-robin"))
+    broken = EngineEntrant("broken", lambda built: Broken(), distribution="mine", version="2")
+    config = EngineBenchConfig(
+        workloads=[SHORT],
+        samplers=["first-key", "agentdescent.DifficultyWeighted:c=0.4"],
+        extra=[mine, broken],
+        seeds=1,
+        processes=1,
+    )
+    document = json.loads(json.dumps(engine_to_json(run_engine_bench(config, registry=registry))))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    engine = metadata.version("agentdescent")
+    assert (document["engine"], document["agentdescent_sampling"]) == (engine, __version__)
+    ours = ("agentdescent-sampling", __version__)
+    # Every entrant, the one left out for a failed run too; an entrant of your own names its
+    # distribution or not.
+    assert [(row["label"], row["role"], row["distribution"], row["version"])
+            for row in document["lineup"]] == [
+        ("round-robin", "baseline", *ours),
+        ("first-key", "sampler", module.__name__, "0.1"),
+        ("agentdescent.DifficultyWeighted:c=0.4", "sampler", "agentdescent", engine),
+        ("mine", "sampler", None, None),
+        ("broken", "sampler", "mine", "2"),
+        ("learner-ceiling", "ceiling", *ours),
+        ("oracle", "ceiling", *ours),
+    ]  # fmt: skip
+    assert [failure["label"] for failure in document["failures"]] == ["broken"]
 
 
 # Ctrl-C in a terminal sends SIGINT to every process of the foreground group: here a run's

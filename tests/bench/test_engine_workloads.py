@@ -27,7 +27,7 @@ from agentdescent_sampling.bench.engine import (
     run_engine_bench,
 )
 from agentdescent_sampling.bench.engine import workloads as engine_workloads
-from agentdescent_sampling.bench.engine.workloads import ASYNC_LATENCY, LUCKY, passes
+from agentdescent_sampling.bench.engine.workloads import ASYNC_LATENCY, LUCKY, SLIP, passes
 
 pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
 
@@ -180,6 +180,28 @@ def test_flaky_lessons_pass_by_luck_on_the_train_side_only() -> None:
     for _ in range(20):  # the train copies get lucky; the held-out copies never do
         assert not any(LUCKY in built.agent.solve("", task) for task in held_out)
     assert any(LUCKY in built.agent.solve("", task) for task in flaky for _ in range(20))
+
+
+def test_a_noisy_agent_answers_a_train_task_the_other_way_one_time_in_ten() -> None:
+    built = build(ENGINE_WORKLOADS["lessons"], 0, "llm-like-noisy")
+    by_id = built.agent.by_id
+    every_rule = "\n".join(plan.rule or "" for plan in by_id.values())
+
+    def wrong(task: Any, playbook: str) -> bool:
+        score = built.reward(task, built.agent.solve(playbook, task))
+        return (score == 1.0) != passes(by_id[task.id], playbook)
+
+    train = [task for task in built.tasks if task.id.endswith("-train")]
+    slips = [(by_id[task.id].kind, playbook) for task in train for playbook in ("", every_rule)
+             for _ in range(100) if wrong(task, playbook)]  # fmt: skip
+    assert 0.07 < len(slips) / (len(train) * 200) < 0.13  # 3,600 draws at 1 in 10: sd 0.005
+    assert ("never", "") in slips  # a hopeless task passes
+    assert ("always", "") in slips  # a solved one fails
+    assert ("lesson", every_rule) in slips  # a fix's re-run can fail
+    held_out = [task for task in built.tasks if not task.id.endswith("-train")]
+    assert not any(wrong(task, p) for task in held_out for p in ("", every_rule) for _ in range(20))
+    quiet = build(ENGINE_WORKLOADS["lessons"], 0, "llm-like")
+    assert not any(SLIP in quiet.agent.solve("", task) for task in train for _ in range(50))
 
 
 def test_late_lessons_take_from_one_to_six_failures_to_find_their_rule() -> None:

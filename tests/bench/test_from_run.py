@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agentdescent_sampling._files import reason_of
 from agentdescent_sampling.bench.engine.fromrun import (
     MIN_RECORDS,
     Record,
@@ -252,6 +253,39 @@ def test_a_rounds_log_cut_short_mid_line_is_noted_and_its_last_process_counted_f
         "counted from its 5 readable rounds with status.json's 8 for the run's last process in "
         "place of the 2 its last round shows"
     ) in said
+
+
+def test_the_notes_on_a_damaged_rounds_log_go_in_the_json_as_well_as_to_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+    lines = _rounds(4, 4)
+    path = make_run(tmp_path, _run_records(), status={"rollouts": 8}, evolve={"n_workers": 2})
+    (path / "rounds.jsonl").write_text("".join(f"{line}\n" for line in lines)[:-30])
+    [note] = read_run(path).notes
+    assert "rounds.jsonl's last line, line 8, is cut short" in note
+
+    argv = ["bench", "--from-run", str(path), "--workload", "lessons", "--sampler",
+            "informative-band", "--seeds", "1", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    notes = {workload["name"]: workload["notes"] for workload in json.loads(out)["workloads"]}
+    assert notes == {"from-run": [note], "lessons": []}
+    assert "line 8, is cut short" in " ".join(err.split())
+
+
+def test_an_os_errors_reason_is_its_strerror_without_the_path_python_appends() -> None:
+    long = "/runs/" + "x" * 5000
+    assert reason_of(FileNotFoundError(2, "No such file or directory", long)) == (
+        "No such file or directory"
+    )
+    # Raised with a message of our own, it has no strerror: the message is the reason.
+    assert reason_of(OSError("it is a directory, not a regular file")) == (
+        "it is a directory, not a regular file"
+    )
+    assert reason_of(ValueError("Expecting value: line 1 column 1")) == (
+        "Expecting value: line 1 column 1"
+    )
 
 
 def test_lines_of_the_rounds_log_that_are_not_rounds_are_counted_and_named_in_the_note(

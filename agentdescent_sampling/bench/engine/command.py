@@ -89,7 +89,8 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     if args.from_run is not None:
         run = read_run(args.from_run)
         workload = run.workload()
-        # Before the bench, which takes a while; beside the JSON document, not in it.
+        # Before the bench, which takes a while; beside the JSON document, which holds the
+        # workload with the notes on its rounds, not this text.
         stream = sys.stderr if args.json else sys.stdout
         print(format_make_up(run, workload) + "\n", file=stream, flush=True)
         workloads.append(workload)

@@ -40,6 +40,7 @@ from ..._files import (
     load_document,
     parse_bounded,
     read_bytes,
+    reason_of,
     strict_json,
 )
 from ...errors import BenchError
@@ -264,7 +265,7 @@ class RecordedRun:
         lessons, passing by luck at the mixed records' pass share and drawing their
         failures from the flipped tasks' (1 to 3 when none flipped); always- and never-pass
         tasks stay what they were; too-few tasks are left out. Every task has a held-out
-        twin.
+        twin. The workload carries :attr:`notes`, which the bench's JSON document reports.
 
         Raises:
             BenchError: no task flipped or was mixed, so no sampler could buy anything.
@@ -294,6 +295,7 @@ class RecordedRun:
             workers=self.workers,
             max_concurrency=self.max_concurrency,
             rounds=self.rounds,
+            notes=self.notes,
             **options,
         )
 
@@ -406,7 +408,7 @@ def read_run(path: str | Path) -> RecordedRun:
         files = sorted(f for f in store.iterdir() if f.suffix == ".json") if store.is_dir() else []
     except OSError as error:
         raise BenchError(
-            f"cannot list the run's rollout records in {str(store)!r}: {error.strerror or error}; "
+            f"cannot list the run's rollout records in {str(store)!r}: {reason_of(error)}; "
             f"check that the directory can be read"
         ) from None
     for file in files:
@@ -495,7 +497,7 @@ def _read_rounds(file: Path) -> _RoundsLog:
     except FileNotFoundError:
         return _RoundsLog(unread=f"there is no {_ROUNDS}, where agentdescent logs each round")
     except OSError as error:
-        return _RoundsLog(unread=f"{_ROUNDS} was not read: {shown(_reason(error))}")
+        return _RoundsLog(unread=f"{_ROUNDS} was not read: {shown(reason_of(error))}")
     before = last = rounds = 0
     previous = -1
     bad: list[int] = []
@@ -607,11 +609,6 @@ def _bad_lines(log: _RoundsLog) -> str:
     return text
 
 
-def _reason(error: OSError) -> str:
-    """Why ``error`` happened, without the file descriptor or path Python may append."""
-    return error.strerror or str(error)
-
-
 def _not_a_run(path: Path) -> str:
     """Why ``path`` is not a run directory, and which directory near it is."""
     if path.name == "ledger" and (path.parent / "status.json").is_file():
@@ -650,9 +647,8 @@ def _document(file: Path) -> dict[str, Any]:
     try:
         document = load_document(file, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        reason = _reason(error) if isinstance(error, OSError) else error
         raise BenchError(
-            f"cannot read {str(file)!r}: {reason}; expected the JSON object "
+            f"cannot read {str(file)!r}: {reason_of(error)}; expected the JSON object "
             f"`agentdescent evolve` writes there; run the spec again if the file was damaged"
         ) from None
     if not isinstance(document, dict):
@@ -676,7 +672,7 @@ def _record(file: Path) -> dict[str, Any]:
     try:
         entry = load_document(file, strict_json, _MAX_RECORD_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise refuse(_reason(error) if isinstance(error, OSError) else str(error)) from None
+        raise refuse(reason_of(error)) from None
     if not isinstance(entry, dict):
         raise refuse(f"it holds {short_repr(entry)}, not a JSON object")
     for key in ("task_id", "purpose", "artifact_id"):

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Callable, Iterable, Mapping
+from importlib import metadata
 from typing import Any
 
 import attrs
 
-from ...protocol import SOLVED, TaskSampler
+from ..._version import __version__
+from ...errors import InvalidSamplerConfig
+from ...protocol import SOLVED, TaskSampler, short_repr
 from ...registry import Registry, SamplerInfo
-from ...spec import SamplerSpec, SpecLike
+from ...spec import SamplerSpec, SpecLike, parse_spec
 from ...wiring import wire
 from ..core import Registered, Role
 from .oracle import EngineOracle
@@ -29,7 +34,8 @@ __all__ = [
 ]
 
 #: The bench's name for the engine's own ``agentdescent.sampling.DifficultyWeighted``.
-#: A registered sampler name cannot contain a dot, so no plugin can take it.
+#: A registered sampler name cannot contain a dot, so no plugin can take it. It takes the
+#: class's parameters as a registered sampler does: ``agentdescent.DifficultyWeighted:c=0.4``.
 ENGINE_DIFFICULTY_WEIGHTED = "agentdescent.DifficultyWeighted"
 #: The ceiling: :class:`~agentdescent_sampling.bench.engine.oracle.EngineOracle`.
 ORACLE = "oracle"
@@ -45,8 +51,13 @@ QUICK_SPECS: tuple[SpecLike, ...] = (
     ENGINE_DIFFICULTY_WEIGHTED,
 )
 
-#: The distribution whose samplers the default lineup runs.
+#: The distribution whose samplers the default lineup runs, and which holds the ceilings.
 _BUILT_IN = "agentdescent-sampling"
+#: The distribution that holds the engine, and its own DifficultyWeighted.
+_ENGINE = "agentdescent"
+#: A valid sampler name that stands in for :data:`ENGINE_DIFFICULTY_WEIGHTED`, whose dot
+#: parse_spec refuses, while parse_spec reads the parameters given with it.
+_STAND_IN = "engine-difficulty-weighted"
 
 
 @attrs.frozen
@@ -64,12 +75,16 @@ class EngineEntrant:
         wiring: ``wiring(sampler, built, options)`` returns extra ``evolve()`` keyword
             arguments for the run (``on_round``, ``propose``, ``policies``, ...;
             see :data:`~agentdescent_sampling.bench.engine.run.Wiring`), if any.
+        distribution: the distribution the sampler comes from, if known, for the report.
+        version: that distribution's version, if known.
     """
 
     label: str
     make: Callable[[Built], TaskSampler] = attrs.field(eq=False)
     role: Role = "sampler"
     wiring: Wiring | None = attrs.field(default=None, eq=False)
+    distribution: str | None = None
+    version: str | None = None
 
 
 def _wired(sampler: TaskSampler, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,9 +127,11 @@ def engine_lineup(
     (the learner ceiling and the oracle) unless ``ceilings`` is false.
 
     A spec is anything ``create()`` accepts, or one of the bench's own names:
-    :data:`ENGINE_DIFFICULTY_WEIGHTED` and :data:`ORACLE`. A sampler that takes
-    ``pass_threshold`` and ``seed`` gets the run's when the spec leaves them out. Each
-    spec is built once here, so a typo fails before the run starts.
+    :data:`ENGINE_DIFFICULTY_WEIGHTED` (with parameters, as a registered sampler takes
+    them) and :data:`ORACLE`. A sampler that takes ``pass_threshold`` and ``seed`` gets the
+    run's when the spec leaves them out. Each spec is built once here, so a typo fails
+    before the run starts. Each entrant carries the distribution it comes from, and its
+    version; an ``extra`` one, what it was given.
 
     Raises:
         SamplerError: a spec is malformed, names no installed sampler, or its
@@ -123,8 +140,15 @@ def engine_lineup(
     """
     from ...errors import BenchError
 
+    baseline = registry.get("round-robin")
     entrants: list[EngineEntrant] = [
-        EngineEntrant("round-robin", _RoundRobin(registry), "baseline")
+        EngineEntrant(
+            "round-robin",
+            _RoundRobin(registry),
+            "baseline",
+            distribution=baseline.distribution,
+            version=baseline.version,
+        )
     ]
     for given in specs:
         if given in (ORACLE, LEARNER_CEILING, "round-robin"):
@@ -140,8 +164,14 @@ def engine_lineup(
             )
         entrants.append(entrant)
     if ceilings:
-        entrants.append(EngineEntrant(LEARNER_CEILING, _informed_learner, "ceiling"))
-        entrants.append(EngineEntrant(ORACLE, EngineOracle, "ceiling"))
+        makers: dict[str, Callable[[Built], TaskSampler]] = {
+            LEARNER_CEILING: _informed_learner,
+            ORACLE: EngineOracle,
+        }
+        entrants += [
+            EngineEntrant(label, make, "ceiling", distribution=_BUILT_IN, version=__version__)
+            for label, make in makers.items()
+        ]
     return entrants
 
 
@@ -153,16 +183,87 @@ def _informed_learner(built: Built) -> TaskSampler:
 
 def _resolve(given: SpecLike, registry: Registry) -> list[EngineEntrant]:
     """The entrant for ``given``, then one per :data:`WIRED` wiring the sampler can take."""
-    if given == ENGINE_DIFFICULTY_WEIGHTED:
-        return [EngineEntrant(ENGINE_DIFFICULTY_WEIGHTED, _engine_difficulty_weighted)]
+    engine = _engine_spec(given)
+    if engine is not None:
+        return [
+            EngineEntrant(
+                str(engine),
+                _EngineDifficultyWeighted(dict(engine.params)),
+                distribution=_ENGINE,
+                version=_version(_ENGINE),
+            )
+        ]
     registered = Registered.resolve(given, registry)  # fails here, before the run
     build = _ForBuilt(registered)
     sample = build.registered.create(0, SOLVED)
-    entrants = [EngineEntrant(registered.label, build)]
+    info = registry.get(registered.spec.name, provider=registered.spec.provider)
+    alone = EngineEntrant(
+        registered.label, build, distribution=info.distribution, version=info.version
+    )
+    entrants = [alone]
     for suffix, needs, wiring in WIRED:
         if all(callable(getattr(sample, method, None)) for method in needs):
-            entrants.append(EngineEntrant(registered.label + suffix, build, wiring=wiring))
+            entrants.append(attrs.evolve(alone, label=alone.label + suffix, wiring=wiring))
     return entrants
+
+
+def _engine_spec(given: SpecLike) -> SamplerSpec | None:
+    """``given`` as a spec of the engine's DifficultyWeighted, its parameters checked against
+    the class's, or ``None`` if it names another sampler.
+
+    Raises:
+        InvalidSamplerConfig: the parameters are malformed, not the class's, or not numbers.
+    """
+    name: object
+    if isinstance(given, str):
+        name, colon, params = given.strip().partition(":")
+        stand_in: SpecLike = f"{_STAND_IN}{colon}{params}"
+    elif isinstance(given, Mapping):
+        name, stand_in = given.get("name"), {**given, "name": _STAND_IN}
+    elif isinstance(given, SamplerSpec):
+        name, stand_in = given.name, attrs.evolve(given, name=_STAND_IN)
+    else:
+        return None  # Registered.resolve refuses it, saying what a spec is
+    if not isinstance(name, str) or name.strip() != ENGINE_DIFFICULTY_WEIGHTED:
+        return None
+    try:
+        spec = parse_spec(stand_in)
+    except InvalidSamplerConfig as error:
+        # parse_spec's message quotes the spec it read: put the name back that was given.
+        raise InvalidSamplerConfig(
+            str(error).replace(_STAND_IN, ENGINE_DIFFICULTY_WEIGHTED)
+        ) from None
+    from agentdescent.sampling import DifficultyWeighted
+
+    takes = list(inspect.signature(DifficultyWeighted).parameters)
+    form = f"as in '{ENGINE_DIFFICULTY_WEIGHTED}:c=0.4'"
+    if spec.provider is not None:
+        raise InvalidSamplerConfig(
+            f"{short_repr(given)}: {ENGINE_DIFFICULTY_WEIGHTED} is the engine's own sampler, "
+            f"not a registered one, so it has no provider; drop 'provider'"
+        )
+    for key, value in spec.params.items():
+        if key not in takes:
+            raise InvalidSamplerConfig(
+                f"{short_repr(given)}: {ENGINE_DIFFICULTY_WEIGHTED} takes no parameter "
+                f"{key!r}; expected one of {', '.join(takes)}, {form}"
+            )
+        # Every parameter of the class is a number, which it takes unchecked.
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number and math.isfinite(value)):
+            raise InvalidSamplerConfig(
+                f"{short_repr(given)}: {ENGINE_DIFFICULTY_WEIGHTED}'s {key} is "
+                f"{short_repr(value)}; expected a number, {form}"
+            )
+    return attrs.evolve(spec, name=ENGINE_DIFFICULTY_WEIGHTED)
+
+
+def _version(distribution: str) -> str | None:
+    """The installed version of ``distribution``, or ``None`` if it is not installed."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def registered_spec(entrant: EngineEntrant) -> SamplerSpec | None:
@@ -191,8 +292,16 @@ class _RoundRobin:
         return self.registry.create("round-robin")
 
 
-def _engine_difficulty_weighted(built: Built) -> TaskSampler:
-    from agentdescent.sampling import DifficultyWeighted
+@attrs.frozen
+class _EngineDifficultyWeighted:
+    """Builds the engine's DifficultyWeighted for one run, with the workload's pass threshold
+    unless ``params`` sets one."""
 
-    sampler: TaskSampler = DifficultyWeighted(pass_threshold=built.pass_threshold)
-    return sampler
+    params: Mapping[str, float]
+
+    def __call__(self, built: Built) -> TaskSampler:
+        from agentdescent.sampling import DifficultyWeighted
+
+        params = {"pass_threshold": built.pass_threshold, **self.params}
+        sampler: TaskSampler = DifficultyWeighted(**params)
+        return sampler

@@ -25,7 +25,12 @@ How each figure is formed:
   means cheaper than round-robin), and the median of these per-seed ratios, with a 95%
   percentile-bootstrap interval (2,000 resamples of the seeds, a fixed bootstrap seed).
   Censoring at the budget makes a censored sampler look no worse than "reached at the
-  end", so a ratio above 1 is never inflated by it.
+  end", so a ratio above 1 is never inflated by it. A cost counts as at least 1: only a
+  run censored at a budget of 0 costs less (calls, when no run recorded a round), and two
+  such runs cost as much as each other.
+- **No rounds**: runs in which ``evolve()`` recorded no round (the asynchronous path records
+  one only for a merger sweep that had proposals to merge). Such a run's held-out reward
+  stays at the start, so it reaches no fraction, and its agent calls count as 0.
 - **Area**: the mean fraction of the attainable gain the artifact held over the
   budget (the area under held-out reward against rollouts, scaled to 0-1).
 - **Final**: the held-out reward after the last round.
@@ -127,6 +132,8 @@ class EngineSamplerResult:
         calls: agent calls per run.
         curve: the fraction of the gain held against rollouts spent, for plots.
         call_curve: the fraction of the gain held against agent calls made, for plots.
+        no_rounds: runs in which ``evolve()`` recorded no round: their held-out reward was
+            never measured after the start, and their agent calls count as 0.
     """
 
     label: str
@@ -144,6 +151,7 @@ class EngineSamplerResult:
     calls: Interval
     curve: tuple[CurvePoint, ...]
     call_curve: tuple[CurvePoint, ...]
+    no_rounds: int = 0
 
     def at(self, fraction: float, measure: Measure = "rollouts") -> Reach:
         """The :class:`Reach` for ``fraction``, in rollouts or in agent calls.
@@ -172,11 +180,20 @@ def summarise_engine(
         runs: its runs, one per seed.
         baseline: round-robin's runs on the same seeds, in the same order.
         budget: rollouts per run, where a run that never reaches a fraction is censored.
+
+    Raises:
+        ValueError: the runs are not paired one for one with round-robin's, or ``budget``
+            is not a whole number >= 1.
     """
     if len(runs) != len(baseline) or not runs:
         raise ValueError(
             f"{label}: {len(runs)} runs against round-robin's {len(baseline)}; "
             f"the comparison is paired by seed, so both need the same seeds (at least one)"
+        )
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(
+            f"{label}: budget={budget!r}; expected the rollouts each run was given, a whole "
+            f"number >= 1 (a workload's budget is its rounds times its workers)"
         )
     call_budget = max(run.calls for run in (*runs, *baseline))
     areas = [run.area(budget) for run in runs]
@@ -201,6 +218,7 @@ def summarise_engine(
         calls=mean_interval([float(run.calls) for run in runs]),
         curve=_curve(runs, budget, "rollouts"),
         call_curve=_curve(runs, call_budget, "calls"),
+        no_rounds=sum(not run.rounds for run in runs),
     )
 
 
@@ -265,7 +283,8 @@ def _reach(
         costs = [cost(run, fraction) for run in runs]
         base = [cost(run, fraction) for run in baseline]
         missed = sum(cost_to(run, fraction) is None for run in runs)
-        ratios = tuple(b / c for b, c in zip(base, costs, strict=True))
+        # At least 1 each: with no round recorded by any run, the calls budget is 0.
+        ratios = tuple(max(b, 1) / max(c, 1) for b, c in zip(base, costs, strict=True))
         reach.append(
             Reach(
                 fraction,

@@ -3,11 +3,15 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/5",
+      "schema": "agentdescent-sampling/bench-engine/6",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
-                 "reflector": "llm-like", "asynchronous": false, "latency": null},
-      "engine": "0.7.0",
+                 "reflector": "llm-like", "asynchronous": false, "latency": 0.0},
+      "engine": "0.7.0", "agentdescent_sampling": "0.1.0",
+      "lineup": [
+        {"label": "round-robin", "role": "baseline", "distribution": "agentdescent-sampling",
+         "version": "0.1.0"}, ...
+      ],
       "machine": {"python": "3.11.7", "implementation": "CPython", "cpus": 2,
                   "system": "Linux-..."},
       "processes": 2, "seconds": 95.2,
@@ -18,9 +22,10 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
           "start": 0.333, "attainable": 0.667, "fixable": 6,
           "make_up": {"lessons": 6, "failures_needed": [1, 2, 3], "flaky": 0, "luck": 0.5,
                       "always": 6, "never": 6, "regressions": 0, "graded": false},
+          "notes": [],
           "samplers": [
             {
-              "label": "informative-band", "role": "sampler", "seeds": 30,
+              "label": "informative-band", "role": "sampler", "seeds": 30, "no_rounds": 0,
               "reach": [
                 {"fraction": 0.75, "median_rollouts": 48, "median_censored": false,
                  "not_reached": 0,
@@ -44,18 +49,37 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
       "failures": [
         {"label": "mine", "workload": "lessons", "seed": 3,
          "message": "sampler 'mine' failed on engine workload lessons, seed 3: ..."}
-      ]
+      ],
+      "verdict": {
+        "label": "informative-band", "fraction": 0.75, "paired_runs": 30,
+        "not_reached": 0, "round_robin_not_reached": 0,
+        "rollouts": {"ratio_to_round_robin": {"median": 1.09, "ci95": [1.0, 1.2]},
+                     "bound": "exact"},
+        "calls": {"ratio_to_round_robin": {"median": 1.02, "ci95": [0.95, 1.1]},
+                  "bound": "exact"},
+        "text": "Verdict: informative-band reached 75% of the attainable held-out gain ..."
+      }
     }
 
 ``reflector`` is what the simulated agent proposed on a failure, ``asynchronous``
 whether the runs went by ``evolve(asynchronous=True)``, and ``latency`` the seconds each
-agent call took when given (``null``: the path's default, 0.002 asynchronously, none
-synchronously).
+agent call took: the one given, or the path's default (0.002 asynchronously, 0
+synchronously). ``engine`` is the agentdescent version that ran, ``agentdescent_sampling``
+this package's. ``lineup`` lists every sampler that ran, those in ``failures`` too: its
+``label``, ``role``, and the ``distribution`` it comes from with that distribution's
+``version`` (``agentdescent`` for ``agentdescent.DifficultyWeighted``, a plugin's own for a
+plugin's sampler; ``null`` for an ``EngineEntrant`` of your own that names none).
 ``make_up`` is what the workload's train tasks are (each has a held-out twin): ``lessons``
 fixable tasks, whose rule comes on one of ``failures_needed`` failures; ``flaky`` of them
 pass by ``luck`` while unfixed; ``always``- and ``never``-pass tasks; ``regressions`` rules
-that break a passing task; ``graded`` scores. For ``bench --from-run``, the run's estimate.
+that break a passing task; ``graded`` scores. For ``bench --from-run``, the run's estimate,
+and ``notes`` what the make-up report says of the run's ``rounds.jsonl`` when its rounds are
+a floor (missing, empty, unreadable, a line cut short or not a round, or the last rounds
+lacking); ``notes`` is empty for every other workload.
 ``role`` is ``baseline`` (round-robin), ``sampler`` or ``ceiling`` (the oracle).
+``no_rounds`` counts the runs in which ``evolve()`` recorded no round (the asynchronous path
+records one only for a merger sweep that had proposals to merge): such a run's held-out
+reward stays at the start, and its agent calls count as 0.
 ``reach`` has one entry per fraction of the attainable gain (0.5, 0.75, 0.9):
 ``median_rollouts`` counts a run that never got there as the budget,
 ``not_reached`` says how many runs that was, and ``median_censored`` is true when
@@ -75,6 +99,16 @@ held after ``rollouts``, and ``call_curve`` after ``calls``, for plots.
 ``failures`` lists the samplers left out of ``workloads`` because a run of theirs raised
 (empty when none was): the sampler's label, the workload and seed of its first failed run,
 and the message, which says how to rerun it alone.
+``verdict`` is :func:`engine_verdict`'s judgement (``null`` when no sampler ran besides
+round-robin and the ceilings): the sampler (``label``) that reached ``fraction`` of the
+attainable gain for the fewest rollouts against round-robin, over ``paired_runs`` (every
+workload's seeds, pooled); how many of its runs and of round-robin's never got there
+(``not_reached``, ``round_robin_not_reached``); for ``rollouts`` and ``calls``, the median
+of its per-run ratios to round-robin with a bootstrap 95% interval (which the text leaves
+out below 6 paired runs), and ``bound``: ``exact`` when every run of both got there,
+``upper`` when only the sampler's runs fell short (the true ratio is at most this), ``lower``
+when only round-robin's did (at least this), ``neither`` when both did; and ``text``, the
+line the text report ends with.
 """
 
 from __future__ import annotations
@@ -84,10 +118,13 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from ..._display import aligned
 from ..core import COUNT, NUMBER, result_json, result_schema, schema_object
 from ..report import WIDTH
 from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
+from .run import agent_latency
 from .runner import EngineBenchResult, EngineWorkloadResult
 from .workloads import REFLECTOR_SUMMARIES
 
@@ -100,7 +137,10 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/5"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/6"
+
+#: The fraction of the attainable gain the verdict judges the samplers at.
+_JUDGED_AT = 0.75
 
 _WHOLE: dict[str, Any] = {"type": "integer", "minimum": 0}
 
@@ -127,6 +167,14 @@ def _curve_schema(measure: Measure) -> dict[str, Any]:
     return {"type": "array", "items": schema_object(**{measure: _WHOLE}, mean=NUMBER, ci95=_PAIR)}
 
 
+_TEXT: dict[str, Any] = {"type": "string"}
+_KNOWN: dict[str, Any] = {"type": ["string", "null"]}
+_VERSUS = schema_object(
+    ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR),
+    bound={"enum": ["exact", "upper", "lower", "neither"]},
+)
+
+
 #: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
 ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
     "agentdescent-sampling engine bench result",
@@ -134,9 +182,9 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
     {
         "seeds": COUNT,
         "first_seed": {"type": "integer"},
-        "reflector": {"type": "string"},
+        "reflector": _TEXT,
         "asynchronous": {"type": "boolean"},
-        "latency": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "latency": {"type": "number", "minimum": 0, "maximum": 1},
     },
     {
         "summary": {"type": "string"},
@@ -159,9 +207,11 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
             regressions=_WHOLE,
             graded={"type": "boolean"},
         ),
+        "notes": {"type": "array", "items": _TEXT},
     },
     dict(
         seeds=COUNT,
+        no_rounds=_WHOLE,
         reach=_reach_schema("rollouts"),
         calls_reach=_reach_schema("calls"),
         area=_MEAN,
@@ -174,16 +224,34 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
         curve=_curve_schema("rollouts"),
         call_curve=_curve_schema("calls"),
     ),
-    engine={"type": "string"},
+    engine=_TEXT,
+    agentdescent_sampling=_TEXT,
+    lineup={
+        "type": "array",
+        "items": schema_object(
+            label=_TEXT,
+            role={"enum": ["baseline", "sampler", "ceiling"]},
+            distribution=_KNOWN,
+            version=_KNOWN,
+        ),
+    },
     processes=COUNT,
     failures={
         "type": "array",
-        "items": schema_object(
-            label={"type": "string"},
-            workload={"type": "string"},
-            seed=_WHOLE,
-            message={"type": "string"},
+        "items": schema_object(label=_TEXT, workload=_TEXT, seed=_WHOLE, message=_TEXT),
+    },
+    verdict={
+        **schema_object(
+            label=_TEXT,
+            fraction=NUMBER,
+            paired_runs=COUNT,
+            not_reached=_WHOLE,
+            round_robin_not_reached=_WHOLE,
+            rollouts=_VERSUS,
+            calls=_VERSUS,
+            text=_TEXT,
         ),
+        "type": ["object", "null"],
     },
 )
 
@@ -199,10 +267,20 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
             "first_seed": config.first_seed,
             "reflector": config.reflector,
             "asynchronous": config.asynchronous,
-            "latency": config.latency,
+            "latency": agent_latency(config.asynchronous, config.latency),
         },
         [_workload_json(workload) for workload in result.workloads],
         engine=result.engine,
+        agentdescent_sampling=result.sampling,
+        lineup=[
+            {
+                "label": entrant.label,
+                "role": entrant.role,
+                "distribution": entrant.distribution,
+                "version": entrant.version,
+            }
+            for entrant in result.lineup
+        ],
         processes=result.processes,
         failures=[
             {
@@ -213,6 +291,7 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
             }
             for failure in result.failures
         ],
+        verdict=_verdict_json(_judge(result)),
     )
 
 
@@ -223,12 +302,14 @@ def format_engine_report(result: EngineBenchResult) -> str:
     the ceilings. With fewer than 6 seeds, no 95% interval is shown, and the text says why."""
     config, machine = result.config, result.machine
     path = "evolve(asynchronous=True)" if config.asynchronous else "evolve()"
+    latency = agent_latency(config.asynchronous, config.latency)
+    default = " (the asynchronous path's default)" if config.latency is None else ""
     lines = [
         f"Held-out reward bought in agentdescent {result.engine}'s {path}: {config.seeds} "
         f"seeds ({config.first_seed}-{config.first_seed + config.seeds - 1}), paired with "
         f"round-robin",
         f"reflector {config.reflector}: {REFLECTOR_SUMMARIES[config.reflector]}",
-        *([f"each agent call takes {config.latency:g} s"] if config.latency is not None else []),
+        *([f"each agent call takes {latency:g} s{default}"] if latency or default == "" else []),
         f"{result.seconds:.0f} s in {result.processes} process"
         f"{'es' if result.processes > 1 else ''} on {machine.cpus} CPU"
         f"{'s' if machine.cpus > 1 else ''}, Python {machine.python}",
@@ -270,7 +351,7 @@ def _failure_lines(result: EngineBenchResult) -> list[str]:
     return [head, *(f"  {failure.message}" for failure in result.failures)]
 
 
-def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
+def engine_verdict(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> str:
     """One line: the sampler that reached ``fraction`` of the attainable held-out gain for the
     fewest rollouts against round-robin, and what it saved in rollouts and in agent calls.
 
@@ -280,11 +361,51 @@ def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
     never reached ``fraction`` counts as the whole budget, so when any did the line says
     how many, and the ratio is a bound: "at least 1.95x more rollouts" when only the
     sampler's runs fell short, "at least 1.20x fewer" when only round-robin's did. A ratio
-    of 1.00x is "as many".
+    of 1.00x is "as many". The JSON document's ``verdict`` holds the same judgement.
 
     Raises:
         ValueError: the run has no sampler besides the baseline and the ceilings.
     """
+    verdict = _judge(result, fraction)
+    if verdict is None:
+        raise ValueError("no sampler besides round-robin and the ceilings ran; nothing to judge")
+    return _worded(verdict)
+
+
+@attrs.frozen
+class _Versus:
+    """The judged sampler against round-robin in one measure: the pooled ratio, and the runs
+    of each that never got there, each counted as the whole budget."""
+
+    ratio: Interval
+    short: int
+    behind: int
+
+    @property
+    def bound(self) -> str:
+        """``exact``; ``upper`` when only the sampler's runs fell short, so that it is
+        counted as cheaper than it was; ``lower`` when only round-robin's did; or
+        ``neither`` when both did."""
+        if self.short:
+            return "neither" if self.behind else "upper"
+        return "lower" if self.behind else "exact"
+
+
+@attrs.frozen
+class _Verdict:
+    """What :func:`engine_verdict` judges, before it is worded: the sampler, the fraction of
+    the gain, the paired runs pooled, and the sampler against round-robin in each measure."""
+
+    label: str
+    fraction: float
+    runs: int
+    rollouts: _Versus
+    calls: _Versus
+
+
+def _judge(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> _Verdict | None:
+    """The verdict on ``result``, or ``None`` if no sampler ran besides the baseline and the
+    ceilings."""
     workloads = result.workloads
     samplers = workloads[0].samplers
     pooled = [
@@ -293,32 +414,35 @@ def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
         if sampler.role == "sampler"
     ]
     if not pooled:
-        raise ValueError("no sampler besides round-robin and the ceilings ran; nothing to judge")
+        return None
     _, best = max(pooled, key=lambda row: row[0].value)
     baseline = next(index for index, sampler in enumerate(samplers) if sampler.role == "baseline")
 
-    def missed(index: int, measure: Measure) -> int:
-        return sum(w.samplers[index].at(fraction, measure).not_reached for w in workloads)
+    def versus(measure: Measure) -> _Versus:
+        def missed(index: int) -> int:
+            return sum(w.samplers[index].at(fraction, measure).not_reached for w in workloads)
+
+        ratio = median_ratio(_ratios(workloads, best, fraction, measure))
+        return _Versus(ratio, missed(best), missed(baseline))
 
     runs = len(_ratios(workloads, best, fraction, "rollouts"))
-    interval = runs >= _FEWEST_FOR_INTERVAL
+    return _Verdict(samplers[best].label, fraction, runs, versus("rollouts"), versus("calls"))
+
+
+def _worded(verdict: _Verdict) -> str:
+    interval = verdict.runs >= _FEWEST_FOR_INTERVAL
     compared = _compared(
         [
-            _versus(
-                median_ratio(_ratios(workloads, best, fraction, measure)),
-                what,
-                missed(best, measure),
-                missed(baseline, measure),
-                interval,
-            )
-            for measure, what in zip(MEASURES, ("rollouts", "agent calls"), strict=True)
+            _versus(versus, what, interval)
+            for versus, what in ((verdict.rollouts, "rollouts"), (verdict.calls, "agent calls"))
         ]
     )
+    runs = verdict.runs
     paired = f"{runs} paired runs" + (
         "" if interval else f"; too few for a 95% interval, which takes {_FEWEST_FOR_INTERVAL}"
     )
-    label, gain = samplers[best].label, f"{fraction:.0%} of the attainable held-out gain"
-    short, behind = missed(best, "rollouts"), missed(baseline, "rollouts")
+    label, gain = verdict.label, f"{verdict.fraction:.0%} of the attainable held-out gain"
+    short, behind = verdict.rollouts.short, verdict.rollouts.behind
     if short:
         also = f" (round-robin in {behind})" if behind else ""
         return (
@@ -331,6 +455,29 @@ def engine_verdict(result: EngineBenchResult, fraction: float = 0.75) -> str:
             f"runs in which round-robin did not as its whole budget ({paired})"
         )
     return f"Verdict: {label} reached {gain} with {compared} ({paired})"
+
+
+def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+
+    def versus(side: _Versus) -> dict[str, Any]:
+        ratio = side.ratio
+        return {
+            "ratio_to_round_robin": {"median": ratio.value, "ci95": [ratio.low, ratio.high]},
+            "bound": side.bound,
+        }
+
+    return {
+        "label": verdict.label,
+        "fraction": verdict.fraction,
+        "paired_runs": verdict.runs,
+        "not_reached": verdict.rollouts.short,
+        "round_robin_not_reached": verdict.rollouts.behind,
+        "rollouts": versus(verdict.rollouts),
+        "calls": versus(verdict.calls),
+        "text": _worded(verdict),
+    }
 
 
 #: The fewest seeds (or paired runs, for the verdict) a 95% interval is shown for. With
@@ -346,21 +493,18 @@ def _ratios(
     return [r for w in workloads for r in w.samplers[index].at(fraction, measure).ratios]
 
 
-def _versus(ratio: Interval, what: str, short: int, behind: int, interval: bool) -> tuple[str, str]:
+def _versus(versus: _Versus, what: str, interval: bool) -> tuple[str, str]:
     """'1.42x fewer rollouts (95% CI 1.20-1.60)', 'more' with the ratio turned over below 1,
-    or 'as many rollouts' at 1.00x; and the word that compares it, 'than' or 'as'.
-
-    ``short`` runs of the sampler and ``behind`` runs of round-robin never got there, and
-    count as the whole budget. When only the sampler's did, it took more than it is counted
-    for, and the ratio is an upper bound; when only round-robin's did, a lower bound; when
-    both did, neither."""
-    upper, lower = short > 0 and not behind, behind > 0 and not short
+    or 'as many rollouts' at 1.00x, with 'at most' or 'at least' when the ratio is a bound
+    (see :attr:`_Versus.bound`); and the word that compares it, 'than' or 'as'."""
+    upper, lower = versus.bound == "upper", versus.bound == "lower"
 
     def bound(cheaper: bool) -> str:
         if upper:
             return "at most " if cheaper else "at least "
         return ("at least " if cheaper else "at most ") if lower else ""
 
+    ratio = versus.ratio
     value = ratio.value
     shown = f" (95% CI {ratio.low:.2f}-{ratio.high:.2f})" if interval else ""
     if value >= 1 and f"{value:.2f}" != "1.00":
@@ -403,6 +547,7 @@ def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:
             "regressions": spec.regressions,
             "graded": spec.graded,
         },
+        "notes": list(spec.notes),
         "samplers": [_sampler_json(sampler) for sampler in workload.samplers],
     }
 
@@ -412,6 +557,7 @@ def _sampler_json(sampler: EngineSamplerResult) -> dict[str, Any]:
         "label": sampler.label,
         "role": sampler.role,
         "seeds": sampler.seeds,
+        "no_rounds": sampler.no_rounds,
         "reach": [_reach_json(reach, "rollouts") for reach in sampler.reach],
         "calls_reach": [_reach_json(reach, "calls") for reach in sampler.calls_reach],
         "area": _mean_json(sampler.area),
@@ -456,8 +602,21 @@ def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list
         f"  {spec.budget} rollouts a run: {spec.rounds} rounds x {spec.workers} workers, "
         f"{spec.max_concurrency} in flight, {shard}; {fixable} fixable train tasks",
         f"  held-out reward {result.start:.3f} at the start, {result.attainable:.3f} attainable",
-        "",
     ]
+    empty = [f"{r.no_rounds} of {r.seeds} runs of {r.label}"
+             for r in result.samplers if r.no_rounds]  # fmt: skip
+    if empty:
+        lines += textwrap.wrap(
+            f"No round was recorded in {', '.join(empty)}: such a run's held-out reward stays "
+            f"at the start, so it reaches no share of the gain, and its agent calls count as 0 "
+            f"(evolve(asynchronous=True) records a round only for a merger sweep that had "
+            f"proposals to merge)",
+            WIDTH,
+            initial_indent="  ",
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
+    lines.append("")
     ratios = [f"RR/it {f:.0%}" + (" [95% CI]" if interval else "") for f in (0.75, 0.9)]
     speed = [["sampler", "to 50/75/90%", "missed", *ratios]]
     calls = [["sampler", "calls to 50/75/90%", *ratios]]

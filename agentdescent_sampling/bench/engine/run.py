@@ -11,7 +11,7 @@ import attrs
 from ...protocol import TaskSampler, short_repr
 from .workloads import ASYNC_LATENCY, REFLECTORS, Built, EngineWorkload, build
 
-__all__ = ["EngineRun", "Wiring", "run_engine"]
+__all__ = ["EngineRun", "Wiring", "agent_latency", "run_engine"]
 
 #: ``wiring(sampler, built, options)`` returns extra ``evolve()`` keyword arguments for one
 #: run, such as ``on_round``, ``propose`` or ``policies``, given the workload's own
@@ -99,7 +99,7 @@ class EngineRun:
     curve: tuple[tuple[int, float], ...]
     call_curve: tuple[int, ...] = attrs.field()
     start: float
-    attainable: float
+    attainable: float = attrs.field()
     useful: int
     rollouts: int
     taught: int
@@ -112,6 +112,21 @@ class EngineRun:
                 f"call_curve has {len(value)} counts for {len(self.curve)} points of curve; "
                 f"give one cumulative call count per point, starting at 0"
             )
+
+    @attainable.validator
+    def _some_gain(self, attribute: attrs.Attribute[Any], value: float) -> None:
+        # Every figure is a fraction of the gain from start to attainable.
+        if not value > self.start:
+            raise ValueError(
+                f"EngineRun(start={self.start!r}, attainable={value!r}): no gain to measure; "
+                f"the held-out reward with every rule committed must exceed the empty "
+                f"artifact's, as it does on a workload with at least one lesson"
+            )
+
+    @property
+    def rounds(self) -> int:
+        """Rounds ``evolve()`` recorded: the points of ``curve`` after the start."""
+        return len(self.curve) - 1
 
     @property
     def final(self) -> float:
@@ -156,6 +171,15 @@ class EngineRun:
         return total / budget
 
 
+def agent_latency(asynchronous: bool, latency: float | None = None) -> float:
+    """The seconds each agent call takes: ``latency``, or when it is ``None`` the path's
+    default, :data:`~agentdescent_sampling.bench.engine.workloads.ASYNC_LATENCY` on the
+    asynchronous path and none on the synchronous one."""
+    if latency is not None:
+        return latency
+    return ASYNC_LATENCY if asynchronous else 0.0
+
+
 def run_engine(
     workload: EngineWorkload,
     make_sampler: Callable[[Built], TaskSampler],
@@ -190,9 +214,7 @@ def run_engine(
     """
     from agentdescent import evolve
 
-    if latency is None:
-        latency = ASYNC_LATENCY if asynchronous else 0.0
-    built = build(workload, seed, reflector, latency)
+    built = build(workload, seed, reflector, agent_latency(asynchronous, latency))
     sampler = make_sampler(built)
     options = workload.evolve_options(asynchronous)
     wired = wiring(sampler, built, dict(options)) if wiring else {}

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import attrs
 
 from ..._display import shown
+from ..._version import __version__
 from ...errors import BenchError
 from ...protocol import MAX_COUNT, short_repr
 from ...registry import Registry, default_registry
@@ -166,9 +167,10 @@ class EngineBenchConfig:
         workloads: engine workloads or their names (default: all of
             :data:`~agentdescent_sampling.bench.engine.workloads.ENGINE_WORKLOADS`).
         samplers: specs, as ``create()`` accepts them, or the bench's names
-            ``agentdescent.DifficultyWeighted`` and ``oracle``; ``None`` for the default
-            lineup. Round-robin (the baseline) and the oracle (the ceiling) are always
-            added. A sampler that takes ``pass_threshold`` gets the workload's.
+            ``agentdescent.DifficultyWeighted`` (which takes its class's parameters as a
+            spec does: ``agentdescent.DifficultyWeighted:c=0.4``) and ``oracle``; ``None``
+            for the default lineup. Round-robin (the baseline) and the oracle (the ceiling)
+            are always added. A sampler that takes ``pass_threshold`` gets the workload's.
         extra: samplers built by your own factories, run after ``samplers``: a list of
             :class:`~agentdescent_sampling.bench.engine.lineup.EngineEntrant`.
         seeds: seeds per sampler and workload; every sampler runs on the same seeds.
@@ -276,6 +278,9 @@ class EngineBenchResult:
         machine: the interpreter and CPUs it ran on.
         failures: the samplers left out because a run of theirs raised, in lineup order,
             each with its first failure; empty when every run finished.
+        lineup: every entrant that ran, those in ``failures`` too, in order: each with the
+            distribution its sampler comes from and that distribution's version, if known.
+        sampling: the agentdescent-sampling version that ran.
     """
 
     config: EngineBenchConfig
@@ -285,6 +290,8 @@ class EngineBenchResult:
     engine: str
     machine: Machine = attrs.field(factory=Machine)
     failures: tuple[EngineFailure, ...] = ()
+    lineup: tuple[EngineEntrant, ...] = ()
+    sampling: str = __version__
 
 
 def require_engine() -> str:
@@ -374,6 +381,7 @@ def run_engine_bench(
         processes,
         engine,
         failures=failures,
+        lineup=tuple(entrants),
     )
 
 

@@ -33,6 +33,11 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
 - ``llm-like-random`` is ``llm-like`` where a fix comes at a random failure: on each failure
   with chance ``1/k`` (seeded), so after ``k`` failures on average, and now and then after
   many more, as a model that sees one failure at a time finds a rule by luck.
+- ``llm-like-noisy`` is ``llm-like`` with an agent that is not sure of its own answers: each
+  rollout of a train task, self-verify re-runs included, comes out the other way with chance
+  :data:`SLIP_SHARE` (seeded): a solved task fails now and then, a hopeless one passes, a
+  fix's re-run can fail and a note's can pass. The held-out side is scored without slips, so
+  the gate and the measure of the gain stay exact and only what the sampler sees is noisy.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+
+from ...protocol import MAX_COUNT
+from ...validators import whole_number_in
 
 __all__ = [
     "ENGINE_WORKLOADS",
@@ -58,6 +66,7 @@ __all__ = [
 
 GRADED_THRESHOLD = 0.8
 LUCKY = "(lucky guess)"
+SLIP = "(slip)"
 #: What each reflector :func:`build` can give the agent proposes, in a line; the first is the
 #: default. Reports and ``--reflector``'s help say it in these words.
 REFLECTOR_SUMMARIES = {
@@ -65,11 +74,14 @@ REFLECTOR_SUMMARIES = {
     "silent": "a proposal only where it has a fix",
     "llm-like-wrong": "llm-like, with a wrong rule that breaks a passing task in 1 note of 6",
     "llm-like-random": "llm-like, with a fix on each failure by chance 1/k, not on the k-th",
+    "llm-like-noisy": "llm-like, with each train rollout coming out the other way 1 time in 10",
 }
 #: The reflectors :func:`build` can give the agent; the first is the default.
 REFLECTORS = tuple(REFLECTOR_SUMMARIES)
 #: The share of ``llm-like-wrong``'s would-be notes that are wrong rules instead.
 WRONG_SHARE = 1 / 6
+#: The chance ``llm-like-noisy``'s agent answers a train task the other way.
+SLIP_SHARE = 1 / 10
 #: Seconds each agent call takes on the asynchronous path (see :class:`SimulatedReflector`).
 ASYNC_LATENCY = 0.002
 
@@ -108,11 +120,18 @@ class EngineWorkload:
         max_concurrency: ``evolve(max_concurrency=...)``.
         shared_shard: hand every worker the whole train list instead of a split shard.
         rounds: rounds per run; the budget is ``rounds * workers`` rollouts.
+        notes: what reports say of where the workload came from: for ``bench --from-run``'s,
+            what is wrong with the run's ``rounds.jsonl`` when its rounds are a floor.
     """
 
     name: str
     summary: str
-    lessons: int
+    # With no lesson, the attainable held-out reward is the start's: no gain to measure.
+    lessons: int = attrs.field(
+        validator=whole_number_in(
+            1, MAX_COUNT, hint="; a sampler buys only what lessons teach, for example lessons=6"
+        )
+    )
     failures_needed: tuple[int, ...] = (1, 2, 3)
     flaky: int = 0
     luck: float = 0.5
@@ -124,10 +143,15 @@ class EngineWorkload:
     victim_weight: int = 1
     patch_failures: int = 1
     graded: bool = False
-    workers: int = 2
+    workers: int = attrs.field(
+        default=2, validator=whole_number_in(1, MAX_COUNT, hint="; for example workers=2")
+    )
     max_concurrency: int = 1
     shared_shard: bool = False
-    rounds: int = 60
+    rounds: int = attrs.field(
+        default=60, validator=whole_number_in(1, MAX_COUNT, hint="; for example rounds=40")
+    )
+    notes: tuple[str, ...] = ()
 
     @property
     def budget(self) -> int:
@@ -340,17 +364,26 @@ class SimulatedReflector:
         self.lock = threading.Lock()
 
     def solve(self, rendered: str, task: Any) -> str:
-        """Return the playbook, marked lucky with the task's luck."""
+        """Return the playbook, marked lucky with the task's luck, and, with
+        ``llm-like-noisy``, marked as a slip (the answer the other way) on a train task with
+        chance :data:`SLIP_SHARE`."""
         if self.latency:
             time.sleep(self.latency)
         with self.lock:
             attempt = self.solves[task.id] = self.solves.get(task.id, 0) + 1
             if task.id.endswith("-train"):
                 self.playbook = rendered
+        marks = ""
         luck = self.by_id[task.id].luck
         if luck and unit(self.seed, task.id, attempt) < luck:
-            return f"{rendered}\n{LUCKY}\nattempt {attempt}"
-        return f"{rendered}\nattempt {attempt}"
+            marks += f"\n{LUCKY}"
+        if (
+            self.style == "llm-like-noisy"
+            and task.id.endswith("-train")
+            and unit(self.seed, "slip", task.id, attempt) < SLIP_SHARE
+        ):
+            marks += f"\n{SLIP}"
+        return f"{rendered}{marks}\nattempt {attempt}"
 
     def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
         """Return the task's fix on every ``k``-th failure, else what ``style`` says."""
@@ -444,7 +477,7 @@ def build(
         plan = by_id[task.id]
         attempt = output.rsplit("attempt ", 1)[-1] if task.id.endswith("-train") else None
         jitter = (seed, attempt) if attempt is not None else ()
-        return _band(graded, passes(plan, output), task.id, *jitter)
+        return _band(graded, passes(plan, output) != (SLIP in output), task.id, *jitter)
 
     every_rule = "\n".join(plan.rule or "" for plan in train)
 
