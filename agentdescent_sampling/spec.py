@@ -240,7 +240,15 @@ def _parse_string(text: str) -> SamplerSpec:
             f"{short_repr(text)}"
         )
     name, sep, rest = text.strip().partition(":")
-    _check_name(name.strip())
+    try:
+        _check_name(name.strip())
+    except InvalidSamplerConfig as error:
+        meant = _colon_meant(text)
+        if meant is None:
+            raise
+        raise InvalidSamplerConfig(
+            f"{error}. Parameters follow the name after a colon: {meant!r}"
+        ) from None
     params: dict[str, Any] = {}
     position = 0
     while sep and position < len(rest):
@@ -257,6 +265,31 @@ def _parse_string(text: str) -> SamplerSpec:
         params[key] = _parse_value(match["value"].strip())
         position = match.end()
     return _validated(name.strip(), params, None)
+
+
+def _colon_meant(text: str) -> str | None:
+    """``text`` with its parameters after a colon, if it reads as a name and parameters
+    joined otherwise (``fixable-first,failure_cost=2``, ``fixable-first(failure_cost=2)``)
+    and that spec parses; else ``None``. Read without a pattern that could backtrack."""
+    stripped = text.strip()
+    name = re.compile(r"[A-Za-z][A-Za-z0-9_-]*").match(stripped)
+    if name is None:
+        return None
+    rest = stripped[name.end() :]
+    after = rest.lstrip()
+    if after[:1] in (",", ";", "("):
+        after = after[1:].lstrip()
+    elif after == rest:  # nothing between the name and what follows
+        return None
+    params = after.removesuffix(")").replace(";", ",")
+    if "=" not in params or ":" in params:
+        return None
+    meant = f"{name[0]}:{params}"
+    try:
+        _parse_string(meant)
+    except InvalidSamplerConfig:
+        return None
+    return meant
 
 
 def _parse_mapping(mapping: Mapping[Any, Any]) -> SamplerSpec:

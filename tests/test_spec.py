@@ -240,3 +240,32 @@ def test_yaml_is_read_safely_plain_data_only(tmp_path: Path, text: str, fragment
     path.write_text(text)
     with pytest.raises(InvalidSamplerConfig, match=fragment):
         spec_from_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("fixable-first,failure_cost=2", "fixable-first:failure_cost=2"),
+        ("fixable-first failure_cost=2", "fixable-first:failure_cost=2"),
+        ("fixable-first(failure_cost=2)", "fixable-first:failure_cost=2"),
+        ("difficulty-weighted;c=0.1;prior=0.4", "difficulty-weighted:c=0.1,prior=0.4"),
+    ],
+)
+def test_a_name_and_parameters_joined_without_a_colon_are_told_the_colon_form(
+    text: str, meant: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(text)
+    assert f"invalid sampler name {text!r}" in str(caught.value)
+    assert str(caught.value).endswith(f"Parameters follow the name after a colon: {meant!r}")
+    parse_spec(meant)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["fixable-first=2", "fixable-first x", "os.path:join", "a" + " " * 4000 + "x", "a, b=:c"],
+)
+def test_a_bad_name_with_no_colon_form_that_parses_gets_no_suggestion(text: str) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(text)
+    assert "after a colon" not in str(caught.value)
