@@ -14,7 +14,8 @@ And ``agentdescent resume`` runs in the run's directory while ``agentdescent evo
 runs where it was typed, so a relative path would name two different files.
 
 To give the sampler the engine's evidence, as :func:`~agentdescent_sampling.wire` does in
-Python, name the acceptance and promotion slots too, all three with one ``link``::
+Python, name the acceptance and promotion slots too, all three with one ``link`` (checked
+while the engine builds the spec, so ``agentdescent plan`` reports a link that differs)::
 
     "policies": {
       "task_sampler": {"ref": "agentdescent_sampling:from_run_spec",
@@ -26,6 +27,7 @@ Python, name the acceptance and promotion slots too, all three with one ``link``
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import weakref
@@ -37,7 +39,14 @@ from .errors import InvalidSamplerConfig, SamplerError
 from .protocol import Sampler, short_repr
 from .registry import create
 from .spec import SpecLike, spec_from_file
-from .wiring import EvidenceAcceptance, EvidencePromotion, EvidenceTap
+from .wiring import (
+    LINKED,
+    EvidenceAcceptance,
+    EvidencePromotion,
+    EvidenceTap,
+    links_problem,
+    no_evidence,
+)
 
 __all__ = ["evidence_acceptance", "evidence_promotion", "from_run_spec"]
 
@@ -53,9 +62,10 @@ def from_run_spec(
     spec: SpecLike | Mapping[str, Any] | None = None,
     *,
     file: str | None = None,
-    key: str = "task_sampler",
+    key: str | None = None,
     state: str | None = None,
     link: str | None = None,
+    **unknown: Any,
 ) -> Sampler:
     """Build the sampler a run spec's ``policies.task_sampler`` ref names.
 
@@ -64,31 +74,43 @@ def from_run_spec(
             ``{"name": "difficulty-weighted", "c": 0.1, "provider": "..."}``.
         file: instead of ``spec``, a TOML or JSON file to read the spec from under ``key``;
             an absolute path or one starting with ``~``.
-        key: the (dotted) key ``file`` holds the spec under.
+        key: the (dotted) key ``file`` holds the spec under; ``task_sampler`` by default.
         state: a state file that keeps the sampler's statistics across a stop and
             ``agentdescent resume``; an absolute path or one starting with ``~``.
         link: a name that :func:`evidence_acceptance` and :func:`evidence_promotion`
             refs also give, so the engine's evidence reaches this sampler.
 
     Raises:
-        InvalidSamplerConfig: neither or both of ``spec`` and ``file``, a relative path,
-            a bad parameter, or any error of :func:`create` that is not a ``ValueError``
-            (an unknown name, a conflict, a plugin that failed to load), with its message.
+        InvalidSamplerConfig: an unknown key, neither or both of ``spec`` and ``file``,
+            ``key`` without ``file``, a relative path, a bad parameter, a ``link`` the
+            sampler cannot use or that the spec's acceptance and promotion refs do not also
+            give, or any error of :func:`create` that is not a ``ValueError`` (an unknown
+            name, a conflict, a plugin that failed to load), with its message.
         StateError: the ``state`` file belongs to another sampler or other parameters.
 
-    Every message starts with ``policies.task_sampler:``, the slot it is about.
+    Every message starts with ``policies.task_sampler:``, the slot it is about, but that
+    of a ``link`` that differs, which starts with ``policies:``.
     """
+    _refuse_unknown("task_sampler", "from_run_spec", unknown)
     if (spec is None) == (file is None):
         raise InvalidSamplerConfig(
             "policies.task_sampler: give exactly one of 'spec' (for example "
             '"spec": "informative-band") and \'file\' (a TOML or JSON file with a '
             f"[task_sampler] table); got {'both' if file is not None else 'neither'}"
         )
+    if key is not None and file is None:
+        raise InvalidSamplerConfig(
+            f"policies.task_sampler: 'key' ({short_repr(key)}) names the table to read in "
+            f"'file', but the ref gives 'spec', which is the sampler itself; remove 'key', or "
+            f"replace 'spec' with 'file', an absolute path to a TOML or JSON file"
+        )
     path = None if state is None else _absolute(state, "state")
+    source = None if file is None else _absolute(file, "file")
     again = path is not None and _close_unused(path)
     try:
-        if spec is None:  # then file is not None
-            spec = spec_from_file(_absolute(file, "file"), key)
+        if source is not None:
+            spec = spec_from_file(source, "task_sampler" if key is None else key)
+        assert spec is not None  # for mypy: given, or read from the file
         sampler = create(spec, state=path)
     except SamplerError as error:
         # Every error of this slot names it; the engine reports only a ValueError as a spec
@@ -97,9 +119,12 @@ def from_run_spec(
         raise kind(f"policies.task_sampler: {error}") from error
     if link is not None:
         try:
-            _tap(link).attach(sampler)
-        except TypeError as error:
-            raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
+            _link(sampler, link)
+        except InvalidSamplerConfig:
+            close = getattr(sampler, "close", None)
+            if callable(close):
+                close()  # not left holding its state file: a new one is removed again
+            raise
     if path is not None:
         from .durable import DurableSampler  # only a sampler with a state file is one
 
@@ -130,37 +155,126 @@ def _close_unused(path: Path) -> bool:
     return True
 
 
-def evidence_acceptance(link: str, self_verify: bool = True) -> EvidenceAcceptance:
+def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> EvidenceAcceptance:
     """The ``policies.acceptance`` of a run spec: the engine's own rule, telling the sampler
     whose ``policies.task_sampler`` has the same ``link`` which cards each candidate holds.
 
+    The spec's own ``self_verify`` need not be repeated here: the directory kinds turn it
+    off by default, and a card the engine did not re-run is told without a gain, read from
+    the card (see :class:`~agentdescent_sampling.wiring.EvidenceTap`).
+
     Args:
         link: the name the three refs share.
-        self_verify: ``false`` when the spec turns self-verify off (the directory kinds do
-            by default; ``"evolve": {"self_verify": true}`` turns it on), so the sampler is
-            not told a gain the engine never measured.
+        self_verify: ``false`` tells the sampler no gain at all, only the commits.
 
     Raises:
-        InvalidSamplerConfig: ``link`` is not a name, or ``self_verify`` not a bool.
+        InvalidSamplerConfig: an unknown key, ``link`` is not a name or differs from the other
+            two refs', or ``self_verify`` is not a bool.
     """
+    _refuse_unknown("acceptance", "evidence_acceptance", unknown)
     if not isinstance(self_verify, bool):
         raise InvalidSamplerConfig(
-            f"policies.acceptance: 'self_verify' must be true or false, as the spec's "
-            f"evolve.self_verify is; got {short_repr(self_verify)}"
+            f"policies.acceptance: 'self_verify' must be true or false (false: tell the "
+            f"sampler no gain at all); got {short_repr(self_verify)}"
         )
     tap = _tap(link, "acceptance")
-    tap.self_verify = self_verify
+    _check_links()
+    tap.self_verify = None if self_verify else False
     return tap.acceptance()
 
 
-def evidence_promotion(link: str) -> EvidencePromotion:
+def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
     """The ``policies.promotion`` of a run spec: the engine's own rule, telling the sampler
     whose ``policies.task_sampler`` has the same ``link`` what each merge decided.
 
     Raises:
-        InvalidSamplerConfig: ``link`` is not a name.
+        InvalidSamplerConfig: an unknown key, or ``link`` is not a name or differs from the
+            other two refs'.
     """
-    return _tap(link, "promotion").promotion()
+    _refuse_unknown("promotion", "evidence_promotion", unknown)
+    tap = _tap(link, "promotion")
+    _check_links()
+    return tap.promotion()
+
+
+#: The keys each of this module's refs takes, besides the engine's own ``ref`` and ``call``.
+_KEYS = {
+    "from_run_spec": ("spec", "file", "key", "state", "link"),
+    "evidence_acceptance": ("link", "self_verify"),
+    "evidence_promotion": ("link",),
+}
+
+
+def _refuse_unknown(slot: str, ref: str, unknown: Mapping[str, Any]) -> None:
+    """Refuse keys the ``ref`` does not take, naming the valid ones, not the engine's
+    ``TypeError`` (whose advice, ``call=False``, is never the fix here)."""
+    if not unknown:
+        return
+    from .registry import _close_parameter  # only on this error path
+
+    valid = _KEYS[ref]
+    names = sorted(unknown)
+    matches = (_close_parameter(name, valid) for name in names)
+    hints = "".join(f" Did you mean {match!r}?" for match in matches if match)
+    raise InvalidSamplerConfig(
+        f"policies.{slot}: unknown key{'s' if len(names) > 1 else ''} "
+        f"{', '.join(short_repr(name) for name in names)} in the "
+        f"agentdescent_sampling:{ref} ref.{hints} Its keys: {', '.join(map(repr, valid))}"
+    )
+
+
+def _link(sampler: Sampler, link: str) -> None:
+    """Attach ``sampler`` to the tap of ``link``, once it is known to take the evidence and
+    the spec's acceptance and promotion refs to give the same link."""
+    tap = _tap(link)
+    if not callable(getattr(sampler, "evidence", None)):
+        policies = _policies_being_built()
+        unwire = "remove 'link' from policies.task_sampler"
+        if policies is None or any(_link_of(policies, slot) is not None for slot in LINKED[1:]):
+            unwire += (
+                " and remove the policies.acceptance and policies.promotion refs "
+                "(agentdescent_sampling:evidence_acceptance and :evidence_promotion) that give "
+                f"link {link!r}"
+            )
+        raise InvalidSamplerConfig(f"policies.task_sampler: {no_evidence(sampler, unwire)}")
+    _check_links()
+    tap.attach(sampler)
+
+
+def _check_links() -> None:
+    """Refuse a spec being built whose three evidence refs do not all give one link: now,
+    before any rollout, and in ``agentdescent plan`` too."""
+    policies = _policies_being_built()
+    if policies is not None:
+        problem = links_problem({slot: _link_of(policies, slot) for slot in LINKED})
+        if problem is not None:
+            raise InvalidSamplerConfig(problem)
+
+
+def _policies_being_built() -> Mapping[str, Any] | None:
+    """The ``policies`` block of the run spec the engine is building, or None outside one.
+
+    The engine resolves each ref with that ref's own keys, in the spec's order, and
+    ``agentdescent plan`` runs nothing of ours after the last one: the spec, a local of the
+    engine's frames that resolve the refs (``agentdescent.evolvespec``), is the one place
+    where the three links can be compared before a run. Under an engine that builds refs
+    elsewhere this finds nothing, and the tap still stops the run at its first card.
+    """
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "agentdescent.evolvespec":
+            policies = getattr(frame.f_locals.get("spec"), "policies", None)
+            if isinstance(policies, Mapping):
+                return policies
+        frame = frame.f_back
+    return None
+
+
+def _link_of(policies: Mapping[str, Any], slot: str) -> str | None:
+    """The ``link`` the spec's ref in ``slot`` gives, as text; None if it gives none."""
+    ref = policies.get(slot)
+    link = ref.get("link") if isinstance(ref, Mapping) else None
+    return link if link is None or isinstance(link, str) else short_repr(link)
 
 
 def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:

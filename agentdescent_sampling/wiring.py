@@ -8,8 +8,12 @@ cards behind each candidate, and the promotion policy every merge report, commit
 not. :func:`wire` wraps those two policies (yours, or the engine's defaults) so that each
 card reaches the sampler once, as ``sampler.evidence(task_id, gain, committed)``:
 
-- ``gain``: the self-verify re-run's score minus the failing score, or ``None`` when
-  self-verify is off (then the sampler has the commits alone);
+- ``gain``: the self-verify re-run's score minus the failing score, or ``None`` where the
+  engine made no re-run (self-verify off, or skipped by a token budget near its end): then
+  the sampler has the commit alone. The engine files ``0.0`` for a card it did not re-run,
+  the same number as a re-run that still fails with the same score, so a card's ``0.0`` is
+  told as a gain only where the run is known to re-run every failure (:func:`wire`) or the
+  card shows its re-run (two trace ids: the rollout's and the re-run's);
 - ``committed``: whether the card's proposal is part of a candidate that was committed.
 
 A card the engine discards before the gate (stale, screened out) is never reported, which
@@ -46,11 +50,15 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     exactly as before, and the sampler is told each evidence card's task, its self-verify
     gain and whether it was committed. On the synchronous path, a sampler that also has
     ``end_round(committed)`` is told each round's commit count by an ``on_round`` that then
-    calls yours. Pass ``self_verify=False`` here, not beside the call, if you turn self-verify
-    off, so the sampler is not told a gain the engine never measured; and ``artifact_id``
-    likewise, so the cards of ``extra_artifacts`` are told apart. Works on both engine paths
-    (``asynchronous=True`` included) and with any merge policies, but not with an
-    ``aggregator_factory``, which replaces the policies.
+    calls yours. ``self_verify`` comes back too (``True`` unless you pass ``False``), so that
+    giving it beside the call, ``evolve(**wire(sampler), self_verify=False)``, is Python's
+    ``TypeError`` (multiple values), not a run whose sampler is told a gain of 0.0 the engine
+    never measured: pass it here. Pass ``artifact_id`` here too, so the cards of
+    ``extra_artifacts`` are told apart. With ``max_tokens`` the engine skips the re-run once
+    the budget is nearly spent, so a card's ``0.0`` is then told as a gain only where its two
+    trace ids show the re-run. Works on both engine paths (``asynchronous=True`` included) and
+    with any merge policies, but not with an ``aggregator_factory``, which replaces the
+    policies.
 
     Raises:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
@@ -89,12 +97,15 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
             f"promotion it wraps, or None for the engine's defaults; got "
             f"{type(policies).__name__} {short_repr(policies)}"
         )
+    self_verify = bool(yours.get("self_verify", True))
     tap = EvidenceTap(
         sampler,
-        self_verify=bool(yours.get("self_verify", True)),
+        # The engine's BudgetGovernor skips the re-run near the end of a token budget.
+        self_verify=self_verify and (None if yours.get("max_tokens") is not None else True),
         artifact_id=yours.get("artifact_id", "artifact"),
     )
     wired = {
+        "self_verify": self_verify,
         **yours,
         "task_sampler": sampler,
         "policies": replace(
@@ -131,15 +142,22 @@ class EvidenceTap:
     Args:
         sampler: has ``evidence(task_id, gain, committed)``; or None, to :meth:`attach`
             one later.
-        self_verify: whether the run re-runs each proposal (``evolve(self_verify=...)``);
-            without it a card's gain is not a measurement and the sampler is told ``None``
-            (as it is of a gain that is not a finite number).
+        self_verify: whether the engine re-ran each failure with its proposal. ``True``:
+            every one (``evolve(self_verify=True)`` without ``max_tokens``), so each card's
+            ``before_after_delta`` is a gain; ``False``: none, so the sampler is told
+            ``None``; ``None``: not known (a run spec's refs cannot see its ``evolve``
+            block), so a card's ``0.0``, which is also what the engine files when it made no
+            re-run, is told as a gain only if the card has two trace ids (the rollout's and
+            the re-run's, when the run records rollouts), else as ``None``. A gain that is not
+            a finite number is told as ``None`` too.
         artifact_id: the artifact whose rollouts the sampler records; the cards of
             ``evolve(extra_artifacts=...)`` come from rollouts it never saw, and are skipped.
             None: every card.
-        link: the run spec ``link`` the three refs share: the run then stops, naming it,
-            if a ref with this link is missing (a typo in one link would leave the run
-            unwired); None outside a run spec.
+        link: the run spec ``link`` the three refs share: the run then stops at its first
+            card or merge report, naming it, if a ref with this link is missing (a typo in
+            one link would leave the run unwired; a spec the engine builds is checked before
+            that, by :func:`~agentdescent_sampling.from_run_spec` and the evidence refs);
+            None outside a run spec.
 
     Raises:
         TypeError: ``sampler`` has no ``evidence`` method.
@@ -149,7 +167,7 @@ class EvidenceTap:
         self,
         sampler: Any = None,
         *,
-        self_verify: bool = True,
+        self_verify: bool | None = None,
         artifact_id: str | None = None,
         link: str | None = None,
     ) -> None:
@@ -173,18 +191,8 @@ class EvidenceTap:
         """
         evidence = getattr(sampler, "evidence", None)
         if not callable(evidence):
-            name = getattr(sampler, "name", type(sampler).__name__)
-            unwired = (
-                "pass the sampler to evolve(task_sampler=...) without wire()"
-                if self._link is None
-                else f"remove 'link' from policies.task_sampler and remove the "
-                f"policies.acceptance and policies.promotion refs "
-                f"(agentdescent_sampling:evidence_acceptance and :evidence_promotion) that "
-                f"give link {self._link!r}"
-            )
             raise TypeError(
-                f"sampler {name!r} has no evidence(task_id, gain, committed) method, so it "
-                f"cannot use the engine's evidence; select fixable-first, or {unwired}"
+                no_evidence(sampler, "pass the sampler to evolve(task_sampler=...) without wire()")
             )
         self._evidence = evidence
         self._parts.add("task_sampler")
@@ -223,11 +231,20 @@ class EvidenceTap:
             task_id = _task_id(card)
             if task_id is None:
                 continue
-            delta = float(card.before_after_delta)
-            gain = delta if self.self_verify and math.isfinite(delta) else None
-            noted.append((task_id, gain, card.diff is diff or card.diff.diff_id in parts))
+            part = card.diff is diff or card.diff.diff_id in parts
+            noted.append((task_id, self._gain(card), part))
         with self._lock:
             self._pending[diff.diff_id] = noted
+
+    def _gain(self, card: Any) -> float | None:
+        """The card's self-verify gain, or None if the engine may not have measured one."""
+        delta = float(card.before_after_delta)
+        if self.self_verify is False or not math.isfinite(delta):
+            return None
+        # Without a re-run the engine files exactly 0.0, and the rollout's trace id alone.
+        if self.self_verify is None and delta == 0.0 and len(getattr(card, "trace_ids", ())) < 2:
+            return None
+        return delta
 
     def reported(self, reports: Sequence[Any]) -> None:
         """Tell the sampler the fate of every noted card whose candidate was reported.
@@ -258,17 +275,11 @@ class EvidenceTap:
                     "attach() one before the run"
                 )
             return
-        parts = ("task_sampler", "acceptance", "promotion")
-        missing = [part for part in parts if part not in self._parts]
-        if missing:
-            given = [part for part in parts if part in self._parts]
-            raise RuntimeError(
-                f"the run spec's policies.{' and policies.'.join(given)} give link "
-                f"{self._link!r}, but no policies.{' or policies.'.join(missing)} ref does, so "
-                f"the engine's evidence would reach no sampler; give policies.task_sampler, "
-                f"policies.acceptance and policies.promotion the same 'link' (check each for a "
-                f"typo)"
-            )
+        problem = links_problem(
+            {slot: self._link if slot in self._parts else None for slot in LINKED}
+        )
+        if problem is not None:
+            raise RuntimeError(problem)
 
 
 class _Wrapped:
@@ -301,6 +312,59 @@ class EvidencePromotion(_Wrapped):
         """``inner.observe(reports)``, after telling the sampler what each report decided."""
         self.tap.reported(reports)
         return self.inner.observe(reports)
+
+
+#: The run spec slots a ``link`` joins, in the order messages name them.
+LINKED = ("task_sampler", "acceptance", "promotion")
+
+
+def links_problem(links: dict[str, str | None]) -> str | None:
+    """What is wrong with the ``link`` each of :data:`LINKED` gives (None: no ref of that slot
+    gives one), or None if all give one link, or none does."""
+    given: dict[str, list[str]] = {}
+    for slot in LINKED:
+        link = links.get(slot)
+        if link is not None:
+            given.setdefault(link, []).append(slot)
+    missing = [slot for slot in LINKED if links.get(slot) is None]
+    if not given or (len(given) == 1 and not missing):
+        return None
+    said = [
+        f"{_slots(slots, 'and')} {'give' if len(slots) > 1 else 'gives'} link {link!r}"
+        for link, slots in given.items()
+    ]
+    if missing:
+        what = f"link {next(iter(given))!r}" if len(given) == 1 else "a link"
+        said.append(f"no {_slots(missing, 'or')} ref gives {what}")
+    refs = [
+        f'{{"ref": "agentdescent_sampling:evidence_{slot}", "link": "{next(iter(given))}"}}'
+        for slot in missing
+        if slot != "task_sampler"
+    ]
+    shown = f"; the evidence refs are {' and '.join(refs)}" if refs else ""
+    linked = [slot for slot in LINKED[1:] if slot not in missing]
+    unlink = ["'link' from policies.task_sampler"] if "task_sampler" not in missing else []
+    if linked:
+        unlink.append(f"the {_slots(linked, 'and')} ref{'s' if len(linked) > 1 else ''}")
+    return (
+        f"policies: {', '.join(said[:-1])} but {said[-1]}, so the engine's evidence would reach "
+        f"no sampler; give policies.task_sampler, policies.acceptance and policies.promotion "
+        f"the same 'link' (check each for a typo{shown}), or remove {' and '.join(unlink)} to "
+        f"run without the evidence"
+    )
+
+
+def no_evidence(sampler: Any, unwire: str) -> str:
+    """Why ``sampler`` cannot be told the engine's evidence, and ``unwire``: what to do instead."""
+    name = getattr(sampler, "name", type(sampler).__name__)
+    return (
+        f"sampler {name!r} has no evidence(task_id, gain, committed) method, so it cannot use "
+        f"the engine's evidence; select fixable-first, or {unwire}"
+    )
+
+
+def _slots(slots: Sequence[str], conjunction: str) -> str:
+    return f" {conjunction} ".join(f"policies.{slot}" for slot in slots)
 
 
 def _parts(diff_id: str) -> set[str]:

@@ -149,6 +149,56 @@ def test_a_bad_sampler_parameter_is_a_spec_error_that_names_the_slot(
 
 
 @pytest.mark.version_independent
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ({"spec": "informative-band", "stat": "~/x.sqlite"}, "policies.task_sampler: unknown "
+         "key 'stat' in the agentdescent_sampling:from_run_spec ref. Did you mean 'state'? Its "
+         "keys: 'spec', 'file', 'key', 'state', 'link'"),
+        ({"spec": "informative-band", "Spec": "x", "lnk": "main"}, "policies.task_sampler: "
+         "unknown keys 'Spec', 'lnk' in the agentdescent_sampling:from_run_spec ref. Did you "
+         "mean 'spec'? Did you mean 'link'?"),
+    ],
+    ids=["one", "two"],
+)  # fmt: skip
+def test_an_unknown_key_in_the_ref_is_named_with_the_keys_it_takes(
+    workspace: Workspace, ref: dict[str, str], message: str
+) -> None:
+    spec = workspace.spec({"ref": REF, **ref})
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(message)
+    assert "call=False" not in planned["error"]
+
+
+@pytest.mark.version_independent
+def test_a_key_beside_a_spec_is_refused_not_ignored(workspace: Workspace) -> None:
+    spec = workspace.spec({"ref": REF, "spec": "informative-band", "key": "tool.sampler"})
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert planned["error"] == (
+        "policies.task_sampler: 'key' ('tool.sampler') names the table to read in 'file', but "
+        "the ref gives 'spec', which is the sampler itself; remove 'key', or replace 'spec' "
+        "with 'file', an absolute path to a TOML or JSON file"
+    )
+
+
+@pytest.mark.version_independent
+def test_a_relative_file_path_names_the_slot_once(workspace: Workspace) -> None:
+    spec = workspace.spec({"ref": REF, "file": "run.toml"})
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith("policies.task_sampler: file path 'run.toml' is relative")
+    assert planned["error"].count("policies.task_sampler") == 1
+
+
+@pytest.mark.version_independent
 def test_the_plain_create_ref_ends_a_typo_in_a_traceback(workspace: Workspace) -> None:
     # Why from_run_spec exists: the engine reports only ValueError as a spec error, and
     # create() raises UnknownSamplerError, a LookupError. If this starts failing, the

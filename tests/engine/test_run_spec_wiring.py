@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks._runspec import REPO, Workspace, read_log
+from tests.engine.runspec_cli import read_state
 
 pytest.importorskip(
     "agentdescent",
@@ -70,6 +71,32 @@ def test_each_card_reaches_the_linked_sampler_through_the_cli(
     assert any(entry["committed"] for entry in told)
 
 
+def test_with_self_verify_left_off_by_the_kind_a_committed_fix_is_told_without_a_gain(
+    workspace: Workspace,
+) -> None:
+    # A skill_dir spec turns self_verify off, and the acceptance ref is not told: the engine
+    # then files a gain of 0.0, which must not read as "its re-run still failed".
+    log, state = workspace.root / "log.jsonl", workspace.root / "sampler.sqlite"
+    spec = workspace.spec(
+        {"ref": LOGGED, "log": str(log), "spec": "fixable-first", "link": "main",
+         "state": str(state)},
+        policies=_evidence_policies(),
+        allow=("agentdescent_sampling.", "benchmarks."),
+    )  # fmt: skip
+
+    workspace.evolve(spec)
+
+    told = [entry for entry in read_log(log) if "evidence" in entry]
+    assert told, read_log(log)
+    assert {entry["gain"] for entry in told} == {None}
+    committed = {entry["evidence"] for entry in told if entry["committed"]}
+    assert committed, told
+    # Credited by its failure's chance of having made the fix, not kept in play as unfixed.
+    saved = read_state(state)["state"]
+    assert set(saved["credit"]) == committed, saved
+    assert not committed & set(saved["no_commit"]), saved
+
+
 def test_a_linked_sampler_without_evidence_is_told_to_unlink_the_spec_not_to_skip_wire(
     workspace: Workspace,
 ) -> None:
@@ -90,34 +117,108 @@ def test_a_linked_sampler_without_evidence_is_told_to_unlink_the_spec_not_to_ski
     assert "wire()" not in planned["error"]
 
 
+@pytest.mark.version_independent
 @pytest.mark.parametrize(
-    ("links", "message"),
+    ("slot", "typo", "message"),
     [
-        (("a", "b", "b"), "policies.acceptance and policies.promotion give link 'b', but no "
-         "policies.task_sampler ref does"),
-        (("main", "mian", "main"), "policies.acceptance give link 'mian', but no "
-         "policies.task_sampler or policies.promotion ref does"),
-        (("main", "main", "mian"), "policies.task_sampler and policies.acceptance give link "
-         "'main', but no policies.promotion ref does"),
+        ("acceptance", "self_verfy", "policies.acceptance: unknown key 'self_verfy' in the "
+         "agentdescent_sampling:evidence_acceptance ref. Did you mean 'self_verify'? Its keys: "
+         "'link', 'self_verify'"),
+        ("promotion", "lnik", "policies.promotion: unknown key 'lnik' in the "
+         "agentdescent_sampling:evidence_promotion ref. Did you mean 'link'? Its keys: 'link'"),
     ],
-    ids=["sampler", "acceptance", "promotion"],
+    ids=["acceptance", "promotion"],
 )  # fmt: skip
-def test_a_link_one_ref_misspells_stops_the_run_with_the_fix(
-    workspace: Workspace, links: tuple[str, str, str], message: str
+def test_an_unknown_key_in_an_evidence_ref_is_named_with_the_keys_it_takes(
+    workspace: Workspace, slot: str, typo: str, message: str
 ) -> None:
-    sampler, acceptance, promotion = links
-    policies = _evidence_policies(link=acceptance)
-    policies["promotion"] = _evidence_policies(link=promotion)["promotion"]
+    policies = _evidence_policies()
+    policies[slot] = {**policies[slot], typo: False}
     spec = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first", "link": sampler},
+        {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first", "link": "main"},
         policies=policies,
     )
 
-    done = workspace.cli("--json", "evolve", spec)
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
 
-    assert done.returncode != 0
-    assert message in done.stdout + done.stderr
-    assert "the same 'link' (check each for a typo)" in done.stdout + done.stderr
+    assert planned["ok"] is False
+    assert planned["error"] == message
+
+
+@pytest.mark.version_independent
+def test_a_linked_sampler_that_cannot_be_told_and_has_no_evidence_refs_is_told_to_unlink_it(
+    workspace: Workspace,
+) -> None:
+    spec = workspace.spec(
+        {"ref": "agentdescent_sampling:from_run_spec", "spec": "difficulty-weighted",
+         "link": "main"}
+    )  # fmt: skip
+
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
+
+    assert planned["ok"] is False
+    assert planned["error"] == (
+        "policies.task_sampler: sampler 'difficulty-weighted' has no evidence(task_id, gain, "
+        "committed) method, so it cannot use the engine's evidence; select fixable-first, or "
+        "remove 'link' from policies.task_sampler"
+    )
+
+
+UNLINK = (
+    "or remove 'link' from policies.task_sampler and the policies.acceptance and "
+    "policies.promotion refs to run without the evidence"
+)
+
+
+@pytest.mark.version_independent
+@pytest.mark.parametrize(
+    ("links", "message"),
+    [
+        (("a", "b", "b"), "policies: policies.task_sampler gives link 'a' but "
+         "policies.acceptance and policies.promotion give link 'b', so the engine's evidence "
+         "would reach no sampler; give policies.task_sampler, policies.acceptance and "
+         "policies.promotion the same 'link' (check each for a typo), " + UNLINK),
+        (("main", "mian", "main"), "policies: policies.task_sampler and policies.promotion "
+         "give link 'main' but policies.acceptance gives link 'mian', so"),
+        (("main", "main", "mian"), "policies: policies.task_sampler and policies.acceptance "
+         "give link 'main' but policies.promotion gives link 'mian', so"),
+        ((None, "main", "main"), "policies: policies.acceptance and policies.promotion give "
+         "link 'main' but no policies.task_sampler ref gives link 'main', so"),
+        (("main", None, None), "policies: policies.task_sampler gives link 'main' but no "
+         "policies.acceptance or policies.promotion ref gives link 'main', so the engine's "
+         "evidence would reach no sampler; give policies.task_sampler, policies.acceptance and "
+         "policies.promotion the same 'link' (check each for a typo; the evidence refs are "
+         '{"ref": "agentdescent_sampling:evidence_acceptance", "link": "main"} and '
+         '{"ref": "agentdescent_sampling:evidence_promotion", "link": "main"}), or remove '
+         "'link' from policies.task_sampler to run without the evidence"),
+    ],
+    ids=["two-links", "acceptance", "promotion", "sampler-unlinked", "no-evidence-refs"],
+)  # fmt: skip
+def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_each(
+    workspace: Workspace, links: tuple[str | None, str | None, str | None], message: str
+) -> None:
+    sampler, acceptance, promotion = links
+    state = workspace.root / "sampler.sqlite"
+    ref = {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first",
+           "state": str(state)}  # fmt: skip
+    if sampler is not None:
+        ref["link"] = sampler
+    policies = {
+        slot: {"ref": f"agentdescent_sampling:evidence_{slot}", "link": link}
+        for slot, link in (("acceptance", acceptance), ("promotion", promotion))
+        if link is not None
+    }
+    spec = workspace.spec(ref, policies=policies, self_verify=True)
+
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
+    evolved = workspace.cli("--json", "evolve", spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(message)
+    assert evolved.returncode == 2
+    assert message in evolved.stdout + evolved.stderr
+    assert not workspace.store.exists(), "no run is started, no rollout paid for"
+    assert read_state(state).get("records", 0) == 0, "the state file holds no record"
 
 
 def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped() -> None:
@@ -133,5 +234,6 @@ def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped
     evidence_acceptance("shraed")
     promotion = evidence_promotion("shared")
     with pytest.raises(RuntimeError, match=r"policies\.task_sampler and policies\.promotion "
-                       r"give link 'shared', but no policies\.acceptance ref does"):  # fmt: skip
+                       r"give link 'shared' but no policies\.acceptance ref gives link "
+                       r"'shared'"):  # fmt: skip
         promotion.tap.reported([])  # what observe() does first, before the engine's own rule

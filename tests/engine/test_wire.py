@@ -107,6 +107,89 @@ def test_your_on_round_still_runs_and_without_self_verify_the_gain_is_none(
     assert {gain for _, gain, _ in sampler.told} == {None}
 
 
+def test_self_verify_given_beside_wire_is_a_type_error_not_a_gain_the_engine_never_measured(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent import evolve
+
+    with pytest.raises(TypeError, match="multiple values for keyword argument 'self_verify'"):
+        evolve(
+            toy.tasks, toy.reward, agent=NoteAgent(), rounds=1, **wire(Listening()),
+            self_verify=False,
+        )  # fmt: skip
+
+
+def test_under_a_token_budget_a_card_whose_rerun_the_engine_skipped_is_told_no_gain(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent import evolve
+    from agentdescent.agents import Usage
+    from agentdescent.policies import AcceptDecision, Policies
+
+    class RefuseAll:  # so that the lessons fail, and are proposed and re-run, every round
+        def accept(self, ctx: Any) -> AcceptDecision:
+            return AcceptDecision(False, "below-threshold", "refused by the test")
+
+    usage = Usage()
+    sampler = Listening()
+    result = evolve(
+        toy.tasks,
+        toy.reward,
+        agent=HintAgent(),
+        n_workers=toy.n_workers,
+        held_out_frac=len(toy.held_out) / len(toy.tasks),
+        rounds=12,
+        usage=usage,
+        # 100 tokens a round: from round 9 on, 90% of the budget is spent, and the engine's
+        # governor skips each re-run, filing a gain of 0.0 for it.
+        **wire(
+            sampler,
+            max_tokens=1000,
+            policies=Policies(acceptance=RefuseAll()),
+            on_round=lambda info: usage.add_tokens(prompt_tokens=100),
+        ),
+    )
+
+    assert result.error is None
+    # A lesson's re-run passes: 1.0 where it was made, and no gain where it was skipped.
+    assert {gain for _, gain, _ in sampler.told} == {1.0, None}, sampler.told
+
+
+@pytest.mark.parametrize("record", [True, False], ids=["recorded", "not-recorded"])
+def test_run_spec_refs_tell_a_gain_of_zero_only_where_the_card_shows_its_rerun(
+    toy: ToyWorkload, record: bool
+) -> None:
+    # The refs of a run spec cannot see its self_verify: each card says whether it was re-run.
+    from agentdescent import evolve
+    from agentdescent.policies import Policies
+
+    from agentdescent_sampling import evidence_acceptance, evidence_promotion
+    from agentdescent_sampling.runspec import _tap
+
+    sampler = Listening()
+    link = f"python_{record}"
+    _tap(link).attach(sampler)
+    evolve(
+        toy.tasks,
+        toy.reward,
+        agent=NoteAgent(),
+        task_sampler=sampler,
+        n_workers=toy.n_workers,
+        held_out_frac=len(toy.held_out) / len(toy.tasks),
+        rounds=8,
+        record_trajectories=record,
+        policies=Policies(acceptance=evidence_acceptance(link), promotion=evidence_promotion(link)),
+    )
+
+    lessons = {gain for task_id, gain, _ in sampler.told if task_id.startswith("lesson")}
+    notes = {gain for task_id, gain, _ in sampler.told if not task_id.startswith("lesson")}
+    assert lessons == {1.0}, sampler.told
+    # A note's re-run still fails, 0.0, as the engine files a card it did not re-run. It is
+    # told so where the card has two trace ids, the rollout's and the re-run's (one may be a
+    # duplicate the store does not keep), and without a gain where the run records none.
+    assert 0.0 in notes if record else notes == {None}, sampler.told
+
+
 def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> None:
     from agentdescent_sampling import create
 
