@@ -20,6 +20,7 @@ from .protocol import short_repr
 __all__ = [
     "MAX_DEPTH",
     "MAX_VALUES",
+    "SEPARATORS",
     "check_toml_nesting",
     "checked_path",
     "kind_of",
@@ -39,6 +40,8 @@ MAX_DEPTH = 32
 #: 70 bytes once parsed, so this bounds a parse to about a gibibyte of objects beyond the
 #: text, however small the values. A million tasks of six numbers each hold 7 million.
 MAX_VALUES = 1 << 24
+#: What ends a directory's path: a path ending in one names no file.
+SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
 #: Files are read in pieces of this size, up to their limit.
 _CHUNK = 1 << 20
 #: What :func:`check_toml_nesting` looks at; everything else is skipped in C.
@@ -85,8 +88,10 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
 
     Raises:
         ValueError: it holds a NUL character, names an unknown user's home
-            (``~nosuchuser``), or lies under a directory that cannot be searched;
-            any other trouble (a missing file) is left to the caller.
+            (``~nosuchuser``), lies under a directory that cannot be searched, or ends
+            with a separator where there is no directory (``Path`` would drop it, and a
+            file would be made by the directory's name); any other trouble (a missing
+            file) is left to the caller.
     """
     text = os.fspath(path)
     if "\0" in str(text):
@@ -107,6 +112,11 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
         ) from None
     except OSError:
         pass  # a new file, say: the caller reports it in its own words
+    if str(text).endswith(SEPARATORS) and not expanded.is_dir():
+        raise ValueError(
+            f"it ends with {str(text)[-1]!r}, so it names a directory, and no directory is "
+            f"there; to name a file, leave the {str(text)[-1]!r} off"
+        )
     return expanded
 
 

@@ -14,7 +14,8 @@ Opening it is careful, because a state path comes from a config file:
   names that inode, so a file moved, deleted or swapped for a symlink later is never
   written through, and the write fails loudly instead of going to an orphaned file;
 - a file that is not this package's state (another SQLite database, a JSON export, any
-  other file) is refused by its first bytes before SQLite touches it;
+  other file) is refused by its first bytes before SQLite touches it, and so is a path that
+  names the ``-wal``, ``-shm`` or ``-journal`` file SQLite keeps beside a database;
 - a new file is created with mode 0600 before SQLite writes a byte, and SQLite gives its
   ``-wal``, ``-shm`` and ``-journal`` files the database's own mode;
 - a ``flock`` on that descriptor, held while the file is open, refuses a second holder,
@@ -22,9 +23,14 @@ Opening it is careful, because a state path comes from a config file:
   way, when it is opened: its file is made then, in one transaction with its tables, its
   first snapshot and its holder, so a crash leaves either no state or a whole one. A new
   file nothing was written to is removed again when it is closed (with the directories made
-  for it, if empty), so that building a sampler (``agentdescent plan``) leaves nothing;
+  for it, if empty), and an empty file found at the path is emptied again; an existing state
+  is written to only by its first write (which names its holder), so that building a
+  sampler (``agentdescent plan``) leaves every file as it found it;
 - a reader reads in one transaction (:meth:`StateDB.reading`): in WAL mode it sees the
-  file as of one commit, even while the holder folds its log into a new snapshot.
+  file as of one commit, even while the holder folds its log into a new snapshot. A reader
+  makes no file beside the state: one that no run holds is read as it is (SQLite's
+  ``immutable``), under a shared ``flock`` that keeps a run from starting meanwhile, and one
+  a run holds is read through the run's own ``-wal`` and ``-shm`` files.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
 
-__all__ = ["APPLICATION_ID", "StateDB"]
+__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "sidecar_of"]
 
 #: ``PRAGMA application_id`` of a state database ("adss"): checked in the file's header.
 APPLICATION_ID = 0x61647373
@@ -71,8 +77,10 @@ _HOLDER_WAIT = 2.0
 #: How many times an opener tries again when the file it waited for was removed meanwhile
 #: (a new state that its maker closed unused).
 _REOPENS = 3
-#: The files SQLite keeps beside a database.
-_SIDECARS = ("-wal", "-shm", "-journal")
+#: The files SQLite keeps beside a database, by the suffix of their names.
+SIDECARS = ("-wal", "-shm", "-journal")
+#: How SQLite stores a value that is not text, for a message.
+_STORED_AS = {int: "an INTEGER", float: "a REAL", bytes: "a BLOB", type(None): "NULL"}
 
 # (st_dev, st_ino) of every state file open in this process. A second descriptor of a
 # file SQLite has open must never be closed while SQLite holds it (closing any descriptor
@@ -80,6 +88,20 @@ _SIDECARS = ("-wal", "-shm", "-journal")
 # process is refused before it opens one.
 _held: dict[tuple[int, int], str] = {}
 _held_lock = threading.Lock()
+
+
+def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """``(database, kind)`` when ``path`` names one of the files SQLite keeps beside a file
+    that exists, ``database``: its ``"wal"``, ``"shm"`` or ``"journal"``; else None.
+
+    Such a path is never a state's, nor an export's: SQLite reads the file as part of that
+    database, and would overwrite or roll back whatever is written there."""
+    text = os.fspath(path)
+    for suffix in SIDECARS:
+        database = text.removesuffix(suffix)
+        if database != text and os.path.isfile(database):
+            return database, suffix[1:]
+    return None
 
 
 def _check_makeable(path: Path, where: str) -> None:
@@ -124,7 +146,8 @@ class StateDB:
 
     Raises:
         StateError: the path is a symlink, not a regular file, not this package's state,
-            of another sampler, or held by another process (named with its pid); or
+            SQLite's file beside a database, of another sampler, read-only for this user
+            (a writable state), or held by another process (named with its pid); or
             ``initial`` raised it.
     """
 
@@ -144,13 +167,28 @@ class StateDB:
         self._initial = initial
         self._initial_text: str | None = None
         self._locked = False
+        # A reader's shared flock, held while it reads: no run holds the file meanwhile.
+        self._shared = False
         self._closed = False
         self._fd = -1
-        #: Whether this opening made the file, and whether anything was written to it since.
+        #: Whether this opening made the state (its tables, in a new or empty file).
         self.made = False
-        self._written = False
+        # Whether this opening created the file itself (then removed if left unused, where
+        # an empty file it found is emptied again); whether it has written anything since;
+        # whether it has written itself in as the holder; whether a reader made the -shm.
+        self._created = self._written = self._claimed = self._made_shm = False
         self._made_directories: list[Path] = []
+        self._unwritable_before: list[str] = []
         self.connection: sqlite3.Connection | None = None
+        sidecar = sidecar_of(path)
+        if sidecar is not None:
+            database, kind = sidecar
+            raise StateError(
+                f"the sampler state {self.where!r} is the {kind} file SQLite keeps beside the "
+                f"database {database!r}: SQLite reads it as part of that database, and would "
+                f"overwrite what is written there. Give the database's own path to "
+                f"{'use' if writable else 'read'} that state, or a path of another name"
+            )
         try:
             if writable and not os.path.lexists(path):
                 # Refused before anything is made: a path that could not be made, or a
@@ -184,6 +222,9 @@ class StateDB:
                 self._fd = self._open_descriptor()
                 self._identity = _identity(os.fstat(self._fd))
                 if not self.writable:
+                    # Kept while reading, if no run holds the file: none can start and
+                    # write it under a reader that reads it as it is (see _immutable).
+                    self._shared = _try_lock(self._fd, shared=True)
                     break
                 self._lock()
                 if self._named_instead() is None:
@@ -191,7 +232,7 @@ class StateDB:
                 # Removed while this opener waited for it: a new state closed unused by
                 # the process that made it. Open what the path names now.
                 self._release()
-                self.made = False
+                self._created = False
             else:
                 raise StateError(
                     f"the sampler state {self.where!r} was removed or replaced each time it "
@@ -200,13 +241,14 @@ class StateDB:
             new = self._check_header()
             if new and not self.writable:
                 return  # being made by its opener: nothing recorded yet
+            self._unwritable_before = self._unwritable() if self.writable else []
             self.connection = self._connect()
             try:
                 if not new and self.writable and self._rolled_back():
                     new = True  # a creation killed mid-commit, which SQLite has just undone
                 if new:
                     self._create(self._owner, self._spec, self._first_snapshot())
-                    self.made = True
+                    self.made = self._claimed = True
                 self._check_contents(self._owner)
                 if self.writable:
                     self.connection.execute("PRAGMA journal_mode=WAL")
@@ -214,10 +256,15 @@ class StateDB:
                     # After a checkpoint the WAL shrinks back, instead of keeping the size of
                     # the largest snapshot ever written through it.
                     self.connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
+                    # A state this user cannot write (a read-only file, or a read-only -shm
+                    # beside it) is refused now, not at the first record. The write lock
+                    # taken and given back writes nothing to the file.
+                    self.connection.execute("BEGIN IMMEDIATE")
+                    self.connection.execute("ROLLBACK")
             except sqlite3.Error as error:
                 raise self._unreadable(error) from error
         except BaseException:
-            self._release(discard=self.made)
+            self._release(discard=self.made or self._created)
             self._remove_made_directories()
             raise
 
@@ -252,14 +299,6 @@ class StateDB:
         mid-commit, after the header was written, and SQLite rolled it back."""
         (pages,) = self._db().execute("PRAGMA page_count").fetchone()
         return int(pages) == 0
-
-    def claim(self) -> None:
-        """Write this process as the file's holder, for an opener that is refused."""
-        with self.transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)",
-                (os.getpid(), socket.gethostname(), _now()),
-            )
 
     # -- reading -------------------------------------------------------------------
 
@@ -331,15 +370,18 @@ class StateDB:
         """Who holds the file, as ``process N on HOST (since T)``; None if nobody does."""
         if self._locked:
             return f"this process ({os.getpid()})"
-        if _try_lock(self._fd, shared=True):
+        if self._shared or _nobody_holds(self._fd):
             return None
+        # A run names itself with its first write: until then, its pid is not in the file.
         return _describe_holder(self._db()) or "another process"
 
     # -- writing -------------------------------------------------------------------
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction, after checking that the path still names this file.
+        """A write transaction, after checking that the path still names this file. The
+        first of an opening also writes this process in as the file's holder, for an
+        opener that is refused: opening an existing state writes nothing to it.
 
         Raises:
             StateError: the path was moved, deleted or replaced (by a symlink, say) since
@@ -359,20 +401,35 @@ class StateDB:
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
+                if not self._claimed:
+                    db.execute(
+                        "INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)",
+                        (os.getpid(), socket.gethostname(), _now()),
+                    )
                 yield db
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
-            self._written = True
+            self._written = self._claimed = True
         except sqlite3.Error as error:
+            if "readonly" in str(error):
+                raise StateError(self._read_only(error)) from error
             raise StateError(f"cannot write the sampler state {self.where!r}: {error}") from error
 
     def close(self) -> None:
-        """Close the connection, then the descriptor (which releases the lock). A new file
-        that nothing was written to is removed, as if the sampler had never been built."""
+        """Close the connection, then the descriptor (which releases the lock). A new state
+        that nothing was written to is undone, as if the sampler had never been built: a
+        file this opening created is removed, an empty file it found is emptied again. One
+        this process wrote itself into as the holder is left naming no holder."""
+        discard = self.made and not self._written
+        if self._claimed and not discard and not self._closed and self.connection is not None:
+            # Best effort: the next holder names itself only with its first write, and a
+            # refused opener meanwhile is better told of no holder than of this one.
+            with contextlib.suppress(StateError), self.transaction() as db:
+                db.execute("DELETE FROM holder")
         self._closed = True
-        self._release(discard=self.made and not self._written)
+        self._release(discard=discard)
 
     def _release(self, *, discard: bool = False) -> None:
         if self.connection is not None:
@@ -380,6 +437,12 @@ class StateDB:
             self.connection = None
         if discard and self._locked:  # unlocked, the file may be another opener's by now
             self._discard()
+        if self._made_shm and self._shared:
+            # Made by this reader, for a -wal a killed run left: no run can have opened it
+            # while this reader holds its shared flock, and SQLite makes it again from the
+            # -wal whenever it is needed.
+            with contextlib.suppress(OSError):
+                os.unlink(self.where + "-shm")
         if self._fd >= 0:
             if self._locked:
                 with _held_lock:
@@ -389,15 +452,22 @@ class StateDB:
             self._fd = -1
 
     def _discard(self) -> None:
-        """Remove the file this opening made, with its SQLite files and the directories
-        made for it (if empty). Done holding the lock: an opener waiting for it then finds
-        the path gone and makes its own, and nobody can be making a file there meanwhile."""
+        """Undo this opening's making of the state: remove the file it created, with its
+        SQLite files and the directories made for it (if empty), or empty again the empty
+        file it found there. Done holding the lock: an opener waiting for it then finds
+        the path gone (or empty) and makes its own, and nobody can be making a file there
+        meanwhile."""
         if self._named_instead() is not None:
             return  # moved or replaced: whatever the path names now is not this file
-        # The database last: while it exists, no one else can make SQLite files beside it.
-        for suffix in (*_SIDECARS, ""):
+        for suffix in SIDECARS:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.where + suffix)
+        # The database last: while it exists, no one else can make SQLite files beside it.
+        if not self._created:
+            os.ftruncate(self._fd, 0)  # not this opening's to remove: left as it was found
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.where)
         self._remove_made_directories()
 
     def _remove_made_directories(self) -> None:
@@ -430,7 +500,7 @@ class StateDB:
             else:
                 try:  # O_EXCL: made by this opening, so it is this one's to remove if unused
                     fd = os.open(self.path, flags | os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-                    self.made = True
+                    self._created = True
                 except FileExistsError:
                     fd = os.open(self.path, flags | os.O_RDWR)
         except OSError as error:
@@ -468,6 +538,12 @@ class StateDB:
                     f"state path"
                 )
             if not self._wait_for_lock():
+                if _nobody_holds(self._fd):  # only shared locks: readers, no run
+                    raise StateError(
+                        f"the sampler state {self.where!r} is being read by another process "
+                        f"('agentdescent-sampling state show' or 'export', say), which keeps "
+                        f"runs from writing it meanwhile; try again once it has finished"
+                    )
                 raise StateError(
                     f"the sampler state {self.where!r} is in use by {self._wait_for_holder()}; "
                     f"two runs recording into one state would each lose the other's records. "
@@ -525,49 +601,80 @@ class StateDB:
 
     def _unreadable(self, error: sqlite3.Error) -> StateError:
         """The error for a state SQLite could not read: read-only, or not a state."""
-        if "readonly" in str(error):  # WAL needs its -shm beside the file, even to read
+        if "readonly" in str(error) and self.writable:
+            return StateError(self._read_only(error))
+        if "readonly" in str(error):  # a hot -journal, which only a writer rolls back
             return StateError(
-                f"cannot open the sampler state {self.where!r} for writing: the file or its "
-                f"directory is read-only for this user ({error}); make both writable, or give "
-                f"a path this user can write ('agentdescent-sampling state show' reads it as "
-                f"it is)"
+                f"cannot read the sampler state {self.where!r}: SQLite must first roll back "
+                f"the writes a killed run left in its -journal ({error}), and a reader writes "
+                f"nothing; open it for a run (create(spec, state=PATH)), which does"
             )
         return StateError(
             f"{self.where!r} is not a readable sampler state: {error} (the file was left as it is)"
         )
 
-    def _immutable(self) -> str:
-        """``&immutable=1`` for a state in a directory this user cannot write, else ``""``.
+    def _unwritable(self) -> list[str]:
+        """What of the state this user cannot write, for a message: the file, the SQLite
+        files beside it (a read-only ``-shm`` refuses every write), its directory."""
+        names = [self.where, *(self.where + s for s in SIDECARS if os.path.lexists(self.where + s))]
+        culprits = [repr(name) for name in names if not os.access(name, os.W_OK)]
+        directory = os.path.dirname(os.path.abspath(self.where))
+        if not os.access(directory, os.W_OK | os.X_OK):
+            culprits.append(f"its directory {directory!r}")
+        return culprits
 
-        A reader of a WAL database makes its ``-shm`` file beside it, which such a directory
-        refuses. Read as it is (SQLite then takes no locks), the file must be still: a state
-        a run holds (another user's, say) is refused, and so is one whose ``-wal`` holds
-        writes not yet folded into the file (a run killed there), which it would miss.
+    def _read_only(self, error: sqlite3.Error) -> str:
+        """Why SQLite could not write the state, naming what of it this user could not
+        write before SQLite opened it: opening a read-only ``-shm`` this user owns, SQLite
+        gives it the database's mode, and still refuses to write through it."""
+        # os.access cannot tell a read-only mount, say; SQLite could.
+        culprits = self._unwritable_before or self._unwritable() or ["the file or its directory"]
+        shm = repr(self.where + "-shm")
+        return (
+            f"cannot write the sampler state {self.where!r}: {' and '.join(culprits)} "
+            f"{'is' if len(culprits) == 1 else 'are'} read-only for this user ({error}); make "
+            f"{'it' if len(culprits) == 1 else 'them'} writable"
+            + (
+                f" (or remove {shm} while no process has the state open: SQLite makes it again)"
+                if shm in culprits
+                else ""
+            )
+            + ", or give a path this user can write ('agentdescent-sampling state show' reads "
+            "the state as it is)"
+        )
+
+    def _immutable(self) -> str:
+        """``&immutable=1`` for a reader of a state no run holds, else ``""``.
+
+        A reader of a WAL database makes ``-wal`` and ``-shm`` files beside it, and leaves
+        them there, with the database's mode: a read-only state's read-only ``-shm`` would
+        then refuse every later run. Read as it is (SQLite then makes no file and takes no
+        lock), the file must be still: this reader's shared flock keeps a run from opening
+        it meanwhile, and a ``-wal`` or ``-journal`` holding writes not yet in the file (a
+        run killed there) is read through SQLite instead (which makes a missing ``-shm``,
+        removed again after). A state a run holds is read through the run's own files.
 
         Raises:
-            StateError: the directory is read-only and a run holds the state, or its log
-                holds unfolded writes.
+            StateError: the directory is read-only for this user, and a run holds the
+                state or its ``-wal`` holds unfolded writes (SQLite would make a ``-shm``).
         """
-        if os.access(self.path.parent, os.W_OK | os.X_OK):
-            return ""
-        if self._fd >= 0 and not _try_lock(self._fd, shared=True):
-            raise StateError(
-                f"cannot read the sampler state {self.where!r}: a run holds it, in a directory "
-                f"this user cannot write, so it cannot be read while it changes; read it as "
-                f"the run's user, or once the run has stopped"
-            )
-        try:
-            unfolded = os.stat(self.path.with_name(self.path.name + "-wal")).st_size > 0
-        except OSError:
-            unfolded = False
-        if unfolded:
+        if self._shared and not any(_size(self.where + s) for s in ("-wal", "-journal")):
+            return "&immutable=1"
+        if not os.access(os.path.dirname(os.path.abspath(self.where)), os.W_OK | os.X_OK):
+            if not self._shared:
+                raise StateError(
+                    f"cannot read the sampler state {self.where!r}: a run holds it, in a "
+                    f"directory this user cannot write, so it cannot be read while it "
+                    f"changes; read it as the run's user, or once the run has stopped"
+                )
             raise StateError(
                 f"cannot read the sampler state {self.where!r}: its directory is read-only for "
                 f"this user, and its -wal file holds writes SQLite must fold into the file "
                 f"first; make the directory writable, or copy the state and its -wal to one "
                 f"that is"
             )
-        return "&immutable=1"
+        self._made_shm = self._shared and not os.path.lexists(self.where + "-shm")
+        return ""
 
     def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
         try:
@@ -639,7 +746,8 @@ class StateDB:
 
 
 def _try_lock(fd: int, *, shared: bool) -> bool:
-    """Take a non-blocking ``flock``; whether it was granted (always yes without fcntl)."""
+    """Take a non-blocking ``flock``, kept until ``fd`` is closed; whether it was granted
+    (always yes without fcntl)."""
     try:
         import fcntl
     except ImportError:  # Windows: SQLite's own locks still keep the file whole
@@ -648,9 +756,26 @@ def _try_lock(fd: int, *, shared: bool) -> bool:
         fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
-    if shared:
+    return True
+
+
+def _nobody_holds(fd: int) -> bool:
+    """Whether no run holds the file of ``fd`` (a shared ``flock`` would be granted)."""
+    if not _try_lock(fd, shared=True):
+        return False
+    with contextlib.suppress(ImportError):
+        import fcntl
+
         fcntl.flock(fd, fcntl.LOCK_UN)
     return True
+
+
+def _size(name: str) -> int:
+    """The size of the file ``name``; 0 if there is none."""
+    try:
+        return os.stat(name).st_size
+    except OSError:
+        return 0
 
 
 def _describe_holder(db: sqlite3.Connection) -> str | None:
@@ -684,7 +809,8 @@ def _now() -> str:
 def _loads(text: object, where: str, what: str) -> Any:
     try:
         if not isinstance(text, str):
-            raise ValueError(f"a {type(text).__name__}, not JSON text")
+            stored = _STORED_AS.get(type(text), f"a {type(text).__name__}")
+            raise ValueError(f"it is stored as {stored}, not as TEXT")
         return json.loads(text)
     except ValueError as error:
         raise StateError(

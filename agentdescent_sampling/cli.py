@@ -155,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
         "state",
         help="show a sampler state file, or export it as JSON",
         description="Read a state file of create(spec, state=PATH), even while a run holds "
-        "it; nothing is written to it.",
+        "it; nothing is written to it, and no file is made beside it.",
     )
     actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
     shown = actions.add_parser("show", help="the sampler, its counts and who holds the file")

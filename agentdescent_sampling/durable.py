@@ -41,9 +41,16 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   at :meth:`~DurableSampler.close` if nothing was recorded, so that building a sampler
   leaves nothing behind). A second ``create(..., state=PATH)``, in this process or
   another, raises :class:`~agentdescent_sampling.errors.StateError` naming the file and
-  the holder's pid: two samplers appending to one log would each miss the other's records
-  in memory. A reader (``agentdescent-sampling state show``) reads the file in one
-  transaction, as of one commit, while the holder goes on writing.
+  the holder's pid (once the holder has written: its pid is written with its first
+  entry): two samplers appending to one log would each miss the other's records in
+  memory. A reader (``agentdescent-sampling state show``) reads the file in one
+  transaction, as of one commit, while the holder goes on writing, and makes no file
+  beside it.
+- **Opening writes nothing.** The log replayed when a file is opened becomes its new
+  snapshot (the sampler as replayed, with no pick in flight) in the transaction of the
+  first entry written after, which pays for it, not when it is opened: a sampler opened
+  and closed without a record (``agentdescent plan``) leaves the file as it was, byte for
+  byte.
 - **Safe to point at.** See :mod:`agentdescent_sampling._statedb`: symlinks are refused,
   never followed, a replaced file is never written through, a file that is not this
   package's state is refused untouched, and a new file is 0600 from its first byte.
@@ -70,11 +77,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ._statedb import StateDB
+from ._files import SEPARATORS
+from ._statedb import SIDECARS, StateDB, sidecar_of
 from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
 from .protocol import Stateful, TaskSampler, short_repr
 from .served import ServedSampler
-from .state import PLAIN_JSON, check_document, not_stateful, sampler_name, state_document
+from .state import (
+    PLAIN_JSON,
+    check_document,
+    not_stateful,
+    sampler_name,
+    state_dict_of,
+    state_document,
+)
 
 __all__ = [
     "REPLAY_LIMIT",
@@ -140,19 +155,21 @@ class DurableSampler(ServedSampler):
             built-in, and any plugin sampler that has them.
         path: the state file. Loaded now if it exists, created (mode 0600) if not, and
             held either way until :meth:`close`; a new file nothing was recorded in is
-            removed again then.
+            removed again then, and an existing one is written to only when something is.
         spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
             ``agentdescent-sampling state show``; its name by default.
 
     Raises:
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
-            or ``path`` is a directory.
-        StateError: ``path`` is a symlink, not a regular file, not a sampler state, held
-            by another process (named by pid), corrupt, over :data:`REPLAY_LIMIT`, or
-            belongs to another sampler or to other parameters; the file is left as it
-            was. Or ``path`` is new and the sampler's ``state_dict()`` raises or is not
-            plain JSON data (a NaN, a set): one that does so later is kept in the log, with
-            a :class:`RuntimeWarning`, and the log is snapshotted once it can be.
+            or ``path`` is empty, a directory or ends with a separator (a directory's).
+        StateError: ``path`` is a symlink, not a regular file, not a sampler state,
+            SQLite's ``-wal``, ``-shm`` or ``-journal`` file beside a database, read-only
+            for this user, held by another process (named by pid), corrupt, over
+            :data:`REPLAY_LIMIT`, or belongs to another sampler or to other parameters;
+            the file is left as it was. Or ``path`` is new and the sampler's
+            ``state_dict()`` raises or is not plain JSON data (a NaN, a set): one that does
+            so later is kept in the log, with a :class:`RuntimeWarning`, and the log is
+            snapshotted once it can be.
     """
 
     def __init__(
@@ -212,11 +229,12 @@ class DurableSampler(ServedSampler):
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
+        # The snapshot the log replayed at opening became, (records, rounds, JSON text):
+        # written with the first entry, in its transaction, so that opening writes nothing.
+        self._pending: tuple[int, int, str] | None = None
         self._rounds_told = callable(getattr(sampler, ROUND_END, None))
         try:
             self._records, self._next_round, self._next_shard = self._restore()
-            if not self._db.made:  # a new file names its holder from the start
-                self._db.claim()
         except BaseException:
             self.close()
             raise
@@ -290,9 +308,14 @@ class DurableSampler(ServedSampler):
             self._snapshot()
 
     def document(self) -> dict[str, Any]:
-        """The state as the JSON document :func:`~agentdescent_sampling.save_state` writes."""
+        """The state as the JSON document :func:`~agentdescent_sampling.save_state` writes.
+
+        Raises:
+            StateError: the sampler's ``state_dict()`` raised, naming it and the file.
+        """
+        cannot = f"cannot export the state of sampler {self._name!r} kept in {self._where}"
         with self._lock:
-            state = self._stateful.state_dict()
+            state = state_dict_of(self._stateful, cannot)
             return state_document(self._name, self._records, self._next_round, state)
 
     def close(self) -> None:
@@ -342,11 +365,14 @@ class DurableSampler(ServedSampler):
         self._unwritten.append(("event", name, args))
         self._logged += 1
         with self._db.transaction() as db:
+            if self._pending is not None:  # first, the log replayed at opening, folded
+                _write_snapshot(db, *self._pending)
             for table, first, second in self._unwritten:
                 if table == "shard":
                     db.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
                 else:
                     db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (first, second))
+        self._pending = None
         self._unwritten.clear()
         if self._snapshot_due(name):
             saved = "the record" if name == "record" else f"the {name}() call"
@@ -365,12 +391,13 @@ class DurableSampler(ServedSampler):
         # unless it is not being told of them (then four times later than otherwise).
         return not self._rounds_told or name == ROUND_END or self._logged >= 4 * enough
 
-    def _fold(self, saved: str) -> None:
-        """Replace the log with a snapshot, or keep it and try again once it has doubled:
-        what it holds is on disk already, and a replay restores it all. A failure is a
-        warning that says so, after ``saved`` (what is on disk: "the record was saved")."""
+    def _fold(self, saved: str, *, deferred: bool = False) -> None:
+        """Replace the log with a snapshot (``deferred``: with the next entry written), or
+        keep it and try again once it has doubled: what it holds is on disk already, and a
+        replay restores it all. A failure is a warning that says so, after ``saved`` (what
+        is on disk: "the record was saved")."""
         try:
-            self._snapshot()
+            self._snapshot(deferred=deferred)
         except StateError as error:
             self._retry_at = 2 * self._logged
             warnings.warn(
@@ -381,8 +408,9 @@ class DurableSampler(ServedSampler):
                 stacklevel=4,  # record() or a told call's caller
             )
 
-    def _snapshot(self) -> None:
-        """Replace the log with a snapshot of the sampler now.
+    def _snapshot(self, *, deferred: bool = False) -> None:
+        """Replace the log with a snapshot of the sampler now; ``deferred``, in the
+        transaction of the next entry written (:meth:`_append`), not now.
 
         Raises:
             StateError: ``state_dict()`` is not JSON, or the file could not be written;
@@ -390,13 +418,13 @@ class DurableSampler(ServedSampler):
         """
         started = time.perf_counter()
         text = self._state_json()
-        with self._db.transaction() as db:
-            db.execute("DELETE FROM event")
-            db.execute("DELETE FROM shard")
-            db.execute(
-                "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?)",
-                (self._records, self._next_round, text),
-            )
+        snapshot = (self._records, self._next_round, text)
+        if deferred:
+            self._pending = snapshot
+        else:
+            with self._db.transaction() as db:
+                _write_snapshot(db, *snapshot)
+            self._pending = None
         self._unwritten.clear()
         self._shards.clear()
         self._logged, self._work, self._retry_at, self._log_cost = 0, 0.0, 0, 0
@@ -410,27 +438,19 @@ class DurableSampler(ServedSampler):
             StateError: ``state_dict()`` raised, or returned what is not plain JSON data;
                 the message names the sampler, the file and which it was.
         """
-        try:
-            state = self._stateful.state_dict()
-        # A plugin's state_dict() may raise anything: it is the sampler's failure, not the
-        # caller's, and is said as the state's problem, as a state that is not JSON is.
-        except Exception as error:
-            from .loading import describe  # imported here: only this error needs it
-
-            raise self._not_kept(f"its state_dict() raised {describe(error)}") from error
+        cannot = f"cannot keep the state of sampler {self._name!r} in {self._where}"
+        state = state_dict_of(self._stateful, cannot)
         try:
             return json.dumps(state, allow_nan=False)
         # TypeError: a set, say; ValueError: a NaN, or a list holding itself; RecursionError:
         # nested too deep to encode.
         except (TypeError, ValueError, RecursionError) as error:
-            raise self._not_kept(f"{error}; {PLAIN_JSON}") from error
+            raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
 
-    def _not_kept(self, why: str) -> StateError:
-        """The error for a state that cannot be snapshotted, ``why`` saying what it is."""
-        return StateError(
-            f"cannot keep the state of sampler {self._name!r} in "
-            f"{short_repr(str(self.path), 1000)}: {why}"
-        )
+    @property
+    def _where(self) -> str:
+        """The state file, for a message."""
+        return short_repr(str(self.path), 1000)
 
     def _shard_id(self, keys: Sequence[str]) -> tuple[int, bool]:
         """The id of ``keys`` in the log, queueing the shard for writing if it is new; and
@@ -463,9 +483,11 @@ class DurableSampler(ServedSampler):
         self._records, self._next_round = records, rounds
         if replayed:
             # As a loaded snapshot would: picks whose rollouts died with the process are
-            # not in flight. Then the replayed log becomes the new snapshot, or, if it
-            # cannot (a state_dict() that raises, or is not JSON), stays the log, tried
-            # again later: the file opens whatever its sampler's state_dict() does.
+            # not in flight. Then the replayed log becomes the new snapshot, written with
+            # the first entry (opening writes nothing), so that no later entry is ever
+            # replayed after picks no longer in flight. If it cannot (a state_dict() that
+            # raises, or is not JSON), it stays the log, tried again later: the file opens
+            # whatever its sampler's state_dict() does.
             try:
                 current = self._stateful.state_dict()
             except Exception:  # noqa: BLE001  # raised again by _fold below, which warns of it
@@ -474,9 +496,17 @@ class DurableSampler(ServedSampler):
                 self._stateful.load_state_dict(current)
             self._logged, self._work = replayed, time.perf_counter() - started
             self._log_cost = cost
-            self._fold(f"its log of {replayed:,} entries was replayed")
+            self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)
         _, top = self._db.counts()
         return records, rounds, top + 1
+
+
+def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:
+    """Replace the log with the snapshot ``text`` of ``records`` and ``rounds``, in the
+    transaction ``db``."""
+    db.execute("DELETE FROM event")
+    db.execute("DELETE FROM shard")
+    db.execute("INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?)", (records, rounds, text))
 
 
 def _replay(
@@ -599,10 +629,14 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
     The file is read in one read transaction, so what is shown is the state as of one
     commit, however the holder folds its log meanwhile.
 
+    Nothing is written to the file, and no file is made beside it.
+
     Raises:
-        StateError: the file is missing, a symlink, not a sampler state, or corrupt, or
-            replaying its log would take more than :data:`REPLAY_LIMIT` allows.
+        StateError: the file is missing, a symlink, not a sampler state, or corrupt,
+            replaying its log would take more than :data:`REPLAY_LIMIT` allows, or the
+            sampler rebuilt from it cannot give its ``state_dict()``.
         TypeError: ``path`` is not a ``str`` or ``os.PathLike`` of one (bytes, say).
+        InvalidSamplerConfig: ``path`` is empty, or ends with a separator.
     """
     from .registry import create  # imported here: the registry imports this module
 
@@ -628,9 +662,10 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
             if log:
                 # Without a snapshot (a file an older release left before its first record
                 # was written), the log starts from the sampler as built.
-                sampler = create(spec)
+                sampler: Any = create(spec)  # it wrote the file: it has state_dict()
                 records, rounds, _, _ = _replay(sampler, db, owner, snapshot)
-                state = sampler.state_dict()
+                cannot = f"cannot read the state of sampler {short_repr(owner)} in {db.where!r}"
+                state = state_dict_of(sampler, cannot)
     finally:
         db.close()
     return {
@@ -656,13 +691,27 @@ def _spec(db: StateDB) -> Any:
 
 def state_path(path: object) -> Path:
     """A state path as a ``Path``; anything else (bytes, a number, ``False``) is refused
-    saying what to give instead.
+    saying what to give instead, and so is a path that cannot name a file.
 
     Raises:
         TypeError: ``path`` is neither a ``str`` nor an ``os.PathLike`` of one.
+        InvalidSamplerConfig: ``path`` is empty, or ends with a separator (which makes it a
+            directory's path: ``Path`` would drop it, and name a file there instead).
     """
     text = os.fspath(path) if isinstance(path, (str, bytes, PathLike)) else path
     if isinstance(text, str):
+        if not text:
+            raise InvalidSamplerConfig(
+                "the sampler state path is the empty string ''; give the path of the state "
+                "file, for example 'sampler-state.sqlite', or no state (None) for a sampler "
+                "that keeps none"
+            )
+        if text.endswith(SEPARATORS):
+            raise InvalidSamplerConfig(
+                f"the sampler state path {short_repr(text)} ends with {text[-1]!r}, so it "
+                f"names a directory, and a state path names a file: give one such as "
+                f"{short_repr(text + 'sampler-state.sqlite')}"
+            )
         return Path(text)
     if isinstance(text, bytes):
         advice = "decode it with os.fsdecode()"
@@ -679,14 +728,15 @@ def state_path(path: object) -> Path:
 
 def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) -> str | None:
     """Why ``output`` may not receive the export of the state at ``path``: it is that
-    file (by any name: a symlink, a hard link) or one of SQLite's files beside it; None
-    if it may.
+    file (by any name: a symlink, a hard link) or one of SQLite's files beside it or
+    beside any other database (:func:`~agentdescent_sampling._statedb.sidecar_of`, which
+    refuses such a state path too); None if it may.
 
     ``agentdescent-sampling state export`` writes nothing to the state it reads: replacing
     it with JSON would lose it, and fail the run holding it."""
     state, target = os.fspath(path), os.fspath(output)
     written = os.path.realpath(target)  # what write_state_file replaces
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", *SIDECARS):
         name = f"{state}{suffix}"
         same = os.path.realpath(name) == written
         with contextlib.suppress(OSError, ValueError):
@@ -698,6 +748,14 @@ def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) 
                 f"state and never write to it, and this would replace it with its export. "
                 f"Give another file for -o"
             )
+    sidecar = sidecar_of(written)
+    if sidecar is not None:
+        database, kind = sidecar
+        return (
+            f"the output {target!r} is the {kind} file SQLite keeps beside the database "
+            f"{database!r}: SQLite reads it as part of that database, and would overwrite the "
+            f"export or be damaged by it. Give another file for -o"
+        )
     return None
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "read_state_file",
     "sampler_name",
     "save_state",
+    "state_dict_of",
     "state_document",
     "write_state_file",
 ]
@@ -113,8 +114,8 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
 
     Raises:
         TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
-        StateError: the directory is missing or not writable; any existing file at
-            ``path`` is left as it was.
+        StateError: the directory is missing or not writable, or the sampler's
+            ``state_dict()`` raised; any existing file at ``path`` is left as it was.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
@@ -123,8 +124,28 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     if isinstance(sampler, DurableSampler):
         document = sampler.document()
     else:
-        document = state_document(sampler_name(sampler), 0, 0, sampler.state_dict())
+        name = sampler_name(sampler)
+        cannot = f"cannot save the state of sampler {short_repr(name)} to {short_repr(str(path))}"
+        document = state_document(name, 0, 0, state_dict_of(sampler, cannot))
     write_state_file(path, document)
+
+
+def state_dict_of(sampler: Stateful, cannot: str) -> Any:
+    """``sampler.state_dict()``; if it raises, a :class:`StateError` that says what could
+    not be done (``cannot``: "cannot keep the state of sampler 'x' in 'a.sqlite'"), then
+    what it raised.
+
+    Raises:
+        StateError: ``state_dict()`` raised; its error is the cause.
+    """
+    try:
+        return sampler.state_dict()
+    # A plugin's state_dict() may raise anything: it is the sampler's failure, not the
+    # caller's, and is said as the state's problem, as a state that is not JSON is.
+    except Exception as error:
+        from .loading import describe  # imported here: only this error needs it
+
+        raise StateError(f"{cannot}: its state_dict() raised {describe(error)}") from error
 
 
 def not_stateful(sampler: object, doing: str, first: str = "") -> str:

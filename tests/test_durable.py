@@ -1237,3 +1237,205 @@ def test_an_opener_waiting_for_a_new_state_its_maker_closes_unused_makes_its_own
             sampler.record(sampler.pick(["a", "b"], 0), 1.0)
 
     assert read_durable_state(state)["records"] == 1
+
+
+def test_a_state_opened_and_closed_with_nothing_recorded_is_left_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with durable("fixable-first", state) as sampler:
+        drive(sampler, range(3), {}, told=True)
+        sampler.pick(SHARDS[0], 3)  # a rollout still running when the run stopped
+    log = read_durable_state(state)["log"]
+    before = _files(tmp_path)
+
+    # What agentdescent plan does: build the sampler, and close it without a rollout.
+    with durable("fixable-first", state) as sampler:
+        sampler.pick(SHARDS[1], 0)
+
+    assert _files(tmp_path) == before
+    assert read_durable_state(state)["log"] == log > 0
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_a_reopened_state_recorded_into_reopens_as_the_sampler_that_recorded(
+    tmp_path: Path, name: str
+) -> None:
+    # The log replayed at opening (its picks in flight dropped) becomes the snapshot in the
+    # transaction of the first record after it, never after it: the file holds what the
+    # sampler held, without the picks that died with the first run.
+    state, trials, told = tmp_path / "sampler.sqlite", {}, name == "fixable-first"
+    with durable(name, state) as first:
+        drive(first, range(3), trials, told=told)
+        first.pick(SHARDS[0], 3)
+    with durable(name, state) as second:
+        drive(second, range(1), trials, told=told)
+        held = second.state_dict()
+
+    with durable(name, state) as third:
+        assert third.state_dict() == held
+    assert read_durable_state(state)["state"] == held
+
+
+def test_a_state_names_no_holder_once_its_run_has_closed(tmp_path: Path) -> None:
+    # A run writes its pid with its first entry: until then, the file names none, not the
+    # run before it.
+    state = _saved(tmp_path, "round-robin")
+    assert _rows(state, "holder") == []
+
+
+def test_an_empty_file_at_the_state_path_is_left_empty_when_nothing_is_recorded(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    state.touch()
+
+    with durable("round-robin", state) as sampler:
+        sampler.pick(["a"], 0)
+
+    assert _files(tmp_path) == {"sampler.sqlite": b""}  # not this process's to remove
+    with durable("round-robin", state) as sampler:
+        sampler.record("a", 1.0)
+    assert read_durable_state(state)["records"] == 1
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_the_files_sqlite_keeps_beside_a_database_are_refused_as_a_state_path(
+    tmp_path: Path, suffix: str
+) -> None:
+    database = _saved(tmp_path, "round-robin")
+    sidecar = database.with_name(database.name + suffix)
+    sidecar.touch()  # as an idle state's empty -wal is
+    before = _files(tmp_path)
+    said = f"is the {suffix[1:]} file SQLite keeps beside the database {str(database)!r}"
+
+    with pytest.raises(StateError, match=re.escape(said)):
+        create("round-robin", state=sidecar)
+    with pytest.raises(StateError, match=re.escape(said)):
+        read_durable_state(sidecar)
+
+    assert _files(tmp_path) == before
+
+
+def test_a_state_path_ending_with_a_separator_is_refused_as_a_directory_and_nothing_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import from_run_spec
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    said = (
+        "the sampler state path 'newdir/' ends with '/', so it names a directory, and a state "
+        "path names a file: give one such as 'newdir/sampler-state.sqlite'"
+    )
+
+    with pytest.raises(StateError, match=re.escape(said)):
+        create("round-robin", state="newdir/")
+    with pytest.raises(InvalidSamplerConfig, match=re.escape(said)):
+        DurableSampler(create("round-robin"), "newdir/")
+    # A run spec's path reaches create() as a Path, which has dropped the '/' already.
+    with pytest.raises(InvalidSamplerConfig, match="'~/newdir/': it ends with '/', so it names"):
+        from_run_spec(spec="round-robin", state="~/newdir/")
+
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_state_path_is_refused_naming_the_empty_string(tmp_path: Path) -> None:
+    said = (
+        "the sampler state path is the empty string ''; give the path of the state file, for "
+        "example 'sampler-state.sqlite', or no state (None) for a sampler that keeps none"
+    )
+    with pytest.raises(StateError, match=re.escape(said)):
+        create("round-robin", state="")
+
+
+def test_a_state_dict_that_raises_is_a_state_error_when_the_state_is_read_or_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import registry as registry_module
+
+    registry, state, export = Registry(), tmp_path / "sampler.sqlite", tmp_path / "export.json"
+    registry.register(RaisesAfterTen)
+    monkeypatch.setattr(registry_module, "_default", registry)  # what read_durable_state builds
+    said = (
+        r"cannot {} the state of sampler 'raises-after-ten' {} '{}': its state_dict\(\) "
+        r"raised RuntimeError: the spread is out of sync"
+    )
+
+    with _run(registry, "raises-after-ten", state, 20) as sampler:  # 40 entries: none folded
+        with pytest.raises(StateError, match=said.format("export", "kept in", state)) as raised:
+            save_state(sampler, export)
+        assert isinstance(raised.value.__cause__, RuntimeError)
+    with pytest.raises(StateError, match=said.format("read", "in", state)):
+        read_durable_state(state)
+    plain = _run(registry, "raises-after-ten", tmp_path / "plain.sqlite", 10).wrapped
+    with pytest.raises(StateError, match=said.format("save", "to", export)):
+        save_state(plain, export)  # type: ignore[arg-type]
+
+    assert not export.exists()
+
+
+def test_a_log_entry_stored_as_a_number_is_refused_saying_how_it_is_stored(
+    tmp_path: Path,
+) -> None:
+    state = _saved(tmp_path, "round-robin")
+    with sqlite3.connect(state) as db:  # a log whose column takes what it is given
+        db.execute("DROP TABLE event")
+        db.execute("CREATE TABLE event (seq INTEGER PRIMARY KEY, name TEXT NOT NULL, args)")
+        db.execute("INSERT INTO event VALUES (1, 'record', 42)")
+    db.close()
+
+    with pytest.raises(StateError, match=r"is not valid JSON \(it is stored as an INTEGER, not"):
+        read_durable_state(state)
+
+
+def test_a_run_refused_by_a_read_only_file_beside_its_state_is_told_which_file(
+    unprivileged: list[str],
+) -> None:
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="ads-read-only-shm-"))  # outside root's tmp_path
+    try:
+        state = _saved(directory, "round-robin")
+        # Left by a reader of an older release: its user cannot write it, nor change its mode.
+        shm = state.with_name(state.name + "-shm")
+        shm.write_bytes(b"")
+        shm.chmod(0o444)
+        state.chmod(0o666)
+        directory.chmod(0o777)
+        opening = "import sys; from agentdescent_sampling import create; create('round-robin', state=sys.argv[1])"  # noqa: E501
+        command = [*unprivileged, sys.executable, "-c", opening, str(state)]
+        run = subprocess.run(command, capture_output=True, text=True, check=False)
+    finally:
+        directory.chmod(0o755)
+        shutil.rmtree(directory)
+
+    assert run.returncode == 1
+    said = (
+        f"cannot write the sampler state {str(state)!r}: {str(shm)!r} is read-only for this "
+        f"user (attempt to write a readonly database); make it writable (or remove {str(shm)!r} "
+        f"while no process has the state open: SQLite makes it again)"
+    )
+    assert said in run.stderr
+
+
+def test_a_run_waits_for_a_read_in_progress_and_is_told_if_it_outlasts_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import _statedb
+
+    state = _saved(tmp_path, "round-robin")
+    # A reader of a state no run holds reads the file as it is, and keeps runs out meanwhile.
+    reader = _statedb.StateDB(state, "", "", writable=False)
+    threading.Timer(0.3, reader.close).start()
+    with durable("round-robin", state) as sampler:
+        assert sampler.records == 1
+
+    monkeypatch.setattr(_statedb, "_HOLDER_WAIT", 0.2)
+    reader = _statedb.StateDB(state, "", "", writable=False)
+    try:
+        with pytest.raises(StateError, match="is being read by another process"):
+            create("round-robin", state=state)
+    finally:
+        reader.close()

@@ -14,7 +14,7 @@ import pytest
 
 from agentdescent_sampling import DurableSampler, create, load_state
 from agentdescent_sampling.cli import main
-from agentdescent_sampling.durable import describe_state
+from agentdescent_sampling.durable import describe_state, state_summary
 from tests.support.holder import holding
 
 
@@ -264,3 +264,85 @@ def test_show_of_a_path_that_is_no_state_file_gives_advice_for_reading(
     assert "created if missing" not in error
     assert "Give a new path" not in error
     assert "redirect the writes" not in error
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in directory.iterdir()}
+
+
+def test_show_and_export_leave_no_file_beside_the_state_they_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = _state(tmp_path / "sampler.sqlite", 3)
+    before = _files(tmp_path)
+
+    assert main(["state", "show", str(state)]) == 0
+    assert main(["state", "export", str(state)]) == 0
+
+    assert "records     3" in capsys.readouterr().out.splitlines()
+    assert _files(tmp_path) == before
+
+
+def test_show_of_a_read_only_state_leaves_nothing_that_refuses_the_next_run(
+    unprivileged: list[str],
+) -> None:
+    # A reader used to leave -wal and -shm files with the state's own mode: made writable
+    # again, the state was refused by its read-only -shm, which no message named.
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="ads-read-only-state-"))  # outside root's tmp_path
+    state = _state(directory / "sampler.sqlite", 3)
+    directory.chmod(0o777)
+    if unprivileged:
+        os.chown(state, 65534, 65534)  # the state of the user the commands run as
+    state.chmod(0o444)
+    run = [*unprivileged, sys.executable, "-c"]
+    show = "from agentdescent_sampling.cli import main; import sys; sys.exit(main(sys.argv[1:]))"
+    record = (
+        "import sys; from agentdescent_sampling import create; "
+        "create('difficulty-weighted:c=0.1', state=sys.argv[1]).record('a', 1.0)"
+    )
+    try:
+        shown = subprocess.run(
+            [*run, show, "state", "show", str(state)], capture_output=True, text=True, check=False
+        )
+        left = sorted(path.name for path in directory.iterdir())
+        state.chmod(0o644)
+        recorded = subprocess.run(
+            [*run, record, str(state)], capture_output=True, text=True, check=False
+        )
+    finally:
+        directory.chmod(0o755)
+        shutil.rmtree(directory)
+
+    assert shown.returncode == 0, shown.stderr
+    assert "records     3" in shown.stdout.splitlines()
+    assert left == ["sampler.sqlite"]
+    assert recorded.returncode == 0, recorded.stderr
+
+
+def test_a_state_read_while_a_run_holds_it_is_read_through_the_runs_own_files(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with holding("informative-band", state, "a", "b") as holder:
+        summary = state_summary(state)
+
+    assert summary["held_by"].startswith(f"process {holder.pid} on ")
+    assert (summary["records"], summary["log"]) == (2, 4)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["sampler.sqlite"]
+
+
+def test_export_refuses_an_output_that_is_sqlites_file_beside_another_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, other = _state(tmp_path / "sampler.sqlite", 3), _state(tmp_path / "other.sqlite", 1)
+    target = tmp_path / "other.sqlite-wal"
+    before = _files(tmp_path)
+
+    assert main(["state", "export", str(state), "-o", str(target)]) == 2
+
+    said = f"the output {str(target)!r} is the wal file SQLite keeps beside the database "
+    assert f"{said}{str(other)!r}" in capsys.readouterr().err
+    assert _files(tmp_path) == before
