@@ -11,10 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdescent_sampling import SOLVED, DifficultyWeighted, FixableFirst
+from agentdescent_sampling import (
+    SOLVED,
+    DifficultyWeighted,
+    FixableFirst,
+    InformativeBand,
+    RoundRobin,
+    TaskSampler,
+)
 from agentdescent_sampling.bench.reference import (
     ReferenceDifficultyWeighted,
     ReferenceFixableFirst,
+    ReferenceInformativeBand,
+    ReferenceRoundRobin,
 )
 from agentdescent_sampling.samplers._groups import TaskGroups
 from agentdescent_sampling.samplers.fixable_first import _Task
@@ -281,3 +290,68 @@ def test_fixable_first_stays_exact_while_shards_of_new_keys_push_old_ones_out_of
     # are remembered, not every key seen (60 shards of 200 would be ~11,000).
     assert max(known) < 5_000
     assert fast.state_dict() == loop.state_dict()
+
+
+def shards_in_turn(rng: random.Random, universe: list[str]) -> list[Sequence[str]]:
+    """Far more shards than eight, to be used in turn: the universe dealt among many
+    workers, rotations of all of it (more than the memory bound lets a cache hold), shards
+    with the same length and end keys, with repeated keys, and tuples."""
+    dealt = rng.choice([9, 12, 20])
+    shards: list[Sequence[str]] = [universe[start::dealt] for start in range(dealt)]
+    step = len(universe) // 10
+    shards += [universe[start:] + universe[:start] for start in range(0, 10 * step, step)]
+    first, last = universe[0], universe[-1]
+    for _ in range(3):  # found again by their ends, told apart by their middles
+        shards.append([first, *rng.sample(universe[1:-1], 5), last])
+    for _ in range(3):
+        shards.append(rng.choices(universe, k=rng.randrange(2, 30)))  # keys repeated
+    rng.shuffle(shards)
+    return [tuple(shard) if rng.random() < 0.2 else shard for shard in shards]
+
+
+SAMPLERS_AND_REFERENCES = {
+    "round-robin": lambda: (RoundRobin(), ReferenceRoundRobin()),
+    "difficulty-weighted": lambda: (DifficultyWeighted(), ReferenceDifficultyWeighted()),
+    "difficulty-weighted, spreading": lambda: (
+        DifficultyWeighted(spread_in_flight=True),
+        ReferenceDifficultyWeighted(spread_in_flight=True),
+    ),
+    "informative-band": lambda: (InformativeBand(), ReferenceInformativeBand()),
+    "fixable-first": lambda: (FixableFirst(), LoopFixableFirst()),
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", SAMPLERS_AND_REFERENCES)
+def test_picks_stay_exact_when_more_shards_than_eight_are_used_in_turn(
+    name: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    universe = [f"t{i}" for i in range(rng.choice([40, 150]))]
+    shards = shards_in_turn(rng, universe)
+    fast: TaskSampler
+    reference: Any
+    fast, reference = SAMPLERS_AND_REFERENCES[name]()
+    in_flight: list[str] = []
+    if rng.random() < 0.5:  # the whole universe first: the dealt shards' keys then spread thinly
+        in_flight.append(reference.pick(universe, 0))
+        assert fast.pick(universe, 0) == in_flight[0]
+    for step in range(1, 500):
+        if step % 100 == 0:  # keys never seen, enough to make the index forget dropped ones
+            shard: Sequence[str] = [f"new{step}-{i}" for i in range(rng.randrange(1, 3000))]
+        elif rng.random() < 0.8:
+            shard = shards[step % len(shards)]
+        else:
+            shard = rng.choice(shards)
+        picked = reference.pick(shard, step)
+        assert fast.pick(shard, step) == picked, (name, seed, step)
+        in_flight.append(picked)
+        if rng.random() < 0.8 or len(in_flight) > 6:  # a few stay in flight a while
+            key = in_flight.pop(rng.randrange(len(in_flight)) if len(in_flight) <= 6 else 0)
+            score = rng.choice([0.0, 1.0, 1.0, 0.5])
+            fast.record(key, score)
+            reference.record(key, score)
+        if isinstance(fast, FixableFirst) and rng.random() < 0.1:
+            committed = rng.choice([0, 1])
+            fast.end_round(committed)
+            reference.end_round(committed)

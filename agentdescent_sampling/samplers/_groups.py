@@ -20,8 +20,8 @@ shard and family :class:`TaskGroups` keeps
 
 A pick evaluates a few values per family and looks into the heaps of the families that reach
 the floor. Entries a move leaves behind stay in the heaps until they surface or the heaps
-are rebuilt. A shard is recognised, as in ``_index.py``, by comparing it with a cached copy,
-which runs in C.
+are rebuilt. Shards are cached, found again and dropped as in ``_index.py``
+(:class:`ShardCache`), which keeps every shard in use.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import bisect
 import heapq
 from array import array
 from collections import Counter
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from typing import Generic, TypeVar
 
-from ._index import cached, first_entry, remember
+from ._index import Positions, ShardCache, first_entry
 
 __all__ = ["Filing", "TaskGroups"]
 
@@ -82,14 +82,15 @@ class _Shard:
     def __init__(self, keys: list[str], ids: dict[str, int], filed: dict[str, Filing]) -> None:
         self.keys = keys
         self.ids = ids  # shared by the cached shards
-        position = array("i", [-1]) * len(ids)
-        self.size = 0
+        table = array("i", [-1]) * len(ids)
+        numbers: list[int] = []
         for index, key in enumerate(keys):
             number = ids[key]
-            if position[number] < 0:  # later copies of a key can never win a tie
-                position[number] = index
-                self.size += 1
-        self.position = position
+            if table[number] < 0:  # later copies of a key can never win a tie
+                table[number] = index
+                numbers.append(number)
+        self.size = len(numbers)
+        self.positions = Positions(table, numbers)
         self.families: dict[Hashable, _Family] = {}
         self.entries = 0
         self.rebuild(filed)
@@ -97,26 +98,34 @@ class _Shard:
     def at(self, key: str) -> int:
         """The first position of ``key`` in this shard, or -1."""
         number = self.ids.get(key)
-        if number is None or number >= len(self.position):
-            return -1
-        return self.position[number]
+        return -1 if number is None else self.positions.at(number)
 
-    def held(self) -> list[str]:
-        """The shard's keys, each once."""
-        return [key for index, key in enumerate(self.keys) if self.at(key) == index]
+    def firsts(self) -> Iterable[tuple[int, str]]:
+        """Each key of the shard once, at its first position."""
+        if self.size == len(self.keys):
+            return enumerate(self.keys)
+        return ((index, key) for index, key in enumerate(self.keys) if self.at(key) == index)
+
+    def renumber(self, ids: dict[str, int]) -> None:
+        """Take the key ids of ``ids``, which numbers every key of this shard."""
+        table = array("i", [-1]) * len(ids)
+        numbers = []
+        for index, key in self.firsts():
+            number = ids[key]
+            table[number] = index
+            numbers.append(number)
+        self.ids, self.positions = ids, Positions(table, numbers)
 
     def rebuild(self, filed: dict[str, Filing]) -> None:
         """File every key afresh, dropping the heaps' stale entries."""
-        ids, first = self.ids, self.position
         members: dict[Hashable, tuple[list[int], list[int]]] = {}  # family -> seens, entries
-        for position, key in enumerate(self.keys):
-            if first[ids[key]] == position:
-                family, seen, last = filed[key]
-                lists = members.get(family)
-                if lists is None:
-                    lists = members[family] = ([], [])
-                lists[0].append(seen)
-                lists[1].append(_entry(last, position))
+        for position, key in self.firsts():
+            family, seen, last = filed[key]
+            lists = members.get(family)
+            if lists is None:
+                lists = members[family] = ([], [])
+            lists[0].append(seen)
+            lists[1].append(_entry(last, position))
         self.families = {}
         for family, (seens, heap) in members.items():
             group = self.families[family] = _Family()
@@ -188,7 +197,7 @@ class TaskGroups(Generic[T]):
         self._specimens: dict[Hashable, T] = {}
         self._population: dict[Hashable, int] = {}  # tried tasks per family
         self._dirty: set[str] = set()
-        self._shards: list[_Shard] = []  # most recently used first
+        self._shards: ShardCache[_Shard] = ShardCache()
 
     def touch(self, *task_ids: str) -> None:
         """Note that the state of ``task_ids`` may change, now or before the next pick."""
@@ -210,7 +219,7 @@ class TaskGroups(Generic[T]):
             TypeError: a key is not a string; nothing has changed then.
         """
         self._refile()
-        probe, found = cached(self._shards, keys)
+        probe, found = self._shards.find(keys)
         if found is not None:
             return found
         filed, ids = self._filed, self._ids
@@ -220,7 +229,7 @@ class TaskGroups(Generic[T]):
             if key not in ids:
                 ids[key] = len(ids)
         shard = _Shard(list(probe), ids, filed)
-        if remember(self._shards, shard):
+        if self._shards.add(shard, len(ids)):
             self._forget_unused_keys()
         return shard
 
@@ -333,17 +342,13 @@ class TaskGroups(Generic[T]):
         used = sum(self._population.values()) + sum(shard.size for shard in self._shards)
         if len(self._filed) + len(self._ids) <= 2 * used + 1024:
             return
-        held = [shard.held() for shard in self._shards]
         ids: dict[str, int] = {}
-        for keys in held:
-            for key in keys:
+        for shard in self._shards:
+            for key in shard.keys:
                 if key not in ids:
                     ids[key] = len(ids)
-        for shard, keys in zip(self._shards, held, strict=True):
-            position = array("i", [-1]) * len(ids)
-            for key in keys:
-                position[ids[key]] = shard.at(key)
-            shard.ids, shard.position = ids, position
+        for shard in self._shards:
+            shard.renumber(ids)
         self._ids = ids
         self._filed = {
             key: filing

@@ -5,29 +5,39 @@ Samplers here score a task from a small discrete *signature* of its statistics
 equally, so the best task is the earliest key of the best-scoring signature group.
 :class:`ShardIndex` keeps, per shard, a min-heap of key positions for each group and
 moves a key between heaps when its signature changes; picks then touch each group
-once. A shard is recognised by comparing it with a cached copy, which runs in C.
+once. A shard is found again by its length and end keys, then compared with a cached
+copy, which runs in C.
 
 It returns exactly what the straightforward loop returns, ties included::
 
     best = max(keys, key=lambda k: score(signature(k)))   # max keeps the first of equals
 
+:class:`ShardCache` keeps the index of every shard in use, so that workers on more shards
+than a few (``evolve()`` with many workers on split shards, or a caller cycling shards)
+each find theirs indexed instead of rebuilding it, at O(keys), on every pick: a shard that
+comes back after it was dropped makes room for one more, up to 256. Eight shards are kept
+whatever they hold, as before; beyond eight, only while the cached shards hold at most
+eight keys per key the index knows, so never more than eight shards of every task would.
+
 Memory is what bounds the shard sizes this serves, so what all cached shards have in
 common is stored once: each key's id and the signature it is filed under, and the int
-objects that stand for positions. A shard of a million keys then costs about 22 bytes
-a key (its copy of the keys, a 4-byte position per key id and its heaps), where a dict
-per shard would cost over a hundred.
+objects that stand for positions. A shard then costs about 22 bytes a key (its copy of
+the keys, a 4-byte position per key id it spans, and its heaps), where a dict per shard
+would cost over a hundred. A shard holds a position per key id it spans, not per key id
+known, so that many small shards cost what their keys do (see :class:`Positions`).
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from array import array
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from ..protocol import check_task_id
 
-__all__ = ["ShardIndex", "cached", "first_entry", "remember"]
+__all__ = ["Positions", "ShardCache", "ShardIndex", "first_entry"]
 
 S = TypeVar("S", bound=Hashable)
 
@@ -38,7 +48,52 @@ class _Keyed(Protocol):
 
 K = TypeVar("K", bound=_Keyed)
 
-_CACHED_SHARDS = 8  # workers rotate through a few shards; keep an index for each
+#: Shards kept whatever they hold, as many as workers usually rotate through.
+_CACHED_SHARDS = 8
+#: Beyond ``_CACHED_SHARDS``, the cached shards hold at most this many keys per key known.
+_KEYS_PER_KNOWN_KEY = 8
+#: The most shards kept, and dropped shards remembered (by a hash of their length and end
+#: keys, so that one coming back is known to be in use). A record refiles its task in every
+#: cached shard, so this bounds what a record costs.
+_MOST_SHARDS = 256
+
+#: What finds a shard again: its length and its first and last keys.
+_Ends = tuple[int, str, str]
+
+
+def _ends(keys: list[str]) -> _Ends:
+    return (len(keys), keys[0], keys[-1])
+
+
+class Positions:
+    """Each key id's first position in one shard, in memory that follows the shard's size.
+
+    Where the shard's ids are dense (they span at most twice as many ids as it holds keys,
+    as when its keys were numbered on its first sight), a table over that span, 4 bytes an
+    id; else its ids sorted beside their positions, 8 bytes a key, found by bisection.
+    """
+
+    __slots__ = ("_ids", "_low", "_table")
+
+    def __init__(self, table: array[int], numbers: list[int]) -> None:
+        """From ``table``, indexed by key id, and ``numbers``, the ids of the shard's keys,
+        each once (at least one); ``table`` holds each one's position."""
+        low, high = min(numbers), max(numbers) + 1
+        self._ids: array[int] | None
+        if high - low <= 2 * len(numbers):
+            self._ids, self._low, self._table = None, low, table[low:high]
+        else:
+            self._ids = array("i", sorted(numbers))
+            self._low, self._table = 0, array("i", map(table.__getitem__, self._ids))
+
+    def at(self, number: int) -> int:
+        """The first position of key id ``number`` in the shard, or -1."""
+        ids = self._ids
+        if ids is None:
+            index = number - self._low
+            return self._table[index] if 0 <= index < len(self._table) else -1
+        index = bisect.bisect_left(ids, number)
+        return self._table[index] if index < len(ids) and ids[index] == number else -1
 
 
 class _Keys(Generic[S]):
@@ -64,9 +119,9 @@ class _Shard(Generic[S]):
         self.shared = shared
         ids, filed, ints = shared.ids, shared.filed, shared.ints
         shared.grow_ints(len(keys))
-        position = array("i", [-1]) * (len(filed) + len(keys))
+        table = array("i", [-1]) * (len(filed) + len(keys))
+        numbers: list[int] = []
         self.heaps: dict[S, list[int]] = {}
-        self.size = 0
         for index, key in enumerate(keys):
             number = ids.get(key)
             if number is None:
@@ -75,21 +130,39 @@ class _Shard(Generic[S]):
                     ints.append(number)
                 number = ids[key] = ints[number]
                 filed.append(signature(key))
-            if position[number] < 0:  # later copies of a key can never win a tie
-                position[number] = index
+            if table[number] < 0:  # later copies of a key can never win a tie
+                table[number] = index
+                numbers.append(number)
                 self.heaps.setdefault(filed[number], []).append(ints[index])
-                self.size += 1
-        del position[len(filed) :]
-        self.position = position
+        self.size = len(numbers)
+        self.positions = Positions(table, numbers)
         # Positions were appended in increasing order, so every list is already a heap.
         self.entries = self.size
 
     def at(self, number: int) -> int:
         """The first position of key id ``number`` in this shard, or -1."""
-        return self.position[number] if number < len(self.position) else -1
+        return self.positions.at(number)
+
+    def firsts(self) -> Iterable[tuple[int, str]]:
+        """Each key of the shard once, at its first position."""
+        if self.size == len(self.keys):
+            return enumerate(self.keys)
+        ids = self.shared.ids
+        return ((index, key) for index, key in enumerate(self.keys) if self.at(ids[key]) == index)
+
+    def renumber(self, shared: _Keys[S]) -> None:
+        """Take the key ids of ``shared``, which numbers every key of this shard."""
+        table = array("i", [-1]) * len(shared.filed)
+        numbers = []
+        for index, key in self.firsts():
+            number = shared.ids[key]
+            table[number] = index
+            numbers.append(number)
+        self.positions = Positions(table, numbers)
+        self.shared = shared
 
     def moved(self, number: int, signature: S) -> None:
-        index = self.at(number)
+        index = self.positions.at(number)
         if index >= 0:
             heapq.heappush(self.heaps.setdefault(signature, []), self.shared.ints[index])
             self.entries += 1
@@ -100,10 +173,8 @@ class _Shard(Generic[S]):
         """Drop the stale heap entries that moves leave behind, so memory stays O(keys)."""
         ids, filed, ints = self.shared.ids, self.shared.filed, self.shared.ints
         self.heaps = {}
-        for index, key in enumerate(self.keys):
-            number = ids[key]
-            if self.position[number] == index:
-                self.heaps.setdefault(filed[number], []).append(ints[index])
+        for index, key in self.firsts():
+            self.heaps.setdefault(filed[ids[key]], []).append(ints[index])
         self.entries = self.size
 
     def first(self, signature: S, skip: Collection[int]) -> int | None:
@@ -120,27 +191,83 @@ class _Shard(Generic[S]):
         return found
 
 
-def cached(shards: list[K], keys: Sequence[str]) -> tuple[list[str], K | None]:
-    """``keys`` as a list, and the shard of ``shards`` with exactly those keys, moved to the
-    front (most recently used first), or ``None``.
+class ShardCache(Generic[K]):
+    """The shards in use, each with its index, least recently used first (see the module).
 
-    Raises:
-        TypeError: no shard has those keys, and one is not a string; nothing has changed then.
+    Iterating gives the cached shards.
     """
-    # Comparing lists runs in C and stops at the first difference; when the engine
-    # passes the same ids again it is mostly pointer comparisons. No hashing of the
-    # whole shard, which would cost as much as a comparison on every pick.
-    probe = keys if type(keys) is list else list(keys)
-    for position, shard in enumerate(shards):
-        if len(shard.keys) == len(probe) and shard.keys == probe:
-            if position:
-                shards.insert(0, shards.pop(position))
-            return probe, shard
-    # Checked before anything is stored: a shard with a non-string id leaves no trace.
-    if set(map(type, probe)) != {str}:
-        for key in probe:
-            check_task_id(key)
-    return probe, None
+
+    def __init__(self) -> None:
+        self._recent: dict[K, None] = {}  # least recently used first
+        self._by_ends: dict[_Ends, list[K]] = {}
+        self._room = _CACHED_SHARDS  # how many shards it keeps
+        self._dropped: dict[int, None] = {}  # hashes of dropped shards' ends, oldest first
+        self._held = 0  # keys in the cached shards, repeats included
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._recent)
+
+    def __len__(self) -> int:
+        return len(self._recent)
+
+    def find(self, keys: Sequence[str]) -> tuple[list[str], K | None]:
+        """``keys`` as a list, and the cached shard with exactly those keys, now the most
+        recently used, or ``None``.
+
+        Raises:
+            TypeError: no shard has those keys, and one is not a string; nothing has
+                changed then.
+        """
+        # Comparing lists runs in C and stops at the first difference; when the engine
+        # passes the same ids again it is mostly pointer comparisons. No hashing of the
+        # whole shard, which would cost as much as a comparison on every pick.
+        probe = keys if type(keys) is list else list(keys)
+        try:
+            candidates = self._by_ends.get(_ends(probe), ())
+        except TypeError:  # an end is unhashable, so no task id: refused below
+            candidates = ()
+        for shard in candidates:
+            if shard.keys == probe:
+                del self._recent[shard]
+                self._recent[shard] = None
+                return probe, shard
+        # Checked before anything is stored: a shard with a non-string id leaves no trace.
+        if set(map(type, probe)) != {str}:
+            for key in probe:
+                check_task_id(key)
+        return probe, None
+
+    def add(self, shard: K, known: int) -> bool:
+        """Cache ``shard``, just built by an index that knows ``known`` keys, and drop the
+        least recently used shards beyond the bounds; whether any was dropped."""
+        ends = _ends(shard.keys)
+        if hash(ends) in self._dropped:  # a shard in use was dropped: keep one more
+            del self._dropped[hash(ends)]
+            if len(self._recent) >= self._room:
+                self._room = min(self._room + 1, _MOST_SHARDS)
+        self._recent[shard] = None
+        self._by_ends.setdefault(ends, []).append(shard)
+        self._held += len(shard.keys)
+        dropped = False
+        while len(self._recent) > self._room or (
+            len(self._recent) > _CACHED_SHARDS and self._held > _KEYS_PER_KNOWN_KEY * known
+        ):
+            self._drop(next(iter(self._recent)))
+            dropped = True
+        return dropped
+
+    def _drop(self, shard: K) -> None:
+        del self._recent[shard]
+        ends = _ends(shard.keys)
+        alike = self._by_ends[ends]
+        alike.remove(shard)
+        if not alike:
+            del self._by_ends[ends]
+        self._held -= len(shard.keys)
+        self._dropped.pop(hash(ends), None)  # to the end: the most recently dropped
+        self._dropped[hash(ends)] = None
+        if len(self._dropped) > _MOST_SHARDS:
+            del self._dropped[next(iter(self._dropped))]
 
 
 def first_entry(
@@ -166,15 +293,6 @@ def first_entry(
     return found
 
 
-def remember(shards: list[K], shard: K) -> bool:
-    """Put ``shard`` first in ``shards``; whether the least recently used was dropped."""
-    shards.insert(0, shard)
-    if len(shards) <= _CACHED_SHARDS:
-        return False
-    del shards[_CACHED_SHARDS:]
-    return True
-
-
 class ShardIndex(Generic[S]):
     """Exact ``argmax`` of a group score over a shard, ties to the earliest key.
 
@@ -188,7 +306,7 @@ class ShardIndex(Generic[S]):
     def __init__(self, signature: Callable[[str], S]) -> None:
         self._signature = signature
         self._shared: _Keys[S] = _Keys()
-        self._shards: list[_Shard[S]] = []  # most recently used first
+        self._shards: ShardCache[_Shard[S]] = ShardCache()
 
     def shard(self, keys: Sequence[str]) -> _Shard[S]:
         """The index of shard ``keys``, built on first sight; keep it for :meth:`pick`.
@@ -196,11 +314,11 @@ class ShardIndex(Generic[S]):
         Raises:
             TypeError: a key is not a string; nothing has changed then.
         """
-        probe, found = cached(self._shards, keys)
+        probe, found = self._shards.find(keys)
         if found is not None:
             return found
         shard = _Shard(list(probe), self._shared, self._signature)
-        if remember(self._shards, shard):
+        if self._shards.add(shard, len(self._shared.ids)):
             self._forget_unused_keys()
         return shard
 
@@ -253,10 +371,5 @@ class ShardIndex(Generic[S]):
                     shared.ids[key] = shared.ints[len(shared.filed)]
                     shared.filed.append(old.filed[old.ids[key]])
         for shard in self._shards:
-            position = array("i", [-1]) * len(shared.filed)
-            for index, key in enumerate(shard.keys):
-                if shard.position[old.ids[key]] == index:
-                    position[shared.ids[key]] = index
-            shard.position = position
-            shard.shared = shared
+            shard.renumber(shared)
         self._shared = shared
