@@ -10,13 +10,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._display import shown_lines
+from ._display import safe_repr, shown, shown_data, shown_lines
 from ._files import reason_of, user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import PluginLoadError, SamplerConflictError, SamplerError
 from .listing import Listing, describe_sampler, sampler_json
-from .registry import available, default_registry
+from .registry import available, create, default_registry, wrong_parameters
 from .scaffold import write_plugin
 from .spec import SamplerSpec, parse_spec
 from .testing import check_installed, check_sampler, checking
@@ -100,7 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     listing.set_defaults(run=_list)
 
     show = commands.add_parser("show", help="one sampler's description and parameters")
-    show.add_argument("name", help="a sampler name or alias")
+    show.add_argument(
+        "name",
+        help="a sampler name or alias, or 'name:key=value,...' with parameters, as check takes it",
+    )
     show.add_argument("--provider", help="the distribution to take it from, if two provide it")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(run=_show)
@@ -153,9 +156,10 @@ def _parser() -> argparse.ArgumentParser:
 
     state = commands.add_parser(
         "state",
-        help="show a sampler state file, or export it as JSON",
-        description="Read a state file of create(spec, state=PATH), even while a run holds "
-        "it; nothing is written to it, and no file is made beside it.",
+        help="show a sampler state file, export it as JSON, or import an export into a new one",
+        description="show and export read a state file of create(spec, state=PATH), even "
+        "while a run holds it; nothing is written to it, and no file is made beside it. "
+        "import writes a new state file from an export.",
     )
     actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
     shown = actions.add_parser("show", help="the sampler, its counts and who holds the file")
@@ -171,6 +175,30 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", type=user_path, metavar="FILE", help="write it to FILE instead of stdout"
     )
     export.set_defaults(run=_state_export)
+    imported = actions.add_parser(
+        "import",
+        help='make a new state file from an export, for a run spec\'s "state"',
+        description="Write a new state file (what create(spec, state=PATH) and a run spec's "
+        "\"state\" open) holding the state of an export of 'state export' or save_state(), "
+        "as load_state(create(SPEC, state=OUTPUT), EXPORT) does in Python. The export is "
+        "only read.",
+    )
+    imported.add_argument("export", type=user_path, help="the JSON export")
+    imported.add_argument(
+        "-o",
+        "--output",
+        type=user_path,
+        required=True,
+        metavar="STATE",
+        help="the state file to write; it must not exist yet",
+    )
+    imported.add_argument(
+        "--spec",
+        required=True,
+        help="the sampler and parameters the export was saved with, as the run spec's "
+        "\"spec\" gives them: 'name' or 'name:key=value,...'",
+    )
+    imported.set_defaults(run=_state_import)
 
     add_bench_arguments(
         commands.add_parser(
@@ -205,6 +233,30 @@ def _state_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _state_import(args: argparse.Namespace) -> int:
+    from .state import load_state  # only this command reads an export
+
+    if os.path.lexists(args.output):
+        _error(
+            f"the output {str(args.output)!r} already exists: import writes a new state file "
+            f"and replaces none. Give a new path for -o, or delete that file if its state is "
+            f"not wanted"
+        )
+        return 2
+    # A new file, removed again if the export cannot be loaded: a sampler opened and
+    # closed unused leaves nothing.
+    with create(args.spec, state=args.output) as sampler:
+        load_state(sampler, args.export)
+        records, rounds = sampler.records, sampler.rounds
+    state = os.path.abspath(args.output)
+    print(
+        f"wrote {state}: the state of {args.spec}, {records:,} records, next round {rounds:,}. "
+        f'A run spec continues it with "state": {json.dumps(state)} and "spec": '
+        f"{json.dumps(args.spec)}"
+    )
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     listing = Listing(available())
     if args.json:
@@ -215,12 +267,29 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    spec = parse_spec(args.name)
     try:
-        info = default_registry().get(args.name, provider=args.provider)
+        info = default_registry().get(spec.name, provider=args.provider)
     except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
         _error(_pick_a_provider(error, "show", args.name))
         return 2
-    print(json.dumps(sampler_json(info), indent=2) if args.json else describe_sampler(info))
+    given = dict(spec.params)
+    # The names only: show runs none of a plugin's code, and the values are checked when
+    # the sampler is built (check builds it).
+    wrong = wrong_parameters(info.name, info.signature, given) if given else None
+    if wrong is not None:
+        _error(wrong)
+        return 2
+    if args.json:
+        document = sampler_json(info)
+        if given:
+            document["given"] = shown_data(given)
+        print(json.dumps(document, indent=2))
+        return 0
+    print(describe_sampler(info))
+    if given:
+        pairs = ", ".join(f"{key}={safe_repr(value)}" for key, value in given.items())
+        print(f"  given:       {shown(pairs)} (check builds it with them, which checks the values)")
     return 0
 
 

@@ -29,16 +29,17 @@ from __future__ import annotations
 
 import inspect
 import os
+import shlex
 import sys
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidSamplerConfig, SamplerError
+from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import Sampler, short_repr
 from .registry import create
-from .spec import SpecLike, spec_from_file
+from .spec import SpecLike, parse_spec, spec_from_file
 from .wiring import (
     LINKED,
     EvidenceAcceptance,
@@ -47,6 +48,9 @@ from .wiring import (
     links_problem,
     no_evidence,
 )
+
+if TYPE_CHECKING:
+    from .durable import DurableSampler
 
 __all__ = ["evidence_acceptance", "evidence_promotion", "from_run_spec"]
 
@@ -107,16 +111,23 @@ def from_run_spec(
     path = None if state is None else _absolute(state, "state")
     source = None if file is None else _absolute(file, "file")
     again = path is not None and _close_unused(path)
+    found = path is not None and path.exists()  # create() makes a missing one
     try:
         if source is not None:
             spec = spec_from_file(source, "task_sampler" if key is None else key)
         assert spec is not None  # for mypy: given, or read from the file
         sampler = create(spec, state=path)
     except SamplerError as error:
+        message = str(error)
+        if isinstance(error, StateError) and path is not None and spec is not None:
+            from .durable import _is_json  # only on this error path
+
+            if _is_json(path):
+                message = _export_given(path, spec)  # the library's advice is for Python
         # Every error of this slot names it; the engine reports only a ValueError as a spec
         # error, so one that is not (an unknown name, a conflict) becomes InvalidSamplerConfig.
         kind = type(error) if isinstance(error, ValueError) else InvalidSamplerConfig
-        raise kind(f"policies.task_sampler: {error}") from error
+        raise kind(f"policies.task_sampler: {message}") from error
     if link is not None:
         try:
             _link(sampler, link)
@@ -130,15 +141,54 @@ def from_run_spec(
 
         if isinstance(sampler, DurableSampler):
             _BUILT[path] = (weakref.ref(sampler), sampler.records, sampler.rounds)
-        if isinstance(sampler, DurableSampler) and sampler.records and not again:
-            # A run spec names one state path for every run made from it: say so when a run
-            # takes up earlier records, which a fresh run would not want.
-            print(
-                f"agentdescent-sampling: continuing {sampler.records} records from {sampler.path} "
-                f"(a fresh run needs its own state path, or that file deleted)",
-                file=sys.stderr,
-            )
+            if not again:
+                _announce(sampler, found, _run_being_resumed())
     return sampler
+
+
+def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> None:
+    """Tell the user on stderr (a detached run's ``log.txt``) what the sampler starts from
+    when they may not expect it: the run being ``resumed`` (its directory) continues its
+    records, or found no state file and starts fresh; a new run takes up earlier records."""
+    run = None if resumed is None else resumed.name
+    if resumed is not None and not found:
+        note = (
+            f"warning: resuming run {run}, but found no sampler state at {sampler.path} "
+            f"(moved or deleted since the run started?): the sampler starts fresh, and what "
+            f"it learned before the stop is lost. To keep it, 'agentdescent cancel {run}', put "
+            f"the file back at {sampler.path}, and 'agentdescent resume {run}'"
+        )
+    elif not sampler.records:
+        return
+    elif resumed is not None:
+        note = (
+            f"resuming run {run}: continuing its sampler's {sampler.records} records "
+            f"from {sampler.path}"
+        )
+    else:
+        # A run spec names one state path for every run made from it: say so when a new run
+        # takes up earlier records, which a fresh run would not want.
+        note = (
+            f"continuing {sampler.records} records from {sampler.path} "
+            f"(a fresh run needs its own state path, or that file deleted)"
+        )
+    print(f"agentdescent-sampling: {note}", file=sys.stderr)
+
+
+def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
+    """What to do with a JSON export named as a run spec's ``state``: the command that makes a
+    state file of it."""
+    target = path.with_suffix(".sqlite")
+    if target == path:
+        target = path.with_name(f"{path.stem}-state.sqlite")
+    command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
+    command += ["--spec", str(parse_spec(spec))]
+    return (
+        f"state {short_repr(str(path))} is a JSON file, and a run spec's 'state' is the SQLite "
+        f"state file the sampler keeps up to date as it runs. If it is an export (from "
+        f"'agentdescent-sampling state export' or save_state), make a state file of it with "
+        f"{shlex.join(command)} and give {short_repr(str(target))} as 'state'"
+    )
 
 
 def _close_unused(path: Path) -> bool:
@@ -256,18 +306,43 @@ def _policies_being_built() -> Mapping[str, Any] | None:
 
     The engine resolves each ref with that ref's own keys, in the spec's order, and
     ``agentdescent plan`` runs nothing of ours after the last one: the spec, a local of the
-    engine's frames that resolve the refs (``agentdescent.evolvespec``), is the one place
-    where the three links can be compared before a run. Under an engine that builds refs
-    elsewhere this finds nothing, and the tap still stops the run at its first card.
+    engine's frames that resolve the refs, is the one place where the three links can be
+    compared before a run. Under an engine that builds refs elsewhere this finds nothing,
+    and the tap still stops the run at its first card.
     """
+    for local in _engine_locals():
+        policies = getattr(local.get("spec"), "policies", None)
+        if isinstance(policies, Mapping):
+            return policies
+    return None
+
+
+def _run_being_resumed() -> Path | None:
+    """The directory of the run the engine is building the spec to resume, or None.
+
+    The run store builds a run's spec with ``repo_path``, the run's ``ledger`` directory,
+    which the engine makes once the run starts, after the spec is built: it is there when
+    ``agentdescent resume`` builds the spec, and not when a new run does (``agentdescent
+    evolve``'s check of the spec and ``agentdescent plan`` give no ``repo_path``). Under an
+    engine that builds refs elsewhere this finds nothing, and every run reads as a new one.
+    """
+    for local in _engine_locals():
+        if "repo_path" in local:
+            ledger = local["repo_path"]
+            return (
+                Path(ledger).parent if isinstance(ledger, str) and os.path.isdir(ledger) else None
+            )
+    return None
+
+
+def _engine_locals() -> Iterator[Mapping[str, Any]]:
+    """The locals of the engine's frames on this call's stack that build a run spec
+    (``agentdescent.evolvespec``'s), innermost first."""
     frame = inspect.currentframe()
     while frame is not None:
         if frame.f_globals.get("__name__") == "agentdescent.evolvespec":
-            policies = getattr(frame.f_locals.get("spec"), "policies", None)
-            if isinstance(policies, Mapping):
-                return policies
+            yield frame.f_locals
         frame = frame.f_back
-    return None
 
 
 def _link_of(policies: Mapping[str, Any], slot: str) -> str | None:

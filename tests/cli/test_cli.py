@@ -145,6 +145,35 @@ def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) 
     assert parameters[0]["help"].startswith("exploration constant.")
 
 
+def test_show_takes_a_spec_with_parameters_as_check_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["show", "difficulty-weighted:c=0.1"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("difficulty-weighted (agentdescent-sampling ")
+    assert "    c: float = 0.2\n        exploration constant." in shown
+    assert shown.endswith(
+        "\n  given:       c=0.1 (check builds it with them, which checks the values)\n"
+    )
+    assert main(["show", "difficulty-weighted:c=0.1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["given"] == {"c": 0.1}
+    assert main(["show", "difficulty-weighted", "--json"]) == 0
+    assert "given" not in json.loads(capsys.readouterr().out)
+
+
+def test_show_refuses_a_parameter_the_sampler_does_not_take_naming_the_ones_it_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["show", "difficulty-weighted:cc=0.1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "agentdescent-sampling: error: sampler 'difficulty-weighted': unknown parameter 'cc'. "
+        "Did you mean 'c'? Valid parameters: c=0.2, pass_threshold=0.999, prior=0.5, "
+        "spread_in_flight=False\n"
+    )
+
+
 def test_show_json_gives_each_parameters_help_whole_as_show_prints_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -59,6 +59,73 @@ def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
         assert plain.state_dict() == reopened.state_dict()
 
 
+def test_import_makes_of_an_export_a_state_file_that_a_run_continues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
+    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    imported = tmp_path / "imported.sqlite"
+
+    spec = "difficulty-weighted:c=0.1"
+    assert main(["state", "import", str(export), "-o", str(imported), "--spec", spec]) == 0
+
+    assert capsys.readouterr().out == (
+        f"wrote {imported}: the state of {spec}, 4 records, next round 4. A run spec continues "
+        f'it with "state": "{imported}" and "spec": "{spec}"\n'
+    )
+    with create(spec, state=imported) as continued, create(spec, state=state) as original:
+        assert continued.records == 4
+        assert continued.state_dict() == original.state_dict()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "export.json",
+        "imported.sqlite",
+        "sampler.sqlite",
+    ]
+
+
+def test_import_refuses_an_output_that_exists_and_leaves_it_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
+    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    existing = _state(tmp_path / "existing.sqlite", 2)
+    before = existing.read_bytes()
+    capsys.readouterr()
+
+    args = [
+        "state",
+        "import",
+        str(export),
+        "-o",
+        str(existing),
+        "--spec",
+        "difficulty-weighted:c=0.1",
+    ]
+    assert main(args) == 2
+
+    assert capsys.readouterr().err == (
+        f"agentdescent-sampling: error: the output {str(existing)!r} already exists: import "
+        f"writes a new state file and replaces none. Give a new path for -o, or delete that "
+        f"file if its state is not wanted\n"
+    )
+    assert existing.read_bytes() == before
+
+
+def test_import_with_other_parameters_than_the_exports_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
+    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    imported = tmp_path / "imported.sqlite"
+
+    args = ["state", "import", str(export), "-o", str(imported), "--spec", "difficulty-weighted"]
+    assert main(args) == 2
+
+    assert "the state was saved with {'c': 0.1" in capsys.readouterr().err
+    assert not imported.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["export.json", "sampler.sqlite"]
+
+
 def test_show_prints_an_export_too_saying_what_an_export_lacks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,6 +8,9 @@ engine's offline pair, so nothing calls a model.
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ pytest.importorskip(
 )
 
 REF = "agentdescent_sampling:from_run_spec"
+SAMPLING = Path(sys.executable).with_name("agentdescent-sampling")
 #: Where the shipped example keeps its sampler's state, under the test's HOME.
 EXAMPLE_STATE = Path(".agentdescent", "sampler-state", "run-spec-example.sqlite")
 
@@ -260,6 +264,46 @@ def test_a_mismatched_state_file_stops_plan_and_evolve_and_is_left_untouched(
     assert evolved.returncode == 2
     assert evolved.stderr.startswith("spec error: ")
     assert state.read_bytes() == before
+
+
+def test_a_json_export_as_state_is_refused_with_the_command_that_makes_a_state_of_it(
+    workspace: Workspace,
+) -> None:
+    made, export = workspace.root / "made.sqlite", workspace.root / "export.json"
+    with create("difficulty-weighted:c=0.1", state=made) as sampler:
+        for step in range(3):
+            sampler.record(sampler.pick(["a", "b"], step), 1.0)
+    exported = subprocess.run(
+        [SAMPLING, "state", "export", made, "-o", export], capture_output=True, text=True
+    )
+    assert exported.returncode == 0, exported.stderr
+    sampler = {"ref": REF, "spec": "difficulty-weighted:c=0.1"}
+    spec = workspace.spec({**sampler, "state": str(export)}, rounds=1)
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert "load_state" not in planned["error"]  # no Python for a run-spec user
+    target = workspace.root / "export.sqlite"
+    command = ["agentdescent-sampling", "state", "import", str(export), "-o", str(target)]
+    command += ["--spec", "difficulty-weighted:c=0.1"]
+    assert planned["error"] == (
+        f"policies.task_sampler: state {str(export)!r} is a JSON file, and a run spec's "
+        f"'state' is the SQLite state file the sampler keeps up to date as it runs. If it is an "
+        f"export (from 'agentdescent-sampling state export' or save_state), make a state file "
+        f"of it with {shlex.join(command)} and give {str(target)!r} as 'state'"
+    )
+    # The advice works: a run given the state it made continues the export's records.
+    imported = subprocess.run([SAMPLING, *command[1:]], capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    fixed = workspace.spec({**sampler, "state": str(target)}, name="fixed.json", rounds=1)
+    done = workspace.cli("--json", "evolve", fixed)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"continuing 3 records from {target}" in done.stderr
+    assert (
+        read_state(target)["records"]
+        == 3 + workspace.status(json.loads(done.stdout)["run_id"])["rollouts"]
+    )
 
 
 @pytest.mark.version_independent

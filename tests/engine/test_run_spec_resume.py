@@ -222,3 +222,53 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
     assert read_state(stopped) == read_state(whole)
     # What the engine hands the sampler, for the README: round numbers restart at 0.
     assert [entry["round"] for entry in resumed if "pick" in entry] == [0, 0, 1, 1] * 2
+
+
+def _run_to_its_end(workspace: Workspace, state: Path) -> str:
+    """A one-round run of the example, to its end in the foreground; its id."""
+    ref = {"ref": "agentdescent_sampling:from_run_spec", "spec": "difficulty-weighted"}
+    spec = workspace.spec({**ref, "state": str(state)}, rounds=1, **STEADY)
+    run_id: str = workspace.evolve(spec)["run_id"]
+    assert read_state(state)["records"] == WORKERS
+    return run_id
+
+
+def _resumed_log(workspace: Workspace, run_id: str) -> str:
+    """What ``agentdescent resume`` of the stopped run ``run_id`` wrote to its log."""
+    failures: list[str] = []
+    assert _resume_once(workspace, run_id, failures), failures
+    return (workspace.store / run_id / "log.txt").read_text(encoding="utf-8")
+
+
+def test_a_resume_says_it_continues_the_runs_sampler_not_that_a_fresh_run_needs_its_own_state(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.sqlite"
+    run_id = _run_to_its_end(workspace, state)
+
+    log = _resumed_log(workspace, run_id)
+
+    assert (
+        f"agentdescent-sampling: resuming run {run_id}: continuing its sampler's "
+        f"{WORKERS} records from {state}\n"
+    ) in log
+    assert "a fresh run needs its own state path" not in log
+    assert "warning" not in log
+
+
+def test_a_resume_whose_state_file_is_gone_warns_that_the_sampler_starts_fresh(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.sqlite"
+    run_id = _run_to_its_end(workspace, state)
+    state.unlink()
+
+    log = _resumed_log(workspace, run_id)
+
+    assert (
+        f"agentdescent-sampling: warning: resuming run {run_id}, but found no sampler state "
+        f"at {state} (moved or deleted since the run started?): the sampler starts fresh, "
+        f"and what it learned before the stop is lost. To keep it, 'agentdescent cancel "
+        f"{run_id}', put the file back at {state}, and 'agentdescent resume {run_id}'\n"
+    ) in log
+    assert read_state(state)["records"] == WORKERS  # the resumed run's own, from none
