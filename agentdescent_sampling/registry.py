@@ -523,7 +523,7 @@ def _state_path(state: object) -> Path:
         return checked_path(state_path(state))
     except ValueError as error:
         raise StateError(
-            f"cannot keep sampler state in {short_repr(str(state))}: {error}"
+            f"cannot keep sampler state in {short_repr(str(state), 1000)}: {error}"
         ) from None
 
 

@@ -184,10 +184,10 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
     command += ["--spec", str(parse_spec(spec))]
     return (
-        f"state {short_repr(str(path))} is a JSON file, and a run spec's 'state' is the SQLite "
-        f"state file the sampler keeps up to date as it runs. If it is an export (from "
+        f"state {short_repr(str(path), 1000)} is a JSON file, and a run spec's 'state' is "
+        f"the SQLite state file the sampler keeps up to date as it runs. If it is an export (from "
         f"'agentdescent-sampling state export' or save_state), make a state file of it with "
-        f"{shlex.join(command)} and give {short_repr(str(target))} as 'state'"
+        f"{shlex.join(command)} and give {short_repr(str(target), 1000)} as 'state'"
     )
 
 

@@ -125,7 +125,9 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
         document = sampler.document()
     else:
         name = sampler_name(sampler)
-        cannot = f"cannot save the state of sampler {short_repr(name)} to {short_repr(str(path))}"
+        cannot = (
+            f"cannot save the state of sampler {short_repr(name)} to {short_repr(str(path), 1000)}"
+        )
         document = state_document(name, 0, 0, state_dict_of(sampler, cannot))
     write_state_file(path, document)
 
@@ -179,7 +181,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         target = Path(os.path.realpath(checked_path(path)))
     except ValueError as error:
         raise StateError(
-            f"cannot write sampler state to {short_repr(str(path))}: {error}"
+            f"cannot write sampler state to {short_repr(str(path), 1000)}: {error}"
         ) from None
     _refuse_unreadable(path, document)
     _remove_abandoned(target)
@@ -207,7 +209,8 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         temporary.unlink(missing_ok=True)
         if isinstance(error, (OSError, ValueError, TypeError)):  # TypeError: not JSON
             raise StateError(
-                f"cannot write sampler state to {short_repr(str(path))}: {error}; {PLAIN_JSON}"
+                f"cannot write sampler state to {short_repr(str(path), 1000)}: {error}; "
+                f"{PLAIN_JSON}"
             ) from error
         raise
 
@@ -220,7 +223,8 @@ def _refuse_unreadable(path: str | PathLike[str], document: Mapping[str, Any]) -
         where, problem = found
         advice = PLAIN_JSON if problem == CONTAINS_ITSELF else "start the sampler fresh"
         raise StateError(
-            f"cannot write sampler state to {short_repr(str(path))}: {where} {problem}; {advice}"
+            f"cannot write sampler state to {short_repr(str(path), 1000)}: {where} {problem}; "
+            f"{advice}"
         )
 
 

@@ -240,7 +240,7 @@ def bench_command(args: argparse.Namespace) -> int:
 
 def _check_plot_path(plot: Path) -> None:
     """Refuse, before the bench runs, a ``--plot`` path the plot could not be written to."""
-    shown = short_repr(str(plot))
+    shown = short_repr(str(plot), 1000)
     if plot.name in ("", ".", "..") or plot.is_dir():
         raise BenchError(
             f"--plot {shown} is a directory; give a file in it, such as {str(plot / 'gains.png')!r}"

@@ -404,8 +404,8 @@ def save_figure(figure: Figure, path: str | PathLike[str]) -> Path:
         figure.savefig(target, format="png", dpi=110, bbox_inches="tight")
     except (OSError, ValueError) as error:
         raise BenchError(
-            f"cannot write the plot to {short_repr(str(target))}: {error}; pass a writable path "
-            f"ending in .png"
+            f"cannot write the plot to {short_repr(str(target), 1000)}: {error}; pass a "
+            f"writable path ending in .png"
         ) from error
     return target
 
