@@ -101,12 +101,13 @@ def time_picks(name: str, keys: list[str]) -> tuple[float, float]:
     return first, statistics.median(samples) * 1e6
 
 
-def held_megabytes(name: str, shards: Sequence[list[str]]) -> float:
-    """Megabytes the sampler holds after one pick from each shard."""
+def held_megabytes(name: str, shards: Sequence[list[str]], passes: int = 1) -> float:
+    """Megabytes the sampler holds after ``passes`` passes over the shards, a pick and a
+    record from each."""
     gc.collect()
     tracemalloc.start()
     sampler: TaskSampler = create(name)
-    for round_index, shard in enumerate(shards):
+    for round_index, shard in enumerate(list(shards) * passes):
         sampler.record(sampler.pick(shard, round_index), 0.0)
     gc.collect()
     held, _ = tracemalloc.get_traced_memory()
@@ -166,21 +167,6 @@ def time_in_turn(name: str, keys: list[str], shards: list[list[str]]) -> tuple[f
     return (*medians, cached_shards(sampler))
 
 
-def held_in_turn(name: str, shards: Sequence[list[str]]) -> float:
-    """Megabytes the sampler holds after three passes over ``shards``, a pick and a record
-    each."""
-    gc.collect()
-    tracemalloc.start()
-    sampler: TaskSampler = create(name)
-    for round_index, shard in enumerate(list(shards) * 3):
-        sampler.record(sampler.pick(shard, round_index), 0.0)
-    gc.collect()
-    held, _ = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    del sampler
-    return held / 1e6
-
-
 def in_turn_table() -> list[tuple[str, ...]]:
     """Rows of the second table: picks from many shards in turn, and again."""
     header = (
@@ -215,7 +201,7 @@ def in_turn_table() -> list[tuple[str, ...]]:
                         f"{turn_pick / again_pick:,.1f}x",
                         f"{turn_record:,.1f}",
                         f"{again_record:,.1f}",
-                        f"{held_in_turn(name, shards):,.1f}",
+                        f"{held_megabytes(name, shards, passes=3):,.1f}",
                     )
                 )
                 print("\n".join(aligned(rows[-1:], numbers=True)), flush=True)  # progress

@@ -273,26 +273,20 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
         engine=result.engine,
         agentdescent_sampling=result.sampling,
         lineup=[
-            {
-                "label": entrant.label,
-                "role": entrant.role,
-                "distribution": entrant.distribution,
-                "version": entrant.version,
-            }
+            _fields(entrant, "label", "role", "distribution", "version")
             for entrant in result.lineup
         ],
         processes=result.processes,
         failures=[
-            {
-                "label": failure.label,
-                "workload": failure.workload,
-                "seed": failure.seed,
-                "message": failure.message,
-            }
-            for failure in result.failures
+            _fields(failure, "label", "workload", "seed", "message") for failure in result.failures
         ],
         verdict=_verdict_json(_judge(result)),
     )
+
+
+def _fields(item: object, *names: str) -> dict[str, Any]:
+    """The attributes ``names`` of ``item``, as a JSON object."""
+    return {name: getattr(item, name) for name in names}
 
 
 def format_engine_report(result: EngineBenchResult) -> str:
