@@ -29,7 +29,7 @@ nox.needs_version = ">=2025.10.14"
 FULL_PYTHON = "3.11"
 FAST_PYTHONS = ["3.10", "3.12", "3.13"]
 
-# Directories (and two files at the top of tests/) that exercise the version-dependent
+# Directories (and three files at the top of tests/) that exercise the version-dependent
 # paths: the registry against real pip-installed plugins, the real evolve(), the
 # plugin distributions in plugins/, the conformance kit, and spec_from_file() on TOML.
 FAST_TESTS = [
@@ -38,6 +38,7 @@ FAST_TESTS = [
     "tests/plugins",
     "tests/test_conformance_kit.py",
     "tests/test_spec.py",
+    "tests/test_stateful_wrappers.py",
 ]
 # Replaces pyproject's -m 'not soak': the soak stays out, and so do the slow scenarios whose
 # outcome is the same on every Python (they run in full).

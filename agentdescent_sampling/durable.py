@@ -80,7 +80,7 @@ from typing import Any
 from ._files import SEPARATORS
 from ._statedb import SIDECARS, StateDB, sidecar_of
 from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
-from .protocol import Stateful, TaskSampler, short_repr
+from .protocol import Stateful, TaskSampler, is_stateful, short_repr
 from .served import ServedSampler
 from .state import (
     PLAIN_JSON,
@@ -181,7 +181,7 @@ class DurableSampler(ServedSampler):
     ) -> None:
         name = sampler_name(sampler)
         target = state_path(path)
-        if not isinstance(sampler, Stateful):
+        if not is_stateful(sampler):
             raise InvalidSamplerConfig(
                 not_stateful(sampler, f"keep its state in {str(target)!r}", "Drop the state path. ")
             )
@@ -832,7 +832,7 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
         finished = False  # not installed here: shown, but its state is not checked
     except InvalidSamplerConfig as error:
         raise StateError(f"{str(path)!r}: its parameters are not the sampler's: {error}") from None
-    if finished and isinstance(built[0], Stateful):
+    if finished and is_stateful(built[0]):
         try:
             built[0].load_state_dict(state)  # as load_state would: a state it cannot take
         except StateError as error:

@@ -42,6 +42,7 @@ __all__ = [
     "declares_thread_unsafe",
     "is_count",
     "is_real",
+    "is_stateful",
     "is_tally",
     "method_problem",
     "short_repr",
@@ -197,6 +198,17 @@ class Stateful(Protocol):
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Replace the statistics with ``state``; raise :class:`StateError` if it is invalid."""
         ...
+
+
+def is_stateful(sampler: object) -> TypeGuard[Stateful]:
+    """Whether ``sampler`` has callable ``state_dict()`` and ``load_state_dict()`` methods,
+    looked up as a call looks them up.
+
+    Use it instead of ``isinstance(sampler, Stateful)``: from Python 3.12 that looks the
+    methods up statically, and misses those a wrapper hands on through ``__getattr__``, as a
+    durable or a locked sampler does.
+    """
+    return all(callable(getattr(sampler, name, None)) for name in ("state_dict", "load_state_dict"))
 
 
 def check_state(

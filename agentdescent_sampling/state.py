@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import StateError
-from .protocol import MAX_COUNT, Stateful, is_count, short_repr
+from .protocol import MAX_COUNT, Stateful, is_count, is_stateful, short_repr
 
 __all__ = [
     "CONTAINS_ITSELF",
@@ -119,7 +119,7 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
-    if not isinstance(sampler, Stateful):
+    if not is_stateful(sampler):
         raise TypeError(not_stateful(sampler, f"be saved to {str(path)!r}"))
     if isinstance(sampler, DurableSampler):
         document = sampler.document()
@@ -323,7 +323,7 @@ def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
-    if not isinstance(sampler, Stateful):
+    if not is_stateful(sampler):
         raise TypeError(not_stateful(sampler, f"load the state in {str(path)!r}"))
     where = str(path)
     state, records, rounds = check_document(read_state_file(path), sampler_name(sampler), where)

@@ -33,7 +33,7 @@ from ._display import safe_repr, shown
 from .errors import InvalidSamplerConfig
 from .loading import describe
 from .params import signature_of
-from .protocol import MAX_COUNT, Stateful, check_name, method_problem
+from .protocol import MAX_COUNT, check_name, is_stateful, method_problem
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
 from .served import ServedSampler
@@ -851,7 +851,7 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     """For a sampler with ``state_dict()`` and ``load_state_dict()``: the state is plain
     JSON, and a fresh instance given it saves the same state and picks as the original."""
     original = factory(**params)
-    if not isinstance(original, Stateful):
+    if not is_stateful(original):
         has = [m for m in ("state_dict", "load_state_dict") if callable(getattr(original, m, None))]
         if has:
             (half,) = has
