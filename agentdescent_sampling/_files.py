@@ -112,7 +112,7 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
         ) from None
     except OSError:
         pass  # a new file, say: the caller reports it in its own words
-    if str(text).endswith(SEPARATORS) and not expanded.is_dir():
+    if str(text).endswith(SEPARATORS) and not os.path.isdir(expanded):  # never raises
         raise ValueError(
             f"it ends with {str(text)[-1]!r}, so it names a directory, and no directory is "
             f"there; to name a file, leave the {str(text)[-1]!r} off"

@@ -74,6 +74,8 @@ CREATE TABLE holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, host TE
 """
 #: How long an opener waits for a holder to let go, then for it to have written its pid.
 _HOLDER_WAIT = 2.0
+#: How much longer an opener waits while only readers ('state show', 'export') hold the file.
+_READER_WAIT = 60.0
 #: How many times an opener tries again when the file it waited for was removed meanwhile
 #: (a new state that its maker closed unused).
 _REOPENS = 3
@@ -537,13 +539,19 @@ class StateDB:
                     f"(pid {os.getpid()}); close that sampler first, or give this one another "
                     f"state path"
                 )
-            if not self._wait_for_lock():
-                if _nobody_holds(self._fd):  # only shared locks: readers, no run
+            locked = self._wait_for_lock(_HOLDER_WAIT)
+            if not locked and _nobody_holds(self._fd):  # only shared locks: readers, no run
+                # A read ('state show' or 'export') lasts seconds at most: a run waits it out,
+                # so a reader polling the state does not make a resume fail.
+                locked = self._wait_for_lock(_READER_WAIT)
+                if not locked and _nobody_holds(self._fd):
                     raise StateError(
-                        f"the sampler state {self.where!r} is being read by another process "
-                        f"('agentdescent-sampling state show' or 'export', say), which keeps "
-                        f"runs from writing it meanwhile; try again once it has finished"
+                        f"the sampler state {self.where!r} has been read by other processes "
+                        f"('agentdescent-sampling state show' or 'export', say) for over "
+                        f"{_HOLDER_WAIT + _READER_WAIT:g} s, which keeps runs from writing it "
+                        f"meanwhile; try again once they have finished"
                     )
+            if not locked:
                 raise StateError(
                     f"the sampler state {self.where!r} is in use by {self._wait_for_holder()}; "
                     f"two runs recording into one state would each lose the other's records. "
@@ -552,10 +560,10 @@ class StateDB:
             _held[self._identity] = self.where
             self._locked = True
 
-    def _wait_for_lock(self) -> bool:
+    def _wait_for_lock(self, seconds: float) -> bool:
         # A holder killed a moment ago keeps the lock until its last thread has exited,
         # after its process already looks gone: `agentdescent resume` may start by then.
-        deadline = time.monotonic() + _HOLDER_WAIT
+        deadline = time.monotonic() + seconds
         while not _try_lock(self._fd, shared=False):
             if time.monotonic() > deadline:
                 return False

@@ -345,18 +345,56 @@ def _engine_locals() -> Iterator[Mapping[str, Any]]:
         frame = frame.f_back
 
 
+#: The function of this module whose ref each of wiring.LINKED's slots takes.
+_OURS = {
+    "task_sampler": "from_run_spec",
+    "acceptance": "evidence_acceptance",
+    "promotion": "evidence_promotion",
+}
+
+
 def _link_of(policies: Mapping[str, Any], slot: str) -> str | None:
-    """The ``link`` the spec's ref in ``slot`` gives, as text; None if it gives none."""
-    ref = policies.get(slot)
-    link = ref.get("link") if isinstance(ref, Mapping) else None
+    """The ``link`` the ref in ``slot`` gives, as text; None if it gives none. Our ref is
+    found where the engine would resolve it, in the slot or nested in a policy of the user's
+    that takes it; failing that, the slot's own ref is read, which may wrap ours."""
+    given = policies.get(slot)
+    found = _our_ref(given, _OURS[slot], depth=0) or (given if isinstance(given, Mapping) else None)
+    link = found.get("link") if found is not None else None
     return link if link is None or isinstance(link, str) else short_repr(link)
 
 
+def _our_ref(value: Any, function: str, depth: int) -> Mapping[str, Any] | None:
+    """The first mapping in ``value`` whose ``ref`` names ``function`` of this package
+    (``agentdescent_sampling:function``, or by a submodule), nested mappings and lists
+    searched to a depth no spec reaches (a hostile one is not walked further)."""
+    if depth > 32:
+        return None
+    if isinstance(value, Mapping):
+        ref = value.get("ref")
+        if (
+            isinstance(ref, str)
+            and ref.startswith(__package__ or "")
+            and ref.endswith(f":{function}")
+        ):
+            return value
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return None
+    for child in children:
+        found = _our_ref(child, function, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
 def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
-    if not (isinstance(link, str) and link.isidentifier()):
+    if not (isinstance(link, str) and link.isascii() and link.isidentifier() and len(link) <= 64):
         raise InvalidSamplerConfig(
             f"policies.{slot}: 'link' must be a short name shared by the task_sampler, "
-            f'acceptance and promotion refs, such as "main"; got {short_repr(link)}'
+            f"acceptance and promotion refs (ASCII letters, digits and '_', up to 64), such as "
+            f'"main"; got {short_repr(link)}'
         )
     tap = _TAPS.get(link)
     # A slot this link's tap already has starts the next build of a spec (agentdescent

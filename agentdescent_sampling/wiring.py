@@ -24,6 +24,7 @@ Nothing here imports agentdescent at module level; :func:`wire` imports it when 
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -330,14 +331,15 @@ def links_problem(links: dict[str, str | None]) -> str | None:
     if not given or (len(given) == 1 and not missing):
         return None
     said = [
-        f"{_slots(slots, 'and')} {'give' if len(slots) > 1 else 'gives'} link {link!r}"
+        f"{_slots(slots, 'and')} {'give' if len(slots) > 1 else 'gives'} link {_shown(link)}"
         for link, slots in given.items()
     ]
     if missing:
-        what = f"link {next(iter(given))!r}" if len(given) == 1 else "a link"
+        what = f"link {_shown(next(iter(given)))}" if len(given) == 1 else "a link"
         said.append(f"no {_slots(missing, 'or')} ref gives {what}")
     refs = [
-        f'{{"ref": "agentdescent_sampling:evidence_{slot}", "link": "{next(iter(given))}"}}'
+        f'{{"ref": "agentdescent_sampling:evidence_{slot}", '
+        f'"link": {json.dumps(next(iter(given))[:_SHOWN_LINK])}}}'
         for slot in missing
         if slot != "task_sampler"
     ]
@@ -352,6 +354,18 @@ def links_problem(links: dict[str, str | None]) -> str | None:
         f"the same 'link' (check each for a typo{shown}), or remove {' and '.join(unlink)} to "
         f"run without the evidence"
     )
+
+
+#: How much of a link a message shows: a link is a short name, but one read from a spec
+#: before it is checked may be anything.
+_SHOWN_LINK = 64
+
+
+def _shown(link: str) -> str:
+    """``link`` quoted for a message, every character not printable ASCII escaped (so a
+    look-alike letter or a control character shows), and cut to :data:`_SHOWN_LINK`."""
+    cut = link[:_SHOWN_LINK]
+    return ascii(cut) + ("..." if len(link) > len(cut) else "")
 
 
 def no_evidence(sampler: Any, unwire: str) -> str:

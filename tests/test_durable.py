@@ -1317,6 +1317,18 @@ def test_the_files_sqlite_keeps_beside_a_database_are_refused_as_a_state_path(
     assert _files(tmp_path) == before
 
 
+def test_a_path_with_a_name_too_long_and_a_separator_is_our_error_not_a_bare_oserror(
+    tmp_path: Path,
+) -> None:
+    from agentdescent_sampling import from_run_spec, save_state
+
+    too_long = f"{tmp_path}/{'a' * 300}/"
+    with pytest.raises(StateError):
+        save_state(create("round-robin"), too_long)
+    with pytest.raises(InvalidSamplerConfig, match=r"^policies\.task_sampler: "):
+        from_run_spec(spec="round-robin", state=too_long)
+
+
 def test_a_state_path_ending_with_a_separator_is_refused_as_a_directory_and_nothing_is_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1432,10 +1444,20 @@ def test_a_run_waits_for_a_read_in_progress_and_is_told_if_it_outlasts_the_wait(
     with durable("round-robin", state) as sampler:
         assert sampler.records == 1
 
+    # A read longer than the wait for a run's holder is waited out too: a reader polling
+    # the state ('watch state show') must not make a resume fail.
     monkeypatch.setattr(_statedb, "_HOLDER_WAIT", 0.2)
     reader = _statedb.StateDB(state, "", "", writable=False)
+    threading.Timer(0.8, reader.close).start()
+    with durable("round-robin", state) as sampler:
+        assert sampler.records == 1
+
+    monkeypatch.setattr(_statedb, "_READER_WAIT", 0.2)
+    reader = _statedb.StateDB(state, "", "", writable=False)
     try:
-        with pytest.raises(StateError, match="is being read by another process"):
+        with pytest.raises(
+            StateError, match=r"has been read by other processes .* for over 0\.4 s"
+        ):
             create("round-robin", state=state)
     finally:
         reader.close()

@@ -237,3 +237,42 @@ def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped
                        r"give link 'shared' but no policies\.acceptance ref gives link "
                        r"'shared'"):  # fmt: skip
         promotion.tap.reported([])  # what observe() does first, before the engine's own rule
+
+
+def test_our_evidence_ref_gives_its_link_nested_in_a_policy_of_yours_too() -> None:
+    from agentdescent_sampling import runspec
+    from agentdescent_sampling.wiring import links_problem
+
+    ours = "agentdescent_sampling:evidence_acceptance"
+    policies = {
+        "task_sampler": {"ref": "agentdescent_sampling:from_run_spec", "link": "main"},
+        # A composite policy of the user's, with a 'link' of its own, holding ours.
+        "acceptance": {
+            "ref": "mine:Both",
+            "link": "other",
+            "inner": [{"ref": ours, "link": "main"}],
+        },
+        "promotion": {"ref": "agentdescent_sampling:evidence_promotion", "link": "main"},
+    }
+    links = {
+        slot: runspec._link_of(policies, slot)
+        for slot in ("task_sampler", "acceptance", "promotion")
+    }
+    assert links == {"task_sampler": "main", "acceptance": "main", "promotion": "main"}
+    assert links_problem(links) is None
+    policies["task_sampler"] = {"ref": "mine:Logged", "link": "main"}  # a wrapper of ours
+    assert runspec._link_of(policies, "task_sampler") == "main"
+
+
+def test_a_link_that_differs_is_shown_escaped_and_cut_in_the_error() -> None:
+    from agentdescent_sampling.wiring import links_problem
+
+    look_alike, hostile = "m\u0430in", "x\n\x1b[2J" + "y" * 10_000
+    said = links_problem({"task_sampler": "main", "acceptance": look_alike, "promotion": None})
+    assert said is not None
+    assert "'m\\u0430in'" in said  # the Cyrillic a shows
+    said = links_problem({"task_sampler": hostile, "acceptance": None, "promotion": None})
+    assert said is not None
+    assert "\n" not in said
+    assert "\x1b" not in said
+    assert len(said) < 2_000
