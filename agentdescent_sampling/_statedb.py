@@ -101,9 +101,20 @@ def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
     text = os.fspath(path)
     for suffix in SIDECARS:
         database = text.removesuffix(suffix)
-        if database != text and os.path.isfile(database):
+        if database != text and os.path.isfile(database) and _is_sqlite(database):
             return database, suffix[1:]
     return None
+
+
+def _is_sqlite(path: str) -> bool:
+    """Whether the file at ``path`` starts as an SQLite database does (an empty one, being
+    made, counts): only then does SQLite keep files beside it."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(len(_MAGIC))
+    except OSError:
+        return True  # unreadable: refuse rather than risk writing into a database's journal
+    return not header or header == _MAGIC
 
 
 def _check_makeable(path: Path, where: str) -> None:
@@ -226,7 +237,7 @@ class StateDB:
                 if not self.writable:
                     # Kept while reading, if no run holds the file: none can start and
                     # write it under a reader that reads it as it is (see _immutable).
-                    self._shared = _try_lock(self._fd, shared=True)
+                    self._shared = _HAS_FLOCK and _try_lock(self._fd, shared=True)
                     break
                 self._lock()
                 if self._named_instead() is None:
@@ -439,10 +450,10 @@ class StateDB:
             self.connection = None
         if discard and self._locked:  # unlocked, the file may be another opener's by now
             self._discard()
-        if self._made_shm and self._shared:
+        if self._made_shm and self._shared and _try_lock(self._fd, shared=False):
             # Made by this reader, for a -wal a killed run left: no run can have opened it
-            # while this reader holds its shared flock, and SQLite makes it again from the
-            # -wal whenever it is needed.
+            # while this reader holds its flock, no other reader uses it once this one holds
+            # it alone, and SQLite makes it again from the -wal whenever it is needed.
             with contextlib.suppress(OSError):
                 os.unlink(self.where + "-shm")
         if self._fd >= 0:
@@ -751,6 +762,14 @@ class StateDB:
         if self.connection is None:
             raise StateError(f"the sampler state {self.where!r} is closed")
         return self.connection
+
+
+try:
+    import fcntl as _fcntl  # noqa: F401  # only whether it exists: Windows has none
+except ImportError:
+    _HAS_FLOCK = False
+else:
+    _HAS_FLOCK = True
 
 
 def _try_lock(fd: int, *, shared: bool) -> bool:

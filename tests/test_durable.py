@@ -1461,3 +1461,18 @@ def test_a_run_waits_for_a_read_in_progress_and_is_told_if_it_outlasts_the_wait(
             create("round-robin", state=state)
     finally:
         reader.close()
+
+
+def test_only_a_file_beside_an_sqlite_database_counts_as_its_side_file(tmp_path: Path) -> None:
+    import sqlite3
+
+    from agentdescent_sampling._statedb import sidecar_of
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database")
+    database = tmp_path / "data.db"
+    sqlite3.connect(database).execute("CREATE TABLE t (x)").connection.close()
+
+    assert sidecar_of(f"{notes}-wal") is None
+    assert sidecar_of(f"{database}-wal") == (str(database), "wal")
+    assert sidecar_of(f"{database}-journal") == (str(database), "journal")

@@ -91,15 +91,19 @@ def test_the_engines_difficulty_weighted_takes_parameters_as_a_registered_sample
          "agentdescent.DifficultyWeighted takes no parameter 'x'; expected one of c, "
          "pass_threshold, prior, as in 'agentdescent.DifficultyWeighted:c=0.4'"),
         ("agentdescent.DifficultyWeighted:c=high", "'agentdescent.DifficultyWeighted:c=high': "
-         "agentdescent.DifficultyWeighted's c is 'high'; expected a number, as in "
+         "agentdescent.DifficultyWeighted's c is 'high'; expected a number >= 0, as in "
          "'agentdescent.DifficultyWeighted:c=0.4'"),
         ("agentdescent.DifficultyWeighted:c=1,c=2", "parameter 'c' is given twice in "
          "'agentdescent.DifficultyWeighted:c=1,c=2'"),
         ('{"name": "agentdescent.DifficultyWeighted", "provider": "agentdescent"}',
          "agentdescent.DifficultyWeighted is the engine's own sampler, not a registered one, "
          "so it has no provider; drop 'provider'"),
+        ("agentdescent.DifficultyWeighted:pass_threshold=5", "agentdescent.DifficultyWeighted's "
+         "pass_threshold is 5; expected a number in (0, 1]"),
+        ("agentdescent.DifficultyWeighted:c=-1", "agentdescent.DifficultyWeighted's c is -1; "
+         "expected a number >= 0"),
     ],
-    ids=["unknown", "not-a-number", "twice", "provider"],
+    ids=["unknown", "not-a-number", "twice", "provider", "threshold-out-of-range", "c-below-0"],
 )  # fmt: skip
 def test_a_bad_parameter_of_the_engines_difficulty_weighted_is_named_with_what_it_takes(
     capsys: pytest.CaptureFixture[str], value: str, message: str

@@ -229,9 +229,10 @@ def _engine_spec(given: SpecLike) -> SamplerSpec | None:
     try:
         spec = parse_spec(stand_in)
     except InvalidSamplerConfig as error:
-        # parse_spec's message quotes the spec it read: put the name back that was given.
+        # parse_spec's message quotes the spec it read: put the name back that was given
+        # (where a quoted spec starts, so a parameter that happens to be called so is kept).
         raise InvalidSamplerConfig(
-            str(error).replace(_STAND_IN, ENGINE_DIFFICULTY_WEIGHTED)
+            str(error).replace(f"'{_STAND_IN}", f"'{ENGINE_DIFFICULTY_WEIGHTED}")
         ) from None
     from agentdescent.sampling import DifficultyWeighted
 
@@ -248,14 +249,27 @@ def _engine_spec(given: SpecLike) -> SamplerSpec | None:
                 f"{short_repr(given)}: {ENGINE_DIFFICULTY_WEIGHTED} takes no parameter "
                 f"{key!r}; expected one of {', '.join(takes)}, {form}"
             )
-        # Every parameter of the class is a number, which it takes unchecked.
+        # Every parameter of the class is a number, which it takes unchecked: the ranges
+        # are what the doc gives them (c >= 0; pass_threshold in (0, 1]; prior in [0, 1]).
+        low, high, closed_low = _ENGINE_RANGES.get(key, (-math.inf, math.inf, True))
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not (number and math.isfinite(value)):
+        if not (
+            number
+            and math.isfinite(value)
+            and (low <= value if closed_low else low < value)
+            and value <= high
+        ):
             raise InvalidSamplerConfig(
                 f"{short_repr(given)}: {ENGINE_DIFFICULTY_WEIGHTED}'s {key} is "
-                f"{short_repr(value)}; expected a number, {form}"
+                f"{short_repr(value)}; expected a number{_ENGINE_RANGE_WORDS.get(key, '')}, {form}"
             )
     return attrs.evolve(spec, name=ENGINE_DIFFICULTY_WEIGHTED)
+
+
+#: The engine's DifficultyWeighted's parameters: (low, high, whether low is allowed).
+_ENGINE_RANGES = {"c": (0.0, math.inf, True), "pass_threshold": (0.0, 1.0, False),
+                  "prior": (0.0, 1.0, True)}  # fmt: skip
+_ENGINE_RANGE_WORDS = {"c": " >= 0", "pass_threshold": " in (0, 1]", "prior": " in [0, 1]"}
 
 
 def _version(distribution: str) -> str | None:
