@@ -108,13 +108,7 @@ class _Shard:
 
     def renumber(self, ids: dict[str, int]) -> None:
         """Take the key ids of ``ids``, which numbers every key of this shard."""
-        table = array("i", [-1]) * len(ids)
-        numbers = []
-        for index, key in self.firsts():
-            number = ids[key]
-            table[number] = index
-            numbers.append(number)
-        self.ids, self.positions = ids, Positions(table, numbers)
+        self.ids, self.positions = ids, Positions.numbered(self.firsts(), ids, len(ids))
 
     def rebuild(self, filed: dict[str, Filing]) -> None:
         """File every key afresh, dropping the heaps' stale entries."""

@@ -32,7 +32,15 @@ from __future__ import annotations
 import bisect
 import heapq
 from array import array
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Generic, Protocol, TypeVar
 
 from ..protocol import check_task_id
@@ -85,6 +93,20 @@ class Positions:
         else:
             self._ids = array("i", sorted(numbers))
             self._low, self._table = 0, array("i", map(table.__getitem__, self._ids))
+
+    @classmethod
+    def numbered(
+        cls, firsts: Iterable[tuple[int, str]], ids: Mapping[str, int], known: int
+    ) -> Positions:
+        """The positions of a shard's keys, each given once at its first position by
+        ``firsts``, under the key ids of ``ids``, which number ``known`` keys."""
+        table = array("i", [-1]) * known
+        numbers = []
+        for index, key in firsts:
+            number = ids[key]
+            table[number] = index
+            numbers.append(number)
+        return cls(table, numbers)
 
     def at(self, number: int) -> int:
         """The first position of key id ``number`` in the shard, or -1."""
@@ -152,13 +174,7 @@ class _Shard(Generic[S]):
 
     def renumber(self, shared: _Keys[S]) -> None:
         """Take the key ids of ``shared``, which numbers every key of this shard."""
-        table = array("i", [-1]) * len(shared.filed)
-        numbers = []
-        for index, key in self.firsts():
-            number = shared.ids[key]
-            table[number] = index
-            numbers.append(number)
-        self.positions = Positions(table, numbers)
+        self.positions = Positions.numbered(self.firsts(), shared.ids, len(shared.filed))
         self.shared = shared
 
     def moved(self, number: int, signature: S) -> None:
