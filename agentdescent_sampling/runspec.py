@@ -247,14 +247,6 @@ def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
     return tap.promotion()
 
 
-#: The keys each of this module's refs takes, besides the engine's own ``ref`` and ``call``.
-_KEYS = {
-    "from_run_spec": ("spec", "file", "key", "state", "link"),
-    "evidence_acceptance": ("link", "self_verify"),
-    "evidence_promotion": ("link",),
-}
-
-
 def _refuse_unknown(slot: str, ref: str, unknown: Mapping[str, Any]) -> None:
     """Refuse keys the ``ref`` does not take, naming the valid ones, not the engine's
     ``TypeError`` (whose advice, ``call=False``, is never the fix here)."""
@@ -262,7 +254,9 @@ def _refuse_unknown(slot: str, ref: str, unknown: Mapping[str, Any]) -> None:
         return
     from .registry import _close_parameter  # only on this error path
 
-    valid = _KEYS[ref]
+    # The keys it takes are its parameters (besides the engine's own 'ref' and 'call').
+    parameters = inspect.signature(globals()[ref]).parameters.values()
+    valid = [p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD]
     names = sorted(unknown)
     matches = (_close_parameter(name, valid) for name in names)
     hints = "".join(f" Did you mean {match!r}?" for match in matches if match)
