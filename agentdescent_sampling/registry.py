@@ -514,13 +514,16 @@ def _state_path(state: object) -> Path:
 
     Raises:
         TypeError: it is not a ``str`` or an ``os.PathLike`` of one (bytes, a number).
+        InvalidSamplerConfig: it is empty or ends with a separator, as ``DurableSampler``
+            says.
         StateError: no file can be looked up there.
     """
     from ._files import checked_path
     from .durable import state_path  # only a durable sampler needs the state module
 
+    path = state_path(state)  # its own errors say what a state path is, as given
     try:
-        return checked_path(state_path(state))
+        return checked_path(path)
     except ValueError as error:
         raise StateError(
             f"cannot keep sampler state in {short_repr(str(state), 1000)}: {error}"
