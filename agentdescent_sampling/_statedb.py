@@ -582,7 +582,8 @@ class StateDB:
         return True
 
     def _wait_for_holder(self) -> str:
-        # The holder takes the lock, then writes its pid: wait a moment for it.
+        # The holder takes the lock, then writes its pid with its first write: wait a moment
+        # for it, or name the lock's owner where the system says (Linux's /proc/locks).
         deadline = time.monotonic() + _HOLDER_WAIT
         while True:
             described = None
@@ -593,6 +594,10 @@ class StateDB:
                         described = _describe_holder(reader)
                     finally:
                         reader.close()
+            if described is None:
+                owner = _flock_owner(os.fstat(self._fd))
+                if owner is not None:
+                    described = f"process {owner} on {socket.gethostname()} (no record yet)"
             if described or time.monotonic() > deadline:
                 return described or "another process"
             time.sleep(0.05)
@@ -823,6 +828,25 @@ def _describe_holder(db: sqlite3.Connection) -> str | None:
         except OSError:
             pass  # it runs, as another user
     return f"process {pid} on {host} (since {since})"
+
+
+def _flock_owner(status: os.stat_result) -> int | None:
+    """The pid holding an exclusive ``flock`` on the file of ``status``, as Linux's
+    ``/proc/locks`` says; None where it says nothing (another system, or a file system whose
+    locks it lists under other numbers)."""
+    if not hasattr(os, "major"):  # Windows
+        return None
+    here = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            for line in locks:
+                fields = line.split()
+                # "1: FLOCK  ADVISORY  WRITE 12345 fe:00:2146523 0 EOF"; a waiter's has "->"
+                if fields[1:4] == ["FLOCK", "ADVISORY", "WRITE"] and fields[5] == here:
+                    return int(fields[4]) if fields[4].isdigit() else None
+    except (OSError, IndexError):
+        return None
+    return None
 
 
 def _identity(status: os.stat_result) -> tuple[int, int]:

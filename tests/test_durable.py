@@ -712,6 +712,19 @@ def test_a_second_process_is_refused_with_the_file_and_the_holders_pid(tmp_path:
         assert after.records == 1
 
 
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="names the holder from /proc/locks")
+def test_a_holder_that_has_recorded_nothing_yet_is_named_by_its_pid(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with durable("difficulty-weighted", state) as before:  # an existing state, not in use
+        before.record(before.pick(["a"], 0), 1.0)
+    # The holder opens it and records nothing.
+    with holding("difficulty-weighted", state) as holder, pytest.raises(StateError) as raised:
+        create("difficulty-weighted", state=state)
+
+    assert f"in use by process {holder.pid} on " in str(raised.value)
+    assert "(no record yet)" in str(raised.value)
+
+
 #: Records forever, printing how many records have returned; the test kills it.
 _CRASHING_RUN = textwrap.dedent(
     """
