@@ -415,10 +415,7 @@ class StateDB:
             db.execute("BEGIN IMMEDIATE")
             try:
                 if not self._claimed:
-                    db.execute(
-                        "INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)",
-                        (os.getpid(), socket.gethostname(), _now()),
-                    )
+                    db.execute("INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)", _holder_row())
                 yield db
             except BaseException:
                 db.execute("ROLLBACK")
@@ -737,10 +734,7 @@ class StateDB:
                 [("format", FORMAT), ("sampler", owner), ("spec", spec)],
             )
             db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (initial,))
-            db.execute(
-                "INSERT INTO holder VALUES (1, ?, ?, ?)",
-                (os.getpid(), socket.gethostname(), _now()),
-            )
+            db.execute("INSERT INTO holder VALUES (1, ?, ?, ?)", _holder_row())
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -770,22 +764,20 @@ class StateDB:
 
 
 try:
-    import fcntl as _fcntl  # noqa: F401  # only whether it exists: Windows has none
-except ImportError:
-    _HAS_FLOCK = False
-else:
-    _HAS_FLOCK = True
+    import fcntl as _fcntl
+except ImportError:  # Windows: SQLite's own locks still keep the file whole
+    _fcntl = None  # type: ignore[assignment]
+#: Whether this system has ``flock``; without it every lock is granted.
+_HAS_FLOCK = _fcntl is not None
 
 
 def _try_lock(fd: int, *, shared: bool) -> bool:
     """Take a non-blocking ``flock``, kept until ``fd`` is closed; whether it was granted
     (always yes without fcntl)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: SQLite's own locks still keep the file whole
+    if _fcntl is None:
         return True
     try:
-        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        _fcntl.flock(fd, (_fcntl.LOCK_SH if shared else _fcntl.LOCK_EX) | _fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     return True
@@ -795,10 +787,8 @@ def _nobody_holds(fd: int) -> bool:
     """Whether no run holds the file of ``fd`` (a shared ``flock`` would be granted)."""
     if not _try_lock(fd, shared=True):
         return False
-    with contextlib.suppress(ImportError):
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_UN)
+    if _fcntl is not None:
+        _fcntl.flock(fd, _fcntl.LOCK_UN)
     return True
 
 
@@ -853,8 +843,9 @@ def _identity(status: os.stat_result) -> tuple[int, int]:
     return status.st_dev, status.st_ino
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+def _holder_row() -> tuple[int, str, str]:
+    """This process as the file's holder: its pid, its host and the time it took the file."""
+    return os.getpid(), socket.gethostname(), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
 
 def _loads(text: object, where: str, what: str) -> Any:

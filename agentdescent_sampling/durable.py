@@ -698,14 +698,14 @@ def state_path(path: object) -> Path:
         InvalidSamplerConfig: ``path`` is empty, or ends with a separator (which makes it a
             directory's path: ``Path`` would drop it, and name a file there instead).
     """
+    give = (
+        "give the path of the state file, for example 'sampler-state.sqlite', or no state "
+        "(None) for a sampler that keeps none"
+    )
     text = os.fspath(path) if isinstance(path, (str, bytes, PathLike)) else path
     if isinstance(text, str):
         if not text:
-            raise InvalidSamplerConfig(
-                "the sampler state path is the empty string ''; give the path of the state "
-                "file, for example 'sampler-state.sqlite', or no state (None) for a sampler "
-                "that keeps none"
-            )
+            raise InvalidSamplerConfig(f"the sampler state path is the empty string ''; {give}")
         if text.endswith(SEPARATORS):
             raise InvalidSamplerConfig(
                 f"the sampler state path {short_repr(text)} ends with {text[-1]!r}, so it "
@@ -713,13 +713,7 @@ def state_path(path: object) -> Path:
                 f"{short_repr(text + 'sampler-state.sqlite')}"
             )
         return Path(text)
-    if isinstance(text, bytes):
-        advice = "decode it with os.fsdecode()"
-    else:
-        advice = (
-            "give the path of the state file, for example 'sampler-state.sqlite', or no "
-            "state (None) for a sampler that keeps none"
-        )
+    advice = "decode it with os.fsdecode()" if isinstance(text, bytes) else give
     raise TypeError(
         f"a state path must be a str or an os.PathLike of one, not "
         f"{type(path).__name__} ({short_repr(path)}); {advice}"

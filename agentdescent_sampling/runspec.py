@@ -42,6 +42,7 @@ from .registry import create
 from .spec import SpecLike, parse_spec, spec_from_file
 from .wiring import (
     LINKED,
+    MAX_LINK,
     EvidenceAcceptance,
     EvidencePromotion,
     EvidenceTap,
@@ -95,7 +96,7 @@ def from_run_spec(
     Every message starts with ``policies.task_sampler:``, the slot it is about, but that
     of a ``link`` that differs, which starts with ``policies:``.
     """
-    _refuse_unknown("task_sampler", "from_run_spec", unknown)
+    _refuse_unknown("task_sampler", unknown)
     if (spec is None) == (file is None):
         raise InvalidSamplerConfig(
             "policies.task_sampler: give exactly one of 'spec' (for example "
@@ -221,7 +222,7 @@ def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> 
         InvalidSamplerConfig: an unknown key, ``link`` is not a name or differs from the other
             two refs', or ``self_verify`` is not a bool.
     """
-    _refuse_unknown("acceptance", "evidence_acceptance", unknown)
+    _refuse_unknown("acceptance", unknown)
     if not isinstance(self_verify, bool):
         raise InvalidSamplerConfig(
             f"policies.acceptance: 'self_verify' must be true or false (false: tell the "
@@ -241,18 +242,20 @@ def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
         InvalidSamplerConfig: an unknown key, or ``link`` is not a name or differs from the
             other two refs'.
     """
-    _refuse_unknown("promotion", "evidence_promotion", unknown)
+    _refuse_unknown("promotion", unknown)
     tap = _tap(link, "promotion")
     _check_links()
     return tap.promotion()
 
 
-def _refuse_unknown(slot: str, ref: str, unknown: Mapping[str, Any]) -> None:
-    """Refuse keys the ``ref`` does not take, naming the valid ones, not the engine's
+def _refuse_unknown(slot: str, unknown: Mapping[str, Any]) -> None:
+    """Refuse keys our ref in ``slot`` does not take, naming the valid ones, not the engine's
     ``TypeError`` (whose advice, ``call=False``, is never the fix here)."""
     if not unknown:
         return
     from .registry import _close_parameter  # only on this error path
+
+    ref = _OURS[slot]
 
     # The keys it takes are its parameters (besides the engine's own 'ref' and 'call').
     parameters = inspect.signature(globals()[ref]).parameters.values()
@@ -384,11 +387,13 @@ def _our_ref(value: Any, function: str, depth: int) -> Mapping[str, Any] | None:
 
 
 def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
-    if not (isinstance(link, str) and link.isascii() and link.isidentifier() and len(link) <= 64):
+    if not (
+        isinstance(link, str) and link.isascii() and link.isidentifier() and len(link) <= MAX_LINK
+    ):
         raise InvalidSamplerConfig(
             f"policies.{slot}: 'link' must be a short name shared by the task_sampler, "
-            f"acceptance and promotion refs (ASCII letters, digits and '_', up to 64), such as "
-            f'"main"; got {short_repr(link)}'
+            f"acceptance and promotion refs (ASCII letters, digits and '_', up to "
+            f'{MAX_LINK}), such as "main"; got {short_repr(link)}'
         )
     tap = _TAPS.get(link)
     # A slot this link's tap already has starts the next build of a spec (agentdescent

@@ -256,15 +256,18 @@ def find_in_state(
     containers = (dict, list, tuple)
     seen: set[int] = set()
     # The containers being walked, innermost last, each as its (key, item) pairs, last
-    # first; and the key of each. A path is spelled out only for the value found, so
-    # walking a million-task state costs about what json.dumps does.
+    # first; the key of each; and their ids, so that meeting one again inside itself is a
+    # cycle, and meeting one again elsewhere is sharing. A path is spelled out only for the
+    # value found, so walking a million-task state costs about what json.dumps does.
     walking: list[Iterator[tuple[Any, object]]] = [iter(((None, state),))]
     keys: list[Any] = []
+    open_ids: list[int] = []
+    is_open: set[int] = set()  # open_ids, for lookup
     while walking:
         for key, value in walking[-1]:
             if isinstance(value, containers):
                 if id(value) in seen:  # json.dumps refuses a circular one; a shared one is fine
-                    if _contains(value, value):
+                    if id(value) in is_open:
                         return _spelled(root, [*keys, key]), CONTAINS_ITSELF
                     continue
                 seen.add(id(value))
@@ -273,12 +276,15 @@ def find_in_state(
                 return _spelled(root, [*keys, key]), found
             if isinstance(value, containers):
                 keys.append(key)
+                open_ids.append(id(value))
+                is_open.add(id(value))
                 walking.append(_items_last_first(value))
                 break  # walk what it holds, then go on with this container's other items
         else:
             walking.pop()
             if keys:
                 keys.pop()
+                is_open.discard(open_ids.pop())
     return None
 
 
@@ -287,20 +293,6 @@ def _items_last_first(container: Any) -> Iterator[tuple[Any, object]]:
     if isinstance(container, dict):
         return reversed(container.items())
     return zip(range(len(container) - 1, -1, -1), reversed(container), strict=True)
-
-
-def _contains(container: object, target: object) -> bool:
-    """Whether ``target`` is reachable from inside ``container`` (a cycle when it is itself)."""
-    stack = list(container.values() if isinstance(container, dict) else container)  # type: ignore[call-overload]
-    seen: set[int] = set()
-    while stack:
-        value = stack.pop()
-        if value is target:
-            return True
-        if isinstance(value, (dict, list, tuple)) and id(value) not in seen:
-            seen.add(id(value))
-            stack.extend(value.values() if isinstance(value, dict) else value)
-    return False
 
 
 def _spelled(root: str, keys: list[Any]) -> str:

@@ -339,7 +339,7 @@ def links_problem(links: dict[str, str | None]) -> str | None:
         said.append(f"no {_slots(missing, 'or')} ref gives {what}")
     refs = [
         f'{{"ref": "agentdescent_sampling:evidence_{slot}", '
-        f'"link": {json.dumps(next(iter(given))[:_SHOWN_LINK])}}}'
+        f'"link": {json.dumps(next(iter(given))[:MAX_LINK])}}}'
         for slot in missing
         if slot != "task_sampler"
     ]
@@ -356,15 +356,15 @@ def links_problem(links: dict[str, str | None]) -> str | None:
     )
 
 
-#: How much of a link a message shows: a link is a short name, but one read from a spec
-#: before it is checked may be anything.
-_SHOWN_LINK = 64
+#: The longest ``link`` a run spec's refs take, and so how much of one a message shows: a
+#: link read from a spec before it is checked may be anything.
+MAX_LINK = 64
 
 
 def _shown(link: str) -> str:
     """``link`` quoted for a message, every character not printable ASCII escaped (so a
-    look-alike letter or a control character shows), and cut to :data:`_SHOWN_LINK`."""
-    cut = link[:_SHOWN_LINK]
+    look-alike letter or a control character shows), and cut to :data:`MAX_LINK`."""
+    cut = link[:MAX_LINK]
     return ascii(cut) + ("..." if len(link) > len(cut) else "")
 
 

@@ -1354,14 +1354,7 @@ def test_a_state_path_ending_with_a_separator_is_refused_as_a_directory_and_noth
         "path names a file: give one such as 'newdir/sampler-state.sqlite'"
     )
 
-    # One error, of one class, whichever way the path is given.
-    for make in (
-        lambda: create("round-robin", state="newdir/"),
-        lambda: DurableSampler(create("round-robin"), "newdir/"),
-    ):
-        with pytest.raises(InvalidSamplerConfig) as raised:
-            make()
-        assert str(raised.value) == said
+    _refused_alike("newdir/", said)
     # A run spec's path reaches create() as a Path, which has dropped the '/' already.
     with pytest.raises(InvalidSamplerConfig, match="'~/newdir/': it ends with '/', so it names"):
         from_run_spec(spec="round-robin", state="~/newdir/")
@@ -1374,9 +1367,14 @@ def test_an_empty_state_path_is_refused_naming_the_empty_string(tmp_path: Path) 
         "the sampler state path is the empty string ''; give the path of the state file, for "
         "example 'sampler-state.sqlite', or no state (None) for a sampler that keeps none"
     )
+    _refused_alike("", said)
+
+
+def _refused_alike(state: str, said: str) -> None:
+    """``create()`` and ``DurableSampler`` refuse ``state`` with one error, of one class."""
     for make in (
-        lambda: create("round-robin", state=""),
-        lambda: DurableSampler(create("round-robin"), ""),
+        lambda: create("round-robin", state=state),
+        lambda: DurableSampler(create("round-robin"), state),
     ):
         with pytest.raises(InvalidSamplerConfig) as raised:
             make()
