@@ -8,11 +8,11 @@ exactness tests compare the built-ins' grouped picks with: same picks, ties incl
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..protocol import SOLVED, check_pick, check_task_id
 from ..samplers.difficulty_weighted import _FLOOR
-from ..samplers.fixable_first import FixableFirst
+from ..samplers.fixable_first import FixableFirst, _Task
 from ..samplers.informative_band import InformativeBand, _score
 
 __all__ = [
@@ -108,19 +108,19 @@ class ReferenceFixableFirst(FixableFirst):
             worth = {key: value.of(self._tasks.get(key)) for key in free}
             floor = self._band * max(worth.values())
 
-            def least_recent(overdue: int) -> str:
+            def least_recent(overdue: Callable[[_Task | None], int]) -> str:
                 best, best_last = keys[0], None
                 for key in free:
                     task = self._tasks.get(key)
                     last = -1 if task is None else task.last
-                    eligible = worth[key] >= floor or last < overdue
+                    eligible = worth[key] >= floor or last < overdue(task)
                     if eligible and (best_last is None or last < best_last):
                         best, best_last = key, last
                 return best
 
             best = least_recent(self._overdue(len(distinct)))
             if self._retested(best, value, len(distinct)):
-                best = least_recent(self._picks + 1)
+                best = least_recent(lambda task: self._picks + 1)
             self._picks += 1
             if best in self._tasks:
                 self._tasks[best].last = self._picks

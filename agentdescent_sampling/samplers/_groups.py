@@ -233,12 +233,13 @@ class TaskGroups(Generic[T]):
         worth: Callable[[T | None, int], float],
         exclude: Collection[str] = (),
         band: float = 1.0,
-        overdue: int = -1,
+        overdue: int | Callable[[T | None], int] = -1,
     ) -> str:
         """The least recently picked key of ``shard`` (``last``, then the earliest) among
         those worth at least ``band`` times the best or last picked before pick ``overdue``
         (never, -1, counts as before any pick), skipping ``exclude`` unless it holds every
-        key. ``band=1`` is the exact argmax of ``(worth, -last)``.
+        key. ``band=1`` is the exact argmax of ``(worth, -last)``. ``overdue`` may be a
+        function of a specimen (``None``: untried), so each family has its own.
 
         ``worth(specimen, seen)`` is the value of a task like ``specimen`` (``None``: untried)
         with that ``seen``; it must never rise with ``seen``.
@@ -271,9 +272,9 @@ class TaskGroups(Generic[T]):
         top = max(best for *_, best in families)
         floor = band * top
         winner: int | None = None
-        # An entry below this was last picked before pick ``overdue``.
-        overdue_below = _entry(overdue, 0)
         for family, specimen, order, low, high, best in families:
+            # An entry below this was last picked before the family's overdue pick.
+            overdue_below = _entry(overdue(specimen) if callable(overdue) else overdue, 0)
             heap = shard.families[family].heap
             if heap[0] < overdue_below:  # the heap's least entry; it may be stale or in flight
                 found = shard.first_of(family, order[high], skip, filed)

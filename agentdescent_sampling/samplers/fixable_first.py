@@ -53,6 +53,13 @@ _BAND = 0.5
 #: least recently picked first: no task waits much longer than two of round-robin's cycles, so a
 #: fix that comes late, or a break, is still found.
 _OVERDUE_CYCLES = 2
+#: Until a card of the engine's evidence has come, a task whose last rollout failed is overdue
+#: after one cycle instead, as round-robin retries it: outcomes do not say when a fix its
+#: failures made was lost (the gate refused it, or a noisy agent failed its self-verify re-run),
+#: and its next fix then comes only after as many failures again. With an agent that slips 1
+#: time in 10 such tasks were dropped, and the final reward ended lower than round-robin's
+#: (BENCHMARKS.md, "The `llm-like-noisy` reflector"). A card says what each failure made.
+_FAILED_OVERDUE_CYCLES = 1
 #: A task expected to pass that was re-tested since the artifact last changed is not re-tested
 #: again within this many cycles: if the band's pick is one, the pick is round-robin's. Where
 #: nothing left is worth much, the band held only passing tasks and re-tested them more often
@@ -288,11 +295,20 @@ class FixableFirst:
             self._pending.add(best, self._picks)
             return best
 
-    def _overdue(self, size: int) -> int:
-        """The pick number before which a task's last pick makes it overdue, in a shard of
-        ``size`` distinct keys: ``_OVERDUE_CYCLES`` times as many picks ago as there are
-        tasks, counting every worker's picks."""
-        return self._picks - _OVERDUE_CYCLES * max(len(self._tasks), size)
+    def _overdue(self, size: int) -> Callable[[_Task | None], int]:
+        """For a task (``None``: untried), the pick number before which its last pick makes
+        it overdue, in a shard of ``size`` distinct keys: ``_OVERDUE_CYCLES`` times as many
+        picks ago as there are tasks, counting every worker's picks, or
+        ``_FAILED_OVERDUE_CYCLES`` times for a task whose last rollout failed while no card
+        has come."""
+        cycle = max(len(self._tasks), size)
+        unwired = not self._evidenced
+
+        def overdue(task: _Task | None) -> int:
+            failed = unwired and task is not None and task.fails and not task.streak
+            return self._picks - (_FAILED_OVERDUE_CYCLES if failed else _OVERDUE_CYCLES) * cycle
+
+        return overdue
 
     def _retested(self, task_id: str, value: _Values, size: int) -> bool:
         """Whether ``task_id`` is expected to pass and was re-tested within
