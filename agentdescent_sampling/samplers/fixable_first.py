@@ -168,13 +168,15 @@ class FixableFirst:
     a random failure rather than a set count the exact best lost to round-robin
     (BENCHMARKS.md, "Picking within a band of the best"). A task not picked for more than
     twice as many picks as there are tasks goes first whatever it is worth, so no task waits
-    much longer than two of round-robin's cycles; and a task expected to pass, re-tested since
-    the artifact last changed, is not re-tested again within one cycle (the pick is then
-    round-robin's), so where nothing left is worth much it spends no more on re-tests than
-    round-robin does. Values:
+    much longer than two of round-robin's cycles (one, as in round-robin, for a task whose last
+    rollout failed, until a card of the engine's evidence comes: outcomes alone do not tell a
+    fix the gate refused, or a noisy agent's failed re-run, from a task with no fix to find);
+    and a task expected to pass, re-tested since the artifact last changed, is not re-tested
+    again within one cycle (the pick is then round-robin's), so where nothing left is worth
+    much it spends no more on re-tests than round-robin does. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
-      is still likely and dropped once its failures outrun every fix seen;
+      is still likely and left to the overdue rule once its failures outrun every fix seen;
     - an untried task is worth that times the share of first rollouts that fail;
     - a task that flipped to passing is probably fixed, and is retried only while luck could
       explain the pass; a task that failed after passing (flaky, or broken by a commit) is
