@@ -178,18 +178,24 @@ def test_a_task_that_only_fails_is_set_aside_sooner_when_a_failure_costs_more_ca
     assert _picks_of_a_never_and_an_always_passing_task(3) == ["never"] * 3 + ["always"]
 
 
-def _picks_around_a_hopeless_task(sampler: FixableFirst, told: bool) -> list[str]:
-    """Forty picks among "h", which failed eight times with no fix seen and fails on, and
-    three tasks that pass; ``told``: each failure of "h" is told, as ``wire()`` tells a card,
-    to have made a note whose self-verify re-run failed."""
+def _picks_around_a_hopeless_task(
+    sampler: FixableFirst, told: bool, before: tuple[float, ...] = (), score: float = 0.0
+) -> list[str]:
+    """Forty picks among "h", which scored ``before`` and then failed eight times with no fix
+    seen, and scores ``score`` from then on, and three tasks that pass; ``told``: each failure
+    of "h" is told, as ``wire()`` tells a card, to have made a note whose self-verify re-run
+    failed."""
     keys = ["h", "p1", "p2", "p3"]
+    history = [*before, *[0.0] * 8]
     picked: list[str] = []
-    for round_index in range(48):
-        picked.append(sampler.pick(keys if round_index >= 8 else ["h"], round_index))
-        sampler.record(picked[-1], 0.0 if picked[-1] == "h" else 1.0)
-        if told and picked[-1] == "h":
+    for round_index in range(len(history) + 40):
+        alone = round_index < len(history)
+        picked.append(sampler.pick(["h"] if alone else keys, round_index))
+        h_score = history[round_index] if alone else score
+        sampler.record(picked[-1], h_score if picked[-1] == "h" else 1.0)
+        if told and picked[-1] == "h" and h_score < 1.0:
             sampler.evidence("h", 0.0, committed=False)
-    return picked[8:]
+    return picked[len(history) :]
 
 
 def _gaps(picked: list[str]) -> list[int]:
@@ -213,6 +219,12 @@ def test_from_outcomes_alone_a_task_whose_last_rollout_failed_waits_one_cycle_at
     # of the agent, after which the next fix needs as many failures again: round-robin retries
     # it every cycle, and so does fixable-first, even without the re-test cap.
     assert _gaps(_picks_around_a_hopeless_task(Uncapped(), told=False)) == [4 + 2] * 5
+    # So is one that failed after passing (flaky, or broken), its last rollout a failure...
+    broken = _picks_around_a_hopeless_task(Uncapped(), told=False, before=(1.0,))
+    assert _gaps(broken) == [4 + 2] * 5
+    # ...but not one whose last rollout passed: it waits two cycles, as any task does.
+    passing = _picks_around_a_hopeless_task(Uncapped(), told=False, before=(1.0,), score=1.0)
+    assert _gaps(passing) == [2 * 4 + 2] * 3
 
 
 def test_a_passing_task_is_re_tested_within_a_cycle_only_if_the_artifact_changed_since() -> None:

@@ -8,7 +8,8 @@ more the artifact changed since: ``(1 - rate) ** (changes - seen)`` enters it, w
 powers differ by far more than the rounding of ``**``, through operations that IEEE rounding
 keeps monotone). The winner is the least recently picked (``last``), then the earliest key,
 among the keys worth at least a *floor* (the best value, or a share of it: the *band*) and
-the keys last picked before a given pick (*overdue*, whatever they are worth). So per
+the keys last picked before a given pick, which may differ by family (*overdue*, whatever they
+are worth). So per
 shard and family :class:`TaskGroups` keeps
 
 - how many of its keys are filed under each ``seen``, and those ``seen`` sorted, so the best
@@ -239,7 +240,8 @@ class TaskGroups(Generic[T]):
         those worth at least ``band`` times the best or last picked before pick ``overdue``
         (never, -1, counts as before any pick), skipping ``exclude`` unless it holds every
         key. ``band=1`` is the exact argmax of ``(worth, -last)``. ``overdue`` may be a
-        function of a specimen (``None``: untried), so each family has its own.
+        function of a family's specimen (``None``: untried), so each family has its own; it
+        must read only fields of the family's key (not ``seen``, nor ``last``).
 
         ``worth(specimen, seen)`` is the value of a task like ``specimen`` (``None``: untried)
         with that ``seen``; it must never rise with ``seen``.
@@ -272,9 +274,10 @@ class TaskGroups(Generic[T]):
         top = max(best for *_, best in families)
         floor = band * top
         winner: int | None = None
+        due = overdue if callable(overdue) else lambda specimen: overdue
         for family, specimen, order, low, high, best in families:
             # An entry below this was last picked before the family's overdue pick.
-            overdue_below = _entry(overdue(specimen) if callable(overdue) else overdue, 0)
+            overdue_below = _entry(due(specimen), 0)
             heap = shard.families[family].heap
             if heap[0] < overdue_below:  # the heap's least entry; it may be stale or in flight
                 found = shard.first_of(family, order[high], skip, filed)

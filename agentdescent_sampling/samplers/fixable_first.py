@@ -58,7 +58,9 @@ _OVERDUE_CYCLES = 2
 #: failures made was lost (the gate refused it, or a noisy agent failed its self-verify re-run),
 #: and its next fix then comes only after as many failures again. With an agent that slips 1
 #: time in 10 such tasks were dropped, and the final reward ended lower than round-robin's
-#: (BENCHMARKS.md, "The `llm-like-noisy` reflector"). A card says what each failure made.
+#: (BENCHMARKS.md, "Failing tasks retried every cycle, from outcomes alone"). A card says
+#: whether a failure's proposal passed its re-run and whether the gate took it; a verified fix
+#: the gate refused counts its task's failures afresh.
 _FAILED_OVERDUE_CYCLES = 1
 #: A task expected to pass that was re-tested since the artifact last changed is not re-tested
 #: again within this many cycles: if the band's pick is one, the pick is round-robin's. Where
@@ -170,7 +172,8 @@ class FixableFirst:
     twice as many picks as there are tasks goes first whatever it is worth, so no task waits
     much longer than two of round-robin's cycles (one, as in round-robin, for a task whose last
     rollout failed, until a card of the engine's evidence comes: outcomes alone do not tell a
-    fix the gate refused, or a noisy agent's failed re-run, from a task with no fix to find);
+    fix the gate refused, or a noisy agent's failed re-run, from a task with no fix to find;
+    a card tells the first);
     and a task expected to pass, re-tested since the artifact last changed, is not re-tested
     again within one cycle (the pick is then round-robin's), so where nothing left is worth
     much it spends no more on re-tests than round-robin does. Values:
@@ -304,13 +307,11 @@ class FixableFirst:
         ``_FAILED_OVERDUE_CYCLES`` times for a task whose last rollout failed while no card
         has come."""
         cycle = max(len(self._tasks), size)
-        unwired = not self._evidenced
-
-        def overdue(task: _Task | None) -> int:
-            failed = unwired and task is not None and task.fails and not task.streak
-            return self._picks - (_FAILED_OVERDUE_CYCLES if failed else _OVERDUE_CYCLES) * cycle
-
-        return overdue
+        usual = self._picks - _OVERDUE_CYCLES * cycle
+        if self._evidenced:
+            return lambda task: usual
+        failed = self._picks - _FAILED_OVERDUE_CYCLES * cycle
+        return lambda task: failed if task is not None and task.fails and not task.streak else usual
 
     def _retested(self, task_id: str, value: _Values, size: int) -> bool:
         """Whether ``task_id`` is expected to pass and was re-tested within
