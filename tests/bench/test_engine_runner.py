@@ -290,6 +290,10 @@ _INTERRUPTED = textwrap.dedent(
 
     import attrs
 
+    # As in an interactive shell, even where this test runs in the background (a shell with no
+    # job control starts background jobs with SIGINT ignored, and Python keeps that).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     from agentdescent_sampling import create
     from agentdescent_sampling.bench.engine import (
         ENGINE_WORKLOADS, EngineBenchConfig, EngineEntrant, run_engine_bench,
