@@ -9,8 +9,7 @@ powers differ by far more than the rounding of ``**``, through operations that I
 keeps monotone). The winner is the least recently picked (``last``), then the earliest key,
 among the keys worth at least a *floor* (the best value, or a share of it: the *band*) and
 the keys last picked before a given pick, which may differ by family (*overdue*, whatever they
-are worth). So per
-shard and family :class:`TaskGroups` keeps
+are worth). So per shard and family :class:`TaskGroups` keeps
 
 - how many of its keys are filed under each ``seen``, and those ``seen`` sorted, so the best
   value is the one at the smallest ``seen`` and a binary search finds the largest ``seen``

@@ -173,10 +173,9 @@ class FixableFirst:
     much longer than two of round-robin's cycles (one, as in round-robin, for a task whose last
     rollout failed, until a card of the engine's evidence comes: outcomes alone do not tell a
     fix the gate refused, or a noisy agent's failed re-run, from a task with no fix to find;
-    a card tells the first);
-    and a task expected to pass, re-tested since the artifact last changed, is not re-tested
-    again within one cycle (the pick is then round-robin's), so where nothing left is worth
-    much it spends no more on re-tests than round-robin does. Values:
+    a card tells the first); and a task expected to pass, re-tested since the artifact last
+    changed, is not re-tested again within one cycle (the pick is then round-robin's), so where
+    nothing left is worth much it spends no more on re-tests than round-robin does. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and left to the overdue rule once its failures outrun every fix seen;
