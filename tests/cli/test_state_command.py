@@ -27,6 +27,13 @@ def _state(path: Path, records: int) -> Path:
     return path
 
 
+def _exported(tmp_path: Path, records: int = 4) -> tuple[Path, Path]:
+    """A state of ``records`` records in ``tmp_path``, and its export by ``state export``."""
+    state, export = _state(tmp_path / "sampler.sqlite", records), tmp_path / "export.json"
+    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    return state, export
+
+
 def test_show_prints_the_sampler_its_counts_and_that_nobody_holds_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -48,9 +55,7 @@ def test_show_prints_the_sampler_its_counts_and_that_nobody_holds_it(
 
 
 def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
-    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
-
-    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    state, export = _exported(tmp_path)
 
     plain = create("difficulty-weighted:c=0.1")
     load_state(plain, export)  # type: ignore[arg-type]
@@ -62,8 +67,7 @@ def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
 def test_import_makes_of_an_export_a_state_file_that_a_run_continues(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
-    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    state, export = _exported(tmp_path)
     imported = tmp_path / "imported.sqlite"
 
     spec = "difficulty-weighted:c=0.1"
@@ -86,8 +90,7 @@ def test_import_makes_of_an_export_a_state_file_that_a_run_continues(
 def test_import_refuses_an_output_that_exists_and_leaves_it_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
-    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    _, export = _exported(tmp_path)
     existing = _state(tmp_path / "existing.sqlite", 2)
     before = existing.read_bytes()
     capsys.readouterr()
@@ -114,8 +117,7 @@ def test_import_refuses_an_output_that_exists_and_leaves_it_untouched(
 def test_import_with_other_parameters_than_the_exports_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
-    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    _, export = _exported(tmp_path)
     imported = tmp_path / "imported.sqlite"
 
     args = ["state", "import", str(export), "-o", str(imported), "--spec", "difficulty-weighted"]
@@ -129,8 +131,7 @@ def test_import_with_other_parameters_than_the_exports_writes_nothing(
 def test_show_prints_an_export_too_saying_what_an_export_lacks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    state, export = _state(tmp_path / "sampler.sqlite", 4), tmp_path / "export.json"
-    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    _, export = _exported(tmp_path)
 
     assert main(["state", "show", str(export)]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -172,8 +173,7 @@ def test_a_file_that_is_not_a_state_is_an_error_naming_it(
 def test_show_refuses_an_export_its_sampler_could_not_load(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    state, export = _state(tmp_path / "sampler.sqlite", 2), tmp_path / "export.json"
-    assert main(["state", "export", str(state), "-o", str(export)]) == 0
+    _, export = _exported(tmp_path, records=2)
     document = json.loads(export.read_text(encoding="utf-8"))
     document["state"]["stats"] = {"a": "x"}
     export.write_text(json.dumps(document), encoding="utf-8")
