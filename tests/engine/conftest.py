@@ -96,6 +96,11 @@ class ToyWorkload:
         return next(task.id for task in self.train if task.meta["kind"] == "always")
 
     @property
+    def held_out_frac(self) -> float:
+        """The fraction of ``tasks`` that makes exactly ``held_out`` the engine's held-out set."""
+        return len(self.held_out) / len(self.tasks)
+
+    @property
     def baseline(self) -> float:
         """The held-out reward of the empty artifact: only the always-pass task scores."""
         return sum(self.reward(task, "") for task in self.held_out) / len(self.held_out)
@@ -128,7 +133,7 @@ class ToyWorkload:
             agent=HintAgent(),
             task_sampler=sampler,
             n_workers=self.n_workers,
-            held_out_frac=len(self.held_out) / len(self.tasks),
+            held_out_frac=self.held_out_frac,
             solved_threshold=solved_threshold,
             asynchronous=asynchronous,
             **budget,

@@ -50,7 +50,7 @@ def _evolve(toy: ToyWorkload, sampler: Listening, **yours: Any) -> Any:
         toy.reward,
         agent=NoteAgent(),
         n_workers=toy.n_workers,
-        held_out_frac=len(toy.held_out) / len(toy.tasks),
+        held_out_frac=toy.held_out_frac,
         **budget,
         **wire(sampler, **yours),
     )
@@ -137,7 +137,7 @@ def test_under_a_token_budget_a_card_whose_rerun_the_engine_skipped_is_told_no_g
         toy.reward,
         agent=HintAgent(),
         n_workers=toy.n_workers,
-        held_out_frac=len(toy.held_out) / len(toy.tasks),
+        held_out_frac=toy.held_out_frac,
         rounds=12,
         usage=usage,
         # 100 tokens a round: from round 9 on, 90% of the budget is spent, and the engine's
@@ -175,7 +175,7 @@ def test_run_spec_refs_tell_a_gain_of_zero_only_where_the_card_shows_its_rerun(
         agent=NoteAgent(),
         task_sampler=sampler,
         n_workers=toy.n_workers,
-        held_out_frac=len(toy.held_out) / len(toy.tasks),
+        held_out_frac=toy.held_out_frac,
         rounds=8,
         record_trajectories=record,
         policies=Policies(acceptance=evidence_acceptance(link), promotion=evidence_promotion(link)),
@@ -308,7 +308,7 @@ def test_workers_sharing_a_shard_leave_a_task_that_failed_in_the_round_to_the_ne
             max_concurrency=1,
             rounds=6,
             parallel=SharedShard(),
-            held_out_frac=len(toy.held_out) / len(toy.tasks),
+            held_out_frac=toy.held_out_frac,
             **kwargs,
         )
         assert result.error is None
