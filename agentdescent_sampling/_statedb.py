@@ -106,6 +106,15 @@ def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
     return None
 
 
+def is_database(path: str | os.PathLike[str]) -> bool:
+    """Whether a file is at ``path`` and starts as an SQLite database does."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(_MAGIC)) == _MAGIC
+    except OSError:
+        return False
+
+
 def _is_sqlite(path: str) -> bool:
     """Whether the file at ``path`` starts as an SQLite database does (an empty one, being
     made, counts): only then does SQLite keep files beside it."""

@@ -138,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write a new plugin distribution whose own tests pass",
         description="Write a pip-installable plugin distribution: pyproject.toml with the "
         "agentdescent.samplers entry point, a sampler, a README and tests that run the "
-        "conformance kit. Then: pip install -e DIR && pytest DIR.",
+        "conformance kit. Then: pip install -e 'DIR[test]' && python -m pytest DIR.",
     )
     scaffold.add_argument("name", help="the sampler's name, for example 'hardest-first'")
     scaffold.add_argument(
@@ -338,7 +338,8 @@ def _new_plugin(args: argparse.Namespace) -> int:
     written = write_plugin(args.name, directory=args.directory, hooks=args.hooks)
     print(f"wrote {written}")
     print(
-        f"next: python -m pip install -e {written} && python -m pytest {written}\n"
+        f"next: python -m pip install -e {shlex.quote(f'{written}[test]')} && "
+        f"python -m pytest {shlex.quote(str(written))}\n"
         f"then: agentdescent-sampling show {args.name}"
     )
     return 0

@@ -114,8 +114,9 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
 
     Raises:
         TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
-        StateError: the directory is missing or not writable, or the sampler's
-            ``state_dict()`` raised; any existing file at ``path`` is left as it was.
+        StateError: the directory is missing or not writable, ``path`` is an SQLite
+            database (a durable sampler's state) or a file SQLite keeps beside one, or the
+            sampler's ``state_dict()`` raised; any existing file at ``path`` is left as it was.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
@@ -184,6 +185,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
             f"cannot write sampler state to {short_repr(str(path), 1000)}: {error}"
         ) from None
     _refuse_unreadable(path, document)
+    _refuse_database(path, target)
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -213,6 +215,27 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
                 f"{PLAIN_JSON}"
             ) from error
         raise
+
+
+def _refuse_database(path: str | PathLike[str], target: Path) -> None:
+    """Refuse to replace an SQLite database, or a file SQLite keeps beside one, with JSON: a
+    durable state's records would be lost, and the run holding it would fail."""
+    from ._statedb import is_database, sidecar_of  # imported here: only a save needs SQLite
+
+    cannot = f"cannot write sampler state to {short_repr(str(path), 1000)}"
+    if is_database(target):
+        raise StateError(
+            f"{cannot}: it is an SQLite database (a durable sampler's state?), and the JSON "
+            f"export would replace it, losing its records and failing a run that holds it. "
+            f"Give another path for the export"
+        )
+    sidecar = sidecar_of(target)
+    if sidecar is not None:
+        database, kind = sidecar
+        raise StateError(
+            f"{cannot}: it is the {kind} file SQLite keeps beside the database {database!r}, "
+            f"which reads it as part of that database. Give another path for the export"
+        )
 
 
 def _refuse_unreadable(path: str | PathLike[str], document: Mapping[str, Any]) -> None:

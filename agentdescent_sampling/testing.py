@@ -33,10 +33,10 @@ from ._display import safe_repr, shown
 from .errors import InvalidSamplerConfig
 from .loading import describe
 from .params import signature_of
-from .protocol import MAX_COUNT, check_name, is_stateful, method_problem
+from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
-from .served import ServedSampler
+from .served import ServedSampler, synchronized
 from .spec import SamplerSpec, SpecLike, parse_spec
 from .state import find_in_state
 
@@ -194,11 +194,13 @@ def check_sampler(
     it. ``stats()``, when a sampler has it and it returns ``{task_id: (passes, trials)}``
     counting every record, is used to check that concurrent records are not lost.
 
+    A sampler that declares ``thread_safe = False`` is checked under threads as it is
+    served: wrapped in :func:`~agentdescent_sampling.synchronized`, as ``create()`` wraps it.
+
     Args:
         factory_or_name: a sampler class or factory, or anything ``create()`` accepts: a
             name or spec string, a mapping (``{"name": "dup", "provider": "dist"}``) or a
-            :class:`~agentdescent_sampling.SamplerSpec`, built through the registry (so
-            ``thread_safe = False`` classes are checked as they are served: wrapped, and a
+            :class:`~agentdescent_sampling.SamplerSpec`, built through the registry (so a
             name two distributions provide is checked from its ``provider``).
         registry: the registry for names; the default one if omitted.
         params: the sampler's parameters, passed to every instance the checks build;
@@ -427,7 +429,8 @@ def _member(picked: object, shard: Sequence[str]) -> str:
 def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, ...]:
     sampler = factory(**params)
     notes = []
-    locked = isinstance(sampler, ServedSampler) and sampler.lock is not None
+    locked = declares_thread_unsafe(factory) or declares_thread_unsafe(sampler)
+    locked = locked or (isinstance(sampler, ServedSampler) and sampler.lock is not None)
     if not (locked or callable(getattr(sampler, "stats", None))):
         notes.append(
             f"threads: lost records could not be observed, because {label} has no stats(); only "
@@ -632,17 +635,26 @@ _STATS_SHAPE = "{task_id: (passes, trials)}"
 _STATS_PROBE = 24
 
 
+def _served(factory: Factory, params: dict[str, Any]) -> Any:
+    """A fresh sampler as the registry serves it: under a lock if it, or its factory,
+    declares ``thread_safe = False``."""
+    sampler = factory(**params)
+    if declares_thread_unsafe(factory) or declares_thread_unsafe(sampler):
+        return synchronized(sampler)
+    return sampler
+
+
 def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
-    counts, note = _stats_counts(factory(**params))
+    counts, note = _stats_counts(_served(factory, params))
     if note:
         yield note
     # A race in an unguarded read-modify-write shows up in most rounds, not all; a few
     # rounds make a miss vanishingly rare, and a correct sampler costs only the rounds.
     for _ in range(THREAD_ROUNDS):
-        outcome = _threads_round(factory(**params), counts)
+        outcome = _threads_round(_served(factory, params), counts)
         if not outcome.violations and outcome.lost is None:
             continue
-        alone, counted = _one_thread_run(factory(**params), counts)
+        alone, counted = _one_thread_run(_served(factory, params), counts)
         if alone is not None:  # not a race: the same calls fail on one thread
             yield Violation(
                 "threads",

@@ -295,6 +295,19 @@ def test_synchronized_makes_the_unlocked_sampler_pass() -> None:
     assert report.ok, str(report)
 
 
+class DeclaredUnsafe(UnsafeCounter):
+    thread_safe = False
+
+
+def test_a_class_declaring_thread_safe_false_is_checked_as_served_under_a_lock() -> None:
+    report = check_sampler(DeclaredUnsafe)
+
+    assert report.ok, str(report)
+    assert "threads" in report.checks
+    assert report.notes == ()
+    assert check_sampler(lambda: DeclaredUnsafe()).ok  # the instance declares it: create() too
+
+
 def test_a_sampler_that_ignores_its_seed_is_caught() -> None:
     report = check_sampler(GlobalRandom)
     assert "seeds" in report.checks

@@ -218,6 +218,24 @@ def test_a_durable_state_exports_to_the_one_document_shape(tmp_path: Path) -> No
     assert oct(export.stat().st_mode & 0o777) == "0o600"
 
 
+@pytest.mark.parametrize("target", ["sampler.sqlite", "link.sqlite", "sampler.sqlite-wal"])
+def test_an_export_never_replaces_a_state_database_nor_a_file_beside_it(
+    tmp_path: Path, target: str
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    (tmp_path / "link.sqlite").symlink_to(state)
+    with durable("fixable-first", state) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 0.0)
+        before = _files(tmp_path)
+
+        with pytest.raises(StateError, match=r"SQLite .* Give another path for the export"):
+            save_state(sampler, tmp_path / target)
+
+        assert _files(tmp_path) == before
+        sampler.record(sampler.pick(["a", "b"], 1), 1.0)  # the run holding it goes on
+    assert read_durable_state(state)["records"] == 2
+
+
 def _saved(tmp_path: Path, spec: str) -> Path:
     state = tmp_path / "sampler.sqlite"
     with durable(spec, state) as sampler:

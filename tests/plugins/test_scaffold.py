@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -18,14 +21,26 @@ from tests.support.venv import Venv
 def scaffolded(
     tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path
 ) -> tuple[Venv, Path, Path]:
-    """Both forms, written by the command, pip-installed with this package into a fresh venv."""
+    """Both forms, written by the command, pip-installed with this package into a fresh venv
+    as the command's ``next:`` line says (so that line must bring pytest too)."""
     root = tmp_path_factory.mktemp("scaffold")
-    assert main(["new-plugin", "least-tried", "--directory", str(root / "classy")]) == 0
-    assert main(["new-plugin", "least-hooked", "--hooks", "--directory", str(root / "hooky")]) == 0
-    env = Venv.create(
-        root / "venv", repo_wheel, f"{root / 'classy'}[test]", f"{root / 'hooky'}[test]"
-    )
+    told = [
+        _next_install(["least-tried", "--directory", str(root / "classy")]),
+        _next_install(["least-hooked", "--hooks", "--directory", str(root / "hooky")]),
+    ]
+    env = Venv.create(root / "venv", repo_wheel, *told)
     return env, root / "classy", root / "hooky"
+
+
+def _next_install(args: list[str]) -> str:
+    """Run ``agentdescent-sampling new-plugin ARGS``; return what its ``next:`` line installs."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["new-plugin", *args]) == 0
+    (line,) = [line for line in printed.getvalue().splitlines() if line.startswith("next: ")]
+    words = shlex.split(line.removeprefix("next: "))
+    assert words[:4] == ["python", "-m", "pip", "install"], line
+    return words[words.index("-e") + 1]
 
 
 @pytest.mark.parametrize("form", ["classy", "hooky"])
