@@ -13,7 +13,7 @@
 buys in the real ``evolve()``, per rollout and per agent call.
 """
 
-from .core import CurvePoint, Machine
+from .core import CurvePoint, Machine, RunFailure
 from .driver import Rollout, RolloutLoop, drive
 from .lineup import DEFAULT_SWEEP, LINEUPS, Skipped, lineup_specs
 from .metrics import Latency, SamplerResult, Share
@@ -50,6 +50,7 @@ __all__ = [
     "Oracle",
     "Rollout",
     "RolloutLoop",
+    "RunFailure",
     "SamplerResult",
     "Scenario",
     "Share",

@@ -188,9 +188,8 @@ def bench_command(args: argparse.Namespace) -> int:
 
     Raises:
         SamplerError: bad input (an unknown sampler, an unreadable log, a missing
-            plot extra), a sampler that failed during a run of the share measure, or a
-            run of round-robin that failed in the artifact bench (where another sampler's
-            failure leaves it out of the report, and the status is 1).
+            plot extra), or a run of round-robin that failed (another sampler's failure
+            leaves it out of the report, and the status is 1).
     """
     if args.plot is not None:
         require_matplotlib()
@@ -235,7 +234,7 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.plot is not None:
         written = plot_shares(result, args.plot)
         print(f"wrote {written}", file=sys.stderr)
-    return 0
+    return 1 if result.failures else 0  # the report says which sampler failed, and how
 
 
 def _check_plot_path(plot: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
@@ -29,16 +29,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COUNT",
+    "FAILURES",
     "NUMBER",
     "Curve",
     "CurvePoint",
     "Machine",
     "Registered",
     "Role",
+    "RunFailure",
     "WithSamplers",
     "as_specs",
     "cpus",
     "draw_panels",
+    "failures_json",
     "finish",
     "require_matplotlib",
     "result_json",
@@ -83,6 +86,28 @@ class Machine:
     implementation: str = attrs.field(factory=platform.python_implementation)
     cpus: int = attrs.field(factory=cpus)
     system: str = attrs.field(factory=platform.platform)
+
+
+@attrs.frozen
+class RunFailure:
+    """A sampler left out of a bench run because one of its runs raised.
+
+    Its runs on the other seeds and workloads are left out with it: compared only on the
+    seeds it got through, it would be compared with round-robin on easier ground.
+
+    Args:
+        label: the sampler's label.
+        workload: the name of the workload the run was on.
+        seed: the run's seed.
+        message: which sampler failed where, the exception, and how to rerun that run alone.
+        traceback: the exception's traceback, as Python prints it.
+    """
+
+    label: str
+    workload: str
+    seed: int
+    message: str
+    traceback: str = attrs.field(default="", repr=False)
 
 
 @attrs.frozen
@@ -172,6 +197,14 @@ NUMBER: dict[str, Any] = {"type": "number"}
 COUNT: dict[str, Any] = {"type": "integer", "minimum": 1}
 
 
+def failures_json(failures: Iterable[RunFailure]) -> list[dict[str, Any]]:
+    """``failures`` as a result document lists them, in the shape of :data:`FAILURES`."""
+    return [
+        {"label": each.label, "workload": each.workload, "seed": each.seed, "message": each.message}
+        for each in failures
+    ]
+
+
 def schema_object(**properties: Any) -> dict[str, Any]:
     """A closed JSON object schema: exactly these properties, all required."""
     return {
@@ -180,6 +213,18 @@ def schema_object(**properties: Any) -> dict[str, Any]:
         "required": sorted(properties),
         "additionalProperties": False,
     }
+
+
+#: The schema of a result document's ``failures``: the samplers a failed run left out.
+FAILURES: dict[str, Any] = {
+    "type": "array",
+    "items": schema_object(
+        label={"type": "string"},
+        workload={"type": "string"},
+        seed={"type": "integer", "minimum": 0},
+        message={"type": "string"},
+    ),
+}
 
 
 def result_schema(

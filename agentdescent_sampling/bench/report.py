@@ -3,7 +3,7 @@
 The JSON document (:func:`to_json`; :data:`JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench/1",
+      "schema": "agentdescent-sampling/bench/2",
       "config": {
         "samplers": ["difficulty-weighted:c=0.2", "round-robin", "oracle"],
         "workloads": ["stationary", "noisy"],
@@ -31,11 +31,15 @@ The JSON document (:func:`to_json`; :data:`JSON_SCHEMA` is its JSON Schema)::
           ]
         }
       ],
-      "skipped": [{"label": "some-sampler", "reason": "needs 'x' set; ..."}]
+      "skipped": [{"label": "some-sampler", "reason": "needs 'x' set; ..."}],
+      "failures": [{"label": "my-sampler", "workload": "stationary", "seed": 3,
+                    "message": "sampler 'my-sampler' failed on ...; reproduce it alone ..."}]
     }
 
 Shares, and the ends of their 95% intervals, are fractions in [0, 1]. ``role`` is
 ``baseline`` (round-robin), ``sampler`` or ``ceiling`` (the oracle).
+``failures`` lists the samplers left out of ``workloads`` because a run of theirs raised
+or broke the contract, with the command that reruns that run alone.
 ``ratio_to_round_robin`` is ``null`` when round-robin's share is zero. ``curve``
 gives the share of the first ``rollouts`` rollouts, for plotting the share against
 the budget spent. Latencies are in microseconds.
@@ -50,7 +54,15 @@ from .._display import aligned, column_widths, shown
 from ..errors import SamplerError
 from ..registry import default_registry
 from ..spec import parse_spec
-from .core import COUNT, NUMBER, result_json, result_schema, schema_object
+from .core import (
+    COUNT,
+    FAILURES,
+    NUMBER,
+    failures_json,
+    result_json,
+    result_schema,
+    schema_object,
+)
 from .metrics import Latency, SamplerResult
 from .runner import BenchResult, WorkloadResult
 from .workloads import INFORMATIVE_BAND
@@ -58,7 +70,7 @@ from .workloads import INFORMATIVE_BAND
 __all__ = ["DEFAULT_MARK", "JSON_SCHEMA", "SCHEMA_ID", "WIDTH", "format_report", "to_json"]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-SCHEMA_ID = "agentdescent-sampling/bench/1"
+SCHEMA_ID = "agentdescent-sampling/bench/2"
 
 _FRACTION: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 _PAIR: dict[str, Any] = {"type": "array", "items": _FRACTION, "minItems": 2, "maxItems": 2}
@@ -102,6 +114,7 @@ JSON_SCHEMA: dict[str, Any] = result_schema(
         "type": "array",
         "items": schema_object(label={"type": "string"}, reason={"type": "string"}),
     },
+    failures=FAILURES,
 )
 
 
@@ -132,6 +145,7 @@ def to_json(result: BenchResult) -> dict[str, Any]:
         skipped=[
             {"label": shown(skip.label), "reason": shown(skip.reason)} for skip in result.skipped
         ],
+        failures=failures_json(result.failures),
     )
 
 
@@ -167,6 +181,9 @@ def format_report(result: BenchResult) -> str:
     if result.skipped:
         lines += ["", "Not benched:"]
         lines += [f"  {shown(skip.label)}: {shown(skip.reason)}" for skip in result.skipped]
+    if result.failures:
+        lines += ["", "Left out of the tables above, with all its runs, for a run that failed:"]
+        lines += [f"  {failure.message}" for failure in result.failures]
     return "\n".join(lines)
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import shlex
 import time
+import traceback
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 import attrs
 
+from .._display import shown
 from ..errors import BenchError
 from ..registry import Registry, default_registry
 from ..spec import SpecLike
-from .core import Machine, WithSamplers, as_specs
+from .core import Machine, RunFailure, WithSamplers, as_specs
 from .driver import Rollout, RolloutLoop, drive
 from .lineup import Entrant, Skipped, default_specs, lineup
 from .metrics import SamplerResult, summarise
@@ -81,6 +84,8 @@ class BenchResult:
         skipped: installed samplers the default lineup could not run, and why.
         seconds: wall-clock duration of the run.
         machine: the interpreter and CPUs it ran on.
+        failures: the samplers left out of ``workloads`` because a run of theirs raised or
+            broke the contract, in the order they failed.
     """
 
     config: BenchConfig
@@ -88,6 +93,7 @@ class BenchResult:
     skipped: tuple[Skipped, ...] = ()
     seconds: float = 0.0
     machine: Machine = attrs.field(factory=Machine)
+    failures: tuple[RunFailure, ...] = ()
 
 
 def run_bench(
@@ -109,8 +115,10 @@ def run_bench(
     Raises:
         SamplerError: a spec is malformed or names no installed sampler
             (raised before anything runs).
-        BenchError: a sampler raised or broke the contract during the run; the
-            message names the sampler, the workload and the seed.
+        BenchError: round-robin, which every sampler is compared with, raised or broke the
+            contract during the run; the message names the workload and the seed. Another
+            sampler that does is left out, with all its runs, and named in
+            :attr:`BenchResult.failures`.
     """
     config = config or BenchConfig()
     registry = registry or default_registry()
@@ -121,37 +129,54 @@ def run_bench(
         specs, skipped = list(config.samplers), []
     entrants = lineup(specs, registry)
     steps = len(config.workloads) * config.seeds * len(entrants)
+    failed: dict[str, RunFailure] = {}
     with Progress(steps, progress) as bar:
-        results = tuple(
-            _run_workload(workload, entrants, config, bar) for workload in config.workloads
+        results = [
+            _run_workload(workload, entrants, config, bar, failed) for workload in config.workloads
+        ]
+    kept = tuple(
+        attrs.evolve(
+            result,
+            samplers=tuple(each for each in result.samplers if each.label not in failed),
         )
-    return BenchResult(config, results, tuple(skipped), time.perf_counter() - started)
+        for result in results
+    )
+    seconds = time.perf_counter() - started
+    return BenchResult(config, kept, tuple(skipped), seconds, failures=tuple(failed.values()))
 
 
 def _run_workload(
-    workload: Workload, entrants: Sequence[Entrant], config: BenchConfig, bar: Progress
+    workload: Workload,
+    entrants: Sequence[Entrant],
+    config: BenchConfig,
+    bar: Progress,
+    failed: dict[str, RunFailure],
 ) -> WorkloadResult:
+    """Run every entrant not in ``failed`` on ``workload``; add to ``failed`` each that fails.
+
+    Raises:
+        BenchError: round-robin failed.
+    """
     traces: dict[str, list[tuple[Rollout, ...]]] = {entrant.label: [] for entrant in entrants}
     for seed in range(config.first_seed, config.first_seed + config.seeds):
         # One realization per seed, shared by every sampler: a paired comparison.
         scenario = workload.build(seed)
         for entrant in entrants:
-            sampler = entrant.build(scenario, config.loop.budget, seed)
-            where = f"workload {workload.label}, seed {seed}"
-            try:
-                trace = drive(sampler, scenario, config.loop, seed)
-            except BenchError as error:
-                raise BenchError(f"{error} ({where})") from None
-            except Exception as error:
-                raise BenchError(
-                    f"sampler {entrant.label!r} raised {type(error).__name__}: {error} ({where}); "
-                    f"reproduce it alone with --sampler {entrant.label!r} --workload "
-                    f"{workload.name} --first-seed {seed} --seeds 1"
-                ) from error
-            traces[entrant.label].append(trace)
             bar.advance()
+            if entrant.label in failed:
+                continue
+            try:
+                sampler = entrant.build(scenario, config.loop.budget, seed)
+                traces[entrant.label].append(drive(sampler, scenario, config.loop, seed))
+            except Exception as error:
+                failure = _failure(entrant, workload, seed, error)
+                if entrant.role == "baseline":
+                    raise BenchError(failure.message) from error
+                failed[entrant.label] = failure
     summaries = [
-        summarise(entrant.label, entrant.role, traces[entrant.label]) for entrant in entrants
+        summarise(entrant.label, entrant.role, traces[entrant.label])
+        for entrant in entrants
+        if entrant.label not in failed
     ]
     baseline = next(summary.share.mean for summary in summaries if summary.role == "baseline")
     return WorkloadResult(
@@ -164,4 +189,17 @@ def _run_workload(
             )
             for summary in summaries
         ),
+    )
+
+
+def _failure(entrant: Entrant, workload: Workload, seed: int, error: Exception) -> RunFailure:
+    """What a failed run says: the sampler, where, what it raised, and how to rerun it alone."""
+    what = str(error) if isinstance(error, BenchError) else f"{type(error).__name__}: {error}"
+    message = (
+        f"sampler {entrant.label!r} failed on workload {workload.label}, seed {seed}: "
+        f"{shown(what)}; reproduce it alone with agentdescent-sampling bench share --sampler "
+        f"{shlex.quote(entrant.label)} --workload {workload.name} --first-seed {seed} --seeds 1"
+    )
+    return RunFailure(
+        entrant.label, workload.name, seed, message, "".join(traceback.format_exception(error))
     )

@@ -15,10 +15,11 @@ from agentdescent_sampling.bench import (
     BenchConfig,
     BenchResult,
     RolloutLoop,
+    format_report,
     read_log,
     run_bench,
+    to_json,
 )
-from agentdescent_sampling.errors import BenchError
 
 Plugin = Callable[[str, Mapping[str, str]], tuple[Registry, types.ModuleType]]
 
@@ -54,6 +55,18 @@ class Broken(Seeded):
         if self.picks == 3:
             raise RuntimeError("lost its place")
         return keys[0]
+
+
+class Stray(Seeded):
+    """Picks a task outside the shard."""
+
+    name = "stray"
+
+    def __init__(self) -> None:
+        pass
+
+    def pick(self, keys, round_index):
+        return "not-a-task"
 
 
 class NeedsSetting:
@@ -219,16 +232,35 @@ def test_the_default_run_adds_every_other_installed_sampler_and_says_what_it_ski
     assert "--sampler 'needs-setting:window=...'" in skipped.reason
 
 
-def test_a_sampler_that_raises_is_reported_with_its_workload_and_seed(plugin: Plugin) -> None:
-    registry, _ = plugin(PLUGIN_SOURCE, {"broken": "Broken"})
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [("broken", "RuntimeError: lost its place"), ("stray", "'not-a-task'")],
+    ids=["raises", "breaks-the-contract"],
+)
+def test_a_sampler_whose_run_fails_is_left_out_with_a_rerun_command_and_the_rest_reported(
+    plugin: Plugin, label: str, why: str
+) -> None:
+    registry, _ = plugin(PLUGIN_SOURCE, {"broken": "Broken", "stray": "Stray", "seeded": "Seeded"})
     config = BenchConfig(
-        samplers=["broken"],
-        workloads=[WORKLOADS["drift"]],
+        samplers=["seeded", label],
+        workloads=[WORKLOADS["stationary"], WORKLOADS["drift"]],
         loop=RolloutLoop(budget=40),
         seeds=2,
         first_seed=5,
     )
-    with pytest.raises(BenchError, match="'broken' raised RuntimeError: lost its place") as caught:
-        run_bench(config, registry=registry)
-    assert "workload drift (clean), seed 5" in str(caught.value)
-    assert isinstance(caught.value.__cause__, RuntimeError)
+
+    result = run_bench(config, registry=registry)
+
+    for workload in result.workloads:
+        assert [s.label for s in workload.samplers] == ["seeded", "round-robin", "oracle"]
+    [failure] = result.failures
+    assert (failure.label, failure.workload, failure.seed) == (label, "stationary", 5)
+    assert why in failure.message
+    assert failure.message.endswith(
+        f"reproduce it alone with agentdescent-sampling bench share --sampler {label} "
+        f"--workload stationary --first-seed 5 --seeds 1"
+    )
+    assert f"  {failure.message}" in format_report(result).splitlines()
+    assert to_json(result)["failures"] == [
+        {"label": label, "workload": "stationary", "seed": 5, "message": failure.message}
+    ]

@@ -121,7 +121,15 @@ from typing import Any
 import attrs
 
 from ..._display import aligned
-from ..core import COUNT, NUMBER, result_json, result_schema, schema_object
+from ..core import (
+    COUNT,
+    FAILURES,
+    NUMBER,
+    failures_json,
+    result_json,
+    result_schema,
+    schema_object,
+)
 from ..report import WIDTH
 from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
 from .run import agent_latency
@@ -236,10 +244,7 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
         ),
     },
     processes=COUNT,
-    failures={
-        "type": "array",
-        "items": schema_object(label=_TEXT, workload=_TEXT, seed=_WHOLE, message=_TEXT),
-    },
+    failures=FAILURES,
     verdict={
         **schema_object(
             label=_TEXT,
@@ -277,9 +282,7 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
             for entrant in result.lineup
         ],
         processes=result.processes,
-        failures=[
-            _fields(failure, "label", "workload", "seed", "message") for failure in result.failures
-        ],
+        failures=failures_json(result.failures),
         verdict=_verdict_json(_judge(result)),
     )
 

@@ -21,7 +21,7 @@ from ...protocol import MAX_COUNT, short_repr
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
 from ...validators import whole_number_in
-from ..core import Machine, WithSamplers, as_specs, cpus
+from ..core import Machine, RunFailure, WithSamplers, as_specs, cpus
 from ..progress import Progress
 from .lineup import (
     QUICK_SPECS,
@@ -40,7 +40,6 @@ __all__ = [
     "QUICK_WORKLOADS",
     "EngineBenchConfig",
     "EngineBenchResult",
-    "EngineFailure",
     "EngineWorkloadResult",
     "require_engine",
     "run_engine_bench",
@@ -243,28 +242,6 @@ class EngineWorkloadResult(WithSamplers[EngineSamplerResult]):
 
 
 @attrs.frozen
-class EngineFailure:
-    """A sampler left out of an engine bench run because one of its runs raised.
-
-    Its runs on the other seeds are left out with it: compared only on the seeds it got
-    through, it would be compared with round-robin on easier ground.
-
-    Args:
-        label: the sampler's label.
-        workload: the name of the workload the run was on.
-        seed: the run's seed.
-        message: which sampler failed where, the exception, and how to rerun that run alone.
-        traceback: the exception's traceback, as Python prints it.
-    """
-
-    label: str
-    workload: str
-    seed: int
-    message: str
-    traceback: str = attrs.field(default="", repr=False)
-
-
-@attrs.frozen
 class EngineBenchResult:
     """A finished engine bench run.
 
@@ -289,7 +266,7 @@ class EngineBenchResult:
     processes: int
     engine: str
     machine: Machine = attrs.field(factory=Machine)
-    failures: tuple[EngineFailure, ...] = ()
+    failures: tuple[RunFailure, ...] = ()
     lineup: tuple[EngineEntrant, ...] = ()
     sampling: str = __version__
 
@@ -392,7 +369,7 @@ _Job = tuple[int, int, int]
 class _RunFailed(Exception):
     """A run that raised, carried as the failure to report (picklable, from a worker)."""
 
-    def __init__(self, failure: EngineFailure) -> None:
+    def __init__(self, failure: RunFailure) -> None:
         super().__init__(failure)
         self.failure = failure
 
@@ -403,7 +380,7 @@ class _Tally:
 
     bar: Progress
     runs: dict[_Job, EngineRun] = attrs.field(factory=dict)
-    failed: dict[int, tuple[_Job, EngineFailure]] = attrs.field(factory=dict)
+    failed: dict[int, tuple[_Job, RunFailure]] = attrs.field(factory=dict)
 
     def wanted(self, job: _Job) -> bool:
         """Whether to start ``job``: not once its entrant failed (it counts as done then)."""
@@ -416,7 +393,7 @@ class _Tally:
         self.runs[job] = run
         self.bar.advance()
 
-    def fail(self, job: _Job, failure: EngineFailure) -> None:
+    def fail(self, job: _Job, failure: RunFailure) -> None:
         """Leave the job's entrant out, or end the bench if it is the baseline.
 
         Raises:
@@ -526,7 +503,7 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
             f"{_rerun(config, entrant, workload, seed)}"
         )
         trace = "".join(traceback.format_exception(error))
-        failure = EngineFailure(entrant.label, workload.name, seed, message, trace)
+        failure = RunFailure(entrant.label, workload.name, seed, message, trace)
         raise _RunFailed(failure) from error
 
 
