@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
@@ -355,12 +356,21 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
     """Read the JSON document of a state file and check its format marker.
 
     Raises:
-        StateError: the file is missing, truncated, not JSON, not a regular file, over
-            1 GiB, or has no format marker.
+        StateError: the file is missing, truncated, not JSON (an SQLite database: a
+            durable state), not a regular file, over 1 GiB, or has no format marker.
     """
     from ._files import load_document, strict_json  # imported here: a fresh sampler reads no file
 
     source = Path(path)
+    from ._statedb import is_database  # imported here: only a misplaced database needs it
+
+    if is_database(source):
+        raise StateError(
+            f"cannot read sampler state from {str(source)!r}: it is an SQLite database (a "
+            f"durable state, made by create(spec, state=PATH)?), not a save_state export. Open "
+            f"it with create(spec, state={str(source)!r}), or export it first with "
+            f"'agentdescent-sampling state export {shlex.quote(str(source))} -o OUT.json'"
+        )
     try:
         document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:

@@ -236,6 +236,21 @@ def test_an_export_never_replaces_a_state_database_nor_a_file_beside_it(
     assert read_durable_state(state)["records"] == 2
 
 
+def test_a_state_database_given_to_load_state_is_told_apart_from_an_export(
+    tmp_path: Path,
+) -> None:
+    state = _saved(tmp_path, "fixable-first")
+    plain = create("fixable-first")
+    before = plain.state_dict()
+
+    with pytest.raises(StateError, match=r"an SQLite database .* not a save_state export") as told:
+        load_state(plain, state)  # type: ignore[arg-type]
+
+    assert f"create(spec, state={str(state)!r})" in str(told.value)
+    assert f"state export {state} -o OUT.json" in str(told.value)
+    assert plain.state_dict() == before
+
+
 def _saved(tmp_path: Path, spec: str) -> Path:
     state = tmp_path / "sampler.sqlite"
     with durable(spec, state) as sampler:
