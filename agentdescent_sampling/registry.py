@@ -612,6 +612,15 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
         for match in (_close_parameter(key, names) for key in params if key not in names)
         if match
     )
+    nested = next(
+        (key for key, value in params.items() if key not in names and isinstance(value, Mapping)),
+        None,
+    )
+    if nested is not None:  # {'name': ..., 'params': {...}}, or [task_sampler.params] in TOML
+        hints += (
+            f" Parameters are keys beside 'name', not a table of their own: move those in "
+            f"{short_repr(nested)} up beside 'name'."
+        )
     valid = f"Valid parameters: {signature.describe()}"
     return f"sampler {name!r}: {'; '.join(problems)}.{hints} {valid}"
 

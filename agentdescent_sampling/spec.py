@@ -299,7 +299,25 @@ def _parse_mapping(mapping: Mapping[Any, Any]) -> SamplerSpec:
             f"for example {{'name': 'difficulty-weighted', 'c': 0.1}}"
         )
     params = {key: value for key, value in mapping.items() if key not in _RESERVED}
-    return _validated(mapping["name"], params, mapping.get("provider"))
+    name = mapping["name"]
+    if isinstance(name, str) and ":" in name:
+        _refuse_joined(name, params)
+    return _validated(name, params, mapping.get("provider"))
+
+
+def _refuse_joined(name: str, params: Mapping[Any, Any]) -> None:
+    """Refuse a table's ``name`` that is a whole spec string (``fixable-first:failure_cost=2``),
+    saying how the table gives the same: each parameter a key beside ``name``."""
+    try:
+        joined = _parse_string(name)
+    except InvalidSamplerConfig:
+        return  # not a spec string: the name's own check says what is wrong
+    table = {"name": joined.name, **joined.params, **params}
+    raise InvalidSamplerConfig(
+        f"sampler name {short_repr(name)} holds parameters; in a table or mapping, each "
+        f"parameter is a key of its own beside 'name': {short_repr(table, 300)} (in TOML, "
+        f"name = {joined.name!r} and one line per parameter)"
+    )
 
 
 def _check_name(name: Any) -> None:

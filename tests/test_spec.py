@@ -269,3 +269,43 @@ def test_a_bad_name_with_no_colon_form_that_parses_gets_no_suggestion(text: str)
     with pytest.raises(InvalidSamplerConfig) as caught:
         parse_spec(text)
     assert "after a colon" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("table", "meant"),
+    [
+        ({"name": "fixable-first:failure_cost=2"}, {"name": "fixable-first", "failure_cost": 2}),
+        (
+            {"name": "difficulty-weighted:c=0.1", "prior": 0.4},
+            {"name": "difficulty-weighted", "c": 0.1, "prior": 0.4},
+        ),
+    ],
+)
+def test_a_tables_name_holding_parameters_is_told_the_table_form(
+    table: dict[str, object], meant: dict[str, object]
+) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(table)
+    assert f"sampler name {table['name']!r} holds parameters" in str(caught.value)
+    assert f"beside 'name': {meant!r}" in str(caught.value)
+    parse_spec(meant)
+
+
+def test_a_name_with_a_colon_that_is_no_spec_gets_the_names_own_error() -> None:
+    with pytest.raises(InvalidSamplerConfig, match=r"invalid sampler name 'os\.path:join'"):
+        parse_spec({"name": "os.path:join"})
+
+
+@pytest.mark.parametrize("nested", ["params", "parameters"])
+def test_parameters_nested_in_a_table_of_their_own_are_told_to_move_beside_the_name(
+    tmp_path: Path, nested: str
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[task_sampler]\nname = "fixable-first"\n[task_sampler.{nested}]\n'
+                      f"failure_cost = 2\n", encoding="utf-8")  # fmt: skip
+
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create(spec_from_file(config))
+
+    assert f"unknown parameter {nested!r}" in str(caught.value)
+    assert f"move those in {nested!r} up beside 'name'." in str(caught.value)
