@@ -16,8 +16,10 @@ from typing import Any
 
 __all__ = [
     "MAX_SHOWN",
+    "a_type",
     "aligned",
     "column_widths",
+    "plural",
     "safe_repr",
     "screen_table",
     "shown",
@@ -50,6 +52,17 @@ _BRACKETS: dict[type, tuple[str, str]] = {
     set: ("{", "}"),
     frozenset: ("frozenset({", "})"),
 }
+
+
+def a_type(value: object) -> str:
+    """``value``'s type name with its article: ``an int``, ``a str``."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 seed``, ``2 seeds``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def shown(text: object, limit: int = MAX_SHOWN) -> str:

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ._display import a_type
 from ._files import kind_of
 from .errors import StateError
 from .protocol import is_count, short_repr
@@ -860,7 +861,7 @@ def _holder_row() -> tuple[int, str, str]:
 def _loads(text: object, where: str, what: str) -> Any:
     try:
         if not isinstance(text, str):
-            stored = _STORED_AS.get(type(text), f"a {type(text).__name__}")
+            stored = _STORED_AS.get(type(text), a_type(text))
             raise ValueError(f"it is stored as {stored}, not as TEXT")
         return json.loads(text)
     except ValueError as error:

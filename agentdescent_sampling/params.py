@@ -55,11 +55,11 @@ class Signature:
     accepts_any: bool = False
 
     def describe(self) -> str:
-        """``c=0.2, pass_threshold=0.999, prior=0.5``, or ``no parameters``."""
+        """``c=0.2, pass_threshold=0.999, prior=0.5``, or ``none (it takes no parameters)``."""
         names = [str(parameter) for parameter in self.parameters]
         if self.accepts_any:
             names.append("**kwargs")
-        return ", ".join(names) or "no parameters"
+        return ", ".join(names) or "none (it takes no parameters)"
 
     def check(self, params: Mapping[str, Any]) -> list[str]:
         """Return one message per unknown or missing parameter in ``params``."""

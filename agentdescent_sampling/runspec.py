@@ -179,17 +179,31 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     """What to do with a JSON export named as a run spec's ``state``: the command that makes a
     state file of it."""
+    from .state import read_state_file  # only on this error path
+
     target = path.with_suffix(".sqlite")
     if target == path:
         target = path.with_name(f"{path.stem}-state.sqlite")
+    selected = parse_spec(spec)
+    try:
+        saved = read_state_file(path).get("sampler")
+    except StateError:
+        saved = None  # not an export after all: the advice says "if it is"
+    other = isinstance(saved, str) and saved != selected.name
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
-    command += ["--spec", str(parse_spec(spec))]
-    return (
+    command += ["--spec", str(saved) if other else str(selected)]
+    advice = (
         f"state {short_repr(str(path), 1000)} is a JSON file, and a run spec's 'state' is "
         f"the SQLite state file the sampler keeps up to date as it runs. If it is an export (from "
         f"'agentdescent-sampling state export' or save_state), make a state file of it with "
         f"{shlex.join(command)} and give {short_repr(str(target), 1000)} as 'state'"
     )
+    if other:
+        advice += (
+            f", and select {short_repr(saved)} in 'spec': it is the state of that sampler, not "
+            f"of {selected.name!r}"
+        )
+    return advice
 
 
 def _close_unused(path: Path) -> bool:

@@ -159,8 +159,8 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             found = _listed(value) if isinstance(value, Mapping) else "none"
             raise InvalidSamplerConfig(
                 f"{where} has no {key!r} entry (missing {part!r}; found keys: "
-                f"{found}); add a [{key}] table with "
-                f'name = "round-robin" or pass key= to read another one'
+                f"{found}); add {_example_entry(file, key)}, or give the key of the table to "
+                f"read (key)"
             )
         value = value[part]
     source = f"{where} under {key!r}"
@@ -168,6 +168,17 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         return attrs.evolve(parse_spec(value), source=source)
     except InvalidSamplerConfig as error:
         raise InvalidSamplerConfig(f"in {source}: {error}") from None
+
+
+def _example_entry(file: Path, key: str) -> str:
+    """An entry under ``key`` selecting round-robin, written in ``file``'s format."""
+    suffix = file.suffix.lower()
+    nested = ", each part of the dotted key a level of its own" if "." in key else ""
+    if suffix == ".json":
+        return f'"{key}": {{"name": "round-robin"}}{nested}'
+    if suffix in (".yaml", ".yml"):
+        return f"{key}: {{name: round-robin}}{nested}"
+    return f'a [{key}] table with name = "round-robin"'
 
 
 def _parser(file: Path) -> Callable[[str], Any]:

@@ -29,7 +29,7 @@ from typing import Any, TypeGuard
 
 import attrs
 
-from ._display import safe_repr, shown
+from ._display import a_type, safe_repr, shown
 from .errors import InvalidSamplerConfig
 from .loading import describe
 from .params import signature_of
@@ -417,7 +417,7 @@ def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator
 
 
 def _not_a_str(picked: object) -> str:
-    return "" if isinstance(picked, str) else f" (a {type(picked).__name__}, not a task id)"
+    return "" if isinstance(picked, str) else f" ({a_type(picked)}, not a task id)"
 
 
 def _member(picked: object, shard: Sequence[str]) -> str:
@@ -814,7 +814,9 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         )
     if strays:
         violations.append(
-            Violation("threads", f"under threads, pick() returned non-members: {strays[:3]}")
+            Violation(
+                "threads", f"under threads, pick() returned non-members: {', '.join(strays[:3])}"
+            )
         )
     if counts and not errors:
         expected = THREADS * OPERATIONS_PER_THREAD
@@ -941,8 +943,7 @@ def _json_problem(value: object) -> str:
         for key in value:
             if not isinstance(key, str):
                 return (
-                    f"has the key {safe_repr(key)} (a {type(key).__name__}), which JSON "
-                    f"turns into a string"
+                    f"has the key {safe_repr(key)} ({a_type(key)}), which JSON turns into a string"
                 )
         return ""
     if isinstance(value, (list, str, bool)) or value is None:
@@ -959,7 +960,7 @@ def _json_problem(value: object) -> str:
             f"back gives load_state_dict() a list there, {safe_repr(list(value))}, not the "
             f"tuple: return a list"
         )
-    return f"is a {type(value).__name__}, {safe_repr(value)}"
+    return f"is {a_type(value)}, {safe_repr(value)}"
 
 
 def _difference(

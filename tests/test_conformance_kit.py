@@ -197,7 +197,7 @@ def test_a_pick_that_returns_no_task_id_is_reported_as_itself_never_as_a_record_
 
     report = check_sampler(Zero)
     text = str(report)
-    assert "returned 0 (a int, not a task id), which is not in the list it was given" in text
+    assert "returned 0 (an int, not a task id), which is not in the list it was given" in text
     assert {v.check for v in report.violations} == {
         "pick-returns-a-member", "record-outside-the-shard", "threads"
     }  # fmt: skip
@@ -378,7 +378,8 @@ def test_a_parameter_a_class_does_not_take_is_a_config_error_not_a_violation() -
         check_sampler(FirstKey, seed=1)
 
     assert str(raised.value) == (
-        "sampler 'first-key': unknown parameter 'seed'. Valid parameters: no parameters. "
+        "sampler 'first-key': unknown parameter 'seed'. Valid parameters: none (it takes no "
+        "parameters). "
         "check_sampler()'s keyword arguments are the sampler's parameters, passed to "
         "FirstKey(...): give each one it requires and none it does not take"
     )
@@ -560,7 +561,10 @@ def _not_json(value: object) -> type:
          "when saved. load_state_dict() must restore everything state_dict() saves"),
         (_not_json({"a", "b"}), "is not plain JSON: state['extra'] is a set"),
         (_not_json((1, 2)), "state['extra'] is a tuple, (1, 2): JSON has no tuples"),
-        (_not_json({1: 2}), "state['extra'] has the key 1 (a int), which JSON turns into a string"),
+        (
+            _not_json({1: 2}),
+            "state['extra'] has the key 1 (an int), which JSON turns into a string",
+        ),
         (_not_json([math.nan]), "state['extra'][0] is nan, which JSON cannot hold"),
     ],
     ids=["load-is-pass", "a-set", "a-tuple", "an-int-key", "nan"],

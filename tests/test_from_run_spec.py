@@ -13,6 +13,7 @@ from agentdescent_sampling import (
     UnknownSamplerError,
     create,
     from_run_spec,
+    save_state,
 )
 
 
@@ -174,3 +175,20 @@ def test_a_sampler_in_use_keeps_its_state_from_a_second_build(tmp_path: Path) ->
         from_run_spec("round-robin", state=str(state))
     running.record("a", 1.0)
     running.close()
+
+
+def test_an_export_of_another_sampler_given_as_state_is_told_which_sampler_it_holds(
+    tmp_path: Path,
+) -> None:
+    export = tmp_path / "export.json"
+    save_state(create("fixable-first"), export)  # type: ignore[arg-type]
+
+    with pytest.raises(StateError) as caught:
+        from_run_spec("informative-band", state=str(export))
+
+    told = str(caught.value)
+    assert f"--spec fixable-first and give {str(tmp_path / 'export.sqlite')!r} as 'state'" in told
+    assert told.endswith(
+        "and select 'fixable-first' in 'spec': it is the state of that sampler, not of "
+        "'informative-band'"
+    )

@@ -115,11 +115,22 @@ def test_a_json_file_is_read_too(tmp_path: Path) -> None:
     assert spec_from_file(path) == SamplerSpec("s", provider="d")
 
 
-def test_a_missing_key_names_the_file_and_the_keys_found(tmp_path: Path) -> None:
-    path = tmp_path / "run.toml"
-    path.write_text('[sampler]\nname = "s"\n')
-    with pytest.raises(InvalidSamplerConfig, match=r"no 'task_sampler' entry.*'sampler'"):
+@pytest.mark.parametrize(
+    ("file", "text", "example"),
+    [
+        ("run.toml", '[sampler]\nname = "s"\n', 'a [task_sampler] table with name = "round-robin"'),
+        ("run.json", '{"sampler": {"name": "s"}}', '"task_sampler": {"name": "round-robin"}'),
+        ("run.yaml", "sampler: {name: s}\n", "task_sampler: {name: round-robin}"),
+    ],
+)
+def test_a_missing_key_names_the_file_the_keys_found_and_an_entry_in_its_format(
+    tmp_path: Path, file: str, text: str, example: str
+) -> None:
+    path = tmp_path / file
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig, match=r"no 'task_sampler' entry.*'sampler'") as caught:
         spec_from_file(path)
+    assert f"; add {example}, or give the key of the table to read (key)" in str(caught.value)
 
 
 def test_unparseable_and_missing_files_raise_invalid_config(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
+from .._display import plural
 from .core import draw_panels, finish
 from .runner import BenchResult
 
@@ -36,6 +37,6 @@ def plot_shares(result: BenchResult, path: str | PathLike[str]) -> Path:
         columns,
         "share of rollouts on informative tasks",
         f"Share of rollouts on informative tasks against budget: mean and 95% interval "
-        f"over {result.config.seeds} seeds, {workers} worker{'s' if workers > 1 else ''}",
+        f"over {plural(result.config.seeds, 'seed')}, {plural(workers, 'worker')}",
         path,
     )

@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._display import aligned, column_widths, shown
+from .._display import aligned, column_widths, plural, shown
 from ..errors import SamplerError
 from ..registry import default_registry
 from ..spec import parse_spec
@@ -164,10 +164,10 @@ def format_report(result: BenchResult) -> str:
     labels = _marked_labels(result.workloads[0].samplers)
     lines = [
         f"Share of rollouts on informative tasks (true p in [{low}, {high}]), "
-        f"mean over {config.seeds} seeds",
-        f"budget {loop.budget} rollouts, {_plural(loop.n_workers, 'worker')} ({shard}), "
+        f"mean over {plural(config.seeds, 'seed')}",
+        f"budget {loop.budget} rollouts, {plural(loop.n_workers, 'worker')} ({shard}), "
         f"{path} path, up to {loop.in_flight} in flight",
-        f"{result.seconds:.1f} s on {_plural(result.machine.cpus, 'CPU')}, "
+        f"{result.seconds:.1f} s on {plural(result.machine.cpus, 'CPU')}, "
         f"Python {result.machine.python}",
         *_CANNOT_SHOW,
         "",
@@ -321,7 +321,3 @@ def _latency(latency: Latency) -> str:
 
 def _percent(fraction: float) -> str:
     return f"{fraction:.1%}"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
+from ..._display import plural
 from ..core import draw_panels, finish
 from .metrics import Measure
 from .runner import EngineBenchResult
@@ -49,7 +50,7 @@ def plot_gains(
         columns,
         "share of the attainable held-out gain",
         f"Held-out reward gain in evolve() against {'rollouts' if x == 'rollouts' else 'calls'}: "
-        f"mean and 95% interval over {result.config.seeds} seeds, "
+        f"mean and 95% interval over {plural(result.config.seeds, 'seed')}, "
         f"reflector {result.config.reflector}",
         path,
     )

@@ -120,7 +120,7 @@ from typing import Any
 
 import attrs
 
-from ..._display import aligned
+from ..._display import aligned, plural
 from ..core import (
     COUNT,
     FAILURES,
@@ -301,10 +301,10 @@ def format_engine_report(result: EngineBenchResult) -> str:
     path = "evolve(asynchronous=True)" if config.asynchronous else "evolve()"
     latency = agent_latency(config.asynchronous, config.latency)
     default = " (the asynchronous path's default)" if config.latency is None else ""
+    last = config.first_seed + config.seeds - 1
     lines = [
-        f"Held-out reward bought in agentdescent {result.engine}'s {path}: {config.seeds} "
-        f"seeds ({config.first_seed}-{config.first_seed + config.seeds - 1}), paired with "
-        f"round-robin",
+        f"Held-out reward bought in agentdescent {result.engine}'s {path}: "
+        f"{plural(config.seeds, 'seed')} ({config.first_seed}-{last}), paired with round-robin",
         f"reflector {config.reflector}: {REFLECTOR_SUMMARIES[config.reflector]}",
         *([f"each agent call takes {latency:g} s{default}"] if latency or default == "" else []),
         f"{result.seconds:.0f} s in {result.processes} process"
@@ -324,7 +324,7 @@ def format_engine_report(result: EngineBenchResult) -> str:
     interval = config.seeds >= _FEWEST_FOR_INTERVAL
     if not interval:
         lines += textwrap.wrap(
-            f"With {config.seeds} seed{'s' if config.seeds > 1 else ''}, too few for a 95% "
+            f"With {plural(config.seeds, 'seed')}, too few for a 95% "
             f"interval, none is shown in the tables; one takes {_FEWEST_FOR_INTERVAL} seeds "
             f"or more (--seeds {_FEWEST_FOR_INTERVAL}). The verdict pools the workloads' runs.",
             WIDTH,
