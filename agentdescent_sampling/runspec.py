@@ -3,10 +3,10 @@
 A run spec names a sampler with a ref the engine resolves inside the spec's ``allow``
 list and calls with the ref's other keys::
 
-    "policies": {"task_sampler": {"ref": "agentdescent_sampling:from_run_spec",
+    "policies": {"task_sampler": {"ref": "agentdescent_sampling.refs:from_run_spec",
                                   "spec": "informative-band",
                                   "state": "~/.agentdescent/csv-total-sampler.sqlite"}},
-    "allow": ["agentdescent_sampling."]
+    "allow": ["agentdescent_sampling.refs"]
 
 :func:`create` alone would resolve too, but the engine reports only ``ValueError`` as a
 spec error: an unknown name (a ``LookupError``) would reach the user as a traceback.
@@ -18,10 +18,10 @@ Python, name the acceptance and promotion slots too, all three with one ``link``
 while the engine builds the spec, so ``agentdescent plan`` reports a link that differs)::
 
     "policies": {
-      "task_sampler": {"ref": "agentdescent_sampling:from_run_spec",
+      "task_sampler": {"ref": "agentdescent_sampling.refs:from_run_spec",
                        "spec": "fixable-first", "link": "main"},
-      "acceptance": {"ref": "agentdescent_sampling:evidence_acceptance", "link": "main"},
-      "promotion": {"ref": "agentdescent_sampling:evidence_promotion", "link": "main"}
+      "acceptance": {"ref": "agentdescent_sampling.refs:evidence_acceptance", "link": "main"},
+      "promotion": {"ref": "agentdescent_sampling.refs:evidence_promotion", "link": "main"}
     }
 """
 
@@ -97,6 +97,7 @@ def from_run_spec(
     of a ``link`` that differs, which starts with ``policies:``.
     """
     _refuse_unknown("task_sampler", unknown)
+    _refuse_wide_allow("task_sampler")
     if (spec is None) == (file is None):
         raise InvalidSamplerConfig(
             "policies.task_sampler: give exactly one of 'spec' (for example "
@@ -237,6 +238,7 @@ def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> 
             two refs', or ``self_verify`` is not a bool.
     """
     _refuse_unknown("acceptance", unknown)
+    _refuse_wide_allow("acceptance")
     if not isinstance(self_verify, bool):
         raise InvalidSamplerConfig(
             f"policies.acceptance: 'self_verify' must be true or false (false: tell the "
@@ -257,6 +259,7 @@ def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
             other two refs'.
     """
     _refuse_unknown("promotion", unknown)
+    _refuse_wide_allow("promotion")
     tap = _tap(link, "promotion")
     _check_links()
     return tap.promotion()
@@ -280,7 +283,7 @@ def _refuse_unknown(slot: str, unknown: Mapping[str, Any]) -> None:
     raise InvalidSamplerConfig(
         f"policies.{slot}: unknown key{'s' if len(names) > 1 else ''} "
         f"{', '.join(short_repr(name) for name in names)} in the "
-        f"agentdescent_sampling:{ref} ref.{hints} Its keys: {', '.join(map(repr, valid))}"
+        f"{REFS_MODULE}:{ref} ref.{hints} Its keys: {', '.join(map(repr, valid))}"
     )
 
 
@@ -294,7 +297,7 @@ def _link(sampler: Sampler, link: str) -> None:
         if policies is None or any(_link_of(policies, slot) is not None for slot in LINKED[1:]):
             unwire += (
                 " and remove the policies.acceptance and policies.promotion refs "
-                "(agentdescent_sampling:evidence_acceptance and :evidence_promotion) that give "
+                f"({REFS_MODULE}:evidence_acceptance and :evidence_promotion) that give "
                 f"link {link!r}"
             )
         raise InvalidSamplerConfig(f"policies.task_sampler: {no_evidence(sampler, unwire)}")
@@ -310,6 +313,49 @@ def _check_links() -> None:
         problem = links_problem({slot: _link_of(policies, slot) for slot in LINKED})
         if problem is not None:
             raise InvalidSamplerConfig(problem)
+
+
+#: The one module a run spec's ``allow`` should admit (:mod:`agentdescent_sampling.refs`).
+REFS_MODULE = f"{__package__}.refs"
+
+
+def _refuse_wide_allow(slot: str) -> None:
+    """Refuse a run spec being built whose ``allow`` admits a module of this package other
+    than :data:`REFS_MODULE`: its refs could then call any function of this package."""
+    for local in _engine_locals():
+        allow = getattr(local.get("spec"), "allow", None)
+        if isinstance(allow, (list, tuple)):
+            wide = next((entry for entry in allow if _admits_more(entry)), None)
+            if wide is not None:
+                raise InvalidSamplerConfig(
+                    f"policies.{slot}: the spec's allow entry {short_repr(wide)} admits "
+                    f"modules of {__package__} besides {REFS_MODULE}, so a ref could call any "
+                    f"function in them (write files, import every installed plugin). Allow "
+                    f'"{REFS_MODULE}" instead, and name the refs '
+                    f'"{REFS_MODULE}:from_run_spec", ":evidence_acceptance" and '
+                    f'":evidence_promotion"'
+                )
+            return
+
+
+def _admits_more(entry: object) -> bool:
+    """Whether the engine's ``allow`` prefix ``entry`` admits a module of this package
+    other than :data:`REFS_MODULE` (its rule: the module is the entry without its trailing
+    dot, or starts with the entry)."""
+    import pkgutil  # only while the engine builds a spec
+
+    if not isinstance(entry, str):
+        return False
+    package = sys.modules[__package__ or ""]
+    if package.__name__ == entry.rstrip(".") or package.__name__.startswith(entry):
+        return True
+    return any(
+        module != REFS_MODULE
+        and (module == entry.rstrip(".") or module.startswith(entry) or entry.startswith(module))
+        for module in (
+            f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
+        )
+    )
 
 
 def _policies_being_built() -> Mapping[str, Any] | None:

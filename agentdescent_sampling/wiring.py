@@ -338,7 +338,7 @@ def links_problem(links: dict[str, str | None]) -> str | None:
         what = f"link {_shown(next(iter(given)))}" if len(given) == 1 else "a link"
         said.append(f"no {_slots(missing, 'or')} ref gives {what}")
     refs = [
-        f'{{"ref": "agentdescent_sampling:evidence_{slot}", '
+        f'{{"ref": "agentdescent_sampling.refs:evidence_{slot}", '
         f'"link": {json.dumps(next(iter(given))[:MAX_LINK])}}}'
         for slot in missing
         if slot != "task_sampler"

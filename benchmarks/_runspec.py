@@ -62,7 +62,7 @@ class Workspace:
         *,
         name: str = "spec.json",
         policies: dict[str, Any] | None = None,
-        allow: Sequence[str] = ("agentdescent_sampling.",),
+        allow: Sequence[str] = ("agentdescent_sampling.refs",),
         **evolve: Any,
     ) -> Path:
         """Write the example spec with another ``policies.task_sampler`` and ``evolve`` block."""

@@ -74,7 +74,7 @@ def picks_of(
         ref["state"] = str(root / "sampler.json")
     spec = workspace.spec(
         ref,
-        allow=["agentdescent_sampling.", "benchmarks."],
+        allow=["agentdescent_sampling.refs", "benchmarks."],
         rounds=rounds,
         n_workers=WORKERS,
         patience=1000,

@@ -15,6 +15,7 @@ from agentdescent_sampling import (
     from_run_spec,
     save_state,
 )
+from agentdescent_sampling.runspec import _admits_more
 
 
 def test_a_name_gives_the_sampler_create_gives() -> None:
@@ -124,7 +125,7 @@ def test_a_linked_sampler_without_evidence_is_told_the_run_spec_fix_not_wire() -
         "policies.task_sampler: sampler 'round-robin' has no evidence(task_id, gain, committed) "
         "method, so it cannot use the engine's evidence; select fixable-first, or remove 'link' "
         "from policies.task_sampler and remove the policies.acceptance and policies.promotion "
-        "refs (agentdescent_sampling:evidence_acceptance and :evidence_promotion) that give "
+        "refs (agentdescent_sampling.refs:evidence_acceptance and :evidence_promotion) that give "
         "link 'main'"
     )
 
@@ -192,3 +193,31 @@ def test_an_export_of_another_sampler_given_as_state_is_told_which_sampler_it_ho
         "and select 'fixable-first' in 'spec': it is the state of that sampler, not of "
         "'informative-band'"
     )
+
+
+@pytest.mark.parametrize(
+    ("entry", "wide"),
+    [
+        ("agentdescent_sampling.refs", False),
+        ("agentdescent_sampling.refs.", False),
+        ("agentdescent_sampling.", True),
+        ("agentdescent_sampling", True),
+        ("agentdescent_sampling.re", True),  # registry, records
+        ("agentdescent_sampling.bench.", True),
+        ("agentdescent_sampling.bench.engine", True),
+        ("agentdescent.", False),
+        ("benchmarks.", False),
+        (7, False),
+    ],
+)
+def test_an_allow_entry_is_wide_when_it_admits_a_module_besides_the_refs(
+    entry: object, wide: bool
+) -> None:
+    assert _admits_more(entry) is wide
+
+
+def test_the_refs_module_holds_the_three_refs_and_no_other_callable() -> None:
+    import agentdescent_sampling.refs as refs
+
+    callables = {name for name in vars(refs) if callable(getattr(refs, name))}
+    assert callables == {"from_run_spec", "evidence_acceptance", "evidence_promotion"}

@@ -25,7 +25,7 @@ pytest.importorskip(
     reason="drives the agentdescent CLI: python -m pip install agentdescent==0.7.0",
 )
 
-REF = "agentdescent_sampling:from_run_spec"
+REF = "agentdescent_sampling.refs:from_run_spec"
 SAMPLING = Path(sys.executable).with_name("agentdescent-sampling")
 #: Where the shipped example keeps its sampler's state, under the test's HOME.
 EXAMPLE_STATE = Path(".agentdescent", "sampler-state", "run-spec-example.sqlite")
@@ -157,10 +157,10 @@ def test_a_bad_sampler_parameter_is_a_spec_error_that_names_the_slot(
     ("ref", "message"),
     [
         ({"spec": "informative-band", "stat": "~/x.sqlite"}, "policies.task_sampler: unknown "
-         "key 'stat' in the agentdescent_sampling:from_run_spec ref. Did you mean 'state'? Its "
-         "keys: 'spec', 'file', 'key', 'state', 'link'"),
+         "key 'stat' in the agentdescent_sampling.refs:from_run_spec ref. Did you mean 'state'? "
+         "Its keys: 'spec', 'file', 'key', 'state', 'link'"),
         ({"spec": "informative-band", "Spec": "x", "lnk": "main"}, "policies.task_sampler: "
-         "unknown keys 'Spec', 'lnk' in the agentdescent_sampling:from_run_spec ref. Did you "
+         "unknown keys 'Spec', 'lnk' in the agentdescent_sampling.refs:from_run_spec ref. Did you "
          "mean 'spec'? Did you mean 'link'?"),
     ],
     ids=["one", "two"],
@@ -202,14 +202,38 @@ def test_a_relative_file_path_names_the_slot_once(workspace: Workspace) -> None:
     assert planned["error"].count("policies.task_sampler") == 1
 
 
+@pytest.mark.parametrize(
+    "allow", ["agentdescent_sampling.", "agentdescent_sampling", "agentdescent_sampling.r", "agent"]
+)
+def test_an_allow_entry_admitting_more_of_the_package_than_its_refs_is_refused_by_plan(
+    workspace: Workspace, allow: str
+) -> None:
+    spec = workspace.spec({"ref": REF, "spec": "round-robin"}, allow=(allow,))
+
+    planned = _plan(workspace, spec)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(
+        f"policies.task_sampler: the spec's allow entry {allow!r} admits modules of "
+        f"agentdescent_sampling besides agentdescent_sampling.refs, so a ref could call any "
+        f'function in them (write files, import every installed plugin). Allow "'
+        f'agentdescent_sampling.refs" instead'
+    )
+
+
 @pytest.mark.version_independent
 def test_the_plain_create_ref_ends_a_typo_in_a_traceback(workspace: Workspace) -> None:
     # Why from_run_spec exists: the engine reports only ValueError as a spec error, and
     # create() raises UnknownSamplerError, a LookupError. If this starts failing, the
     # engine has learned to report it, and the README's reason can go.
-    good = workspace.spec({"ref": "agentdescent_sampling:create", "spec": "informative-band"})
+    wide = ("agentdescent_sampling.",)  # create is not in agentdescent_sampling.refs
+    good = workspace.spec(
+        {"ref": "agentdescent_sampling:create", "spec": "informative-band"}, allow=wide
+    )
     typo = workspace.spec(
-        {"ref": "agentdescent_sampling:create", "spec": "informative-bnad"}, name="typo.json"
+        {"ref": "agentdescent_sampling:create", "spec": "informative-bnad"},
+        name="typo.json",
+        allow=wide,
     )
 
     assert _plan(workspace, good)["ok"] is True
@@ -311,7 +335,7 @@ def test_the_run_spec_has_no_way_to_wire_an_on_round_callback(workspace: Workspa
     # The README says so: `evolve` knobs must be JSON, and the run store passes its own
     # on_round to compose(). If this starts failing, the engine has gained a way.
     spec = workspace.spec(
-        {"ref": REF, "spec": "round-robin"}, on_round="agentdescent_sampling:from_run_spec"
+        {"ref": REF, "spec": "round-robin"}, on_round="agentdescent_sampling.refs:from_run_spec"
     )
 
     planned = _plan(workspace, spec)

@@ -70,7 +70,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "".join(json.dumps(case) + "\n" for case in cases), encoding="utf-8"
     )
     path = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin"},
+        {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "round-robin"},
         rounds=2,
         n_workers=8,
         held_out_frac=len(HELD_OUT) / len(cases),
@@ -140,7 +140,7 @@ def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The directory of a run of 4 rounds on 2 workers, resumed once for 4 more."""
     workspace = Workspace(tmp_path_factory.mktemp("resumed"))
     path = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin"},
+        {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "round-robin"},
         rounds=4,
         n_workers=2,
         patience=1000,

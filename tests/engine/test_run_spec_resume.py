@@ -58,7 +58,7 @@ def _trials(document: dict[str, Any]) -> dict[str, int]:
 def _start_detached(workspace: Workspace, state: Path) -> str:
     sampler = {"ref": PACED, "pause": PAUSE, "spec": "difficulty-weighted", "state": str(state)}
     spec = workspace.spec(
-        sampler, allow=["agentdescent_sampling.", "benchmarks."], rounds=ROUNDS, **STEADY
+        sampler, allow=["agentdescent_sampling.refs", "benchmarks."], rounds=ROUNDS, **STEADY
     )
     run_id: str = workspace.evolve(spec, "--detach")["run_id"]
     return run_id
@@ -188,7 +188,7 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
             "state": str(state),
         }
         spec = workspace.spec(
-            ref, allow=["agentdescent_sampling.", "benchmarks."], rounds=rounds, **STEADY
+            ref, allow=["agentdescent_sampling.refs", "benchmarks."], rounds=rounds, **STEADY
         )
         return workspace, workspace.evolve(spec)["run_id"], log, state
 
@@ -226,7 +226,7 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
 
 def _run_to_its_end(workspace: Workspace, state: Path) -> str:
     """A one-round run of the example, to its end in the foreground; its id."""
-    ref = {"ref": "agentdescent_sampling:from_run_spec", "spec": "difficulty-weighted"}
+    ref = {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "difficulty-weighted"}
     spec = workspace.spec({**ref, "state": str(state)}, rounds=1, **STEADY)
     run_id: str = workspace.evolve(spec)["run_id"]
     assert read_state(state)["records"] == WORKERS

@@ -21,13 +21,14 @@ pytest.importorskip(
 )
 
 LOGGED = "benchmarks._runspec:logged_sampler"
+REF = "agentdescent_sampling.refs:from_run_spec"
 
 
 def _evidence_policies(link: str = "main", **acceptance: object) -> dict[str, object]:
     return {
-        "acceptance": {"ref": "agentdescent_sampling:evidence_acceptance", "link": link,
+        "acceptance": {"ref": "agentdescent_sampling.refs:evidence_acceptance", "link": link,
                        **acceptance},
-        "promotion": {"ref": "agentdescent_sampling:evidence_promotion", "link": link},
+        "promotion": {"ref": "agentdescent_sampling.refs:evidence_promotion", "link": link},
     }  # fmt: skip
 
 
@@ -55,7 +56,7 @@ def test_each_card_reaches_the_linked_sampler_through_the_cli(
     spec = workspace.spec(
         {"ref": LOGGED, "log": str(log), "spec": "fixable-first", "link": "main"},
         policies=_evidence_policies(self_verify=self_verify),
-        allow=("agentdescent_sampling.", "benchmarks."),
+        allow=("agentdescent_sampling.refs", "benchmarks."),
         self_verify=self_verify,
     )
 
@@ -81,7 +82,7 @@ def test_with_self_verify_left_off_by_the_kind_a_committed_fix_is_told_without_a
         {"ref": LOGGED, "log": str(log), "spec": "fixable-first", "link": "main",
          "state": str(state)},
         policies=_evidence_policies(),
-        allow=("agentdescent_sampling.", "benchmarks."),
+        allow=("agentdescent_sampling.refs", "benchmarks."),
     )  # fmt: skip
 
     workspace.evolve(spec)
@@ -101,7 +102,7 @@ def test_a_linked_sampler_without_evidence_is_told_to_unlink_the_spec_not_to_ski
     workspace: Workspace,
 ) -> None:
     spec = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "round-robin", "link": "main"},
+        {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "round-robin", "link": "main"},
         policies=_evidence_policies(),
     )
 
@@ -122,10 +123,11 @@ def test_a_linked_sampler_without_evidence_is_told_to_unlink_the_spec_not_to_ski
     ("slot", "typo", "message"),
     [
         ("acceptance", "self_verfy", "policies.acceptance: unknown key 'self_verfy' in the "
-         "agentdescent_sampling:evidence_acceptance ref. Did you mean 'self_verify'? Its keys: "
-         "'link', 'self_verify'"),
+         "agentdescent_sampling.refs:evidence_acceptance ref. Did you mean 'self_verify'? Its "
+         "keys: 'link', 'self_verify'"),
         ("promotion", "lnik", "policies.promotion: unknown key 'lnik' in the "
-         "agentdescent_sampling:evidence_promotion ref. Did you mean 'link'? Its keys: 'link'"),
+         "agentdescent_sampling.refs:evidence_promotion ref. Did you mean 'link'? Its keys: "
+         "'link'"),
     ],
     ids=["acceptance", "promotion"],
 )  # fmt: skip
@@ -135,7 +137,7 @@ def test_an_unknown_key_in_an_evidence_ref_is_named_with_the_keys_it_takes(
     policies = _evidence_policies()
     policies[slot] = {**policies[slot], typo: False}
     spec = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first", "link": "main"},
+        {"ref": REF, "spec": "fixable-first", "link": "main"},
         policies=policies,
     )
 
@@ -150,7 +152,7 @@ def test_a_linked_sampler_that_cannot_be_told_and_has_no_evidence_refs_is_told_t
     workspace: Workspace,
 ) -> None:
     spec = workspace.spec(
-        {"ref": "agentdescent_sampling:from_run_spec", "spec": "difficulty-weighted",
+        {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "difficulty-weighted",
          "link": "main"}
     )  # fmt: skip
 
@@ -188,8 +190,8 @@ UNLINK = (
          "policies.acceptance or policies.promotion ref gives link 'main', so the engine's "
          "evidence would reach no sampler; give policies.task_sampler, policies.acceptance and "
          "policies.promotion the same 'link' (check each for a typo; the evidence refs are "
-         '{"ref": "agentdescent_sampling:evidence_acceptance", "link": "main"} and '
-         '{"ref": "agentdescent_sampling:evidence_promotion", "link": "main"}), or remove '
+         '{"ref": "agentdescent_sampling.refs:evidence_acceptance", "link": "main"} and '
+         '{"ref": "agentdescent_sampling.refs:evidence_promotion", "link": "main"}), or remove '
          "'link' from policies.task_sampler to run without the evidence"),
     ],
     ids=["two-links", "acceptance", "promotion", "sampler-unlinked", "no-evidence-refs"],
@@ -199,12 +201,12 @@ def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_eac
 ) -> None:
     sampler, acceptance, promotion = links
     state = workspace.root / "sampler.sqlite"
-    ref = {"ref": "agentdescent_sampling:from_run_spec", "spec": "fixable-first",
+    ref = {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "fixable-first",
            "state": str(state)}  # fmt: skip
     if sampler is not None:
         ref["link"] = sampler
     policies = {
-        slot: {"ref": f"agentdescent_sampling:evidence_{slot}", "link": link}
+        slot: {"ref": f"agentdescent_sampling.refs:evidence_{slot}", "link": link}
         for slot, link in (("acceptance", acceptance), ("promotion", promotion))
         if link is not None
     }
@@ -243,16 +245,16 @@ def test_our_evidence_ref_gives_its_link_nested_in_a_policy_of_yours_too() -> No
     from agentdescent_sampling import runspec
     from agentdescent_sampling.wiring import links_problem
 
-    ours = "agentdescent_sampling:evidence_acceptance"
+    ours = "agentdescent_sampling.refs:evidence_acceptance"
     policies = {
-        "task_sampler": {"ref": "agentdescent_sampling:from_run_spec", "link": "main"},
+        "task_sampler": {"ref": "agentdescent_sampling.refs:from_run_spec", "link": "main"},
         # A composite policy of the user's, with a 'link' of its own, holding ours.
         "acceptance": {
             "ref": "mine:Both",
             "link": "other",
             "inner": [{"ref": ours, "link": "main"}],
         },
-        "promotion": {"ref": "agentdescent_sampling:evidence_promotion", "link": "main"},
+        "promotion": {"ref": "agentdescent_sampling.refs:evidence_promotion", "link": "main"},
     }
     links = {
         slot: runspec._link_of(policies, slot)
