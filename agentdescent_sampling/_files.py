@@ -61,14 +61,15 @@ def load_document(path: Path, parse: Callable[[str], Any], max_bytes: int) -> An
     return parse_bounded(_read_text(path, max_bytes), parse)
 
 
-def parse_bounded(text: str, parse: Callable[[str], Any]) -> Any:
-    """``parse(text)``, refusing a text of over :data:`MAX_VALUES` values before parsing,
-    and a document nested deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
+def parse_bounded(text: str, parse: Callable[[str], Any], *, count: bool = True) -> Any:
+    """``parse(text)``, refusing a text of over :data:`MAX_VALUES` values before parsing
+    (unless ``count`` is false), and a document nested deeper than :data:`MAX_DEPTH`
+    without a ``RecursionError``.
 
     Raises:
         ValueError: as :func:`load_document` describes.
     """
-    values = _values_at_most(text)
+    values = _values_at_most(text) if count else 0
     if values > MAX_VALUES:
         raise ValueError(
             f"it holds up to {values:,} values, over the limit of {MAX_VALUES:,}; "

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ._display import a_type
-from ._files import kind_of
+from ._files import kind_of, parse_bounded
 from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
@@ -358,23 +358,23 @@ class StateDB:
                 f">= 0, got {short_repr(records)} and {short_repr(rounds)} (the file was left as "
                 f"it is)"
             )
-        return records, rounds, _loads(text, self.where, "the snapshot")
+        return records, rounds, loads(text, self.where, "the snapshot")
 
     def events(self) -> Iterator[tuple[int, str, Any]]:
         """``(seq, name, args)`` of every event after the snapshot, in order."""
         for seq, name, text in self._db().execute("SELECT seq, name, args FROM event ORDER BY seq"):
-            yield seq, name, _loads(text, self.where, f"event {seq}")
+            yield seq, name, loads(text, self.where, f"event {seq}")
 
     def picks(self) -> Iterator[Any]:
         """The arguments of every logged pick, in order."""
         query = "SELECT seq, args FROM event WHERE name = 'pick' ORDER BY seq"
         for seq, text in self._db().execute(query):
-            yield _loads(text, self.where, f"event {seq}")
+            yield loads(text, self.where, f"event {seq}")
 
     def shard(self, shard_id: int) -> list[str]:
         """The keys of a logged shard."""
         row = self._db().execute("SELECT keys FROM shard WHERE id = ?", (shard_id,)).fetchone()
-        keys = None if row is None else _loads(row[0], self.where, f"shard {shard_id}")
+        keys = None if row is None else loads(row[0], self.where, f"shard {shard_id}")
         if not (isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys)):
             raise StateError(
                 f"{self.where!r}: a logged pick names shard {shard_id}, which the file does not "
@@ -858,12 +858,18 @@ def _holder_row() -> tuple[int, str, str]:
     return os.getpid(), socket.gethostname(), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
 
-def _loads(text: object, where: str, what: str) -> Any:
+def loads(text: object, where: str, what: str) -> Any:
+    """The JSON value ``what`` of the state file ``where`` keeps as ``text``.
+
+    Raises:
+        StateError: it is not JSON, not stored as TEXT, or nests over 32 levels deep.
+    """
     try:
         if not isinstance(text, str):
             stored = _STORED_AS.get(type(text), a_type(text))
             raise ValueError(f"it is stored as {stored}, not as TEXT")
-        return json.loads(text)
+        # Nesting bounded, not size: a state this package wrote is read back whatever it holds.
+        return parse_bounded(text, json.loads, count=False)
     except ValueError as error:
         raise StateError(
             f"{where!r}: {what} is not valid JSON ({error}); the file was left as it is"

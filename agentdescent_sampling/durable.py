@@ -78,7 +78,7 @@ from types import TracebackType
 from typing import Any
 
 from ._files import SEPARATORS
-from ._statedb import SIDECARS, StateDB, sidecar_of
+from ._statedb import SIDECARS, StateDB, loads, sidecar_of
 from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
 from .protocol import Stateful, TaskSampler, is_stateful, short_repr
 from .served import ServedSampler
@@ -681,12 +681,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
 
 def _spec(db: StateDB) -> Any:
     """The spec a state file keeps."""
-    try:
-        return json.loads(db.meta("spec") or "null")
-    except ValueError as error:
-        raise StateError(
-            f"{db.where!r}: its spec is not valid JSON ({error}); the file was left as it is"
-        ) from None
+    return loads(db.meta("spec") or "null", db.where, "its spec")
 
 
 def state_path(path: object) -> Path:

@@ -1454,6 +1454,30 @@ def test_a_log_entry_stored_as_a_number_is_refused_saying_how_it_is_stored(
         read_durable_state(state)
 
 
+@pytest.mark.parametrize(
+    ("table", "column", "what"),
+    [
+        ("snapshot", "state", "the snapshot"),
+        ("event", "args", "event 1"),
+        ("meta", "value", "its spec"),
+    ],
+)
+def test_json_nested_too_deep_inside_a_state_is_refused_not_a_recursion_error(
+    tmp_path: Path, table: str, column: str, what: str
+) -> None:
+    state = _saved(tmp_path, "round-robin")
+    deep = "[" * 5000 + "]" * 5000
+    with sqlite3.connect(state) as db:
+        where = " WHERE key = 'spec'" if table == "meta" else ""
+        db.execute(f"UPDATE {table} SET {column} = ?{where}", (deep,))
+    db.close()
+
+    opened = [] if table == "meta" else [lambda: create("round-robin", state=state)]
+    for read in [lambda: read_durable_state(state), *opened]:  # create() reads no stored spec
+        with pytest.raises(StateError, match=rf"{what} is not valid JSON \(it nests lists"):
+            read()
+
+
 def test_a_run_refused_by_a_read_only_file_beside_its_state_is_told_which_file(
     unprivileged: list[str],
 ) -> None:
