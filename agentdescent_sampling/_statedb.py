@@ -365,6 +365,11 @@ class StateDB:
         for seq, name, text in self._db().execute("SELECT seq, name, args FROM event ORDER BY seq"):
             yield seq, name, loads(text, self.where, f"event {seq}")
 
+    def entries_besides_picks(self) -> int:
+        """How many entries of the log are not picks (records, told calls)."""
+        row = self._db().execute("SELECT COUNT(*) FROM event WHERE name != 'pick'").fetchone()
+        return int(row[0])
+
     def picks(self) -> Iterator[Any]:
         """The arguments of every logged pick, in order."""
         query = "SELECT seq, args FROM event WHERE name = 'pick' ORDER BY seq"

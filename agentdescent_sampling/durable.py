@@ -21,12 +21,13 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   per record, and opening replays no more than that. A sampler with ``end_round`` is
   snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
   whole, or at four times the log if it is not being told of rounds. Whatever the sampler,
-  the log is snapshotted once its picks would cost a replay an eighth of
+  the log is snapshotted once its entries would cost a replay an eighth of
   :data:`REPLAY_LIMIT` (mid-round, if a round is that long).
 - **Bounded opening.** Opening or reading a state replays its log, whose picks each cost
-  the sampler time in their shard's size: a small file of many picks of a large shard,
-  which this library never writes, would take minutes. A log whose picks would cost more
-  than :data:`REPLAY_LIMIT` is refused before any of it is replayed, with a
+  the sampler time in their shard's size, and whose other entries a few microseconds each:
+  a small file of many picks of a large shard, or millions of records, which this library
+  never writes, would take minutes. A log whose entries would cost more than
+  :data:`REPLAY_LIMIT` is refused before any of it is replayed, with a
   :class:`~agentdescent_sampling.errors.StateError` that says what to do.
 - **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
   lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
@@ -136,6 +137,9 @@ _NEW_SHARD = 4096
 #: How many times as much a pick of a shard used again after :data:`_SHARDS` others costs.
 #: The library never logs one (it gives such a shard a new id, as a new shard).
 _AGAIN = 512
+#: What any other logged entry (a record, a told call) costs: about as long to replay as a
+#: pick of a shard of this many tasks (a few microseconds).
+_ENTRY = 128
 
 
 class DurableSampler(ServedSampler):
@@ -364,6 +368,7 @@ class DurableSampler(ServedSampler):
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
         self._unwritten.append(("event", name, args))
         self._logged += 1
+        self._log_cost += _ENTRY  # as a replay counts it
         with self._db.transaction() as db:
             if self._pending is not None:  # first, the log replayed at opening, folded
                 _write_snapshot(db, *self._pending)
@@ -564,17 +569,18 @@ def _pick_cost(size: int, new: bool) -> int:
 
 
 def _replay_cost(db: StateDB) -> int:
-    """What replaying the log's picks asks of a sampler, in task ids (see
-    :data:`REPLAY_LIMIT`); a log over the limit is refused before any of it is replayed.
+    """What replaying the log asks of a sampler, in task ids (see :data:`REPLAY_LIMIT`); a
+    log over the limit is refused before any of it is replayed.
 
-    The count is the writer's (:meth:`DurableSampler.pick`): a pick counts its shard's size
-    and :data:`_PICK`, plus :data:`_NEW_SHARD` for the first pick of a shard, which the
-    writer gives a new id. A shard used again after the log went on to :data:`_SHARDS`
-    others, which the writer would have given a new id too, counts :data:`_AGAIN` times
-    over: a sampler keeps the indexes of the last few shards it used, so the pick of a shard
-    within those :data:`_SHARDS` uses an index it holds, and any other builds one afresh."""
-    limit = REPLAY_LIMIT
-    cost = 0
+    The count is the writer's (:meth:`DurableSampler.pick`, :meth:`DurableSampler.record`):
+    an entry that is not a pick counts :data:`_ENTRY`; a pick counts its shard's size and
+    :data:`_PICK`, plus :data:`_NEW_SHARD` for the first pick of a shard, which the writer
+    gives a new id. A shard used again after the log went on to :data:`_SHARDS` others,
+    which the writer would have given a new id too, counts :data:`_AGAIN` times over: a
+    sampler keeps the indexes of the last few shards it used, so the pick of a shard within
+    those :data:`_SHARDS` uses an index it holds, and any other builds one afresh."""
+    cost = db.entries_besides_picks() * _ENTRY
+    _refuse_costly(db, cost)
     sizes: dict[int, int] = {}
     recent: collections.deque[int] = collections.deque(maxlen=_SHARDS)
     for args in db.picks():
@@ -590,18 +596,23 @@ def _replay_cost(db: StateDB) -> int:
         else:
             recent.append(shard_id)
             cost += _pick_cost(sizes[shard_id], new=False) * _AGAIN
-        if cost > limit:
-            raise StateError(
-                f"{db.where!r}: replaying its log would ask more of the sampler than opening "
-                f"a state may: its picks cost over {limit:,} task ids, the limit (a pick "
-                f"costs the tasks of its shard, and {_AGAIN} times as much for a shard used "
-                f"again after {_SHARDS} others). The state files this library writes fold "
-                f"their log into a snapshot long before that, so this one was made or "
-                f"changed by something else: give the run a new state path. If you trust "
-                f"the file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening "
-                f"it (the file was left as it is)"
-            )
+        _refuse_costly(db, cost)
     return cost
+
+
+def _refuse_costly(db: StateDB, cost: int) -> None:
+    """Raise if replaying entries that ``cost`` so much exceeds :data:`REPLAY_LIMIT`."""
+    if cost > REPLAY_LIMIT:
+        raise StateError(
+            f"{db.where!r}: replaying its log would ask more of the sampler than opening a "
+            f"state may: its entries cost over {REPLAY_LIMIT:,} task ids, the limit (a pick "
+            f"costs the tasks of its shard, and {_AGAIN} times as much for a shard used again "
+            f"after {_SHARDS} others; any other entry {_ENTRY}). The state files this library "
+            f"writes fold their log into a snapshot long before that, so this one was made or "
+            f"changed by something else: give the run a new state path. If you trust the "
+            f"file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the "
+            f"file was left as it is)"
+        )
 
 
 def _load(sampler: Stateful, state: Any, name: str, where: str) -> None:

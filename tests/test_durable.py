@@ -31,7 +31,7 @@ from agentdescent_sampling import (
     load_state,
     save_state,
 )
-from agentdescent_sampling.durable import TOLD, read_durable_state
+from agentdescent_sampling.durable import REPLAY_LIMIT, TOLD, read_durable_state
 from agentdescent_sampling.protocol import check_state
 from tests.support.holder import holding
 
@@ -1205,6 +1205,26 @@ def test_a_state_whose_log_would_take_long_to_replay_is_refused_at_once(
         assert "give the run a new state path" in message
         assert "raise agentdescent_sampling.durable.REPLAY_LIMIT" in message
     assert state.read_bytes() == before
+
+
+@pytest.mark.parametrize("last", ["record", "end_round"])
+def test_a_log_of_more_records_than_a_replay_may_take_is_refused_unreplayed(
+    tmp_path: Path, last: str
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    _hostile_log(state, shards=1, keys=2, picks=0)
+    entries = REPLAY_LIMIT // 128 + 1  # each a few microseconds to replay
+    with sqlite3.connect(state) as db:  # failures, then a round that credits them all
+        db.executemany(
+            "INSERT INTO event (name, args) VALUES ('record', ?)",
+            ((json.dumps([f"t{n}", 0.0]),) for n in range(entries - 1)),
+        )
+        arguments = json.dumps(["t0", 0.0] if last == "record" else [entries])
+        db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (last, arguments))
+    db.close()
+
+    with pytest.raises(StateError, match=r"its entries cost over 33,554,432 task ids"):
+        read_durable_state(state)
 
 
 def test_a_state_written_under_heavy_use_stays_far_within_the_replay_limit(

@@ -538,6 +538,19 @@ def test_commit_credits_are_those_of_counting_every_outcome_of_the_round(seed: i
     assert _credits(chances, commits) == pytest.approx([w / total for w in weights])
 
 
+def test_a_round_past_the_exact_bound_scales_each_chance_up_to_the_commits() -> None:
+    from agentdescent_sampling.samplers.fixable_first import _EXACT_CREDITS, _credits
+
+    chances = [0.001, 0.002] * (_EXACT_CREDITS // 2) + [0.5]  # past the bound at 1 commit
+    expected = sum(chances)
+    commits = 4 * round(expected)  # more commits than the chances expect: each scaled up
+
+    credits = _credits(chances, commits)
+
+    assert credits == pytest.approx([c * commits / expected for c in chances[:-1]] + [1.0])
+    assert _credits(chances, 1) == chances  # fewer than expected: the chances stand
+
+
 def test_once_a_card_has_arrived_the_commit_counts_are_not_used() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
     sampler.evidence("a", 1.0, True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import threading
@@ -97,6 +98,8 @@ _MAX_FAILURE_COST = 1000.0
 #: The most a commit is credited with fixing one failure's task: even a committed proposal
 #: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
 _MAX_CREDIT = 0.9
+#: Failures x commits of a round up to which :func:`_credits` is exact.
+_EXACT_CREDITS = 1 << 16
 
 
 @attrs.define
@@ -808,11 +811,18 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
     Failures yield a fix independently, each with its ``chances`` entry. The engine may fuse
     several workers' fixes into one commit, so ``commits`` says that at least that many
     failures yielded one (capped at the number of failures). All zeros when nothing could.
-    O(failures x commits^2): counts are kept up to ``commits``, the last bucket meaning "or more".
+    Exact in O(failures x commits) up to :data:`_EXACT_CREDITS` of that product (a round of
+    a few hundred workers); past it, as a log no engine run writes would ask, each chance
+    is scaled up until the chances add up to the commits, in O(failures).
     """
     commits = min(commits, len(chances))
     if not commits:
         return [0.0] * len(chances)
+    if len(chances) * commits > _EXACT_CREDITS:
+        expected = sum(chances)
+        if expected <= 0:
+            return [0.0] * len(chances)
+        return [min(1.0, chance * max(1.0, commits / expected)) for chance in chances]
 
     def add(counts: list[float], chance: float) -> list[float]:
         grown = [count * (1 - chance) for count in counts]
@@ -820,7 +830,8 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
             grown[min(k + 1, commits)] += count * chance
         return grown
 
-    # before[i]: how many of chances[:i] yielded one; after[i]: of chances[i:].
+    # before[i]: how many of chances[:i] yielded one; after[i]: of chances[i:]; the last
+    # bucket of each meaning "commits or more".
     before = [[1.0] + [0.0] * commits]
     for chance in chances:
         before.append(add(before[-1], chance))
@@ -833,12 +844,10 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
         return [0.0] * len(chances)
     credits = []
     for i, chance in enumerate(chances):
-        others = sum(
-            before[i][a] * after[i + 1][b]
-            for a in range(commits + 1)
-            for b in range(commits + 1)
-            if a + b >= commits - 1
-        )
+        # at_least[t]: the chance that chances[i + 1:] yielded t or more.
+        at_least = list(itertools.accumulate(reversed(after[i + 1]), initial=0.0))[::-1]
+        # With failure i yielding one, the others need commits - 1 between them.
+        others = sum(before[i][a] * at_least[max(0, commits - 1 - a)] for a in range(commits + 1))
         credits.append(min(1.0, chance * others / total))
     return credits
 
