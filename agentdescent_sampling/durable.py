@@ -80,7 +80,7 @@ from typing import Any
 
 from ._files import SEPARATORS
 from ._statedb import SIDECARS, StateDB, loads, sidecar_of
-from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
+from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
 from .protocol import Stateful, TaskSampler, is_stateful, short_repr
 from .served import ServedSampler
 from .state import (
@@ -649,8 +649,6 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         TypeError: ``path`` is not a ``str`` or ``os.PathLike`` of one (bytes, say).
         InvalidSamplerConfig: ``path`` is empty, or ends with a separator.
     """
-    from .registry import create  # imported here: the registry imports this module
-
     db = StateDB(state_path(path), "", "", writable=False)
     if not db.exists:  # an empty file, being made by the process that opened it
         db.close()
@@ -673,7 +671,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
             if log:
                 # Without a snapshot (a file an older release left before its first record
                 # was written), the log starts from the sampler as built.
-                sampler: Any = create(spec)  # it wrote the file: it has state_dict()
+                sampler: Any = _writer(spec, owner, db.where)  # it has state_dict()
                 records, rounds, _, _ = _replay(sampler, db, owner, snapshot)
                 cannot = f"cannot read the state of sampler {short_repr(owner)} in {db.where!r}"
                 state = state_dict_of(sampler, cannot)
@@ -688,6 +686,38 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         "held_by": held_by,
         "state": state,
     }
+
+
+def _writer(spec: Any, owner: str, where: str) -> Any:
+    """The sampler that wrote a state, built from its ``spec`` to replay its log; refused,
+    before anything is imported, when the spec names another sampler than ``owner``.
+
+    Raises:
+        StateError: the spec is malformed or names another sampler, or it cannot be built
+            here (not installed, a plugin that fails to load, a bad parameter).
+    """
+    from .policy import BUILTINS, normalize  # imported here: only a read replays a log
+    from .registry import create
+    from .spec import parse_spec
+
+    try:
+        name = parse_spec(spec).name
+    except SamplerError as error:
+        raise StateError(f"{where!r}: its spec cannot be read: {error}") from None
+    known = {normalize(owner)}.union(*(b.keys for b in BUILTINS if b.name == owner))
+    if normalize(name) not in known:
+        raise StateError(
+            f"{where!r}: its spec names sampler {short_repr(name)}, but the state is of "
+            f"sampler {short_repr(owner)}: the file was changed by something else, and nothing "
+            f"was built to read it. Give the run a new state path (the file was left as it is)"
+        )
+    try:
+        return create(spec)
+    except SamplerError as error:
+        raise StateError(
+            f"{where!r}: its log is read by replaying it through the sampler that wrote it, "
+            f"{short_repr(owner)}, which cannot be built here: {error}"
+        ) from error
 
 
 def _spec(db: StateDB) -> Any:

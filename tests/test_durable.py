@@ -1474,6 +1474,33 @@ def test_a_log_entry_stored_as_a_number_is_refused_saying_how_it_is_stored(
         read_durable_state(state)
 
 
+@pytest.mark.parametrize("named", ["difficulty-weighted", "no-such-sampler"])
+def test_a_state_whose_spec_names_another_sampler_is_refused_before_building_it(
+    tmp_path: Path, named: str
+) -> None:
+    state = _saved(tmp_path, "round-robin")
+    with sqlite3.connect(state) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'spec'", (json.dumps({"name": named}),))
+    db.close()
+    before = state.read_bytes()
+
+    with pytest.raises(StateError) as refused:
+        read_durable_state(state)
+
+    assert str(refused.value) == (
+        f"{str(state)!r}: its spec names sampler {named!r}, but the state is of sampler "
+        f"'round-robin': the file was changed by something else, and nothing was built to read "
+        f"it. Give the run a new state path (the file was left as it is)"
+    )
+    assert state.read_bytes() == before
+
+
+def test_a_state_whose_spec_names_its_sampler_by_an_alias_is_read() -> None:
+    from agentdescent_sampling.durable import _writer
+
+    assert type(_writer("RoundRobin", "round-robin", "x.sqlite")).__name__ == "RoundRobin"
+
+
 @pytest.mark.parametrize(
     ("table", "column", "what"),
     [
