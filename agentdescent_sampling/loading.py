@@ -151,15 +151,36 @@ class Plugins:
         self._pending: list[EntryPoint] | None = None
         self._manager: Any = None
 
-    def load_named(self, key: str) -> None:
-        """Import the class-form plugin whose entry point carries the normalized name ``key``."""
+    def load_named(self, key: str, provider: str | None = None) -> None:
+        """Import the class-form plugins whose entry point carries the normalized name
+        ``key`` (only ``provider``'s, if given)."""
         self._load(
-            [ep for ep in self._scanned() if ep.form == "class" and normalize(ep.name) == key]
+            [
+                ep
+                for ep in self._scanned()
+                if ep.form == "class" and normalize(ep.name) == key and _by(ep, provider)
+            ]
         )
 
-    def load_hooks(self) -> None:
-        """Import every hook-form plugin, the only ones that can register other names."""
-        self._load([ep for ep in self._scanned() if ep.form == "hook"])
+    def carries(self, key: str, provider: str | None = None) -> bool:
+        """Whether a class-form entry point (``provider``'s, if given) carries the normalized
+        name ``key``, imported or not, or refused (disabled, failed)."""
+        if any(
+            ep.form == "class" and normalize(ep.name) == key and _by(ep, provider)
+            for ep in self._scanned()
+        ):
+            return True
+        return any(
+            key in map(normalize, failure.names)
+            and ":" in failure.entry_point.partition("=")[2]  # class form: module:attribute
+            and (provider is None or normalize(failure.distribution) == normalize(provider))
+            for failure in self.failures
+        )
+
+    def load_hooks(self, provider: str | None = None) -> None:
+        """Import every hook-form plugin (only ``provider``'s, if given), the only ones that
+        can register other names."""
+        self._load([ep for ep in self._scanned() if ep.form == "hook" and _by(ep, provider)])
 
     def load_all(self) -> None:
         """Import every plugin that may load."""
@@ -405,3 +426,8 @@ def describe(error: BaseException) -> str:
     except Exception:  # noqa: BLE001  # a hostile __str__ must not escape isolation
         return "an exception that could not be printed"
     return shown(f"{safe_repr(type(error))}: {shown(text, MAX_MESSAGE)}", MAX_MESSAGE)
+
+
+def _by(entry_point: EntryPoint, provider: str | None) -> bool:
+    """Whether ``entry_point`` is ``provider``'s (any distribution's if ``provider`` is None)."""
+    return provider is None or normalize(entry_point.distribution) == normalize(provider)

@@ -180,10 +180,11 @@ class Registry:
         if builtin is not None:  # no lock, no metadata, no plugin: nothing can delay it
             return self._builtin(name, builtin, provider)
         with self._lock:
-            self._plugins.load_named(key)
+            self._plugins.load_named(key, provider)
             candidates = self._candidates(key, provider)
-            if not candidates:  # maybe a hook-form plugin registers it: load those
-                self._plugins.load_hooks()
+            # No class-form plugin has the name: maybe a hook-form plugin registers it.
+            if not (candidates or self._plugins.carries(key, provider)):
+                self._plugins.load_hooks(provider)
                 candidates = self._candidates(key, provider)
             self._raise_if_strict()
             if len(candidates) == 1:

@@ -198,6 +198,33 @@ def test_provider_picks_one_of_two_conflicting_distributions(zoo: Venv) -> None:
     assert module == "ads_dup_b"
 
 
+def test_a_name_with_a_provider_imports_only_that_providers_plugin(zoo: Venv) -> None:
+    imported = zoo.json(
+        "from agentdescent_sampling import create\n"
+        "create({'name': 'dup', 'provider': 'ads-test-dup-b'})\n" + IMPORTED_PLUGINS
+    )
+    assert imported == ["ads_dup_b"]
+
+
+@pytest.mark.parametrize(
+    ("name", "env"),
+    [
+        ("fifo", {"AGENTDESCENT_SAMPLERS_DISABLE": "ads-test-classform"}),
+        ("broken", {}),
+    ],
+    ids=["disabled", "fails-to-import"],
+)
+def test_a_name_a_class_form_plugin_carries_never_imports_the_hook_plugins(
+    zoo: Venv, name: str, env: dict[str, str]
+) -> None:
+    imported = zoo.json(
+        "from agentdescent_sampling import create\n"
+        f"try:\n    create({name!r})\nexcept Exception:\n    pass\n" + IMPORTED_PLUGINS,
+        env=env,
+    )
+    assert not [module for module in imported if module != "ads_broken"], imported
+
+
 def test_a_plugin_claiming_a_builtin_name_is_reported_and_the_builtin_keeps_working(
     zoo: Venv,
 ) -> None:
@@ -349,10 +376,15 @@ def test_check_passes_the_wrapped_sampler_that_fails_unwrapped(zoo: Venv) -> Non
         import json
         from ads_unsafe import Counter
         from agentdescent_sampling.testing import check_sampler
-        print(json.dumps([v.check for v in check_sampler(Counter).violations]))
+
+        class Undeclared(Counter):
+            thread_safe = True  # as if it had not declared itself unsafe
+
+        checked = [check_sampler(factory).violations for factory in (Counter, Undeclared)]
+        print(json.dumps([[v.check for v in violations] for violations in checked]))
         """
     )
-    assert raw == ["threads"]
+    assert raw == [[], ["threads"]]  # the class is checked as served: under a lock
 
 
 def test_check_fails_a_nonconforming_sampler_with_a_line_per_violation(zoo: Venv) -> None:
