@@ -11,6 +11,7 @@ whose name is a built-in's. :func:`scan` reads the other distributions'
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -47,9 +48,21 @@ def scan(group: str, policy: Policy) -> tuple[list[EntryPoint], list[PluginFailu
     return loadable, refused
 
 
+#: A distribution name as PEP 508 writes it; pip installs no other.
+_VALID_DISTRIBUTION = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
+
+
 def _refusal(
     ep: EntryPoint, policy: Policy
 ) -> tuple[Literal["failed", "conflict", "disabled"], str] | None:
+    if not _VALID_DISTRIBUTION.fullmatch(ep.distribution):
+        return "conflict", (
+            f"its distribution's name, {ascii(ep.distribution)[:80]}, is not a valid "
+            f"distribution name (ASCII letters and digits, with '-', '_' or '.' between them; "
+            f"PEP 508), so it could pass for another one (a trailing space, a look-alike "
+            f"letter). Refused and never imported; uninstall the distribution that installed "
+            f"this entry point"
+        )
     if normalize(ep.distribution) == OWN_DISTRIBUTION:
         return "conflict", (
             f"its distribution calls itself {OWN_DISTRIBUTION!r}, but that package declares no "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from agentdescent_sampling.policy import EntryPoint
 from agentdescent_sampling.records import PluginFailure
 from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.samplers.round_robin import RoundRobin
+from tests.support.distinfo import write_plugin
 
 
 class Mine:
@@ -146,3 +148,28 @@ def test_a_durable_state_of_a_misnamed_sampler_is_owned_by_the_selected_name(
         create("round-robin", state=path)
     with create("rr2", state=path) as resumed:
         assert resumed.name == "rr2"
+
+
+@pytest.mark.parametrize(
+    "distribution",
+    ["agentdescent-sampling ", "agentdescent-sampling\t", "\u0430gentdescent-sampling",
+     "agentdescent\u2010sampling", "-lead", "trail."],
+    ids=["trailing-space", "trailing-tab", "cyrillic-a", "unicode-hyphen", "lead-dash", "dot"],
+)  # fmt: skip
+def test_a_distribution_with_a_name_pip_would_not_write_is_refused_unimported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, distribution: str
+) -> None:
+    source = "raise SystemExit('imported')\n"
+    write_plugin(tmp_path, "lookalike_plugin", source, {"lookalike": "Sampler"}, distribution)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry()
+
+    [refused] = [
+        record
+        for record in registry.available()
+        if isinstance(record, PluginFailure) and "lookalike" in record.names
+    ]
+
+    assert refused.status == "conflict"
+    assert f"its distribution's name, {distribution!a}, is not a valid" in refused.message
+    assert "lookalike_plugin" not in sys.modules
