@@ -40,6 +40,15 @@ MAX_DEPTH = 32
 #: 70 bytes once parsed, so this bounds a parse to about a gibibyte of objects beyond the
 #: text, however small the values. A million tasks of six numbers each hold 7 million.
 MAX_VALUES = 1 << 24
+#: A config file holding more values, each dot counted as one too (each part of a TOML dotted
+#: key or header makes a table), is refused before it is parsed: a sampler's table holds a
+#: few, in a file that may be a whole pyproject.toml, and a 1 MiB file of tiny values or
+#: dotted headers would take the parsers seconds and hundreds of megabytes.
+MAX_CONFIG_VALUES = 1 << 15
+#: What :func:`parse_bounded` counts: each value of a document follows one of them.
+VALUE_MARKS = ",[{\n"
+#: The same, for a config file: dots too.
+CONFIG_MARKS = VALUE_MARKS + "."
 #: What ends a directory's path: a path ending in one names no file.
 SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
 #: Files are read in pieces of this size, up to their limit.
@@ -48,32 +57,50 @@ _CHUNK = 1 << 20
 _TOML_MARK = re.compile(r"[\"'#.=,\n\[\]{}]")
 
 
-def load_document(path: Path, parse: Callable[[str], Any], max_bytes: int) -> Any:
+def load_document(
+    path: Path,
+    parse: Callable[[str], Any],
+    max_bytes: int,
+    *,
+    max_values: int | None = None,
+    marks: str = VALUE_MARKS,
+) -> Any:
     """Read the regular UTF-8 file at ``path`` (a leading BOM allowed) and ``parse`` it.
 
     Raises:
         OSError: the file is missing or unreadable, is not a regular file, or is
             larger than ``max_bytes``.
         UnicodeDecodeError: the file is not UTF-8.
-        ValueError: ``parse`` refused the text, or the document nests deeper than
-            :data:`MAX_DEPTH`.
+        ValueError: ``parse`` refused the text, it holds over ``max_values`` values
+            (:data:`MAX_VALUES` if None; each ``marks`` character counted as one), or the
+            document nests deeper than :data:`MAX_DEPTH`.
     """
-    return parse_bounded(_read_text(path, max_bytes), parse)
+    text = _read_text(path, max_bytes)
+    return parse_bounded(text, parse, max_values=max_values, marks=marks)
 
 
-def parse_bounded(text: str, parse: Callable[[str], Any], *, count: bool = True) -> Any:
-    """``parse(text)``, refusing a text of over :data:`MAX_VALUES` values before parsing
-    (unless ``count`` is false), and a document nested deeper than :data:`MAX_DEPTH`
-    without a ``RecursionError``.
+def parse_bounded(
+    text: str,
+    parse: Callable[[str], Any],
+    *,
+    max_values: int | None = None,
+    marks: str = VALUE_MARKS,
+    count: bool = True,
+) -> Any:
+    """``parse(text)``, refusing a text of over ``max_values`` values (:data:`MAX_VALUES` if
+    None; each ``marks`` character counted as one; not counted at all unless ``count``)
+    before parsing, and a document nested deeper than :data:`MAX_DEPTH` without a
+    ``RecursionError``.
 
     Raises:
         ValueError: as :func:`load_document` describes.
     """
-    values = _values_at_most(text) if count else 0
-    if values > MAX_VALUES:
+    max_values = MAX_VALUES if max_values is None else max_values
+    values = sum(map(text.count, marks)) + 1 if count else 0
+    if values > max_values:
         raise ValueError(
-            f"it holds up to {values:,} values, over the limit of {MAX_VALUES:,}; "
-            f"parsing it would need gigabytes of memory"
+            f"it holds up to {values:,} values, over the limit of {max_values:,}; "
+            f"parsing it would take seconds and hundreds of megabytes, or more"
         )
     try:
         document = parse(text)
@@ -170,11 +197,6 @@ def _read_text(path: Path, max_bytes: int) -> str:
 
 def _too_large(max_bytes: int) -> str:
     return f"it is larger than the limit of {max_bytes:,} bytes"
-
-
-def _values_at_most(text: str) -> int:
-    """An upper bound on the values a JSON, TOML or YAML ``text`` holds, counted in C."""
-    return sum(text.count(mark) for mark in ",[{\n") + 1
 
 
 def reason_of(error: BaseException) -> str:

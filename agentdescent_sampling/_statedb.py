@@ -108,12 +108,21 @@ def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
 
 
 def is_database(path: str | os.PathLike[str]) -> bool:
-    """Whether a file is at ``path`` and starts as an SQLite database does."""
+    """Whether a regular file is at ``path`` and starts as an SQLite database does (read
+    without waiting: a FIFO there is not one)."""
     try:
-        with open(path, "rb") as file:
-            return file.read(len(_MAGIC)) == _MAGIC
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return False
+    try:
+        return (
+            stat.S_ISREG(os.fstat(descriptor).st_mode)
+            and os.read(descriptor, len(_MAGIC)) == _MAGIC
+        )
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def _is_sqlite(path: str) -> bool:

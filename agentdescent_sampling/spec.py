@@ -133,7 +133,8 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             is over 1 MiB or nested over 32 levels deep, the key is missing, or the
             spec under it is malformed.
     """
-    from ._files import load_document, reason_of  # imported here: create() by name reads no file
+    # Imported here: create() by name reads no file.
+    from ._files import CONFIG_MARKS, MAX_CONFIG_VALUES, load_document, reason_of
 
     if not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY:
         raise InvalidSamplerConfig(
@@ -144,7 +145,9 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     file = Path(path)
     where = short_repr(str(file), _SHOWN_PATH)
     try:
-        document = load_document(file, _parser(file), _MAX_FILE_BYTES)
+        document = load_document(
+            file, _parser(file), _MAX_FILE_BYTES, max_values=MAX_CONFIG_VALUES, marks=CONFIG_MARKS
+        )
     except (OSError, UnicodeDecodeError, ValueError) as error:
         # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert;
         # an OSError's strerror, since its text repeats the path, which may be huge.

@@ -205,7 +205,9 @@ def test_a_deeply_nested_config_file_is_refused_with_our_error(
 ) -> None:
     path = tmp_path / f"run{suffix}"
     path.write_text(NESTED[suffix](depth))
-    with pytest.raises(InvalidSamplerConfig, match="more than 32 levels deep"):
+    # Refused for its depth, or first for its size: 100,000 brackets are 100,000 values.
+    refusal = "more than 32 levels deep" if depth < 1000 else "over the limit of 32,768"
+    with pytest.raises(InvalidSamplerConfig, match=refusal):
         spec_from_file(path)
 
 
@@ -305,11 +307,29 @@ def test_a_table_without_a_name_lists_a_bounded_number_of_its_keys() -> None:
 
 def test_a_missing_key_lists_a_bounded_number_of_the_keys_found(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
-    path.write_text(json.dumps({f"k{i}": 1 for i in range(50_000)}))
+    path.write_text(json.dumps({f"k{i}": 1 for i in range(30_000)}))  # within the value limit
     with pytest.raises(InvalidSamplerConfig) as caught:
         spec_from_file(path)
-    assert "and 49980 more" in str(caught.value)
+    assert "and 29980 more" in str(caught.value)
     assert len(str(caught.value)) < 2_000
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text"),
+    [
+        (".yaml", "task_sampler: {name: round-robin}\nx: [" + "[]," * 20_000 + "]\n"),
+        (".yaml", "task_sampler: {name: round-robin}\nx:\n" + "- 0\n" * 40_000),
+        (".toml", '[task_sampler]\nname = "round-robin"\n' + "[h.p0.p1.p2.p3.p4]\n" * 6_000),
+    ],
+    ids=["yaml-flow", "yaml-block", "toml-dotted-headers"],
+)
+def test_a_config_of_more_values_than_a_sampler_table_needs_is_refused_before_parsing(
+    tmp_path: Path, suffix: str, text: str
+) -> None:
+    path = tmp_path / f"run{suffix}"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig, match=r"values, over the limit of 32,768"):
+        spec_from_file(path)
 
 
 @pytest.mark.parametrize("suffix", CONFIG_SUFFIXES)
