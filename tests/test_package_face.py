@@ -30,6 +30,7 @@ PUBLIC = (
     "hookspecs",
     "pending",
     "protocol",
+    "refs",
     "testing",
     "validators",
     "bench",
