@@ -76,6 +76,10 @@ BACKGROUND_NICENESS = 10
 LOGS = Path(".nox", "matrix-logs")
 
 
+#: What a copy of a plugin leaves out: what an earlier build left beside its sources.
+_BUILT = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+
+
 def install(session: nox.Session, *extra: str) -> None:
     """Install as the README says: a current pip, then this package and every plugin."""
     # pip before 23.3.2 does not see the editable ".[test]" as satisfying the plugins'
@@ -85,7 +89,14 @@ def install(session: nox.Session, *extra: str) -> None:
     # in the session once, so that the four builds below share it (--no-build-isolation)
     # instead of each installing it into a throwaway build environment of its own.
     session.run("python", "-m", "pip", "install", "-q", "--upgrade", "pip", BUILD_BACKEND)
-    plugins = sorted(str(p.parent) for p in Path("plugins").glob("*/pyproject.toml"))
+    # Each session builds its own copy of the plugins: setuptools builds in the source tree
+    # (build/), and two lanes building one plugin at once collide there ("File exists").
+    copies = Path(session.create_tmp(), "plugins")
+    shutil.rmtree(copies, ignore_errors=True)
+    plugins = [
+        str(shutil.copytree(p.parent, copies / p.parent.name, ignore=_BUILT))
+        for p in sorted(Path("plugins").glob("*/pyproject.toml"))
+    ]
     # --no-compile: bytecode for every installed module (matplotlib, mypy, ...) costs a
     # third of the install; Python compiles what the tests import when they import it.
     session.install("--no-compile", "--no-build-isolation", "-e", ".[test]", *plugins, *extra)
