@@ -96,10 +96,11 @@ def _resume_once(workspace: Workspace, run_id: str, failures: list[str]) -> bool
 
 
 def _resume(
-    workspace: Workspace, run_id: str, state: Path
+    workspace: Workspace, run_id: str, state: Path | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Resume ``run_id`` until it finishes: its status, and the sampler's state file as the
-    resume that finished found it (a failed resume may have recorded rounds before it)."""
+    """Resume ``run_id`` until it finishes: its status, and the sampler's state file (if
+    given) as the resume that finished found it (a failed resume may have recorded rounds
+    before it)."""
     failures: list[str] = []
     # agentdescent 0.7.0's resume failed now and then at round 0, in the engine itself: a
     # cancel or a kill had stopped the ledger's git mid-write, and its index.lock was left
@@ -110,7 +111,7 @@ def _resume(
     for _ in range(3):
         if failures and "would be overwritten by checkout" in failures[-1]:
             workspace.discard_unfinished_ledger_write(run_id)
-        before = read_state(state)
+        before = {} if state is None else read_state(state)
         if _resume_once(workspace, run_id, failures):
             return workspace.status(run_id), before
     raise AssertionError("the resumed run did not finish:\n" + "\n\n".join(failures))
@@ -234,9 +235,9 @@ def _run_to_its_end(workspace: Workspace, state: Path) -> str:
 
 
 def _resumed_log(workspace: Workspace, run_id: str) -> str:
-    """What ``agentdescent resume`` of the stopped run ``run_id`` wrote to its log."""
-    failures: list[str] = []
-    assert _resume_once(workspace, run_id, failures), failures
+    """What ``agentdescent resume`` of the stopped run ``run_id`` wrote to its log (resumed
+    again if the engine failed, as :func:`_resume` does)."""
+    _resume(workspace, run_id)
     return (workspace.store / run_id / "log.txt").read_text(encoding="utf-8")
 
 
