@@ -748,7 +748,14 @@ def state_path(path: object) -> Path:
                 f"names a directory, and a state path names a file: give one such as "
                 f"{short_repr(text + 'sampler-state.sqlite')}"
             )
-        return Path(text)
+        given = Path(text)
+        if not given.is_absolute():
+            return given
+        # '..' right under the root is the root ('/../tmp' is '/tmp'), which SQLite cannot open.
+        rest = list(given.parts[1:])
+        while rest and rest[0] == "..":
+            rest.pop(0)
+        return Path(given.anchor, *rest)
     advice = "decode it with os.fsdecode()" if isinstance(text, bytes) else give
     raise TypeError(
         f"a state path must be a str or an os.PathLike of one, not "

@@ -221,16 +221,27 @@ def check_state(
     ``pass_threshold``, say) would mean something else.
     """
     if not isinstance(state, Mapping):
-        raise StateError(f"{name}: sampler state must be a mapping, got {type(state).__name__}")
+        raise StateError(
+            f"{name}: sampler state must be a mapping (the {name!r} sampler's state_dict()), "
+            f"got {short_repr(state)}; give the state a state_dict() returned, or start "
+            f"{name!r} fresh"
+        )
+    if "sampler" not in state:
+        raise StateError(
+            f"{name}: this state names no sampler (no 'sampler' key; it has "
+            f"{short_repr(sorted(map(str, state))[:8])}), so it is no state_dict() of a "
+            f"sampler; give the state {name!r}'s state_dict() returned, or start it fresh"
+        )
     owner = short_repr(state.get("sampler"))
     if state.get("sampler") != name:
         raise StateError(
             f"this state belongs to sampler {owner}, not {name!r}; "
             f"load it into a {owner} sampler or start {name!r} fresh"
         )
-    if state.get("version") != version:
+    version_given = state.get("version")
+    if isinstance(version_given, bool) or version_given != version:
         raise StateError(
-            f"{name}: state version {short_repr(state.get('version'))} is not supported (this "
+            f"{name}: state version {short_repr(version_given)} is not supported (this "
             f"version of agentdescent-sampling reads version {version}); start fresh or use the "
             f"release that wrote it"
         )

@@ -1272,6 +1272,17 @@ def test_a_state_whose_making_was_killed_mid_commit_is_made_afresh(tmp_path: Pat
     assert read_durable_state(state)["records"] == 1
 
 
+def test_a_state_path_climbing_above_the_root_names_the_file_under_the_root(
+    tmp_path: Path,
+) -> None:
+    climbing = Path("/..", "..", *tmp_path.parts[1:], "sampler.sqlite")
+
+    with durable("round-robin", climbing) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+
+    assert read_durable_state(tmp_path / "sampler.sqlite")["records"] == 1
+
+
 def test_a_state_path_given_as_bytes_is_refused_saying_what_to_give(tmp_path: Path) -> None:
     path = os.fsencode(tmp_path / "sampler.sqlite")
     message = r"a state path must be a str or an os.PathLike of one, not bytes .*os\.fsdecode"

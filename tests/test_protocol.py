@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from agentdescent_sampling import SOLVED, DifficultyWeighted, RoundRobin, TaskSampler
-from agentdescent_sampling.protocol import check_keys, check_name, check_score
+from agentdescent_sampling import SOLVED, DifficultyWeighted, RoundRobin, StateError, TaskSampler
+from agentdescent_sampling.protocol import check_keys, check_name, check_score, check_state
 
 
 def test_solved_is_the_engines_threshold() -> None:
@@ -63,3 +63,21 @@ def test_valid_names(name: str) -> None:
 def test_invalid_names_are_refused(name: object) -> None:
     with pytest.raises(ValueError, match="invalid sampler name"):
         check_name(name)
+
+
+@pytest.mark.parametrize(
+    ("state", "told"),
+    [
+        ({"version": 1, "trials": {}}, "this state names no sampler (no 'sampler' key; it has"),
+        ({"sampler": "x", "version": True}, "state version True is not supported"),
+        ([1, 2], "sampler state must be a mapping (the 'x' sampler's state_dict()), got [1, 2]"),
+    ],
+    ids=["no-sampler", "version-a-bool", "not-a-mapping"],
+)
+def test_a_state_that_is_no_state_dict_of_the_sampler_says_what_it_lacks(
+    state: object, told: str
+) -> None:
+    with pytest.raises(StateError) as refused:
+        check_state(state, "x", 1)
+    assert told in str(refused.value)
+    assert "None" not in str(refused.value)
