@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -201,8 +202,13 @@ def _too_large(max_bytes: int) -> str:
 
 def reason_of(error: BaseException) -> str:
     """Why ``error`` happened, for a message: an ``OSError``'s ``strerror`` when it has one,
-    without the path (which may be huge) or file descriptor Python appends; else its text."""
-    return (error.strerror if isinstance(error, OSError) else None) or str(error)
+    without the path (which may be huge) or file descriptor Python appends; else its text,
+    but Python's advice for a whole number of over 4,300 digits, which is for programmers."""
+    text = (error.strerror if isinstance(error, OSError) else None) or str(error)
+    if isinstance(error, ValueError) and "set_int_max_str_digits" in text:
+        digits = sys.get_int_max_str_digits()
+        return f"it holds a whole number of over {digits:,} digits, more than any value here"
+    return text
 
 
 def user_path(value: str) -> Path:

@@ -359,7 +359,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
         StateError: the file is missing, truncated, not JSON (an SQLite database: a
             durable state), not a regular file, over 1 GiB, or has no format marker.
     """
-    from ._files import load_document, strict_json  # imported here: a fresh sampler reads no file
+    from ._files import load_document, reason_of, strict_json  # a fresh sampler reads no file
 
     source = Path(path)
     from ._statedb import is_database  # imported here: only a misplaced database needs it
@@ -375,7 +375,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
         document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise StateError(
-            f"cannot read sampler state from {str(source)!r}: {error}; "
+            f"cannot read sampler state from {str(source)!r}: {reason_of(error)}; "
             f"the file is missing, truncated or not JSON"
         ) from error
     if not isinstance(document, dict) or document.get("format") != FORMAT:

@@ -416,3 +416,22 @@ def test_a_score_too_large_for_a_float_is_refused_as_out_of_range() -> None:
     for name in ("round-robin", "difficulty-weighted", "informative-band", "fixable-first"):
         with pytest.raises(ValueError, match=r"must be a finite number in \[0, 1\]"):
             create(name).record("a", 10**400)
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_a_whole_number_of_thousands_of_digits_is_refused_without_pythons_advice(
+    tmp_path: Path, suffix: str
+) -> None:
+    path = tmp_path / f"run{suffix}"
+    huge = "9" * 5_000
+    path.write_text(
+        f'[task_sampler]\nname = "round-robin"\nc = {huge}\n'
+        if suffix == ".toml"
+        else f'{{"task_sampler": {{"name": "round-robin", "c": {huge}}}}}'
+    )
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        spec_from_file(path)
+    assert "it holds a whole number of over 4,300 digits, more than any value here" in str(
+        refused.value
+    )
+    assert "set_int_max_str_digits" not in str(refused.value)
