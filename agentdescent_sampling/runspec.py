@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidSamplerConfig, SamplerError, StateError
-from .protocol import Sampler, short_repr
+from .protocol import Sampler, check_name, short_repr
 from .registry import create
 from .spec import SpecLike, parse_spec, spec_from_file
 from .wiring import (
@@ -190,7 +190,7 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
         saved = read_state_file(path).get("sampler")
     except StateError:
         saved = None  # not an export after all: the advice says "if it is"
-    other = isinstance(saved, str) and saved != selected.name
+    other = isinstance(saved, str) and _is_name(saved) and _key(saved) != _key(selected.name)
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
     command += ["--spec", str(saved) if other else str(selected)]
     advice = (
@@ -205,6 +205,23 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
             f"of {selected.name!r}"
         )
     return advice
+
+
+def _is_name(text: str) -> bool:
+    """Whether ``text`` is a valid sampler name (so it may be shown in a command as it is)."""
+    try:
+        check_name(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _key(name: str) -> str:
+    """What ``name`` selects, as the registry compares names: a built-in's alias is its name
+    (``RoundRobin``: ``round-robin``), and case, ``_`` and ``.`` do not count."""
+    from .policy import BUILTINS, normalize  # only on this error path
+
+    return next((b.name for b in BUILTINS if normalize(name) in b.keys), normalize(name))
 
 
 def _close_unused(path: Path) -> bool:
