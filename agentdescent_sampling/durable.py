@@ -696,7 +696,7 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
         StateError: the spec is malformed or names another sampler, or it cannot be built
             here (not installed, a plugin that fails to load, a bad parameter).
     """
-    from .policy import BUILTINS, normalize  # imported here: only a read replays a log
+    from .policy import selects  # imported here: only a read replays a log
     from .registry import create
     from .spec import parse_spec
 
@@ -704,8 +704,7 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
         name = parse_spec(spec).name
     except SamplerError as error:
         raise StateError(f"{where!r}: its spec cannot be read: {error}") from None
-    known = {normalize(owner)}.union(*(b.keys for b in BUILTINS if b.name == owner))
-    if normalize(name) not in known:
+    if selects(name) != selects(owner):
         raise StateError(
             f"{where!r}: its spec names sampler {short_repr(name)}, but the state is of "
             f"sampler {short_repr(owner)}: the file was changed by something else, and nothing "

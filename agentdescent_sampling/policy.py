@@ -30,6 +30,7 @@ __all__ = [
     "EntryPoint",
     "Policy",
     "normalize",
+    "selects",
 ]
 
 #: The entry-point group plugins register under.
@@ -113,6 +114,13 @@ BUILTINS: tuple[EntryPoint, ...] = (
 )
 #: Normalized built-in names and aliases. Reserved whatever the environment says.
 RESERVED: frozenset[str] = frozenset().union(*(builtin.keys for builtin in BUILTINS))
+
+
+def selects(name: str) -> str:
+    """What ``name`` selects, as names are compared: a built-in's name for any of its names
+    (``RoundRobin``: ``round-robin``), else ``name`` normalized."""
+    key = normalize(name)
+    return next((builtin.name for builtin in BUILTINS if key in builtin.keys), key)
 
 
 class Policy(NamedTuple):

@@ -180,7 +180,8 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     """What to do with a JSON export named as a run spec's ``state``: the command that makes a
     state file of it."""
-    from .state import read_state_file  # only on this error path
+    from .policy import selects  # only on this error path
+    from .state import read_state_file
 
     target = path.with_suffix(".sqlite")
     if target == path:
@@ -190,7 +191,7 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
         saved = read_state_file(path).get("sampler")
     except StateError:
         saved = None  # not an export after all: the advice says "if it is"
-    other = isinstance(saved, str) and _is_name(saved) and _key(saved) != _key(selected.name)
+    other = isinstance(saved, str) and _is_name(saved) and selects(saved) != selects(selected.name)
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
     command += ["--spec", str(saved) if other else str(selected)]
     advice = (
@@ -214,14 +215,6 @@ def _is_name(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _key(name: str) -> str:
-    """What ``name`` selects, as the registry compares names: a built-in's alias is its name
-    (``RoundRobin``: ``round-robin``), and case, ``_`` and ``.`` do not count."""
-    from .policy import BUILTINS, normalize  # only on this error path
-
-    return next((b.name for b in BUILTINS if normalize(name) in b.keys), normalize(name))
 
 
 def _close_unused(path: Path) -> bool:
