@@ -86,18 +86,16 @@ def parse_bounded(
     *,
     max_values: int | None = None,
     marks: str = VALUE_MARKS,
-    count: bool = True,
 ) -> Any:
     """``parse(text)``, refusing a text of over ``max_values`` values (:data:`MAX_VALUES` if
-    None; each ``marks`` character counted as one; not counted at all unless ``count``)
-    before parsing, and a document nested deeper than :data:`MAX_DEPTH` without a
-    ``RecursionError``.
+    None; each ``marks`` character counted as one) before parsing, and a document nested
+    deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
 
     Raises:
         ValueError: as :func:`load_document` describes.
     """
     max_values = MAX_VALUES if max_values is None else max_values
-    values = sum(map(text.count, marks)) + 1 if count else 0
+    values = sum(map(text.count, marks)) + 1
     if values > max_values:
         raise ValueError(
             f"it holds up to {values:,} values, over the limit of {max_values:,}; "

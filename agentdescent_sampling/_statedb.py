@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ._display import a_type
-from ._files import kind_of, parse_bounded
+from ._files import kind_of, reason_of
 from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
@@ -112,7 +112,7 @@ def is_database(path: str | os.PathLike[str]) -> bool:
     without waiting: a FIFO there is not one)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path
         return False
     try:
         return (
@@ -876,15 +876,19 @@ def loads(text: object, where: str, what: str) -> Any:
     """The JSON value ``what`` of the state file ``where`` keeps as ``text``.
 
     Raises:
-        StateError: it is not JSON, not stored as TEXT, or nests over 32 levels deep.
+        StateError: it is not JSON, not stored as TEXT, or nests too deep for Python.
     """
     try:
         if not isinstance(text, str):
             stored = _STORED_AS.get(type(text), a_type(text))
             raise ValueError(f"it is stored as {stored}, not as TEXT")
-        # Nesting bounded, not size: a state this package wrote is read back whatever it holds.
-        return parse_bounded(text, json.loads, count=False)
+        return json.loads(text)  # a state this package wrote is read back whatever it holds
+    except RecursionError:
+        raise StateError(
+            f"{where!r}: {what} nests too deep for Python to read (thousands of levels); the "
+            f"file was left as it is"
+        ) from None
     except ValueError as error:
         raise StateError(
-            f"{where!r}: {what} is not valid JSON ({error}); the file was left as it is"
+            f"{where!r}: {what} is not valid JSON ({reason_of(error)}); the file was left as it is"
         ) from None

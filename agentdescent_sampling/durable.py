@@ -118,13 +118,14 @@ _MIN_LOG = 64
 #: Shards remembered for logging picks; the engine rotates workers through a few.
 _SHARDS = 8
 #: The most work that replaying a state's log may ask of its sampler, in task ids: each
-#: logged pick counts its shard's size and :data:`_PICK`; the first pick of each shard
+#: logged entry that is not a pick counts :data:`_ENTRY`, and each pick its shard's size and
+#: :data:`_PICK`; the first pick of each shard
 #: :data:`_NEW_SHARD` more (reading and indexing it); a pick of a shard used again after
 #: :data:`_SHARDS` others were, :data:`_AGAIN` times as much (a sampler keeps indexes of that
 #: many, and indexes such a shard afresh each time). Opening or reading a state then takes
 #: about a second at most, or time in the size of its shards, however its log was made (a
 #: few hundred kilobytes of picks of one large shard would otherwise take minutes). The
-#: library's own files fold their log into a snapshot once its picks count
+#: library's own files fold their log into a snapshot once its entries count
 #: ``REPLAY_LIMIT // _FOLD_SHARE``, so they stay far below; a file over it is refused before
 #: any of its log is replayed. Raise it to open a file you trust that is over.
 REPLAY_LIMIT = 1 << 25
@@ -227,7 +228,7 @@ class DurableSampler(ServedSampler):
         self._shards: list[tuple[list[str], int]] = []
         self._logged = 0  # entries since the snapshot
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
-        self._log_cost = 0  # what replaying the logged picks would cost: see REPLAY_LIMIT
+        self._log_cost = 0  # what replaying the logged entries would cost: see REPLAY_LIMIT
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
         # After a snapshot failed, none is tried again before the log holds this many
@@ -689,34 +690,42 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
 
 
 def _writer(spec: Any, owner: str, where: str) -> Any:
-    """The sampler that wrote a state, built from its ``spec`` to replay its log; refused,
-    before anything is imported, when the spec names another sampler than ``owner``.
+    """The sampler that wrote a state, built from its ``spec`` to replay its log; refused
+    when the spec names another sampler than ``owner``: before anything is imported where
+    either is a built-in, else once built (a plugin's aliases are known only then).
 
     Raises:
         StateError: the spec is malformed or names another sampler, or it cannot be built
             here (not installed, a plugin that fails to load, a bad parameter).
     """
-    from .policy import selects  # imported here: only a read replays a log
+    from .policy import RESERVED, normalize, selects  # imported here: only a read replays a log
     from .registry import create
     from .spec import parse_spec
+
+    def other(name: str) -> StateError:
+        return StateError(
+            f"{where!r}: its spec names sampler {short_repr(name)}, but the state is of "
+            f"sampler {short_repr(owner)}: the file was changed by something else, and it was "
+            f"not read. Give the run a new state path (the file was left as it is)"
+        )
 
     try:
         name = parse_spec(spec).name
     except SamplerError as error:
         raise StateError(f"{where!r}: its spec cannot be read: {error}") from None
-    if selects(name) != selects(owner):
-        raise StateError(
-            f"{where!r}: its spec names sampler {short_repr(name)}, but the state is of "
-            f"sampler {short_repr(owner)}: the file was changed by something else, and nothing "
-            f"was built to read it. Give the run a new state path (the file was left as it is)"
-        )
+    built_in = {normalize(name), normalize(owner)} & RESERVED
+    if built_in and selects(name) != selects(owner):
+        raise other(name)
     try:
-        return create(spec)
+        sampler = create(spec)
     except SamplerError as error:
         raise StateError(
             f"{where!r}: its log is read by replaying it through the sampler that wrote it, "
             f"{short_repr(owner)}, which cannot be built here: {error}"
         ) from error
+    if sampler_name(sampler) != owner:
+        raise other(name)
+    return sampler
 
 
 def _spec(db: StateDB) -> Any:

@@ -154,24 +154,16 @@ class Plugins:
     def load_named(self, key: str, provider: str | None = None) -> None:
         """Import the class-form plugins whose entry point carries the normalized name
         ``key`` (only ``provider``'s, if given)."""
-        self._load(
-            [
-                ep
-                for ep in self._scanned()
-                if ep.form == "class" and normalize(ep.name) == key and _by(ep, provider)
-            ]
-        )
+        self._load([ep for ep in self._scanned() if _named(ep, key, provider)])
 
     def carries(self, key: str, provider: str | None = None) -> bool:
-        """Whether a class-form entry point (``provider``'s, if given) carries the normalized
-        name ``key``, imported or not, or refused (disabled, failed)."""
-        if any(
-            ep.form == "class" and normalize(ep.name) == key and _by(ep, provider)
-            for ep in self._scanned()
-        ):
-            return True
-        return any(
-            key in map(normalize, failure.names)
+        """Whether a class-form entry point that may load (``provider``'s, if given) carries
+        the normalized name ``key``: not imported yet, or imported and failed. One the
+        policy refused (disabled, not in ``ONLY``) does not count: a hook-form plugin the
+        policy allows may register the name."""
+        return any(_named(ep, key, provider) for ep in self._scanned()) or any(
+            failure.status == "failed"
+            and key in map(normalize, failure.names)
             and ":" in failure.entry_point.partition("=")[2]  # class form: module:attribute
             and (provider is None or normalize(failure.distribution) == normalize(provider))
             for failure in self.failures
@@ -431,3 +423,13 @@ def describe(error: BaseException) -> str:
 def _by(entry_point: EntryPoint, provider: str | None) -> bool:
     """Whether ``entry_point`` is ``provider``'s (any distribution's if ``provider`` is None)."""
     return provider is None or normalize(entry_point.distribution) == normalize(provider)
+
+
+def _named(entry_point: EntryPoint, key: str, provider: str | None) -> bool:
+    """Whether ``entry_point`` is a class-form one carrying the normalized name ``key``, of
+    ``provider`` if given."""
+    return (
+        entry_point.form == "class"
+        and normalize(entry_point.name) == key
+        and _by(entry_point, provider)
+    )

@@ -180,7 +180,7 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     """What to do with a JSON export named as a run spec's ``state``: the command that makes a
     state file of it."""
-    from .policy import selects  # only on this error path
+    from .policy import RESERVED, normalize, selects  # only on this error path
     from .state import read_state_file
 
     target = path.with_suffix(".sqlite")
@@ -191,7 +191,13 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
         saved = read_state_file(path).get("sampler")
     except StateError:
         saved = None  # not an export after all: the advice says "if it is"
-    other = isinstance(saved, str) and _is_name(saved) and selects(saved) != selects(selected.name)
+    # Told apart without importing anything: a plugin's aliases are known only once imported.
+    other = (
+        isinstance(saved, str)
+        and _is_name(saved)
+        and bool({normalize(saved), normalize(selected.name)} & RESERVED)
+        and selects(saved) != selects(selected.name)
+    )
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
     command += ["--spec", str(saved) if other else str(selected)]
     advice = (

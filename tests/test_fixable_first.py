@@ -551,6 +551,24 @@ def test_a_round_past_the_exact_bound_scales_each_chance_up_to_the_commits() -> 
     assert _credits(chances, 1) == chances  # fewer than expected: the chances stand
 
 
+def test_credits_are_exact_up_to_the_bound_and_scaled_just_past_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentdescent_sampling.samplers import fixable_first
+
+    monkeypatch.setattr(fixable_first, "_EXACT_CREDITS", 6)
+    chances = [0.1, 0.2, 0.3]
+    # At least 2 of the 3 yielded a fix: each pair, or all three, weighted by its chance.
+    pairs = {(0, 1): 0.1 * 0.2 * 0.7, (0, 2): 0.1 * 0.8 * 0.3, (1, 2): 0.9 * 0.2 * 0.3}
+    every = 0.1 * 0.2 * 0.3
+    total = sum(pairs.values()) + every
+    given = [(sum(w for pair, w in pairs.items() if i in pair) + every) / total for i in range(3)]
+
+    assert fixable_first._credits(chances, 2) == pytest.approx(given)  # 3 x 2: at the bound
+    scaled = fixable_first._credits([*chances, 0.0], 2)  # 4 x 2: past it
+    assert scaled == pytest.approx([c * 2 / 0.6 for c in chances] + [0.0])
+
+
 def test_once_a_card_has_arrived_the_commit_counts_are_not_used() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0)])
     sampler.evidence("a", 1.0, True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -173,3 +174,67 @@ def test_a_distribution_with_a_name_pip_would_not_write_is_refused_unimported(
     assert refused.status == "conflict"
     assert f"its distribution's name, {distribution!a}, is not a valid" in refused.message
     assert "lookalike_plugin" not in sys.modules
+
+
+HOOKED = """
+from agentdescent_sampling import hookimpl
+
+
+class Hooked:
+    name = "shared-name"
+
+    def pick(self, keys, round_index):
+        return keys[0]
+
+    def record(self, task_id, score):
+        pass
+
+
+@hookimpl
+def agentdescent_register_samplers(register):
+    register(Hooked, name="shared-name")
+"""
+
+
+@pytest.mark.parametrize("policy", [{"disable": ["classy-dist"]}, {"only": ["hooky-dist"]}])
+def test_a_name_whose_class_form_plugin_the_policy_refuses_is_served_by_an_allowed_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: dict[str, list[str]]
+) -> None:
+    write_plugin(tmp_path, "classy_refused", "raise SystemExit('imported')\n",
+                 {"shared-name": "Sampler"}, "classy-dist")  # fmt: skip
+    write_plugin(tmp_path, "hooky_allowed", HOOKED, {"hooky": ""}, "hooky-dist")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    sampler = Registry(strict=False, **policy).create("shared-name")  # type: ignore[arg-type]
+
+    assert type(sampler).__module__ == "hooky_allowed"
+    assert "classy_refused" not in sys.modules
+
+
+def test_a_state_made_by_a_plugin_alias_is_read_back_and_one_of_another_plugin_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling.durable import read_durable_state
+
+    aliased = HOOKED.replace(
+        'name="shared-name")', 'name="shared-name", aliases=("alias",))'
+    ).replace(
+        "    def record(self, task_id, score):\n        pass\n",
+        "    def record(self, task_id, score):\n        pass\n\n"
+        "    def state_dict(self):\n        return {}\n\n"
+        "    def load_state_dict(self, state):\n        pass\n",
+    )
+    write_plugin(tmp_path, "hooky_aliased", aliased, {"hooky": ""}, "hooky-dist")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry_module, "_default", Registry(strict=False))
+    state = tmp_path / "sampler.sqlite"
+    with create("alias", state=state) as sampler:  # type: ignore[union-attr]
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+
+    assert read_durable_state(state)["records"] == 1
+
+    with sqlite3.connect(state) as db:  # a plugin's name, but not this state's sampler
+        db.execute("UPDATE meta SET value = ? WHERE key = 'sampler'", ("other-plugin",))
+    db.close()
+    with pytest.raises(StateError, match="its spec names sampler 'alias', but the state is of"):
+        read_durable_state(state)

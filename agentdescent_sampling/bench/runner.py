@@ -197,8 +197,9 @@ def _failure(entrant: Entrant, workload: Workload, seed: int, error: Exception) 
     what = str(error) if isinstance(error, BenchError) else f"{type(error).__name__}: {error}"
     message = (
         f"sampler {entrant.label!r} failed on workload {workload.label}, seed {seed}: "
-        f"{shown(what)}; reproduce it alone with agentdescent-sampling bench share --sampler "
-        f"{shlex.quote(entrant.label)} --workload {workload.name} --first-seed {seed} --seeds 1"
+        f"{shown(what)}; reproduce it alone with the same command and options, with "
+        f"--sampler {shlex.quote(entrant.label)} --workload {workload.name} --first-seed {seed} "
+        f"--seeds 1"
     )
     return RunFailure(
         entrant.label, workload.name, seed, message, "".join(traceback.format_exception(error))

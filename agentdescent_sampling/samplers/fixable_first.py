@@ -812,8 +812,9 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
     several workers' fixes into one commit, so ``commits`` says that at least that many
     failures yielded one (capped at the number of failures). All zeros when nothing could.
     Exact in O(failures x commits) up to :data:`_EXACT_CREDITS` of that product (a round of
-    a few hundred workers); past it, as a log no engine run writes would ask, each chance
-    is scaled up until the chances add up to the commits, in O(failures).
+    a few hundred workers); past it, as a log no engine run writes would ask, in O(failures):
+    each chance scaled up by the commits over the chances' sum, when that is over 1, and
+    capped at 1.
     """
     commits = min(commits, len(chances))
     if not commits:

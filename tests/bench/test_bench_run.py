@@ -257,7 +257,7 @@ def test_a_sampler_whose_run_fails_is_left_out_with_a_rerun_command_and_the_rest
     assert (failure.label, failure.workload, failure.seed) == (label, "stationary", 5)
     assert why in failure.message
     assert failure.message.endswith(
-        f"reproduce it alone with agentdescent-sampling bench share --sampler {label} "
+        f"reproduce it alone with the same command and options, with --sampler {label} "
         f"--workload stationary --first-seed 5 --seeds 1"
     )
     assert f"  {failure.message}" in format_report(result).splitlines()

@@ -19,14 +19,18 @@ def write_plugin(
 ) -> None:
     """Write ``source`` as ``directory/module.py`` and a ``.dist-info`` beside it naming the
     distribution ``name`` 0.1, with ``entry_points`` (``{"sampler-name": "Class"}``, in
-    that module) in the ``agentdescent.samplers`` group: what pip would install, minus pip."""
+    that module; ``""`` for a hook-form entry point naming the module) in the
+    ``agentdescent.samplers`` group: what pip would install, minus pip."""
     (directory / f"{module}.py").write_text(source, encoding="utf-8")
     dist_info = directory / f"{module}-0.1.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n", encoding="utf-8"
     )
-    lines = [f"{sampler} = {module}:{target}" for sampler, target in entry_points.items()]
+    lines = [  # an empty target: a hook-form entry point, naming the module
+        f"{sampler} = {module}{f':{target}' if target else ''}"
+        for sampler, target in entry_points.items()
+    ]
     (dist_info / "entry_points.txt").write_text(
         "[agentdescent.samplers]\n" + "\n".join(lines) + "\n", encoding="utf-8"
     )
