@@ -359,11 +359,11 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
         StateError: the file is missing, truncated, not JSON (an SQLite database: a
             durable state), not a regular file, over 1 GiB, or has no format marker.
     """
-    from ._files import load_document, reason_of, strict_json  # a fresh sampler reads no file
+    # Imported here: a fresh sampler reads no file.
+    from ._files import load_document, reason_of, strict_json
+    from ._statedb import is_database
 
     source = Path(path)
-    from ._statedb import is_database  # imported here: only a misplaced database needs it
-
     if is_database(source):
         raise StateError(
             f"cannot read sampler state from {str(source)!r}: it is an SQLite database (a "
