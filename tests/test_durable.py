@@ -1527,8 +1527,8 @@ def test_a_state_whose_spec_names_another_sampler_is_refused_before_building_it(
 
     assert str(refused.value) == (
         f"{str(state)!r}: its spec names sampler {named!r}, but the state is of sampler "
-        f"'round-robin': the file was changed by something else, and nothing was built to read "
-        f"it. Give the run a new state path (the file was left as it is)"
+        f"'round-robin': the file was changed by something else, and it was not read. Give the "
+        f"run a new state path (the file was left as it is)"
     )
     assert state.read_bytes() == before
 
