@@ -698,7 +698,7 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
         StateError: the spec is malformed or names another sampler, or it cannot be built
             here (not installed, a plugin that fails to load, a bad parameter).
     """
-    from .policy import RESERVED, normalize, selects  # imported here: only a read replays a log
+    from .policy import known_apart  # imported here: only a read replays a log
     from .registry import create
     from .spec import parse_spec
 
@@ -713,8 +713,7 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
         name = parse_spec(spec).name
     except SamplerError as error:
         raise StateError(f"{where!r}: its spec cannot be read: {error}") from None
-    built_in = {normalize(name), normalize(owner)} & RESERVED
-    if built_in and selects(name) != selects(owner):
+    if known_apart(name, owner):
         raise other(name)
     try:
         sampler = create(spec)

@@ -29,8 +29,8 @@ __all__ = [
     "VERSION",
     "EntryPoint",
     "Policy",
+    "known_apart",
     "normalize",
-    "selects",
 ]
 
 #: The entry-point group plugins register under.
@@ -116,11 +116,16 @@ BUILTINS: tuple[EntryPoint, ...] = (
 RESERVED: frozenset[str] = frozenset().union(*(builtin.keys for builtin in BUILTINS))
 
 
-def selects(name: str) -> str:
-    """What ``name`` selects, as names are compared: a built-in's name for any of its names
-    (``RoundRobin``: ``round-robin``), else ``name`` normalized."""
-    key = normalize(name)
-    return next((builtin.name for builtin in BUILTINS if key in builtin.keys), key)
+def known_apart(first: str, second: str) -> bool:
+    """Whether the sampler names ``first`` and ``second`` are known, without importing
+    anything, to select different samplers: one of them is a built-in's name (any of them:
+    ``RoundRobin`` is ``round-robin``), and the other is not that built-in's. A plugin's
+    aliases are known only once it is imported."""
+    built_ins = [
+        next((builtin.name for builtin in BUILTINS if normalize(name) in builtin.keys), None)
+        for name in (first, second)
+    ]
+    return any(built_ins) and built_ins[0] != built_ins[1]
 
 
 class Policy(NamedTuple):

@@ -180,7 +180,7 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     """What to do with a JSON export named as a run spec's ``state``: the command that makes a
     state file of it."""
-    from .policy import RESERVED, normalize, selects  # only on this error path
+    from .policy import known_apart  # only on this error path
     from .state import read_state_file
 
     target = path.with_suffix(".sqlite")
@@ -191,13 +191,7 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
         saved = read_state_file(path).get("sampler")
     except StateError:
         saved = None  # not an export after all: the advice says "if it is"
-    # Told apart without importing anything: a plugin's aliases are known only once imported.
-    other = (
-        isinstance(saved, str)
-        and _is_name(saved)
-        and bool({normalize(saved), normalize(selected.name)} & RESERVED)
-        and selects(saved) != selects(selected.name)
-    )
+    other = isinstance(saved, str) and _is_name(saved) and known_apart(saved, selected.name)
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
     command += ["--spec", str(saved) if other else str(selected)]
     advice = (
@@ -338,20 +332,17 @@ REFS_MODULE = f"{__package__}.refs"
 def _refuse_wide_allow(slot: str) -> None:
     """Refuse a run spec being built whose ``allow`` admits a module of this package other
     than :data:`REFS_MODULE`: its refs could then call any function of this package."""
-    for local in _engine_locals():
-        allow = getattr(local.get("spec"), "allow", None)
-        if isinstance(allow, (list, tuple)):
-            wide = next((entry for entry in allow if _admits_more(entry)), None)
-            if wide is not None:
-                raise InvalidSamplerConfig(
-                    f"policies.{slot}: the spec's allow entry {short_repr(wide)} admits "
-                    f"modules of {__package__} besides {REFS_MODULE}, so a ref could call any "
-                    f"function in them (write files, import every installed plugin). Allow "
-                    f'"{REFS_MODULE}" instead, and name the refs '
-                    f'"{REFS_MODULE}:from_run_spec", ":evidence_acceptance" and '
-                    f'":evidence_promotion"'
-                )
-            return
+    allow = _being_built("allow", (list, tuple)) or ()
+    wide = next((entry for entry in allow if _admits_more(entry)), None)
+    if wide is not None:
+        raise InvalidSamplerConfig(
+            f"policies.{slot}: the spec's allow entry {short_repr(wide)} admits "
+            f"modules of {__package__} besides {REFS_MODULE}, so a ref could call any "
+            f"function in them (write files, import every installed plugin). Allow "
+            f'"{REFS_MODULE}" instead, and name the refs '
+            f'"{REFS_MODULE}:from_run_spec", ":evidence_acceptance" and '
+            f'":evidence_promotion"'
+        )
 
 
 def _admits_more(entry: object) -> bool:
@@ -383,10 +374,17 @@ def _policies_being_built() -> Mapping[str, Any] | None:
     compared before a run. Under an engine that builds refs elsewhere this finds nothing,
     and the tap still stops the run at its first card.
     """
+    policies: Mapping[str, Any] | None = _being_built("policies", Mapping)
+    return policies
+
+
+def _being_built(attribute: str, kind: type | tuple[type, ...]) -> Any:
+    """The ``attribute`` of the run spec the engine is building, from the innermost of its
+    frames whose ``spec`` has one of ``kind``; None outside one."""
     for local in _engine_locals():
-        policies = getattr(local.get("spec"), "policies", None)
-        if isinstance(policies, Mapping):
-            return policies
+        value = getattr(local.get("spec"), attribute, None)
+        if isinstance(value, kind):
+            return value
     return None
 
 
