@@ -423,6 +423,8 @@ class Registry:
             )
         import difflib  # only on this error path: selecting a sampler never needs it
 
+        from ._display import plural
+
         usable = self._usable()
         names = sorted(set(usable.values()))
         close = difflib.get_close_matches(key, sorted(usable), n=1, cutoff=0.6)
@@ -441,7 +443,7 @@ class Registry:
                 f"{_listing(sorted(dists))} ({why})" for why, dists in sorted(blocked.items())
             )
             message += (
-                f" The environment blocks {count} plugin distribution{'s' if count > 1 else ''} "
+                f" The environment blocks {plural(count, 'plugin distribution')} "
                 f"that might provide it: {listed}; unset or change that variable to use "
                 f"{'them' if count > 1 else 'it'}."
             )

@@ -109,6 +109,15 @@ class RunFailure:
     message: str
     traceback: str = attrs.field(default="", repr=False)
 
+    @classmethod
+    def of(
+        cls, label: str, workload: str, seed: int, message: str, error: BaseException
+    ) -> RunFailure:
+        """The failure of a run that raised ``error``, with its traceback as Python prints it."""
+        import traceback  # only when a run failed
+
+        return cls(label, workload, seed, message, "".join(traceback.format_exception(error)))
+
 
 @attrs.frozen
 class Registered:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import time
-import traceback
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
@@ -201,6 +200,4 @@ def _failure(entrant: Entrant, workload: Workload, seed: int, error: Exception) 
         f"--sampler {shlex.quote(entrant.label)} --workload {workload.name} --first-seed {seed} "
         f"--seeds 1"
     )
-    return RunFailure(
-        entrant.label, workload.name, seed, message, "".join(traceback.format_exception(error))
-    )
+    return RunFailure.of(entrant.label, workload.name, seed, message, error)

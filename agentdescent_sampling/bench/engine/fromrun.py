@@ -34,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from ..._display import shown
+from ..._display import plural, shown
 from ..._files import (
     checked_path,
     load_document,
@@ -619,7 +619,7 @@ def _not_a_run(path: Path) -> str:
         runs = []
     if runs:
         return (
-            f"this is a run store holding {len(runs)} run{'s' if len(runs) > 1 else ''}; "
+            f"this is a run store holding {plural(len(runs), 'run')}; "
             f"give one run's directory, such as {str(runs[-1])!r}"
         )
     return (

@@ -308,8 +308,8 @@ def format_engine_report(result: EngineBenchResult) -> str:
         f"reflector {config.reflector}: {REFLECTOR_SUMMARIES[config.reflector]}",
         *([f"each agent call takes {latency:g} s{default}"] if latency or default == "" else []),
         f"{result.seconds:.0f} s in {result.processes} process"
-        f"{'es' if result.processes > 1 else ''} on {machine.cpus} CPU"
-        f"{'s' if machine.cpus > 1 else ''}, Python {machine.python}",
+        f"{'es' if result.processes > 1 else ''} on {plural(machine.cpus, 'CPU')}, "
+        f"Python {machine.python}",
         "",
         "Gain: how far the held-out reward rose from the empty artifact's toward the attainable",
         "(every rule committed). 'to 50/75/90%': median rollouts to first reach that fraction of",

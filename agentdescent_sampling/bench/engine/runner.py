@@ -6,7 +6,6 @@ import json
 import multiprocessing
 import signal
 import time
-import traceback
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -502,8 +501,7 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
             f"{shown(f'{type(error).__name__}: {error}')}; "
             f"{_rerun(config, entrant, workload, seed)}"
         )
-        trace = "".join(traceback.format_exception(error))
-        failure = RunFailure(entrant.label, workload.name, seed, message, trace)
+        failure = RunFailure.of(entrant.label, workload.name, seed, message, error)
         raise _RunFailed(failure) from error
 
 
