@@ -110,30 +110,31 @@ def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
 def is_database(path: str | os.PathLike[str]) -> bool:
     """Whether a regular file is at ``path`` and starts as an SQLite database does (read
     without waiting: a FIFO there is not one)."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return False
-    try:
-        return (
-            stat.S_ISREG(os.fstat(descriptor).st_mode)
-            and os.read(descriptor, len(_MAGIC)) == _MAGIC
-        )
-    except OSError:
-        return False
-    finally:
-        os.close(descriptor)
+    return _header(path) == _MAGIC
 
 
 def _is_sqlite(path: str) -> bool:
     """Whether the file at ``path`` starts as an SQLite database does (an empty one, being
-    made, counts): only then does SQLite keep files beside it."""
+    made, counts): only then does SQLite keep files beside it. An unreadable one counts too:
+    refuse rather than risk writing into a database's journal."""
+    return _header(path) in (None, b"", _MAGIC)
+
+
+def _header(path: str | os.PathLike[str]) -> bytes | None:
+    """The first bytes of the regular file at ``path``, as many as SQLite's marker, read
+    without waiting on a FIFO; None if it is no regular file or cannot be read."""
     try:
-        with open(path, "rb") as file:
-            header = file.read(len(_MAGIC))
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        return os.read(descriptor, len(_MAGIC))
     except OSError:
-        return True  # unreadable: refuse rather than risk writing into a database's journal
-    return not header or header == _MAGIC
+        return None
+    finally:
+        os.close(descriptor)
 
 
 def _check_makeable(path: Path, where: str) -> None:
