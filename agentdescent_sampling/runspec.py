@@ -232,8 +232,9 @@ def _close_unused(path: Path) -> bool:
 
 
 def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> EvidenceAcceptance:
-    """The ``policies.acceptance`` of a run spec: the engine's own rule, telling the sampler
-    whose ``policies.task_sampler`` has the same ``link`` which cards each candidate holds.
+    """The ``policies.acceptance`` of a run spec: the rule the spec's ``algorithm`` builds, or
+    else the engine's own, telling the sampler whose ``policies.task_sampler`` has the same
+    ``link`` which cards each candidate holds.
 
     The spec's own ``self_verify`` need not be repeated here: the directory kinds turn it
     off by default, and a card the engine did not re-run is told without a gain, read from
@@ -257,12 +258,13 @@ def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> 
     tap = _tap(link, "acceptance")
     _check_links()
     tap.self_verify = None if self_verify else False
-    return tap.acceptance()
+    return tap.acceptance(_algorithms_rule("acceptance"))
 
 
 def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
-    """The ``policies.promotion`` of a run spec: the engine's own rule, telling the sampler
-    whose ``policies.task_sampler`` has the same ``link`` what each merge decided.
+    """The ``policies.promotion`` of a run spec: the rule the spec's ``algorithm`` builds, or
+    else the engine's own, telling the sampler whose ``policies.task_sampler`` has the same
+    ``link`` what each merge decided.
 
     Raises:
         InvalidSamplerConfig: an unknown key, or ``link`` is not a name or differs from the
@@ -272,7 +274,7 @@ def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
     _refuse_wide_allow("promotion")
     tap = _tap(link, "promotion")
     _check_links()
-    return tap.promotion()
+    return tap.promotion(_algorithms_rule("promotion"))
 
 
 def _refuse_unknown(slot: str, unknown: Mapping[str, Any]) -> None:
@@ -388,6 +390,18 @@ def _being_built(attribute: str, kind: type | tuple[type, ...]) -> Any:
     return None
 
 
+def _algorithms_rule(slot: str) -> Any:
+    """The rule the spec's ``algorithm`` built for ``policies.<slot>``, which the evidence ref
+    there wraps instead of the engine's default, or None (no algorithm, or none for the
+    slot): the engine builds the algorithm's slots first and hands them to the function
+    that builds the spec's own as ``base``."""
+    for local in _engine_locals():
+        base = local.get("base")
+        if "asked" in local and isinstance(base, Mapping):
+            return base.get(slot)
+    return None
+
+
 def _run_being_resumed() -> Path | None:
     """The directory of the run the engine is building the spec to resume, or None.
 
@@ -466,8 +480,8 @@ def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
     ):
         raise InvalidSamplerConfig(
             f"policies.{slot}: 'link' must be a short name shared by the task_sampler, "
-            f"acceptance and promotion refs (ASCII letters, digits and '_', up to "
-            f'{MAX_LINK}), such as "main"; got {short_repr(link)}'
+            f"acceptance and promotion refs (ASCII letters, digits and '_', not starting "
+            f'with a digit, up to {MAX_LINK}), such as "main"; got {short_repr(link)}'
         )
     tap = _TAPS.get(link)
     # A slot this link's tap already has starts the next build of a spec (agentdescent

@@ -47,29 +47,42 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
 
     ``yours`` are any other ``evolve()`` keyword arguments; they come back unchanged, with
     ``task_sampler`` set to ``sampler`` and ``policies`` holding your acceptance and
-    promotion policies (or the engine's defaults) wrapped, not replaced: each decides
-    exactly as before, and the sampler is told each evidence card's task, its self-verify
-    gain and whether it was committed. On the synchronous path, a sampler that also has
-    ``end_round(committed)`` is told each round's commit count by an ``on_round`` that then
-    calls yours. ``self_verify`` comes back too (``True`` unless you pass ``False``), so that
-    giving it beside the call, ``evolve(**wire(sampler), self_verify=False)``, is Python's
-    ``TypeError`` (multiple values), not a run whose sampler is told a gain of 0.0 the engine
-    never measured: pass it here. Pass ``artifact_id`` here too, so the cards of
-    ``extra_artifacts`` are told apart. With ``max_tokens`` the engine skips the re-run once
-    the budget is nearly spent, so a card's ``0.0`` is then told as a gain only where its two
-    trace ids show the re-run. Works on both engine paths (``asynchronous=True`` included) and
-    with any merge policies, but not with an ``aggregator_factory``, which replaces the
-    policies.
+    promotion policies (or the engine's defaults, built afresh for each run) wrapped, not
+    replaced: each decides exactly as before, and the sampler is told each evidence card's
+    task, its self-verify gain and whether it was committed. On the synchronous path, a
+    sampler that also has ``end_round(committed)`` is told each round's commit count by an
+    ``on_round`` that then calls yours (yours is called even if the sampler's raises).
+
+    Pass here every one of these that you give: ``self_verify``, ``artifact_id``
+    (so the cards of ``extra_artifacts`` are told apart), ``asynchronous``, ``max_tokens``
+    and ``allocator``. Each comes back, at the engine's default where you give none, so that
+    giving one beside the call, ``evolve(**wire(sampler), self_verify=False)``, is Python's
+    ``TypeError`` (multiple values), not a run whose sampler is told of a run it is not in.
+    With ``max_tokens`` the engine skips the re-run once 90% of the budget is spent (or
+    earlier, as an ``allocator`` decides): on the synchronous path the sampler is told a
+    gain of 0.0 while the rounds' spend so far, plus one more round's, shows the re-run
+    was made; otherwise, as in the first round, and on the asynchronous path, only where
+    the card's two trace ids show the re-run (``record_trajectories=True``), else no gain.
+    Works on both engine paths and with any merge policies, but not with an
+    ``aggregator_factory``, which replaces the policies.
 
     Raises:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
-            committed)`` method, ``task_sampler`` is among ``yours``, ``policies`` is not
-            agentdescent's ``Policies``, or ``on_round`` is not callable.
+            committed)`` method, ``task_sampler`` or ``aggregator_factory`` is among
+            ``yours``, ``policies`` is not agentdescent's ``Policies`` or is already
+            wired, or ``on_round`` is not callable.
     """
     if "task_sampler" in yours:
         raise TypeError(
-            "wire(sampler, ...) sets task_sampler itself; pass the sampler as the first "
-            "argument and leave task_sampler out"
+            f"wire(sampler, ...) sets task_sampler itself; got task_sampler="
+            f"{short_repr(yours['task_sampler'])} too: pass the sampler as the first argument "
+            f"alone, and what an earlier wire() returned to evolve(), not to wire() again"
+        )
+    if yours.get("aggregator_factory") is not None:
+        raise TypeError(
+            "wire() wraps the merge policies, and an aggregator_factory replaces them, so the "
+            "sampler would be told nothing: pass evolve(aggregator_factory=...) and "
+            "task_sampler=sampler without wire()"
         )
     if isinstance(sampler, type) or not isinstance(sampler, TaskSampler):
         got = (f"the class {sampler.__name__}; pass an instance, wire({sampler.__name__}())"
@@ -98,38 +111,62 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
             f"promotion it wraps, or None for the engine's defaults; got "
             f"{type(policies).__name__} {short_repr(policies)}"
         )
-    self_verify = bool(yours.get("self_verify", True))
-    tap = EvidenceTap(
-        sampler,
-        # The engine's BudgetGovernor skips the re-run near the end of a token budget.
-        self_verify=self_verify and (None if yours.get("max_tokens") is not None else True),
-        artifact_id=yours.get("artifact_id", "artifact"),
-    )
-    wired = {
-        "self_verify": self_verify,
-        **yours,
-        "task_sampler": sampler,
-        "policies": replace(
+    elif isinstance(policies.acceptance, _Wrapped) or isinstance(policies.promotion, _Wrapped):
+        raise TypeError(
+            "wire(policies=...) got policies an earlier wire() returned, so each card would "
+            "be told twice: pass wire() your own policies, and what it returns to evolve()"
+        )
+    wired = {**_READ, **yours}
+    self_verify = bool(wired["self_verify"])
+    tap = EvidenceTap(sampler, self_verify=self_verify, artifact_id=wired["artifact_id"])
+    synchronous = not wired["asynchronous"]
+    if self_verify and wired["max_tokens"] is not None:
+        if synchronous:
+            tap.budget(wired["max_tokens"], wired["allocator"])
+        else:  # the asynchronous path tells no round's spend before its merge
+            tap.self_verify = None
+    wired.update(
+        self_verify=self_verify,
+        task_sampler=sampler,
+        policies=replace(
             policies,
             acceptance=tap.acceptance(policies.acceptance),
             promotion=tap.promotion(policies.promotion),
         ),
-    }
+    )
     end_round = getattr(sampler, "end_round", None)
-    if callable(end_round) and not yours.get("asynchronous", False):
-        wired["on_round"] = _closing(end_round, on_round)
+    if synchronous and (callable(end_round) or tap.budgeted):
+        wired["on_round"] = _closing(tap, end_round if callable(end_round) else None, on_round)
     return wired
 
 
+#: The ``evolve()`` arguments :func:`wire` reads, at the engine's defaults: it returns each,
+#: so that one given beside it, where wire() cannot see it, is a TypeError.
+_READ: dict[str, Any] = {
+    "self_verify": True,
+    "artifact_id": "artifact",
+    "asynchronous": False,
+    "max_tokens": None,
+    "allocator": None,
+}
+
+
 def _closing(
-    end_round: Callable[[int], object], then: Callable[[Any], object] | None
+    tap: EvidenceTap,
+    end_round: Callable[[int], object] | None,
+    then: Callable[[Any], object] | None,
 ) -> Callable[[Any], None]:
-    """An ``on_round`` that tells the sampler the round's commit count, then calls yours."""
+    """An ``on_round`` that tells the tap the round's token spend and the sampler its commit
+    count, then calls yours, whatever the sampler's ``end_round`` raised."""
 
     def on_round(info: Any) -> None:
-        end_round(info.committed)
-        if then is not None:
-            then(info)
+        tap.round_ended(info.tokens)
+        try:
+            if end_round is not None:
+                end_round(info.committed)
+        finally:
+            if then is not None:
+                then(info)
 
     return on_round
 
@@ -173,6 +210,10 @@ class EvidenceTap:
         link: str | None = None,
     ) -> None:
         self.self_verify = self_verify
+        #: Under a token budget: the spend past which the engine may skip a re-run, and the
+        #: rounds' cumulative spend and last step (None until a round has ended).
+        self._limit: float | None = None
+        self._spent: tuple[int, int] | None = None
         self._artifact_id = artifact_id
         self._link = link
         # Which of the sampler, acceptance and promotion this tap has been given.
@@ -198,23 +239,54 @@ class EvidenceTap:
         self._evidence = evidence
         self._parts.add("task_sampler")
 
-    def acceptance(self, inner: Any = None) -> EvidenceAcceptance:
-        """``inner`` (the engine's default when None), noting the cards of each candidate."""
-        if inner is None:
-            from agentdescent.defaults import DefaultAcceptance
+    @property
+    def budgeted(self) -> bool:
+        """Whether :meth:`budget` was called: the tap then needs :meth:`round_ended`."""
+        return self._limit is not None
 
-            inner = DefaultAcceptance()
+    def budget(self, max_tokens: int, allocator: Any = None) -> None:
+        """Tell a card's 0.0 as a gain only while the engine surely re-ran every card under
+        ``evolve(max_tokens=...)``: its governor skips the re-run from 90% of the budget on
+        (from ``1 - allocator.budget_start`` with an ``allocator`` that decides), checked
+        against the spend at the start of the round, which :meth:`round_ended` tells. Until
+        a round has ended, and from one round before that point, a 0.0 is told as with
+        ``self_verify=None``."""
+        from agentdescent.budget import HARD_FLOOR
+
+        share = HARD_FLOOR
+        if callable(getattr(allocator, "decide", None)):
+            share = min(share, 1.0 - float(getattr(allocator, "budget_start", 0.5)))
+        self._limit = max_tokens * share
+
+    def round_ended(self, tokens: int) -> None:
+        """The run's cumulative token spend at the end of a round (``RoundInfo.tokens``)."""
+        last = self._spent[0] if self._spent is not None else tokens
+        self._spent = (tokens, max(0, tokens - last))
+
+    def _rerun_sure(self) -> bool:
+        """Whether the engine re-ran every card of this round (see :meth:`budget`)."""
+        if self._limit is None:
+            return True
+        if self._spent is None:
+            return False
+        spent, step = self._spent
+        return spent + step < self._limit
+
+    def acceptance(self, inner: Any = None) -> EvidenceAcceptance:
+        """``inner`` (the engine's default, new for each run, when None), noting the cards
+        of each candidate."""
+        from agentdescent.defaults import DefaultAcceptance
+
         self._parts.add("acceptance")
-        return EvidenceAcceptance(inner, self)
+        return EvidenceAcceptance(inner, self, DefaultAcceptance)
 
     def promotion(self, inner: Any = None) -> EvidencePromotion:
-        """``inner`` (the engine's default when None), telling the sampler each outcome."""
-        if inner is None:
-            from agentdescent.defaults import DefaultPromotion
+        """``inner`` (the engine's default, new for each run, when None), telling the
+        sampler each outcome."""
+        from agentdescent.defaults import DefaultPromotion
 
-            inner = DefaultPromotion()
         self._parts.add("promotion")
-        return EvidencePromotion(inner, self)
+        return EvidencePromotion(inner, self, DefaultPromotion)
 
     def shown(self, diff: Any, cards: Sequence[Any]) -> None:
         """Note the cards behind the candidate ``diff``, until its merge report arrives.
@@ -243,7 +315,8 @@ class EvidenceTap:
         if self.self_verify is False or not math.isfinite(delta):
             return None
         # Without a re-run the engine files exactly 0.0, and the rollout's trace id alone.
-        if self.self_verify is None and delta == 0.0 and len(getattr(card, "trace_ids", ())) < 2:
+        sure = self.self_verify is True and self._rerun_sure()
+        if not sure and delta == 0.0 and len(getattr(card, "trace_ids", ())) < 2:
             return None
         return delta
 
@@ -284,11 +357,26 @@ class EvidenceTap:
 
 
 class _Wrapped:
-    """Forwards what the engine looks up on a policy (bind, configure, checkpoints)."""
+    """Forwards what the engine looks up on a policy (bind, configure, checkpoints).
 
-    def __init__(self, inner: Any, tap: EvidenceTap) -> None:
-        self.inner = inner
+    Built with ``inner=None``, it holds the engine's ``default`` rule, and a new one for
+    each run it is installed in (``configure``), as the engine builds its own: thresholds
+    and counts never carry over from one run to the next.
+    """
+
+    def __init__(self, inner: Any, tap: EvidenceTap, default: Callable[[], Any]) -> None:
+        self._default = default if inner is None else None
+        self.inner = default() if inner is None else inner
         self.tap = tap
+
+    def configure(self, config: Any) -> None:
+        """Fill ``inner``'s thresholds from the run's config (the engine calls this when it
+        installs the policy), on a new default rule if it is one."""
+        if self._default is not None:
+            self.inner = self._default()
+        configure = getattr(self.inner, "configure", None)
+        if callable(configure):
+            configure(config)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -310,9 +398,10 @@ class EvidencePromotion(_Wrapped):
     """A promotion policy that promotes as ``inner`` does and reports each card's fate."""
 
     def observe(self, reports: Sequence[Any]) -> Any:
-        """``inner.observe(reports)``, after telling the sampler what each report decided."""
+        """``inner.observe(reports)``, then the sampler told what each report decided."""
+        promoted = self.inner.observe(reports)
         self.tap.reported(reports)
-        return self.inner.observe(reports)
+        return promoted
 
 
 #: The run spec slots a ``link`` joins, in the order messages name them.

@@ -132,7 +132,7 @@ def _held_out(built: Built) -> int:
 
 
 def _wired(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
-    return wire(sampler, asynchronous=options.get("asynchronous", False))
+    return wire(sampler, **options)  # the run's options: wire() reads some of them
 
 
 _FLAT_ONE = variant_class({"_FLAT": 1, "_RETEST_CYCLES": 0})

@@ -98,7 +98,7 @@ def main() -> None:
 
     def wiring(spy: Any, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
         # spy: the Spy the run is handed; it records, and wire() tells the sampler inside it.
-        return {**wire(spy.sampler), "task_sampler": spy} if args.wired else {}
+        return {**wire(spy.sampler, **options), "task_sampler": spy} if args.wired else {}
 
     workload = ENGINE_WORKLOADS[args.workload]
     totals: Counter[str] = Counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,10 @@ def test_the_refs_module_holds_the_three_refs_and_no_other_callable() -> None:
 
     callables = {name for name in vars(refs) if callable(getattr(refs, name))}
     assert callables == {"from_run_spec", "evidence_acceptance", "evidence_promotion"}
+
+
+@pytest.mark.parametrize("link", ["2024run", "main-run", "mäin", "", 5])
+def test_a_link_that_is_not_a_name_is_refused_with_the_rule_it_breaks(link: object) -> None:
+    rule = "ASCII letters, digits and '_', not starting with a digit, up to 64"
+    with pytest.raises(InvalidSamplerConfig, match=re.escape(rule)):
+        from_run_spec("fixable-first", link=link)  # type: ignore[arg-type]

@@ -278,3 +278,37 @@ def test_a_link_that_differs_is_shown_escaped_and_cut_in_the_error() -> None:
     assert "\n" not in said
     assert "\x1b" not in said
     assert len(said) < 2_000
+
+
+def test_the_evidence_refs_wrap_the_rules_the_specs_algorithm_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rrsi builds its own acceptance rule (a historical-best floor): the ref must wrap it,
+    # not put the engine's default in its place.
+    from agentdescent.defaults import DefaultAcceptance, DefaultPromotion
+    from agentdescent.evolvespec import compose, load_spec
+
+    (tmp_path / "textmodel.py").write_text(
+        "def model():\n    return lambda prompt: 'ok'\n\ndef reflect(prompt):\n    return 'RULE'\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "skill.txt").write_text("be brief\n", encoding="utf-8")
+    cases = [{"prompt": f"q{i}", "gold": "ok"} for i in range(6)]
+    (tmp_path / "cases.jsonl").write_text("".join(f"{json.dumps(c)}\n" for c in cases))
+    spec = {
+        "version": 1, "kind": "text", "target": str(tmp_path / "skill.txt"),
+        "data": {"path": str(tmp_path / "cases.jsonl"), "prompt": "prompt", "gold": "gold"},
+        "score": "exact", "agent": {"ref": "textmodel:model"},
+        "reflect": {"ref": "textmodel:reflect", "call": False}, "algorithm": "rrsi",
+        "policies": {"task_sampler": {"ref": REF, "spec": "fixable-first", "link": "main"},
+                     **_evidence_policies()},
+        "allow": ["agentdescent_sampling.refs", "textmodel"],
+    }  # fmt: skip
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    policies = compose(load_spec(str(tmp_path / "spec.json"))).kwargs["policies"]
+
+    assert type(policies.acceptance.inner).__name__ == "RRsiAcceptance"
+    assert not isinstance(policies.acceptance.inner, DefaultAcceptance)
+    assert isinstance(policies.promotion.inner, DefaultPromotion)  # rrsi builds none

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -41,8 +42,8 @@ class NoteAgent(HintAgent):
 def _evolve(toy: ToyWorkload, sampler: Listening, **yours: Any) -> Any:
     from agentdescent import evolve
 
-    if yours.pop("asynchronous", False):
-        budget = {"asynchronous": True, "max_rollouts": 16, "max_seconds": ASYNC_SECONDS}
+    if yours.get("asynchronous", False):
+        budget = {"max_rollouts": 16, "max_seconds": ASYNC_SECONDS}
     else:
         budget = {"rounds": 8, "max_concurrency": toy.n_workers}
     return evolve(
@@ -119,40 +120,137 @@ def test_self_verify_given_beside_wire_is_a_type_error_not_a_gain_the_engine_nev
         )  # fmt: skip
 
 
-def test_under_a_token_budget_a_card_whose_rerun_the_engine_skipped_is_told_no_gain(
+def test_under_a_token_budget_a_failed_rerun_is_told_until_the_engine_may_skip_it(
     toy: ToyWorkload,
 ) -> None:
     from agentdescent import evolve
     from agentdescent.agents import Usage
     from agentdescent.policies import AcceptDecision, Policies
 
-    class RefuseAll:  # so that the lessons fail, and are proposed and re-run, every round
+    class RefuseAll:  # so that every task fails, and is proposed and re-run, every round
         def accept(self, ctx: Any) -> AcceptDecision:
             return AcceptDecision(False, "below-threshold", "refused by the test")
 
     usage = Usage()
     sampler = Listening()
+    rounds: list[int] = []
+
+    def spend(info: Any) -> None:
+        rounds.append(len(sampler.told))  # how many cards had been told by each round's end
+        usage.add_tokens(prompt_tokens=100)
+
     result = evolve(
         toy.tasks,
         toy.reward,
-        agent=HintAgent(),
+        agent=NoteAgent(),
         n_workers=toy.n_workers,
         held_out_frac=toy.held_out_frac,
         rounds=12,
         usage=usage,
         # 100 tokens a round: from round 9 on, 90% of the budget is spent, and the engine's
         # governor skips each re-run, filing a gain of 0.0 for it.
-        **wire(
-            sampler,
-            max_tokens=1000,
-            policies=Policies(acceptance=RefuseAll()),
-            on_round=lambda info: usage.add_tokens(prompt_tokens=100),
-        ),
+        **wire(sampler, max_tokens=1000, policies=Policies(acceptance=RefuseAll()), on_round=spend),
     )
 
     assert result.error is None
-    # A lesson's re-run passes: 1.0 where it was made, and no gain where it was skipped.
-    assert {gain for _, gain, _ in sampler.told} == {1.0, None}, sampler.told
+    by_round = [sampler.told[start:end] for start, end in itertools.pairwise([0, *rounds])]
+
+    def expected(round_index: int, task_id: str) -> float | None:
+        made = round_index < 9  # the re-runs the engine made
+        if task_id.startswith("lesson"):  # its re-run passes: never the 0.0 of a skipped one
+            return 1.0 if made else None
+        # A note's re-run fails: its 0.0 is told from the second round (the first round's
+        # spend is not known) until one round before the budget's 90%.
+        return 0.0 if made and round_index > 0 else None
+
+    told = [(r, t, g, expected(r, t)) for r, cards in enumerate(by_round) for t, g, _ in cards]
+    assert [card for card in told if card[2] != card[3]] == []
+    assert {(g, t.startswith("lesson")) for _, t, g, _ in told} >= {
+        (1.0, True), (None, True), (0.0, False),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "beside",
+    [{"artifact_id": "artifact"}, {"asynchronous": False}, {"max_tokens": 10**9},
+     {"allocator": None}, {"self_verify": False}],
+    ids=lambda beside: next(iter(beside)),
+)  # fmt: skip
+def test_an_argument_wire_reads_given_beside_it_is_a_type_error(
+    toy: ToyWorkload, beside: dict[str, Any]
+) -> None:
+    from agentdescent import evolve
+
+    (name,) = beside
+    with pytest.raises(TypeError, match=f"multiple values for keyword argument '{name}'"):
+        evolve(toy.tasks, toy.reward, agent=NoteAgent(), rounds=1, **wire(Listening()), **beside)
+
+
+def test_what_wire_returned_reused_for_another_run_decides_by_that_runs_config(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent import evolve
+    from agentdescent.aggregator import AggregatorConfig
+
+    wired = wire(Listening())
+    survived = []
+    for base_delta in (0.3, 0.05, 0.05):
+        evolve(
+            toy.tasks, toy.reward, agent=NoteAgent(), rounds=3, held_out_frac=toy.held_out_frac,
+            agg_config=AggregatorConfig(base_delta=base_delta), **wired,
+        )  # fmt: skip
+        assert wired["policies"].acceptance.inner.base_delta == base_delta
+        survived.append(dict(wired["policies"].promotion.inner.survival))
+    # The promotion rule's counts start afresh: the same run again counts the same.
+    assert survived[1] == survived[2], survived
+
+
+def test_the_samplers_failing_hooks_leave_your_on_round_and_promotion_called(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent import evolve
+    from agentdescent.defaults import DefaultPromotion
+    from agentdescent.policies import Policies
+
+    class Failing(Listening):
+        def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+            raise RuntimeError("the sampler's evidence")
+
+        def end_round(self, committed: int) -> None:
+            raise RuntimeError("the sampler's end_round")
+
+    rounds: list[int] = []
+    observed: list[Any] = []
+
+    class Promotion(DefaultPromotion):
+        def observe(self, reports: Any) -> Any:
+            observed.append(reports)
+            return super().observe(reports)
+
+    wired = wire(Failing(), on_round=lambda info: rounds.append(info.round))
+    with pytest.raises(RuntimeError, match="the sampler's end_round"):  # the engine warns
+        wired["on_round"](type("Info", (), {"round": 0, "committed": 0, "tokens": 0})())
+    assert rounds == [0]
+    with pytest.warns(RuntimeWarning, match="stopped early"):
+        result = evolve(
+            toy.tasks, toy.reward, agent=NoteAgent(), rounds=2, held_out_frac=toy.held_out_frac,
+            **wire(Failing(), policies=Policies(promotion=Promotion())),
+        )  # fmt: skip
+    assert "the sampler's evidence" in str(result.error)
+    assert observed, "your promotion policy was not called"
+
+
+def test_wiring_twice_or_around_an_aggregator_factory_is_a_type_error() -> None:
+    from agentdescent.defaults import DefaultAcceptance
+    from agentdescent.policies import Policies
+
+    first = wire(Listening(), policies=Policies(acceptance=DefaultAcceptance()))
+    with pytest.raises(TypeError, match="policies an earlier wire\\(\\) returned"):
+        wire(Listening(), policies=first["policies"])
+    with pytest.raises(TypeError, match="got task_sampler=Listening"):
+        wire(Listening(), **first)
+    with pytest.raises(TypeError, match="an aggregator_factory replaces them"):
+        wire(Listening(), aggregator_factory=lambda *args: None)
 
 
 @pytest.mark.parametrize("record", [True, False], ids=["recorded", "not-recorded"])

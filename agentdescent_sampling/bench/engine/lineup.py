@@ -89,7 +89,7 @@ class EngineEntrant:
 
 def _wired(sampler: TaskSampler, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
     """The engine's evidence, through :func:`~agentdescent_sampling.wire`."""
-    return wire(sampler, asynchronous=options.get("asynchronous", False))
+    return wire(sampler, **options)  # the run's options: wire() reads some of them
 
 
 #: The wired entrants, declared here and only here: for a registered sampler that has every
