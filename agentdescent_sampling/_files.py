@@ -126,10 +126,7 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
     try:
         expanded = Path(text).expanduser()
     except RuntimeError:  # Python's word for an unknown user in '~user'
-        raise ValueError(
-            "it starts with '~user' for a user this system does not know; write the "
-            "home directory out, or use '~/' for your own"
-        ) from None
+        raise ValueError(UNKNOWN_USER) from None
     try:
         expanded.stat()
     except PermissionError as error:
@@ -209,10 +206,29 @@ def reason_of(error: BaseException) -> str:
     return text
 
 
+#: Why a path starting with ``~user`` cannot be used.
+UNKNOWN_USER = (
+    "it starts with '~user' for a user this system does not know; write the home directory "
+    "out, or use '~/' for your own"
+)
+
+
 def user_path(value: str) -> Path:
     """A command-line path, with ``~`` expanded as in a config or run spec (a quoted ``~``
-    reaches the program as typed)."""
-    return Path(value).expanduser()
+    reaches the program as typed).
+
+    Raises:
+        argparse.ArgumentTypeError: it is empty, or starts with ``~user`` for an unknown
+            user.
+    """
+    import argparse  # what a type= function raises for argparse to report
+
+    if not value:
+        raise argparse.ArgumentTypeError("an empty path; name a file")
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # Python's word for an unknown user in '~user'
+        raise argparse.ArgumentTypeError(f"{value!r}: {UNKNOWN_USER}") from None
 
 
 def kind_of(mode: int) -> str:

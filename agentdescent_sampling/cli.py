@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from ._display import safe_repr, shown, shown_data, shown_lines
 from ._files import reason_of, user_path
@@ -40,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed (>&-): print() would drop everything
         _error("standard output is closed; run it with output to a file or a pipe")
         return 2
+    for stream in (sys.stdout, sys.stderr):
+        # An output that cannot encode a name (PYTHONIOENCODING=ascii, a C locale) shows
+        # it escaped, as \xe4, rather than ending the command with a traceback.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         try:
             status: int = args.run(args)
@@ -140,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
         "agentdescent.samplers entry point, a sampler, a README and tests that run the "
         "conformance kit. Then: pip install -e 'DIR[test]' && python -m pytest DIR.",
     )
-    scaffold.add_argument("name", help="the sampler's name, for example 'hardest-first'")
+    scaffold.add_argument("name", help="the sampler's name, for example 'easiest-first'")
     scaffold.add_argument(
         "--hooks",
         action="store_true",
@@ -148,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     scaffold.add_argument(
         "--directory",
-        type=Path,
+        type=user_path,
         metavar="DIR",
         help="where to write it (default: ./agentdescent-sampling-NAME); must not exist",
     )

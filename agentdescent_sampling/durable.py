@@ -803,6 +803,10 @@ def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) 
     return None
 
 
+#: Why a state file holds no state yet.
+_NO_STATE_YET = "it is a new file being made, or one a run was killed in before its first record"
+
+
 def export_state(path: str | PathLike[str]) -> dict[str, Any]:
     """The state at ``path`` as the JSON document :func:`~agentdescent_sampling.save_state`
     writes (``agentdescent-sampling state export``); read-only.
@@ -812,10 +816,7 @@ def export_state(path: str | PathLike[str]) -> dict[str, Any]:
     """
     saved = read_durable_state(path)
     if saved["state"] is None:
-        raise StateError(
-            f"{os.fspath(path)!r} holds no state yet: it is a new file being made, or one a "
-            f"run was killed in before its first record"
-        )
+        raise StateError(f"{os.fspath(path)!r} holds no state yet: {_NO_STATE_YET}")
     return state_document(saved["sampler"], saved["records"], saved["rounds"], saved["state"])
 
 
@@ -903,7 +904,9 @@ def describe_state(summary: Mapping[str, Any]) -> str:
         ("state file", shown(summary["path"])),
         (
             "sampler",
-            shown(summary["sampler"])
+            f"none yet: {_NO_STATE_YET}"
+            if summary["sampler"] is None
+            else shown(summary["sampler"])
             + (
                 " (a save_state export: no spec, log or holder)"
                 if summary["export"]

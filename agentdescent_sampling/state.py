@@ -179,13 +179,26 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
 
     from ._files import checked_path
 
+    cannot = f"cannot write sampler state to {short_repr(str(path), 1000)}"
     try:
-        target = Path(os.path.realpath(checked_path(path)))
+        given = checked_path(path)
+        target = Path(os.path.realpath(given))
     except ValueError as error:
-        raise StateError(
-            f"cannot write sampler state to {short_repr(str(path), 1000)}: {error}"
-        ) from None
+        raise StateError(f"{cannot}: {error}") from None
     _refuse_unreadable(path, document)
+    try:
+        kind: int | None = os.stat(given).st_mode
+    except OSError:
+        kind = None  # a new file, or one that cannot be looked up: told below
+    if kind is not None and stat.S_ISDIR(kind):  # "" too: Path("") is "."
+        raise StateError(f"{cannot}: it is a directory, not a file; name a file, such as "
+                         f"{str(Path(given, 'state.json'))!r}")  # fmt: skip
+    if kind is not None and not stat.S_ISREG(kind):
+        _write_through(given, document, kind, cannot)
+        return
+    if not target.parent.is_dir():
+        raise StateError(f"{cannot}: there is no directory {str(target.parent)!r}; create it, "
+                         f"or name a file in a directory that exists")  # fmt: skip
     _refuse_database(path, target)
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
@@ -199,7 +212,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         # than the file it replaces.
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as error:
-        raise StateError(f"cannot write sampler state to {str(path)!r}: {error}") from error
+        raise StateError(f"{cannot}: {error.strerror or error}") from error
     try:
         os.chmod(temporary, mode)  # by path: Windows has no fchmod
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
@@ -210,12 +223,29 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         _sync_directory(target.parent)
     except BaseException as error:
         temporary.unlink(missing_ok=True)
-        if isinstance(error, (OSError, ValueError, TypeError)):  # TypeError: not JSON
-            raise StateError(
-                f"cannot write sampler state to {short_repr(str(path), 1000)}: {error}; "
-                f"{PLAIN_JSON}"
-            ) from error
+        if isinstance(error, OSError):
+            raise StateError(f"{cannot}: {error.strerror or error}") from error
+        if isinstance(error, (ValueError, TypeError)):  # not JSON
+            raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
         raise
+
+
+def _write_through(path: Path, document: Mapping[str, Any], mode: int, cannot: str) -> None:
+    """Write ``document`` into the special file at ``path`` (a pipe, a terminal, /dev/null),
+    which a rename would replace with a regular file; never a block device (a disk)."""
+    from ._files import kind_of
+
+    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        raise StateError(f"{cannot}: it is {kind_of(mode)}; name a file")
+    try:
+        text = json.dumps(document, allow_nan=False)  # whole, before the first byte goes out
+    except (ValueError, TypeError) as error:
+        raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise StateError(f"{cannot}: {error.strerror or error}") from error
 
 
 def _refuse_database(path: str | PathLike[str], target: Path) -> None:

@@ -131,18 +131,38 @@ def test_a_failed_save_leaves_the_last_good_file_and_no_temporary(tmp_path: Path
     assert os.listdir(tmp_path) == ["state.json"]
 
 
-def test_saving_into_a_missing_directory_raises_state_error(tmp_path: Path) -> None:
-    with pytest.raises(StateError, match="cannot write"):
-        save_state(create("round-robin"), tmp_path / "no" / "such" / "dir" / "s.json")  # type: ignore[arg-type]
+def test_saving_into_a_missing_directory_says_which_directory_is_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(StateError, match=f"there is no directory '{missing}'; create it") as told:
+        save_state(create("round-robin"), missing / "s.json")  # type: ignore[arg-type]
+    assert ".tmp" not in str(told.value)
+    assert "state_dict()" not in str(told.value)  # the advice for a state that is not JSON
 
 
-def test_saving_over_a_directory_raises_state_error_and_removes_the_temporary(
+def test_saving_over_a_directory_says_to_name_a_file_and_leaves_no_temporary(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "taken").mkdir()
-    with pytest.raises(StateError, match="cannot write"):
+    with pytest.raises(StateError, match="it is a directory, not a file; name a file, such as"):
         save_state(create("round-robin"), tmp_path / "taken")  # type: ignore[arg-type]
     assert os.listdir(tmp_path) == ["taken"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_saving_into_a_named_pipe_writes_through_it_and_leaves_it_a_pipe(tmp_path: Path) -> None:
+    # A pipe, a terminal or /dev/null: a rename would put a regular file in its place.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    sampler = create("round-robin")
+    save_state(sampler, pipe)  # type: ignore[arg-type]
+    reader.join(timeout=10)
+
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert json.loads(read[0])["sampler"] == "round-robin"
+    assert os.listdir(tmp_path) == ["pipe"]
 
 
 def test_saving_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path: Path) -> None:

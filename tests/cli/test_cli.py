@@ -313,3 +313,18 @@ def test_an_interrupted_command_says_so_in_one_line_and_exits_130(
         pytest.fail("the interrupt escaped main() with its traceback")
     assert status == 130  # as for a command SIGINT ended
     assert capsys.readouterr().err == "agentdescent-sampling: error: interrupted\n"
+
+
+def test_an_output_that_cannot_encode_a_name_shows_it_escaped_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # PYTHONIOENCODING=ascii, or a C locale: the plugin's directory name has an 'ä'.
+    done = subprocess.run(
+        [sys.executable, "-m", "agentdescent_sampling", "new-plugin", "easiest-first",
+         "--directory", str(tmp_path / "plugin-ä")],
+        env={**os.environ, "PYTHONIOENCODING": "ascii"}, capture_output=True, check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert b"plugin-\\xe4" in done.stdout
+    assert b"Traceback" not in done.stderr

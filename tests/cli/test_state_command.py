@@ -413,3 +413,35 @@ def test_export_refuses_an_output_that_is_sqlites_file_beside_another_database(
     said = f"the output {str(target)!r} is the wal file SQLite keeps beside the database "
     assert f"{said}{str(other)!r}" in capsys.readouterr().err
     assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "told"),
+    [("~no-such-user-here/state.sqlite", "for a user this system does not know"),
+     ("", "an empty path; name a file")],
+    ids=["unknown-user", "empty"],
+)  # fmt: skip
+@pytest.mark.parametrize("where", ["state", "output"])
+def test_a_path_the_state_commands_cannot_use_is_an_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, told: str, where: str
+) -> None:
+    state = _state(tmp_path / "sampler.sqlite", 2)
+    args = ["state", "export", path] if where == "state" else ["state", "export", str(state)]
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "-o", path] if where == "output" else args)
+
+    assert exited.value.code == 2
+    assert told in capsys.readouterr().err
+
+
+def test_show_of_a_file_with_no_state_yet_says_so_not_a_none_sampler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "new.sqlite"
+    empty.touch()  # what a run makes before its first record, as SQLite reads it
+
+    assert main(["state", "show", str(empty)]) == 0
+
+    out = capsys.readouterr().out
+    assert "sampler     none yet: it is a new file being made, or one a run was killed" in out
+    assert "None" not in out
