@@ -81,7 +81,7 @@ from typing import Any
 from ._files import SEPARATORS
 from ._statedb import SIDECARS, StateDB, loads, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
-from .protocol import Stateful, TaskSampler, is_stateful, short_repr
+from .protocol import MAX_COUNT, Stateful, TaskSampler, is_stateful, short_repr
 from .served import ServedSampler
 from .state import (
     PLAIN_JSON,
@@ -261,8 +261,21 @@ class DurableSampler(ServedSampler):
         return self._next_round
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        """The wrapped ``pick``, with round indexes continuing those of the loaded state."""
+        """The wrapped ``pick``, with round indexes continuing those of the loaded state.
+
+        Raises:
+            ValueError: the round index, so continued, is 2**53 or more (or below -2**53),
+                past the counts a state file holds; nothing has changed then.
+        """
         shifted = self._round_base + operator.index(round_index)
+        if not -MAX_COUNT <= shifted < MAX_COUNT:
+            base = self._round_base
+            continued = f" ({base:,} rounds of the state before it)" if base else ""
+            raise ValueError(
+                f"pick(..., round_index={short_repr(round_index)}){continued}: the state file "
+                f"holds round indexes from -2**53 to 2**53 - 1; count rounds from 0, as "
+                f"evolve() does"
+            )
         with self._lock:
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 import operator
 import re
 from collections.abc import Mapping, Sequence
@@ -145,24 +146,30 @@ def check_task_id(task_id: object) -> str:
 def check_score(task_id: object, score: object) -> float:
     """Return ``score`` as a float if it is a valid reward for ``task_id``, else raise.
 
+    Any real number is taken: ``int``, ``float``, ``fractions.Fraction``,
+    ``decimal.Decimal`` and NumPy's numbers (``numpy.float32``, ``numpy.int64``) included.
+
     Raises:
         TypeError: ``task_id`` is not a string, or ``score`` is not a real number
-            (``bool`` included: pass ``float(score)`` if you mean 0.0 or 1.0).
+            (``bool`` and complex numbers included: pass ``float(score)`` if you mean 0.0
+            or 1.0).
         ValueError: ``score`` is NaN, infinite or outside [0, 1].
     """
     if not isinstance(task_id, str):
         raise TypeError(
             f"record() expects task_id as a str, got {type(task_id).__name__} {short_repr(task_id)}"
         )
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
+    if type(score) is not float and not _is_real_number(score):
         raise TypeError(
             f"record({short_repr(task_id)}, ...) expects the score as a number in [0, 1], got "
             f"{type(score).__name__} {short_repr(score)}; pass the reward the rollout achieved"
         )
     try:
-        value = float(score)
+        value = float(score)  # type: ignore[arg-type]  # a real number, checked above
     except OverflowError:  # an int too large for a float
         value = math.inf
+    except (TypeError, ValueError):  # Decimal("sNaN"), or a number whose float() fails
+        value = math.nan
     if not 0.0 <= value <= 1.0:  # NaN fails this comparison too
         raise ValueError(
             f"record({short_repr(task_id)}, {short_repr(score)}): the score must be a finite "
@@ -170,6 +177,16 @@ def check_score(task_id: object, score: object) -> float:
             f"recording it"
         )
     return value
+
+
+def _is_real_number(value: object) -> bool:
+    """Whether ``value`` is a real number, not a bool: a :class:`numbers.Real` (NumPy's
+    registered there too), or a :class:`decimal.Decimal` (a number that is not complex)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float, numbers.Real)) or (
+        isinstance(value, numbers.Number) and not isinstance(value, numbers.Complex)
+    )
 
 
 class Sampler(TaskSampler, Protocol):

@@ -1638,3 +1638,19 @@ def test_only_a_file_beside_an_sqlite_database_counts_as_its_side_file(tmp_path:
     assert sidecar_of(f"{notes}-wal") is None
     assert sidecar_of(f"{database}-wal") == (str(database), "wal")
     assert sidecar_of(f"{database}-journal") == (str(database), "journal")
+
+
+def test_a_round_index_the_file_cannot_hold_is_refused_and_every_record_still_saves(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.sqlite"
+    with create("difficulty-weighted", state=path) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 2**53 - 2), 1.0)
+        with pytest.raises(ValueError, match=r"round_index=9007199254740992\): the state file"):
+            sampler.pick(["a", "b"], 2**53)
+    with create("difficulty-weighted", state=path) as sampler:  # continues from 2**53 - 1
+        with pytest.raises(ValueError, match=r"round_index=1\) \(9,007,199,254,740,991 "):
+            sampler.pick(["a", "b"], 1)
+        sampler.record("b", 0.0)
+    with create("difficulty-weighted", state=path) as sampler:
+        assert sampler.stats() == {"a": (1, 1), "b": (0, 1)}

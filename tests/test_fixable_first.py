@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 from collections.abc import Callable
@@ -380,6 +381,10 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s["refused"].update({t: 0 for t, row in s["tasks"].items() if row[0]}),
         lambda s: s.update(evidenced=1),
         lambda s: s.update(rounds_close="yes"),
+        lambda s: s.update({"low": [0.5]}),
+        lambda s: s["low"].update({"nowhere": 0.5}),
+        lambda s: s["low"].update({t: 0.5 for t, row in s["tasks"].items() if row[2]}),
+        lambda s: s["low"].update({t: 1.5 for t, row in s["tasks"].items() if not row[2]}),
     ],
     ids=[
         "streak",
@@ -408,6 +413,10 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "refused-at-no-failure",
         "evidenced-not-a-bool",
         "rounds-close-not-a-bool",
+        "low-not-a-mapping",
+        "low-unknown-task",
+        "low-on-a-passing-task",
+        "low-above-1",
     ],
 )
 def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
@@ -419,6 +428,22 @@ def test_a_damaged_state_is_refused_and_changes_nothing(damage: object) -> None:
     with pytest.raises(StateError):
         sampler.load_state_dict(state)
     assert sampler.state_dict() == before
+
+
+def test_a_restored_sampler_still_knows_the_score_of_each_graded_failure() -> None:
+    # A self-verify gain is added to the failing score: 0.5 + 0.5 passes, a verified fix.
+    keys = ["a", "b", "c", "d"]
+    sampler = FixableFirst()
+    for _ in keys:
+        sampler.record(sampler.pick(keys, 0), 0.5)
+    sampler.end_round(0)
+    restored = FixableFirst()
+    restored.load_state_dict(json.loads(json.dumps(sampler.state_dict())))
+
+    for each in (sampler, restored):
+        each.evidence("a", 0.5, True)
+    assert restored.state_dict() == sampler.state_dict()
+    assert restored.state_dict()["verified"] == ["a"]
 
 
 def test_it_is_a_built_in_selected_by_name() -> None:

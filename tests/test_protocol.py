@@ -1,4 +1,7 @@
 import math
+import numbers
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
@@ -30,13 +33,34 @@ def test_out_of_range_scores_raise_value_error_naming_the_task(score: float) -> 
         check_score("task-7", score)
 
 
-@pytest.mark.parametrize("score", [None, "0.5", True, [0.5], b"1"])
+@pytest.mark.parametrize("score", [math.nan, Decimal("NaN"), Decimal("sNaN"), Decimal("1.5")])
+def test_a_real_number_that_is_nan_or_out_of_range_raises_value_error(score: object) -> None:
+    with pytest.raises(ValueError, match="must be a finite number in \\[0, 1\\]"):
+        check_score("task-7", score)
+
+
+@pytest.mark.parametrize("score", [None, "0.5", True, [0.5], b"1", 0.5j, complex(1, 0)])
 def test_non_number_scores_raise_type_error(score: object) -> None:
     with pytest.raises(TypeError, match="'task-7'"):
         check_score("task-7", score)
 
 
-@pytest.mark.parametrize("score", [0, 1, 0.0, 0.5, 1.0])
+class _Float32:
+    """A real number of another library, registered with ``numbers.Real`` as NumPy's are."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __float__(self) -> float:
+        return self.value
+
+
+numbers.Real.register(_Float32)
+
+
+@pytest.mark.parametrize(
+    "score", [0, 1, 0.0, 0.5, 1.0, Fraction(1, 2), Decimal("0.25"), _Float32(0.75)]
+)
 def test_valid_scores_come_back_as_floats(score: float) -> None:
     assert check_score("t", score) == float(score)
 

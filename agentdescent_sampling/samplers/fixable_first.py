@@ -546,6 +546,11 @@ class FixableFirst:
                 "refused": {
                     task_id: task.refused for task_id, task in self._tasks.items() if task.refused
                 },
+                "low": {  # graded: the last failure's score, which a self-verify gain adds to
+                    task_id: task.low
+                    for task_id, task in self._tasks.items()
+                    if task.low and task.fails and not task.streak
+                },
                 "evidenced": self._evidenced,
                 "rounds_close": self._rounds_close,
                 "evidence": [
@@ -574,6 +579,7 @@ class FixableFirst:
         no_commit: Any = state.get("no_commit", [])
         verified: Any = state.get("verified", [])
         refused: Any = state.get("refused", {})
+        lows: Any = state.get("low", {})  # absent from states saved before it was kept
         evidenced: Any = state.get("evidenced", False)
         rounds_close: Any = state.get("rounds_close", False)
         if not (
@@ -651,6 +657,24 @@ class FixableFirst:
                     f"count, from 1 to its failures, at which the gate refused its verified fix"
                 )
             task.refused = count
+        if not isinstance(lows, Mapping):
+            raise StateError(
+                f"{self.name}: 'low' must map task ids to scores; got {type(lows).__name__}"
+            )
+        for task_id, low in lows.items():
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if (
+                task is None
+                or not task.fails
+                or task.streak
+                or not (is_real(low) and 0 <= low <= 1)
+            ):
+                raise StateError(
+                    f"{self.name}: bad 'low' entry {short_repr(task_id)}: {short_repr(low)}; "
+                    f"expected the id of a task in 'tasks' whose last outcome is a failure, "
+                    f"and that failure's score, in [0, 1]"
+                )
+            task.low = float(low)
         for key, flag in (("evidenced", evidenced), ("rounds_close", rounds_close)):
             if not isinstance(flag, bool):
                 raise StateError(f"{self.name}: {key!r} must be true or false; got {flag!r}")
