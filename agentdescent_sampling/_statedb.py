@@ -637,8 +637,9 @@ class StateDB:
         elif header.lstrip()[:1] == b"{":
             what = (
                 "a JSON file (an export from save_state or 'agentdescent-sampling state "
-                "export'?). Import it into a new state with load_state(create(spec, "
-                "state=NEW_PATH), EXPORT)"
+                "export'?). Import it into a new state with 'agentdescent-sampling state "
+                "import EXPORT -o NEW_PATH --spec SPEC', or load_state(create(spec, "
+                "state=NEW_PATH), EXPORT) in Python"
             )
         else:
             what = f"not a sampler state (it starts with {short_repr(header[:16])})"

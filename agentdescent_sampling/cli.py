@@ -9,7 +9,9 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from . import loading
 from ._display import safe_repr, shown, shown_data, shown_lines
 from ._files import reason_of, user_path
 from ._version import __version__
@@ -46,11 +48,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     try:
+        # What a plugin prints while it loads goes to stderr: it would break --json output.
+        loading.plugin_output = sys.stderr
         try:
             status: int = args.run(args)
         except SamplerError as error:
             _error(str(error))
             status = 2
+        finally:
+            loading.plugin_output = None
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
     except KeyboardInterrupt:
         _error("interrupted")
@@ -109,7 +115,9 @@ def _parser() -> argparse.ArgumentParser:
         "name",
         help="a sampler name or alias, or 'name:key=value,...' with parameters, as check takes it",
     )
-    show.add_argument("--provider", help="the distribution to take it from, if two provide it")
+    show.add_argument(
+        "--provider", metavar="DIST", help="the distribution to take it from, if two provide it"
+    )
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(run=_show)
 
@@ -200,8 +208,10 @@ def _parser() -> argparse.ArgumentParser:
     imported.add_argument(
         "--spec",
         required=True,
+        type=_run_spec_spec,
         help="the sampler and parameters the export was saved with, as the run spec's "
-        "\"spec\" gives them: 'name' or 'name:key=value,...'",
+        "\"spec\" gives them: 'name', 'name:key=value,...' or a JSON object such as "
+        '\'{"name": "difficulty-weighted", "c": 0.1}\'',
     )
     imported.set_defaults(run=_state_import)
 
@@ -254,12 +264,29 @@ def _state_import(args: argparse.Namespace) -> int:
         load_state(sampler, args.export)
         records, rounds = sampler.records, sampler.rounds
     state = os.path.abspath(args.output)
+    spec = args.spec if isinstance(args.spec, str) else json.dumps(args.spec)
     print(
-        f"wrote {state}: the state of {args.spec}, {records:,} records, next round {rounds:,}. "
+        f"wrote {state}: the state of {spec}, {records:,} records, next round {rounds:,}. "
         f'A run spec continues it with "state": {json.dumps(state)} and "spec": '
         f"{json.dumps(args.spec)}"
     )
     return 0
+
+
+def _run_spec_spec(value: str) -> str | dict[str, Any]:
+    """``--spec`` as a run spec's ``"spec"`` gives it: a string, or a JSON object."""
+    if not value.lstrip().startswith("{"):
+        return value
+    try:
+        spec = json.loads(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(
+            f"{shown(value)} starts with '{{' but is not a JSON object ({error}); give "
+            f"'name:key=value' or a JSON object such as '{{\"name\": \"fixable-first\"}}'"
+        ) from None
+    if not isinstance(spec, dict):
+        raise argparse.ArgumentTypeError(f"{shown(value)} is not a JSON object")
+    return spec
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -279,8 +306,8 @@ def _show(args: argparse.Namespace) -> int:
         _error(_pick_a_provider(error, "show", args.name))
         return 2
     given = dict(spec.params)
-    # The names only: show runs none of a plugin's code, and the values are checked when
-    # the sampler is built (check builds it).
+    # The names only: show builds nothing (it imports a plugin to read its parameters), and
+    # the values are checked when the sampler is built (check builds it).
     wrong = wrong_parameters(info.name, info.signature, given) if given else None
     if wrong is not None:
         _error(wrong)

@@ -10,10 +10,11 @@ names, a text description, and no built-in name.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from ._display import safe_repr, shown
 from .discovery import scan
@@ -190,6 +191,17 @@ class Plugins:
                 names.setdefault(normalize(ep.name), []).append(ep.name)
         return names
 
+    def providers(self, key: str) -> set[str]:
+        """The distributions whose samplers, loaded or class-form entry points not imported
+        yet, go by the normalized name ``key``; read without importing any."""
+        found = {info.distribution for info in self.samplers.get(key, ())}
+        found.update(
+            ep.distribution
+            for ep in self._scanned()
+            if ep.form == "class" and normalize(ep.name) == key
+        )
+        return found
+
     def add(self, info: SamplerInfo) -> None:
         """Make ``info`` selectable by each of its names."""
         for key in info.keys:
@@ -349,7 +361,10 @@ class Plugins:
         outer = getattr(_running, "plugin", None)
         _running.plugin = ep.label
         try:
-            return True, call()
+            if plugin_output is None:
+                return True, call()
+            with contextlib.redirect_stdout(plugin_output):
+                return True, call()
         except Refused as refused:
             self._fail(ep, refused.status, refused.message, names=refused.names or names)
         except KeyboardInterrupt:
@@ -394,6 +409,10 @@ class Plugins:
 
 #: The entry point whose code this thread is running, if any (see :func:`running_plugin`).
 _running = threading.local()
+
+#: Where what a plugin prints while it loads goes; None: the host's standard output. The
+#: command line sends it to standard error, so that its own output (``--json``) stays whole.
+plugin_output: TextIO | None = None
 
 
 def running_plugin() -> str | None:

@@ -398,7 +398,7 @@ class Registry:
         return usable
 
     def _not_found(self, name: str, key: str, provider: str | None) -> Exception:
-        samplers, failures = self._plugins.samplers, self._plugins.failures
+        failures = self._plugins.failures
         for failure in failures:
             if key in map(normalize, failure.names):
                 if failure.status == "disabled":
@@ -415,8 +415,8 @@ class Registry:
                     return error
         if key in self.policy.disable:
             return UnknownSamplerError(f"sampler {name!r} is disabled by {DISABLE_ENV}")
-        if provider is not None and key in samplers:
-            providers = ", ".join(sorted({info.distribution for info in samplers[key]}))
+        if provider is not None and (elsewhere := self._plugins.providers(key)):
+            providers = ", ".join(sorted(elsewhere))
             return UnknownSamplerError(
                 f"sampler {name!r} is not provided by {short_repr(provider, 60)}; it is provided "
                 f"by {providers}; set provider to one of those or leave it out"
@@ -427,8 +427,10 @@ class Registry:
 
         usable = self._usable()
         names = sorted(set(usable.values()))
-        close = difflib.get_close_matches(key, sorted(usable), n=1, cutoff=0.6)
-        message = f"no sampler named {name!r}."
+        others = sorted(other for other in usable if other != key)  # never itself
+        close = difflib.get_close_matches(key, others, n=1, cutoff=0.6)
+        message = f"no sampler named {name!r}"
+        message += f" provided by {short_repr(provider, 60)}." if provider is not None else "."
         if close:
             message += f" Did you mean {usable[close[0]]!r}?"
         message += f" Available: {_listing(names) or 'none'}."

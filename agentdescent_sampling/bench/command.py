@@ -122,19 +122,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--noise",
         type=_from_0_to_1("a probability", "--noise 0.15"),
         metavar="P",
-        help="flip each observed reward with probability P, on every workload "
+        help="with 'share': flip each observed reward with probability P, on every workload "
         "(default: the workload's own, 0.15 for noisy and 0 for the others)",
     )
     parser.add_argument("--tasks", type=_whole("--tasks", 10_000, 1_000_000), metavar="N",
-                        help="tasks per shard list, keeping the informative fraction "
+                        help="with 'share': tasks per shard list, keeping the informative fraction "
                         "(default: the workload's own; large has 10,000)")  # fmt: skip
     parser.add_argument("--workers", type=_whole("--workers", 4, 1_000), metavar="N",
-                        help="workers, each handed a shard (default 1)")  # fmt: skip
+                        help="with 'share': workers, each handed a shard (default 1)")  # fmt: skip
     parser.add_argument(
         "--max-concurrency",
         type=_whole("--max-concurrency", 4, 1_000),
         metavar="N",
-        help="most rollouts in flight at once (default: 1 on the sync path, "
+        help="with 'share': most rollouts in flight at once (default: 1 on the sync path, "
         "--workers on the async path, as the engine does)",
     )
     parser.add_argument(
@@ -164,7 +164,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shared-shard",
         action="store_true",
-        help="hand every worker the whole task list, so in-flight picks can collide",
+        help="with 'share': hand every worker the whole task list, so in-flight picks can collide",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument(

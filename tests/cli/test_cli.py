@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from importlib.metadata import version
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 import agentdescent_sampling
 from agentdescent_sampling.cli import main
-from tests.support.distinfo import TWO_PROVIDERS, install_plugins
+from tests.support.distinfo import FIRST_KEY, TWO_PROVIDERS, install_plugins
 from tests.support.venv import REPO
 
 COMMAND = [sys.executable, "-m", "agentdescent_sampling"]
@@ -328,3 +329,38 @@ def test_an_output_that_cannot_encode_a_name_shows_it_escaped_not_a_traceback(
     assert done.returncode == 0, done.stderr
     assert b"plugin-\\xe4" in done.stdout
     assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [["list", "--json"], ["show", "kit-loud", "--json"]])
+def test_what_a_plugin_prints_as_it_loads_goes_to_stderr_and_the_json_stays_whole(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    source = "print('LOUD AT IMPORT')\n" + textwrap.dedent(FIRST_KEY)
+    loud = {"kit-test-loud": (source, {"kit-loud": "FirstKey"})}
+    install_plugins(tmp_path, monkeypatch, loud, builtins=False)
+
+    assert main(command) == 0
+
+    out, err = capsys.readouterr()
+    json.loads(out)
+    assert "LOUD AT IMPORT" in err
+
+
+def test_a_provider_that_lacks_the_sampler_is_told_who_provides_it_not_to_mean_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = FIRST_KEY.replace("kit-dup", "kit-other")
+    plugins = {
+        "kit-test-has": (FIRST_KEY, {"kit-dup": "FirstKey"}),
+        "kit-test-lacks": (other, {"kit-other": "FirstKey"}),
+    }
+    install_plugins(tmp_path, monkeypatch, plugins, builtins=False)
+
+    assert main(["show", "kit-dup", "--provider", "kit-test-lacks"]) == 2
+
+    err = capsys.readouterr().err
+    assert "'kit-dup' is not provided by 'kit-test-lacks'; it is provided by kit-test-has" in err
+    assert "Did you mean 'kit-dup'" not in err

@@ -87,6 +87,20 @@ def test_import_makes_of_an_export_a_state_file_that_a_run_continues(
     ]
 
 
+def test_import_takes_the_spec_as_a_json_object_as_a_run_spec_gives_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, export = _exported(tmp_path)
+    imported = tmp_path / "imported.sqlite"
+    spec = '{"name": "difficulty-weighted", "c": 0.1}'
+
+    assert main(["state", "import", str(export), "-o", str(imported), "--spec", spec]) == 0
+
+    assert capsys.readouterr().out.endswith(f'"spec": {spec}\n')
+    with create("difficulty-weighted:c=0.1", state=imported) as continued:
+        assert continued.records == 4
+
+
 def test_import_refuses_an_output_that_exists_and_leaves_it_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -445,3 +459,16 @@ def test_show_of_a_file_with_no_state_yet_says_so_not_a_none_sampler(
     out = capsys.readouterr().out
     assert "sampler     none yet: it is a new file being made, or one a run was killed" in out
     assert "None" not in out
+
+
+def test_a_json_export_given_as_a_state_is_told_the_command_that_imports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, export = _exported(tmp_path)
+    capsys.readouterr()
+
+    assert main(["state", "export", str(export)]) == 2
+
+    assert "'agentdescent-sampling state import EXPORT -o NEW_PATH --spec SPEC'" in (
+        capsys.readouterr().err
+    )
