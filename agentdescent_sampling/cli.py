@@ -305,6 +305,9 @@ def _show(args: argparse.Namespace) -> int:
     except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
         _error(_pick_a_provider(error, "show", args.name))
         return 2
+    except PluginLoadError as error:  # the name is right, the plugin is at fault: as check
+        _error(str(error))
+        return 1
     given = dict(spec.params)
     # The names only: show builds nothing (it imports a plugin to read its parameters), and
     # the values are checked when the sampler is built (check builds it).

@@ -297,6 +297,7 @@ def test_check_of_a_plugin_that_fails_to_load_exits_1_as_check_all_counts_it(
     )
     assert "pick(self, keys) can't be called as pick(keys, round_index)" in captured.err
     assert main(["check", "--all"]) == 1  # as it was, for the same plugin
+    assert main(["show", "bad-sig"]) == 1  # as check says it
     assert main(["check", "no-such-sampler"]) == 2  # a bad name is still the caller's
 
 
