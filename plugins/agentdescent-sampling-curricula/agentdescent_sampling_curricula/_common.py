@@ -80,7 +80,10 @@ def restore_rng(name: str, value: object) -> random.Random:
 
 def order_key(seed: int, visits: int, task: str) -> int:
     """A task's seeded place in its ``visits``-th epoch: a shuffle without per-shard state."""
-    digest = hashlib.blake2b(f"{seed}:{visits}:{task}".encode(), digest_size=8).digest()
+    # surrogatepass: an id decoded with os.fsdecode() may hold a lone surrogate, which
+    # strict UTF-8 refuses; every other id encodes to the same bytes either way.
+    text = f"{seed}:{visits}:{task}".encode("utf-8", "surrogatepass")
+    digest = hashlib.blake2b(text, digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 

@@ -103,6 +103,27 @@ def test_a_resumed_run_picks_exactly_as_an_uninterrupted_one(name: str, tmp_path
 
 
 @pytest.mark.parametrize("name", RULES)
+def test_a_task_id_with_a_lone_surrogate_is_picked_and_survives_save_and_load(
+    name: str, tmp_path: Path
+) -> None:
+    undecodable = "task-\udcff"  # a valid str, as os.fsdecode(b"task-\xff") gives on POSIX
+    keys = [undecodable, "b", "c"]
+    sampler = create({"name": name, **RULES[name]})
+    picks = []
+    for step in range(12):
+        picks.append(sampler.pick(keys, step))
+        sampler.record(picks[-1], float(step % 2))
+    assert undecodable in picks
+    save_state(sampler, tmp_path / "state.json")
+    resumed = create({"name": name, **RULES[name]})
+    load_state(resumed, tmp_path / "state.json")
+    assert resumed.state_dict() == sampler.state_dict()
+    assert [resumed.pick(keys, 12 + i) for i in range(6)] == [
+        sampler.pick(keys, 12 + i) for i in range(6)
+    ]
+
+
+@pytest.mark.parametrize("name", RULES)
 def test_a_bad_state_is_refused_and_changes_nothing(name: str) -> None:
     sampler = create({"name": name, **RULES[name]})
     run(sampler, range(40), random.Random(2))
