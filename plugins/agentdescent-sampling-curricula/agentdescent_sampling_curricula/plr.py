@@ -182,9 +182,9 @@ class PrioritizedLevelReplay:
         """Return an unseen task while there is one, else a replay by rank or staleness."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             picked = self._choose(shard, now)
             task = self._tasks.setdefault(picked, _Task())
             for held, index in self._shards.holding(picked):

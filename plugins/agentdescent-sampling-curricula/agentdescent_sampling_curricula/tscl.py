@@ -173,9 +173,9 @@ class TeacherStudentCurriculum:
         """Return a random task with probability ``epsilon``, else one of highest |slope|."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             if self._rng.random() < self.epsilon:
                 picked = draw_free(shard.keys, self._rng, self._in_flight, now)
             else:

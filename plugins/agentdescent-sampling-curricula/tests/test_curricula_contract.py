@@ -149,6 +149,31 @@ def test_a_task_id_with_a_lone_surrogate_is_picked_and_survives_save_and_load(
 
 
 @pytest.mark.parametrize("name", RULES)
+@pytest.mark.parametrize(
+    ("keys", "shown"),
+    [
+        ([1, 2, 3], "int 1"),
+        ([["x"]], r"list \['x'\]"),
+        (["t00", b"t01"], "bytes b't01'"),
+        (["t00", None], "NoneType None"),
+    ],
+)
+def test_a_shard_with_a_task_id_that_is_no_string_is_refused_and_changes_nothing(
+    name: str, keys: list[Any], shown: str
+) -> None:
+    sampler = create({"name": name, **RULES[name]})
+    twin = create({"name": name, **RULES[name]})
+    run(sampler, range(30), random.Random(4))
+    run(twin, range(30), random.Random(4))
+    before = sampler.state_dict()
+    with pytest.raises(TypeError, match=f"task ids as strings, got {shown}"):
+        sampler.pick(keys, 30)
+    assert sampler.state_dict() == before
+    later = range(30, 60)
+    assert run(sampler, later, random.Random(5)) == run(twin, later, random.Random(5))
+
+
+@pytest.mark.parametrize("name", RULES)
 def test_a_bad_state_is_refused_and_changes_nothing(name: str) -> None:
     sampler = create({"name": name, **RULES[name]})
     run(sampler, range(40), random.Random(2))
