@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import is_count, is_real, short_repr
+from agentdescent_sampling.protocol import check_task_id, is_count, is_real, short_repr
 from agentdescent_sampling.validators import integer, whole_number_in
 
 __all__ = [
@@ -80,7 +80,10 @@ def restore_rng(name: str, value: object) -> random.Random:
 
 def order_key(seed: int, visits: int, task: str) -> int:
     """A task's seeded place in its ``visits``-th epoch: a shuffle without per-shard state."""
-    digest = hashlib.blake2b(f"{seed}:{visits}:{task}".encode(), digest_size=8).digest()
+    # surrogatepass: an id decoded with os.fsdecode() may hold a lone surrogate, which
+    # strict UTF-8 refuses; every other id encodes to the same bytes either way.
+    text = f"{seed}:{visits}:{task}".encode("utf-8", "surrogatepass")
+    digest = hashlib.blake2b(text, digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
@@ -109,13 +112,21 @@ class ShardCache(Generic[S]):
         self._shards: list[S] = []
 
     def get(self, keys: Sequence[str]) -> S:
-        """The structure of ``keys``, built on first sight."""
+        """The structure of ``keys``, built on first sight.
+
+        Raises:
+            TypeError: ``keys`` is new and holds a task id that is not a string; nothing
+                has changed then.
+        """
         probe = keys if type(keys) is list else list(keys)
         for position, shard in enumerate(self._shards):
             if len(shard.keys) == len(probe) and shard.keys == probe:
                 if position:
                     self._shards.insert(0, self._shards.pop(position))
                 return shard
+        if set(map(type, probe)) != {str}:  # checked once per shard, as the built-ins do
+            for key in probe:
+                check_task_id(key)
         shard = self._build(list(probe))
         self._shards.insert(0, shard)
         del self._shards[_CACHED_SHARDS:]

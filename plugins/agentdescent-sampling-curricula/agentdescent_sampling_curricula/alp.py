@@ -94,9 +94,9 @@ class AbsoluteLearningProgress:
         """Return a random task while bootstrapping or by chance, else one drawn by mean ALP."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             picked = None
             if self._records >= self.fit_rate and self._rng.random() >= self.random_ratio:
                 members = [

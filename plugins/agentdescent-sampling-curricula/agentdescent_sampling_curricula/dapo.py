@@ -100,8 +100,8 @@ class DynamicFiltering:
         """Return the epoch's next task that is not skipped, or the next one if all are."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
-            shard = self._shards.get(keys)
 
             def current(entry: _Entry) -> bool:
                 return self._visits.get(shard.keys[entry[2]], 0) == entry[0]

@@ -116,9 +116,9 @@ class FailureAware:
         keys, round_index = check_pick(keys, round_index)
         parity = round_index % 2
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             sides = [(shard.failing, False), (shard.passing, True)]
             if parity:
                 sides.reverse()

@@ -191,9 +191,9 @@ class Learnability:
         """Return an untried task while the shard has one, else one drawn by learnability."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             while shard.untried and shard.keys[shard.untried[0][1]] in self._tasks:
                 heapq.heappop(shard.untried)  # tried since the shard was built
             picked = shard.keys[shard.untried[0][1]] if shard.untried else self._draw(shard, now)

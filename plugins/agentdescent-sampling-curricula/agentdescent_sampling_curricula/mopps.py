@@ -14,6 +14,8 @@ from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, chec
 from agentdescent_sampling.validators import number_in, solved_threshold
 
 from ._common import (
+    Shard,
+    ShardCache,
     check_picks_and_entries,
     check_seed,
     load_entries,
@@ -52,9 +54,10 @@ class ModelPredictivePromptSelection:
     forgets earlier evidence at the paper's rate per 8 rollouts.
 
     A candidate in flight is passed over while another candidate is free, as a batch
-    never selects one prompt twice. A pick costs O(candidates), whatever the shard
-    size. One lock guards ``pick`` and ``record``; ``state_dict()`` saves the
-    posteriors and the generator.
+    never selects one prompt twice. A pick costs O(candidates) once its shard is known:
+    as in every rule here, a shard's task ids are checked when it is first seen, and a
+    pick recognises it by comparing it, in C, with the copy kept of it. One lock guards
+    ``pick`` and ``record``; ``state_dict()`` saves the posteriors and the generator.
 
     Args:
         target: gamma*, the pass rate a selected task should have.
@@ -84,6 +87,9 @@ class ModelPredictivePromptSelection:
     _posterior: dict[str, tuple[float, float]] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
+    _shards: ShardCache[Shard] = attrs.field(
+        init=False, factory=lambda: ShardCache(Shard), repr=False
+    )
     _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
@@ -94,10 +100,12 @@ class ModelPredictivePromptSelection:
         """Return the candidate whose Thompson sample is closest to ``target``."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
             pool = [
-                keys[i] for i in self._rng.sample(range(len(keys)), min(self.candidates, len(keys)))
+                shard.keys[i]
+                for i in self._rng.sample(range(len(keys)), min(self.candidates, len(keys)))
             ]
             free = [key for key in pool if not self._in_flight.holds(key, now)] or pool
             picked = min(free, key=self._distance)

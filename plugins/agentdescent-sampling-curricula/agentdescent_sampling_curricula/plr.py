@@ -89,12 +89,16 @@ class _Staleness:
 
 
 class _PlrShard(Shard):
-    """Per shard: the never-seen tasks, the seen ones ranked by score, and their staleness."""
+    """Per shard: the never-seen tasks, the seen ones ranked by score, and their staleness.
+
+    The never-seen tasks are kept in shard order, so that a draw among them depends on
+    which tasks they are, never on the order in which the others were seen: a resumed
+    run, whose shards are rebuilt from the statistics, picks as an uninterrupted one does.
+    """
 
     def __init__(self, keys: list[str], tasks: Mapping[str, _Task]) -> None:
         super().__init__(keys)
-        self.unseen: list[int] = []
-        self.unseen_at: dict[int, int] = {}
+        self.unseen: list[int] = []  # positions, ascending
         self.ranked: list[tuple[float, int]] = []
         seen, last = [0] * len(keys), [0] * len(keys)
         for key, index in self.position.items():
@@ -103,19 +107,14 @@ class _PlrShard(Shard):
                 self.ranked.append((-task.score, index))
                 seen[index], last[index] = 1, task.last
             elif task is None or not task.last:
-                self.unseen_at[index] = len(self.unseen)
                 self.unseen.append(index)
         self.ranked.sort()
         self.staleness = _Staleness(seen, last)
 
     def drop_unseen(self, index: int) -> None:
-        at = self.unseen_at.pop(index, None)
-        if at is None:
-            return
-        moved = self.unseen.pop()
-        if moved != index:
-            self.unseen[at] = moved
-            self.unseen_at[moved] = at
+        at = bisect.bisect_left(self.unseen, index)
+        if at < len(self.unseen) and self.unseen[at] == index:
+            del self.unseen[at]
 
 
 @attrs.define(eq=False)
@@ -183,9 +182,9 @@ class PrioritizedLevelReplay:
         """Return an unseen task while there is one, else a replay by rank or staleness."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             picked = self._choose(shard, now)
             task = self._tasks.setdefault(picked, _Task())
             for held, index in self._shards.holding(picked):

@@ -101,13 +101,13 @@ class SamplingForLearnability:
         """Return a buffered task of the shard with probability ``sample_ratio``, else any."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
             if (now - 1) % self.refresh == 0:
                 self._buffer = heapq.nsmallest(
                     self.buffer_size, self._mixed, key=lambda key: (-self._learnability(key), key)
                 )
-            shard = self._shards.get(keys)
             picked = None
             if self._rng.random() < self.sample_ratio:
                 members = [

@@ -110,9 +110,9 @@ class Speed:
         """Continue a qualified task, finish a screening, or screen the epoch's next task."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             for task, cycle in self._continuing.items():
                 if task in shard.position:
                     cycle.assigned += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import random
 import threading
@@ -52,13 +53,17 @@ def abs_slope(window: Collection[tuple[int, float]]) -> float:
 
 
 class _Groups(Shard):
-    """A shard's tasks grouped by value, with a lazy max-heap over the values."""
+    """A shard's tasks grouped by value, with a lazy max-heap over the values.
+
+    Every group is kept sorted, so that a draw from it depends on the slopes alone, never
+    on the order in which they changed: a resumed run, whose shards are rebuilt from the
+    windows, picks as an uninterrupted one does.
+    """
 
     def __init__(self, keys: list[str], value_of: Callable[[str], float]) -> None:
         super().__init__(keys)
         self.value: dict[int, float] = {}
         self.members: dict[float, list[int]] = {}
-        self.slot: dict[int, int] = {}
         self.heap: list[float] = []
         for key, index in self.position.items():
             self._add(index, value_of(key))
@@ -72,18 +77,14 @@ class _Groups(Shard):
                 self.heap = [-each for each in self.members]
                 heapq.heapify(self.heap)
         self.value[index] = value
-        self.slot[index] = len(group)
-        group.append(index)
+        bisect.insort(group, index)
 
     def move(self, index: int, value: float) -> None:
         old = self.value[index]
         if old == value:
             return
         group = self.members[old]
-        at, last = self.slot[index], group.pop()
-        if last != index:
-            group[at] = last
-            self.slot[last] = at
+        del group[bisect.bisect_left(group, index)]
         if not group:
             del self.members[old]
         self._add(index, value)
@@ -172,9 +173,9 @@ class TeacherStudentCurriculum:
         """Return a random task with probability ``epsilon``, else one of highest |slope|."""
         keys, round_index = check_pick(keys, round_index)
         with self._lock:
+            shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
-            shard = self._shards.get(keys)
             if self._rng.random() < self.epsilon:
                 picked = draw_free(shard.keys, self._rng, self._in_flight, now)
             else:
