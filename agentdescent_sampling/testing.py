@@ -175,7 +175,8 @@ Factory = Callable[..., Any]
 @attrs.frozen
 class _NotApplicable:
     """What a check yields when it does not apply to the sampler (the state check of a
-    sampler without state): the report leaves it out of the checks that ran."""
+    sampler without state), or when it could observe nothing: the report leaves it out of
+    the checks that ran."""
 
 
 _NOT_APPLICABLE = _NotApplicable()
@@ -195,9 +196,9 @@ def check_sampler(
     a ``seed`` is also checked for identical picks under identical seeds, and one with
     ``state_dict()`` and ``load_state_dict()`` for a state that survives JSON and restores
     it. ``stats()``, when a sampler has it and it returns ``{task_id: (passes, trials)}``
-    counting every record, is used to check that concurrent records are not lost. A call
-    that raises is reported with its arguments and the line of the sampler's code it raised
-    at.
+    counting every record, is used to check that concurrent records are not lost; one that
+    raises is a violation. A call that raises is reported with its arguments and the line of
+    the sampler's code it raised at.
 
     A sampler that declares ``thread_safe = False`` is checked under threads as it is
     served: wrapped in :func:`~agentdescent_sampling.synchronized`, as ``create()`` wraps it.
@@ -731,14 +732,19 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding
         return
 
 
-def _stats_counts(sampler: Any) -> tuple[bool, str]:
+def _stats_counts(sampler: Any) -> tuple[bool, Violation | str]:
     """Whether the threads check can count records with ``sampler.stats()``, and if it
     has one it cannot, a note saying why: only a ``{task_id: (passes, trials)}`` that
     counts each of a few records made on one thread can show records lost under threads.
+    A ``stats()`` that raises, on a fresh instance or after those records, is a violation.
     """
     stats = getattr(sampler, "stats", None)
     if not callable(stats):
         return False, ""  # _notes says so, for samplers their user can change
+    try:
+        stats()
+    except Exception as error:  # noqa: BLE001  # the violation
+        return False, _stats_raised("on a fresh instance", error)
     try:
         for step in range(_STATS_PROBE):
             picked = sampler.pick(list(_SHARD), step)
@@ -747,8 +753,8 @@ def _stats_counts(sampler: Any) -> tuple[bool, str]:
         return False, ""
     try:
         counted = _trials(stats())
-    except Exception as error:  # noqa: BLE001  # a stats() that raises is noted, not fatal
-        return False, _not_counted(f"raised {describe(error)}")
+    except Exception as error:  # noqa: BLE001  # the violation
+        return False, _stats_raised(f"after {_STATS_PROBE} picks and records on one thread", error)
     if isinstance(counted, str):
         return False, _not_counted(counted)
     if counted != _STATS_PROBE:
@@ -756,6 +762,16 @@ def _stats_counts(sampler: Any) -> tuple[bool, str]:
             f"counts {counted} trials after {_STATS_PROBE} records made on one thread"
         )
     return True, ""
+
+
+def _stats_raised(when: str, error: BaseException) -> Violation:
+    """The violation of a ``stats()`` that raised ``error`` ``when`` it was read."""
+    return Violation(
+        "threads",
+        f"{when}, stats() raised {describe(error)}{_where(error)}; stats() is optional, but "
+        f"one that is there must work: return {_STATS_SHAPE} from it (the author's guide, "
+        f"'Statistics'), or remove it",
+    )
 
 
 def _trials(stats: object) -> int | str:
@@ -1059,6 +1075,7 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
         _scripted_picks(first)
         after = report()
     except Exception:  # noqa: BLE001  # the checks of those calls report it
+        yield _NOT_APPLICABLE  # it saw nothing, so it did not pass
         return
     difference = _difference(before, after, f"{method}()", ("before", "after"))
     if difference:

@@ -619,6 +619,55 @@ def test_a_stats_that_counts_every_record_still_shows_lost_records() -> None:
     assert report.notes == ()
 
 
+class StatsRaises(LockedCounts):
+    """A ``stats()`` that raises KeyError once ``records`` or more records were made."""
+
+    name = "stats-raises"
+    records = 0
+
+    def stats(self) -> Any:
+        counted = super().stats()
+        if sum(trials for _, trials in counted.values()) >= self.records:
+            raise KeyError("task-0")
+        return counted
+
+
+@pytest.mark.parametrize(
+    ("records", "when"),
+    [(0, "on a fresh instance"), (1, "after 24 picks and records on one thread")],
+    ids=["always", "once-it-has-records"],
+)
+def test_a_stats_that_raises_is_a_violation_naming_it_never_a_pass(records: int, when: str) -> None:
+    factory = type("Raises", (StatsRaises,), {"records": records})
+    sampler = factory()
+    sampler.record("task-0", 1.0)
+
+    report = check_sampler(factory)
+
+    assert not report.ok
+    [violation] = report.violations
+    assert violation.check == "threads"
+    assert violation.message.startswith(
+        f"{when}, stats() raised KeyError: 'task-0' (at {_raised_at(sampler.stats)}); stats() "
+        f"is optional, but one that is there must work"
+    )
+    assert report.notes == ()
+    # instances-apart reads a fresh instance's stats(): where that raises, it saw nothing.
+    assert ("instances-apart" in report.checks) == (records > 0)
+
+
+def test_a_check_that_could_observe_nothing_is_not_listed_as_passed() -> None:
+    class StateDictRaises(FirstKey):  # no load_state_dict(): not Stateful, so no violation
+        def state_dict(self) -> dict[str, Any]:
+            raise KeyError("task-0")
+
+    report = check_sampler(StateDictRaises)
+
+    assert report.ok, str(report)
+    assert "instances-apart" not in report.checks
+    assert "instances-apart" in check_sampler(Counts).checks  # one whose state_dict() works
+
+
 class Counts:
     """A locked, deterministic sampler with a state; subclasses break the state one way each."""
 
