@@ -559,7 +559,12 @@ def _bad_scores_taken(sampler: Any) -> str:
 
 
 def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
-    first, second = factory(**params), factory(**params)
+    # The sampler's own name, as the fixture reads it: the registry serves a class selected
+    # by another name under that one, which would supply a missing or invalid name.
+    first, second = (
+        each.wrapped if isinstance(each, ServedSampler) else each
+        for each in (factory(**params), factory(**params))
+    )
     name = getattr(first, "name", _MISSING)
     cls = type(first).__qualname__
     suggested = _suggested_name(type(first).__name__)
