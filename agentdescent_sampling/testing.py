@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import json
 import math
 import operator
@@ -23,8 +24,10 @@ import re
 import shlex
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any, TypeGuard
 
 import attrs
@@ -172,7 +175,8 @@ Factory = Callable[..., Any]
 @attrs.frozen
 class _NotApplicable:
     """What a check yields when it does not apply to the sampler (the state check of a
-    sampler without state): the report leaves it out of the checks that ran."""
+    sampler without state), or when it could observe nothing: the report leaves it out of
+    the checks that ran."""
 
 
 _NOT_APPLICABLE = _NotApplicable()
@@ -192,7 +196,9 @@ def check_sampler(
     a ``seed`` is also checked for identical picks under identical seeds, and one with
     ``state_dict()`` and ``load_state_dict()`` for a state that survives JSON and restores
     it. ``stats()``, when a sampler has it and it returns ``{task_id: (passes, trials)}``
-    counting every record, is used to check that concurrent records are not lost.
+    counting every record, is used to check that concurrent records are not lost; one that
+    raises is a violation. A call that raises is reported with its arguments and the line of
+    the sampler's code it raised at.
 
     A sampler that declares ``thread_safe = False`` is checked under threads as it is
     served: wrapped in :func:`~agentdescent_sampling.synchronized`, as ``create()`` wraps it.
@@ -338,8 +344,55 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
     if isinstance(result, KeyboardInterrupt):
         raise result
     if isinstance(result, BaseException):
-        return [Violation(name, f"raised {describe(result)}")], True
+        return [Violation(name, _failed_call(result) or f"raised {describe(result)}")], True
     return result, True
+
+
+#: The sampler's methods a failure is named by, with how many arguments the kit passes each.
+_CALLED = {"pick": 2, "record": 2, "stats": 0}
+#: The top-level name of this package's modules, whose lines are never the sampler's own.
+_PACKAGE = __name__.partition(".")[0]
+
+
+def _failed_call(error: BaseException) -> str | None:
+    """``pick(['task-0', ...], 3) raised RuntimeError: boom (at plugin.py:12)``: the call of
+    the sampler's ``pick()``, ``record()`` or ``stats()`` that ``error`` came out of, read
+    from its traceback, or ``None`` if it came out of none (a constructor's)."""
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        arity = _CALLED.get(frame.f_code.co_name)
+        if arity is not None:
+            return f"{_call(frame, arity)} raised {describe(error)}{_where(error)}"
+    return None
+
+
+def _call(frame: FrameType, arity: int) -> str:
+    """The call ``frame`` runs, as ``pick(['task-0', ...], 3)``: its first ``arity``
+    arguments after ``self``, shortened, as they were when it raised."""
+    arguments = inspect.getargvalues(frame)
+    values: list[Any] = [arguments.locals.get(name) for name in arguments.args]
+    if arguments.args[:1] == ["self"]:
+        values = values[1:]
+    extra = arguments.locals.get(arguments.varargs) if arguments.varargs else None
+    if type(extra) is tuple:  # pick(self, *args)
+        values += extra
+    shown_values = [
+        _show(value) if type(value) in (list, tuple) else safe_repr(value, 80)
+        for value in values[:arity]
+    ]
+    return f"{frame.f_code.co_name}({', '.join(shown_values)})"
+
+
+def _where(error: BaseException) -> str:
+    """`` (at plugin.py:12)``: the innermost line of the sampler's own code that ``error``
+    came through, which is neither this package's (a ``check_score()`` that refused a
+    score) nor the standard library's (a ``random.choice()`` of nothing), or ``""``."""
+    where = ""
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        module = frame.f_globals.get("__name__")
+        top = module.partition(".")[0] if isinstance(module, str) else ""
+        if top != _PACKAGE and top not in sys.stdlib_module_names:
+            where = f" (at {shown(frame.f_code.co_filename, 200)}:{line})"
+    return where
 
 
 def _resolve(
@@ -405,14 +458,17 @@ def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator
     try:
         picked = _member(sampler.pick(list(_SHARD), 0), _SHARD)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
-        yield Violation("pick-and-record", f"{call} raised {describe(error)}; {_NONE_RAN}")
+        yield Violation(
+            "pick-and-record", f"{call} raised {describe(error)}{_where(error)}; {_NONE_RAN}"
+        )
         return
     try:
         sampler.record(picked, 1.0)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
         yield Violation(
             "pick-and-record",
-            f"record({picked!r}, 1.0) after {call} raised {describe(error)}; {_NONE_RAN}",
+            f"record({picked!r}, 1.0) after {call} raised {describe(error)}{_where(error)}; "
+            f"{_NONE_RAN}",
         )
 
 
@@ -503,7 +559,12 @@ def _bad_scores_taken(sampler: Any) -> str:
 
 
 def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
-    first, second = factory(**params), factory(**params)
+    # The sampler's own name, as the fixture reads it: the registry serves a class selected
+    # by another name under that one, which would supply a missing or invalid name.
+    first, second = (
+        each.wrapped if isinstance(each, ServedSampler) else each
+        for each in (factory(**params), factory(**params))
+    )
     name = getattr(first, "name", _MISSING)
     cls = type(first).__qualname__
     suggested = _suggested_name(type(first).__name__)
@@ -581,13 +642,15 @@ def _check_record_outside_the_shard(
 ) -> Iterator[Violation]:
     sampler = factory(**params)
     sampler.pick(list(_SHARD[:3]), 0)
+    outside = "a-task-from-another-shard"
     try:
-        sampler.record("a-task-from-another-shard", 0.5)
+        sampler.record(outside, 0.5)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
         yield Violation(
             "record-outside-the-shard",
-            f"record() of a task outside the current shard raised {describe(error)}; shards "
-            f"rotate between rounds, so this must be accepted",
+            f"record({outside!r}, 0.5) of a task outside the current shard raised "
+            f"{describe(error)}{_where(error)}; shards rotate between rounds, so this must be "
+            f"accepted",
         )
         return
     picked = sampler.pick(list(_SHARD[:3]), 1)
@@ -608,7 +671,7 @@ def _expect(
     except expected:
         return
     except Exception as error:  # noqa: BLE001  # the wrong exception is the violation
-        outcome = f"raised {describe(error)}"
+        outcome = f"raised {describe(error)}{_where(error)}"
     else:
         outcome = f"returned {safe_repr(result)}"
     yield Violation(
@@ -674,14 +737,19 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding
         return
 
 
-def _stats_counts(sampler: Any) -> tuple[bool, str]:
+def _stats_counts(sampler: Any) -> tuple[bool, Violation | str]:
     """Whether the threads check can count records with ``sampler.stats()``, and if it
     has one it cannot, a note saying why: only a ``{task_id: (passes, trials)}`` that
     counts each of a few records made on one thread can show records lost under threads.
+    A ``stats()`` that raises, on a fresh instance or after those records, is a violation.
     """
     stats = getattr(sampler, "stats", None)
     if not callable(stats):
         return False, ""  # _notes says so, for samplers their user can change
+    try:
+        stats()
+    except Exception as error:  # noqa: BLE001  # the violation
+        return False, _stats_raised("on a fresh instance", error)
     try:
         for step in range(_STATS_PROBE):
             picked = sampler.pick(list(_SHARD), step)
@@ -690,8 +758,8 @@ def _stats_counts(sampler: Any) -> tuple[bool, str]:
         return False, ""
     try:
         counted = _trials(stats())
-    except Exception as error:  # noqa: BLE001  # a stats() that raises is noted, not fatal
-        return False, _not_counted(f"raised {describe(error)}")
+    except Exception as error:  # noqa: BLE001  # the violation
+        return False, _stats_raised(f"after {_STATS_PROBE} picks and records on one thread", error)
     if isinstance(counted, str):
         return False, _not_counted(counted)
     if counted != _STATS_PROBE:
@@ -699,6 +767,16 @@ def _stats_counts(sampler: Any) -> tuple[bool, str]:
             f"counts {counted} trials after {_STATS_PROBE} records made on one thread"
         )
     return True, ""
+
+
+def _stats_raised(when: str, error: BaseException) -> Violation:
+    """The violation of a ``stats()`` that raised ``error`` ``when`` it was read."""
+    return Violation(
+        "threads",
+        f"{when}, stats() raised {describe(error)}{_where(error)}; stats() is optional, but "
+        f"one that is there must work: return {_STATS_SHAPE} from it (the author's guide, "
+        f"'Statistics'), or remove it",
+    )
 
 
 def _trials(stats: object) -> int | str:
@@ -761,7 +839,7 @@ def _one_thread_run(sampler: Any, counts: bool) -> tuple[str | None, int | None]
         for worker in range(THREADS):
             _worker_calls(sampler, worker, [])
     except Exception as error:  # noqa: BLE001  # reported as a violation
-        return describe(error), None
+        return _failed_call(error) or describe(error), None
     if not counts:
         return None, None
     try:
@@ -791,7 +869,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
             _worker_calls(sampler, worker, strays)
         # Reported as a violation below; SystemExit included, which a thread would swallow.
         except BaseException as error:  # noqa: BLE001
-            errors.append(describe(error))
+            errors.append(_failed_call(error) or describe(error))
             barrier.abort()  # the other threads must not wait for this one forever
 
     with fast_thread_switching():
@@ -823,7 +901,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         try:
             counted = _trials(sampler.stats())
         except Exception as error:  # noqa: BLE001  # reported as a violation
-            counted = f"raised {describe(error)}"
+            counted = f"raised {describe(error)}{_where(error)}"
         if isinstance(counted, str):
             violations.append(
                 Violation(
@@ -851,7 +929,8 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         violations.append(
             Violation(
                 "threads",
-                f"the sampler is unusable after concurrent use: {type(error).__name__}",
+                f"the sampler is unusable after concurrent use: "
+                f"{_failed_call(error) or type(error).__name__}",
             )
         )
     return _Round(violations, lost)
@@ -1001,6 +1080,7 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
         _scripted_picks(first)
         after = report()
     except Exception:  # noqa: BLE001  # the checks of those calls report it
+        yield _NOT_APPLICABLE  # it saw nothing, so it did not pass
         return
     difference = _difference(before, after, f"{method}()", ("before", "after"))
     if difference:

@@ -1,9 +1,11 @@
 import ast
+import inspect
 import math
 import random
 import re
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Union
@@ -158,8 +160,110 @@ def test_a_pick_that_raises_is_one_violation_and_no_other_check_runs() -> None:
     assert report.checks == ("protocol", "pick-and-record")
     [violation] = report.violations
     assert str(violation).startswith("[pick-and-record] pick(['task-0', 'task-1', ")
-    assert str(violation).endswith(
-        "raised RuntimeError: boom in pick; every other check picks and records, so none ran"
+    assert re.search(
+        rf"raised RuntimeError: boom in pick \(at {re.escape(__file__)}:\d+\); every other check "
+        rf"picks and records, so none ran$",
+        str(violation),
+    )
+
+
+class BoomOnceThreeTracked:
+    """Raises RuntimeError('boom') in the method ``where`` names once three tasks are tracked."""
+
+    name = "boom"
+    where = ""
+
+    def __init__(self) -> None:
+        self.tracked: set[str] = set()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        self._boom("pick")
+        return keys[round_index % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        self.tracked.add(task_id)
+        self._boom("record")
+
+    def _boom(self, method: str) -> None:
+        if method == self.where and len(self.tracked) >= 3:
+            raise RuntimeError("boom")
+
+
+def _raised_at(call: Callable[[], object]) -> str:
+    """``FILE:LINE`` of the line ``call()`` raises at, as its own traceback says."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001  # whatever it raises: where is the point
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        return f"{frame.filename}:{frame.lineno}"
+    raise AssertionError(f"{call} did not raise")
+
+
+@pytest.mark.parametrize(
+    ("where", "call", "threads_call"),
+    [
+        ("pick", "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 3)",
+         "pick(['task-0', 'task-3', 'task-6', 'task-9'], 3)"),
+        ("record", "record('task-2', 0.0)", "record('task-6', 0.0)"),
+    ],
+    ids=["pick", "record"],
+)  # fmt: skip
+def test_a_later_pick_or_record_that_raises_is_named_with_its_call_and_the_line_it_raised_at(
+    where: str, call: str, threads_call: str
+) -> None:
+    factory = type("Boom", (BoomOnceThreeTracked,), {"where": where})
+    sampler = factory()
+
+    def four_rounds() -> None:
+        for index in range(4):
+            sampler.record(sampler.pick(list(testing._SHARD), index), 0.0)
+
+    at = _raised_at(four_rounds)
+    assert Path(at).name.startswith("test_conformance_kit.py:")  # the sampler's, not the kit's
+
+    report = check_sampler(factory)
+
+    assert [str(violation) for violation in report.violations] == [
+        f"[pick-returns-a-member] {call} raised RuntimeError: boom (at {at})",
+        f"[keys-unchanged] {call} raised RuntimeError: boom (at {at})",
+        f"[threads] the calls the threads make raise on one thread too, first: {threads_call} "
+        f"raised RuntimeError: boom (at {at}); fix that first (no lock would)",
+    ]
+
+
+class SkipsTheFirst:
+    """Picks the second task: the library it calls raises where there is none."""
+
+    name = "skips-the-first"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if not keys:
+            return random.choice(keys)  # the standard library's IndexError
+        return check_keys(list(keys)[1:])[0]  # this package's ValueError, for one task
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_the_line_a_failure_names_is_the_samplers_own_not_the_librarys_it_called() -> None:
+    source, start = inspect.getsourcelines(SkipsTheFirst.pick)
+    at = {
+        text: f"{__file__}:{start + next(i for i, line in enumerate(source) if text in line)}"
+        for text in ("random.choice", "check_keys")
+    }
+
+    report = check_sampler(SkipsTheFirst)
+
+    messages = {violation.check: violation.message for violation in report.violations}
+    one_task = messages["pick-returns-a-member"]
+    assert one_task.startswith("pick(['only-task'], 0) raised ValueError: ")
+    assert one_task.endswith(f" (at {at['check_keys']})")
+    assert messages["empty-shard"] == (
+        f"pick([], 0) raised IndexError: Cannot choose from an empty sequence (at "
+        f"{at['random.choice']}); expected ValueError (agentdescent_sampling.check_keys raises "
+        f"it for you)"
     )
 
 
@@ -224,9 +328,11 @@ def test_a_failure_on_one_thread_too_gets_no_advice_to_add_a_lock() -> None:
 
     report = check_sampler(Tired)
     [threads] = [v for v in report.violations if v.check == "threads"]
-    assert threads.message == (
-        "the calls the threads make raise on one thread too, first: RuntimeError: tired; fix "
-        "that first (no lock would)"
+    assert re.fullmatch(
+        rf"the calls the threads make raise on one thread too, first: pick\(\['task-0', "
+        rf"'task-3', 'task-6', 'task-9'\], 5\) raised RuntimeError: tired \(at "
+        rf"{re.escape(__file__)}:\d+\); fix that first \(no lock would\)",
+        threads.message,
     )
 
 
@@ -511,6 +617,55 @@ def test_a_stats_that_counts_every_record_still_shows_lost_records() -> None:
     (violation,) = report.violations
     assert re.match(r"\d+ of 16000 concurrent records were lost", violation.message)
     assert report.notes == ()
+
+
+class StatsRaises(LockedCounts):
+    """A ``stats()`` that raises KeyError once ``records`` or more records were made."""
+
+    name = "stats-raises"
+    records = 0
+
+    def stats(self) -> Any:
+        counted = super().stats()
+        if sum(trials for _, trials in counted.values()) >= self.records:
+            raise KeyError("task-0")
+        return counted
+
+
+@pytest.mark.parametrize(
+    ("records", "when"),
+    [(0, "on a fresh instance"), (1, "after 24 picks and records on one thread")],
+    ids=["always", "once-it-has-records"],
+)
+def test_a_stats_that_raises_is_a_violation_naming_it_never_a_pass(records: int, when: str) -> None:
+    factory = type("Raises", (StatsRaises,), {"records": records})
+    sampler = factory()
+    sampler.record("task-0", 1.0)
+
+    report = check_sampler(factory)
+
+    assert not report.ok
+    [violation] = report.violations
+    assert violation.check == "threads"
+    assert violation.message.startswith(
+        f"{when}, stats() raised KeyError: 'task-0' (at {_raised_at(sampler.stats)}); stats() "
+        f"is optional, but one that is there must work"
+    )
+    assert report.notes == ()
+    # instances-apart reads a fresh instance's stats(): where that raises, it saw nothing.
+    assert ("instances-apart" in report.checks) == (records > 0)
+
+
+def test_a_check_that_could_observe_nothing_is_not_listed_as_passed() -> None:
+    class StateDictRaises(FirstKey):  # no load_state_dict(): not Stateful, so no violation
+        def state_dict(self) -> dict[str, Any]:
+            raise KeyError("task-0")
+
+    report = check_sampler(StateDictRaises)
+
+    assert report.ok, str(report)
+    assert "instances-apart" not in report.checks
+    assert "instances-apart" in check_sampler(Counts).checks  # one whose state_dict() works
 
 
 class Counts:

@@ -14,6 +14,7 @@ import pytest
 
 import agentdescent_sampling
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.testing import check_sampler
 from tests.support.distinfo import FIRST_KEY, TWO_PROVIDERS, install_plugins
 from tests.support.venv import REPO
 
@@ -237,6 +238,50 @@ def test_check_provider_checks_one_of_two_distributions_that_provide_a_name(
     out = capsys.readouterr().out
     assert out.startswith("checking kit-dup (kit-test-dup-b 0.1) (no parameters)\n")
     assert "kit-dup: all 8 checks passed" in out
+
+
+NAMED = """
+    from agentdescent_sampling import check_keys, check_score
+
+    class MySampler:
+        name = "my-sampler"
+
+        def pick(self, keys, round_index):
+            return check_keys(keys)[0]
+
+        def record(self, task_id, score):
+            check_score(task_id, score)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "violation"),
+    [
+        ("", "[name] MySampler has no name attribute; add name = 'my-sampler' to the class"),
+        (
+            'name = "my sampler!"',
+            "[name] the sampler's name attribute is wrong: invalid sampler name 'my sampler!'",
+        ),
+    ],
+    ids=["removed", "invalid"],
+)
+def test_check_fails_a_class_without_a_valid_name_as_the_pytest_fixture_does(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    violation: str,
+) -> None:
+    source = NAMED.replace('name = "my-sampler"', name or "pass")
+    plugin = {"kit-test-my-sampler": (source, {"my-sampler": "MySampler"})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+    # What the sampler_conformance fixture of the plugin's own tests runs, on the class:
+    [failed] = check_sampler(registry.get("my-sampler").factory).violations
+    assert str(failed).startswith(violation)
+
+    assert main(["check", "my-sampler"]) == 1
+    out = capsys.readouterr().out
+    assert f"my-sampler: 1 violation(s) of the sampler contract\n  - {failed}\n" in out
 
 
 def test_show_of_a_name_two_distributions_provide_says_how_to_pick_one_here(
