@@ -160,16 +160,15 @@ def check_score(task_id: object, score: object) -> float:
             f"record() expects task_id as a str, got {type(task_id).__name__} {short_repr(task_id)}"
         )
     if type(score) is not float and not _is_real_number(score):
-        raise TypeError(
-            f"record({short_repr(task_id)}, ...) expects the score as a number in [0, 1], got "
-            f"{type(score).__name__} {short_repr(score)}; pass the reward the rollout achieved"
-        )
+        raise _not_a_number(task_id, score)
     try:
         value = float(score)  # type: ignore[arg-type]  # a real number, checked above
     except OverflowError:  # an int too large for a float
         value = math.inf
-    except (TypeError, ValueError):  # Decimal("sNaN"), or a number whose float() fails
+    except ValueError:  # Decimal("sNaN")
         value = math.nan
+    except TypeError:  # a number whose float() does not give one
+        raise _not_a_number(task_id, score) from None
     if not 0.0 <= value <= 1.0:  # NaN fails this comparison too
         raise ValueError(
             f"record({short_repr(task_id)}, {short_repr(score)}): the score must be a finite "
@@ -177,6 +176,13 @@ def check_score(task_id: object, score: object) -> float:
             f"recording it"
         )
     return value
+
+
+def _not_a_number(task_id: str, score: object) -> TypeError:
+    return TypeError(
+        f"record({short_repr(task_id)}, ...) expects the score as a number in [0, 1], got "
+        f"{type(score).__name__} {short_repr(score)}; pass the reward the rollout achieved"
+    )
 
 
 def _is_real_number(value: object) -> bool:

@@ -28,6 +28,7 @@ import os
 import re
 import shlex
 import stat
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
@@ -111,13 +112,17 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     A durable sampler (``create(spec, state=...)``) writes its record and round counts
     too. A symlink at ``path`` is kept: its target is written, since the path is yours
     to give. An existing file keeps its permissions; a new one is made 0600. Temporary
-    files that earlier saves of ``path`` left behind when killed are removed.
+    files that earlier saves of ``path`` left behind when killed are removed. A pipe, a
+    terminal or a device such as ``/dev/null`` is written into, not replaced (not
+    atomically: a pipe with no reader waits for one), and ``/dev/stdout`` through the
+    process's own standard output.
 
     Raises:
         TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
-        StateError: the directory is missing or not writable, ``path`` is an SQLite
-            database (a durable sampler's state) or a file SQLite keeps beside one, or the
-            sampler's ``state_dict()`` raised; any existing file at ``path`` is left as it was.
+        StateError: the directory is missing or not writable, ``path`` is a directory, a
+            block device, a socket, an SQLite database (a durable sampler's state) or a file
+            SQLite keeps beside one, or the sampler's ``state_dict()`` raised; any existing
+            regular file at ``path`` is left as it was.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
@@ -168,12 +173,14 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     """Write ``document`` as JSON to ``path`` atomically: a flushed temporary file, renamed.
 
     Keeps a symlink at ``path``, an existing file's permissions, and removes the temporary
-    files of killed earlier saves, as :func:`save_state` describes.
+    files of killed earlier saves, and writes into a pipe, a terminal or a device, as
+    :func:`save_state` describes.
 
     Raises:
-        StateError: the directory is missing or not writable, ``document`` is not JSON,
-            or it holds a count over 2**53 (which :func:`read_state_file`'s readers
-            refuse); any existing file at ``path`` is left as it was.
+        StateError: the directory is missing or not writable, ``path`` cannot take it (as
+            :func:`save_state` lists), ``document`` is not JSON, or it holds a count over
+            2**53 (which :func:`read_state_file`'s readers refuse); any existing regular
+            file at ``path`` is left as it was.
     """
     import secrets  # imported here: a sampler that is never saved never needs it
 
@@ -193,8 +200,9 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     if kind is not None and stat.S_ISDIR(kind):  # "" too: Path("") is "."
         raise StateError(f"{cannot}: it is a directory, not a file; name a file, such as "
                          f"{str(Path(given, 'state.json'))!r}")  # fmt: skip
-    if kind is not None and not stat.S_ISREG(kind):
-        _write_through(given, document, kind, cannot)
+    descriptor = _descriptor_of(given)
+    if descriptor is not None or (kind is not None and not stat.S_ISREG(kind)):
+        _write_through(given, document, kind, cannot, descriptor)
         return
     if not target.parent.is_dir():
         raise StateError(f"{cannot}: there is no directory {str(target.parent)!r}; create it, "
@@ -230,22 +238,48 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         raise
 
 
-def _write_through(path: Path, document: Mapping[str, Any], mode: int, cannot: str) -> None:
+def _write_through(
+    path: Path, document: Mapping[str, Any], kind: int | None, cannot: str, descriptor: int | None
+) -> None:
     """Write ``document`` into the special file at ``path`` (a pipe, a terminal, /dev/null),
-    which a rename would replace with a regular file; never a block device (a disk)."""
+    which a rename would replace with a regular file; never a block device (a disk) or a
+    socket. A name of one of this process's descriptors (``/dev/stdout``, ``/dev/fd/N``) is
+    written through that descriptor, so that a file it appends to (``>> run.log``) keeps what
+    it holds. A pipe with no reader waits for one, as a shell's ``> pipe`` does."""
     from ._files import kind_of
 
-    if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
-        raise StateError(f"{cannot}: it is {kind_of(mode)}; name a file")
+    if kind is not None and (stat.S_ISBLK(kind) or stat.S_ISSOCK(kind)):
+        raise StateError(f"{cannot}: it is {kind_of(kind)}; name a file")
     try:
         text = json.dumps(document, allow_nan=False)  # whole, before the first byte goes out
     except (ValueError, TypeError) as error:
         raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
     try:
-        with open(path, "w", encoding="utf-8") as handle:
+        if descriptor is None:
+            handle = open(path, "w", encoding="utf-8")  # noqa: SIM115  # closed below
+        else:
+            for stream in (sys.stdout, sys.stderr):  # what was printed before goes first
+                with contextlib.suppress(Exception):
+                    if stream is not None and stream.fileno() == descriptor:
+                        stream.flush()
+            handle = os.fdopen(os.dup(descriptor), "w", encoding="utf-8")
+        with handle:
             handle.write(text)
     except OSError as error:
         raise StateError(f"{cannot}: {error.strerror or error}") from error
+
+
+#: A name of a descriptor of this process: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N.
+_DESCRIPTOR_NAME = re.compile(r"/dev/(?:std(out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
+
+
+def _descriptor_of(path: Path) -> int | None:
+    """The descriptor of this process that ``path`` names, or None."""
+    found = _DESCRIPTOR_NAME.fullmatch(os.fspath(path))
+    if found is None:
+        return None
+    standard, number = found[1], found[2] or found[3]
+    return (1 if standard == "out" else 2) if standard else int(number)
 
 
 def _refuse_database(path: str | PathLike[str], target: Path) -> None:

@@ -384,14 +384,19 @@ def _call(frame: FrameType, arity: int) -> str:
 
 def _where(error: BaseException) -> str:
     """`` (at plugin.py:12)``: the innermost line of the sampler's own code that ``error``
-    came through, which is neither this package's (a ``check_score()`` that refused a
-    score) nor the standard library's (a ``random.choice()`` of nothing), or ``""``."""
-    where = ""
+    came through, or ``""``. Its own code is the package of the first frame the kit's call
+    reached outside this one (the sampler's method): not this package's (a ``check_score()``
+    that refused a score), the standard library's (a ``random.choice()`` of nothing) or
+    another library's (an attrs validator) that the sampler called."""
+    where, own = "", None
     for frame, line in traceback.walk_tb(error.__traceback__):
         module = frame.f_globals.get("__name__")
         top = module.partition(".")[0] if isinstance(module, str) else ""
-        if top != _PACKAGE and top not in sys.stdlib_module_names:
-            where = f" (at {shown(frame.f_code.co_filename, 200)}:{line})"
+        if own is None and top != _PACKAGE:
+            own = top
+        file = frame.f_code.co_filename
+        if top == own and not file.startswith("<"):  # not code made at run time (attrs')
+            where = f" (at {shown(file, 200)}:{line})"
     return where
 
 
@@ -407,6 +412,10 @@ def _resolve(
 
         def build(**given: Any) -> Any:
             return chosen.create(SamplerSpec(info.name, given, info.distribution))
+
+        # A class answers to its own name, which the pytest fixture checks; a preset (a
+        # factory that is not a class) to the name it is registered under, as served.
+        build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]
 
         parameters = {parameter.name for parameter in info.signature.parameters}
         return build, info.name, "seed" in parameters, info.form == "built-in"
@@ -559,10 +568,12 @@ def _bad_scores_taken(sampler: Any) -> str:
 
 
 def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
-    # The sampler's own name, as the fixture reads it: the registry serves a class selected
-    # by another name under that one, which would supply a missing or invalid name.
+    # A class's own name, as the fixture reads it: the registry serves a class selected by
+    # another name under that one, which would supply a missing or invalid name. A preset's
+    # is the name it is registered under, which the registry serves it by.
+    own = getattr(factory, "own_name", True)
     first, second = (
-        each.wrapped if isinstance(each, ServedSampler) else each
+        each.wrapped if own and isinstance(each, ServedSampler) else each
         for each in (factory(**params), factory(**params))
     )
     name = getattr(first, "name", _MISSING)

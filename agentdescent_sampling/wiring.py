@@ -64,7 +64,8 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     was made; otherwise, as in the first round, and on the asynchronous path, only where
     the card's two trace ids show the re-run (``record_trajectories=True``), else no gain.
     Works on both engine paths and with any merge policies, but not with an
-    ``aggregator_factory``, which replaces the policies.
+    ``aggregator_factory``, which replaces the policies. What it returns may serve several
+    runs one after another, not at once: the round's spend it reads is one run's.
 
     Raises:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
@@ -160,8 +161,9 @@ def _closing(
     count, then calls yours, whatever the sampler's ``end_round`` raised."""
 
     def on_round(info: Any) -> None:
-        tap.round_ended(info.tokens)
         try:
+            if tap.budgeted:
+                tap.round_ended(getattr(info, "tokens", None))
             if end_round is not None:
                 end_round(info.committed)
         finally:
@@ -258,8 +260,12 @@ class EvidenceTap:
             share = min(share, 1.0 - float(getattr(allocator, "budget_start", 0.5)))
         self._limit = max_tokens * share
 
-    def round_ended(self, tokens: int) -> None:
-        """The run's cumulative token spend at the end of a round (``RoundInfo.tokens``)."""
+    def round_ended(self, tokens: object) -> None:
+        """The run's cumulative token spend at the end of a round (``RoundInfo.tokens``);
+        anything but a count makes the spend unknown again."""
+        if isinstance(tokens, bool) or not isinstance(tokens, int):
+            self._spent = None
+            return
         last = self._spent[0] if self._spent is not None else tokens
         self._spent = (tokens, max(0, tokens - last))
 
@@ -364,9 +370,13 @@ class _Wrapped:
     and counts never carry over from one run to the next.
     """
 
-    def __init__(self, inner: Any, tap: EvidenceTap, default: Callable[[], Any]) -> None:
+    def __init__(
+        self, inner: Any, tap: EvidenceTap, default: Callable[[], Any] | None = None
+    ) -> None:
+        if inner is None and default is None:
+            raise TypeError(f"{type(self).__name__}() needs the policy to wrap, or a default")
         self._default = default if inner is None else None
-        self.inner = default() if inner is None else inner
+        self.inner = default() if inner is None and default is not None else inner
         self.tap = tap
 
     def configure(self, config: Any) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Optional, Union
 
+import attrs
 import pytest
 
 from agentdescent_sampling import (
@@ -247,6 +248,33 @@ class SkipsTheFirst:
         check_score(task_id, score)
 
 
+@attrs.define
+class _WholeScore:
+    value: int = attrs.field(validator=attrs.validators.instance_of(int))
+
+
+class ValidatesWithAttrs:
+    """Records through an attrs validator, which refuses a float score inside attrs."""
+
+    name = "validates-with-attrs"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        _WholeScore(score)  # type: ignore[arg-type]  # attrs' TypeError, raised in attrs
+
+
+def test_the_line_a_failure_names_is_the_samplers_own_not_another_librarys_it_called() -> None:
+    source, start = inspect.getsourcelines(ValidatesWithAttrs.record)
+    line = start + next(i for i, text in enumerate(source) if "_WholeScore(score)" in text)
+
+    report = check_sampler(ValidatesWithAttrs)
+
+    (message,) = {violation.message for violation in report.violations}
+    assert f"(at {__file__}:{line})" in message, message
+
+
 def test_the_line_a_failure_names_is_the_samplers_own_not_the_librarys_it_called() -> None:
     source, start = inspect.getsourcelines(SkipsTheFirst.pick)
     at = {
@@ -260,10 +288,10 @@ def test_the_line_a_failure_names_is_the_samplers_own_not_the_librarys_it_called
     one_task = messages["pick-returns-a-member"]
     assert one_task.startswith("pick(['only-task'], 0) raised ValueError: ")
     assert one_task.endswith(f" (at {at['check_keys']})")
-    assert messages["empty-shard"] == (
-        f"pick([], 0) raised IndexError: Cannot choose from an empty sequence (at "
-        f"{at['random.choice']}); expected ValueError (agentdescent_sampling.check_keys raises "
-        f"it for you)"
+    # The IndexError's own words differ between Python versions.
+    said = re.escape(f"(at {at['random.choice']}); expected ValueError (agentdescent_sampling")
+    assert re.fullmatch(
+        f"pick\\(\\[\\], 0\\) raised IndexError: .+ {said}.*", messages["empty-shard"]
     )
 
 

@@ -65,6 +65,23 @@ def test_valid_scores_come_back_as_floats(score: float) -> None:
     assert check_score("t", score) == float(score)
 
 
+class _IntFloat:
+    """A registered real number whose ``float()`` is wrong: it returns an int."""
+
+    def __float__(self) -> int:
+        return 1
+
+
+numbers.Real.register(_IntFloat)
+
+
+def test_a_real_number_whose_float_fails_is_refused_as_not_a_number() -> None:
+    with pytest.raises(
+        TypeError, match="expects the score as a number in \\[0, 1\\], got _IntFloat"
+    ):
+        check_score("task-7", _IntFloat())
+
+
 def test_task_id_must_be_a_string() -> None:
     with pytest.raises(TypeError, match="task_id"):
         check_score(7, 0.5)

@@ -148,6 +148,22 @@ def test_saving_over_a_directory_says_to_name_a_file_and_leaves_no_temporary(
     assert os.listdir(tmp_path) == ["taken"]
 
 
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout on this system")
+def test_saving_to_dev_stdout_appended_to_a_file_keeps_what_the_file_held(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("line 1\n", encoding="utf-8")
+    code = (
+        "from agentdescent_sampling import create, save_state\n"
+        "save_state(create('round-robin'), '/dev/stdout')\n"
+    )
+    with open(log, "a", encoding="utf-8") as appended:  # run >> run.log
+        subprocess.run([sys.executable, "-c", code], stdout=appended, check=True)
+
+    held, saved = log.read_text(encoding="utf-8").split("\n", 1)
+    assert held == "line 1"
+    assert json.loads(saved)["sampler"] == "round-robin"
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 def test_saving_into_a_named_pipe_writes_through_it_and_leaves_it_a_pipe(tmp_path: Path) -> None:
     # A pipe, a terminal or /dev/null: a rename would put a regular file in its place.

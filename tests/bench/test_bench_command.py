@@ -166,12 +166,11 @@ def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
     [
         ("no/x.png", "the directory '.*no' does not exist"),
         (".", "is a directory; give a file in it, such as '.*gains.png'"),
-        ("", "is a directory"),
         ("here", "is a directory"),
         ("x.pdf", r"the plot is a PNG image, not \.pdf; give a name ending in .png, such as "
          r"'.*x.png'"),
     ],
-    ids=["missing-directory", "dot", "empty", "a-directory", "another-format"],
+    ids=["missing-directory", "dot", "a-directory", "another-format"],
 )  # fmt: skip
 def test_a_plot_path_it_could_not_write_fails_before_the_run(
     bench_args: Args, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plot: str, message: str
@@ -181,6 +180,15 @@ def test_a_plot_path_it_could_not_write_fails_before_the_run(
     (tmp_path / "here").mkdir()
     with pytest.raises(BenchError, match=message):  # 100,000 seeds would take minutes
         bench_command(bench_args("share", "--seeds", "10000", "--plot", plot))
+
+
+def test_an_empty_plot_path_is_a_usage_error(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench_args("share", "--plot", "")
+    assert exited.value.code == 2
+    assert "argument --plot: an empty path; name a file" in capsys.readouterr().err
 
 
 def test_a_plot_path_under_a_tilde_is_under_home(

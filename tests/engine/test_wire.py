@@ -419,3 +419,19 @@ def test_workers_sharing_a_shard_leave_a_task_that_failed_in_the_round_to_the_ne
     # Told that rounds end (from the first on_round), it waits for its round's merge.
     assert [pick for pick in _repicked_after_failing(wired) if pick[0] > 0] == []
     assert not all(passed for _, _, passed in wired.log)
+
+
+@pytest.mark.parametrize("budget", [{}, {"max_tokens": 1000}], ids=["no-budget", "max-tokens"])
+def test_your_on_round_is_called_with_a_round_info_that_has_no_token_count(
+    budget: dict[str, Any],
+) -> None:
+    import types
+
+    calls: list[Any] = []
+    sampler = Listening()
+    info = types.SimpleNamespace(round=0, committed=1)  # another engine's, or a test's
+
+    wire(sampler, on_round=calls.append, **budget)["on_round"](info)
+
+    assert calls == [info]
+    assert sampler.state_dict()["rounds_close"]  # told of the round's end

@@ -12,6 +12,8 @@ from agentdescent_sampling import (
     Registry,
     SamplerConflictError,
     UnknownSamplerError,
+    check_keys,
+    check_score,
 )
 from agentdescent_sampling.testing import check_sampler
 from tests.support.venv import Venv
@@ -107,6 +109,26 @@ def test_a_registered_preset_answers_to_its_own_name() -> None:
     report = check_sampler("second-key", registry=registry)
     assert "name" in report.checks
     assert "name" not in [violation.check for violation in report.violations]
+
+
+def test_a_preset_of_a_class_without_a_name_passes_the_kits_name_check_by_its_own() -> None:
+    class Nameless:
+        def __init__(self, start: int = 0) -> None:
+            self.start = start
+
+        def pick(self, keys: list[str], round_index: int) -> str:
+            return check_keys(keys)[self.start % len(keys)]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+
+    registry = Registry(only=[])
+    registry.register(functools.partial(Nameless, start=1), name="nameless-preset")
+
+    report = check_sampler("nameless-preset", registry=registry)
+
+    assert "name" in report.checks
+    assert [violation.check for violation in report.violations] == []
 
 
 def test_a_name_both_registered_and_installed_needs_a_provider(zoo: Venv) -> None:
