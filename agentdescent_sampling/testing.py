@@ -1096,7 +1096,7 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
     difference = _difference(before, after, f"{method}()", ("before", "after"))
     if difference:
         yield Violation(
-            "instances",
+            "instances-apart",
             f"{_SCRIPTED} picks and records on one instance changed the {method}() of another: "
             f"{difference}. Keep what record() learns on the instance: a mutable default "
             f"argument (weights={{}}) or a class attribute is shared by every instance",

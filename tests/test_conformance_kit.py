@@ -985,7 +985,7 @@ class SharedOnTheClass(Counts):
 def test_instances_that_share_what_they_learn_are_a_violation(factory: type, method: str) -> None:
     report = check_sampler(factory)
 
-    [violation] = [each for each in report.violations if each.check == "instances"]
+    [violation] = [each for each in report.violations if each.check == "instances-apart"]
     assert violation.message.startswith(
         f"40 picks and records on one instance changed the {method}() of another: {method}()["
     )
