@@ -110,6 +110,19 @@ def parse_bounded(
     return document
 
 
+def refuse_no_path(path: object, call: str) -> None:
+    """Raise a TypeError naming ``call`` unless ``path`` is a file path: a ``str`` or an
+    ``os.PathLike`` of one (``bytes`` paths are not taken)."""
+    if isinstance(path, str) or (
+        isinstance(path, os.PathLike) and isinstance(path.__fspath__(), str)
+    ):
+        return
+    raise TypeError(
+        f"{call} takes a file path, a str or a pathlib.Path; got {type(path).__name__} "
+        f"{short_repr(path)}"
+    )
+
+
 def checked_path(path: str | os.PathLike[str]) -> Path:
     """``path`` with ``~`` expanded, if a file there can be looked up.
 

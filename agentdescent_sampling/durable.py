@@ -67,7 +67,6 @@ import collections
 import contextlib
 import functools
 import json
-import operator
 import os
 import time
 import warnings
@@ -81,7 +80,15 @@ from typing import Any
 from ._files import SEPARATORS
 from ._statedb import SIDECARS, StateDB, loads, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
-from .protocol import MAX_COUNT, Stateful, TaskSampler, is_stateful, short_repr
+from .protocol import (
+    MAX_COUNT,
+    Stateful,
+    TaskSampler,
+    check_round_index,
+    is_stateful,
+    refuse_a_class,
+    short_repr,
+)
 from .served import ServedSampler
 from .state import (
     PLAIN_JSON,
@@ -184,6 +191,7 @@ class DurableSampler(ServedSampler):
         *,
         spec: str | Mapping[str, Any] | None = None,
     ) -> None:
+        refuse_a_class(sampler, "DurableSampler()")
         name = sampler_name(sampler)
         target = state_path(path)
         if not is_stateful(sampler):
@@ -267,7 +275,7 @@ class DurableSampler(ServedSampler):
             ValueError: the round index, so continued, is 2**53 or more (or below -2**53),
                 past the counts a state file holds; nothing has changed then.
         """
-        shifted = self._round_base + operator.index(round_index)
+        shifted = self._round_base + check_round_index(round_index)
         if not -MAX_COUNT <= shifted < MAX_COUNT:
             base = self._round_base
             continued = f" ({base:,} rounds of the state before it)" if base else ""

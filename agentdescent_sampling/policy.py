@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from ._version import __version__
 from .errors import InvalidSamplerConfig
+from .protocol import short_repr
 
 __all__ = [
     "BUILTINS",
@@ -152,7 +153,21 @@ class Policy(NamedTuple):
 
         Raises:
             InvalidSamplerConfig: ``AGENTDESCENT_SAMPLERS_STRICT`` is not a yes or a no.
+            TypeError: ``disable`` or ``only`` is a string (which would be read as its
+                characters), or ``strict`` is not a bool.
         """
+        for argument, given in (("disable", disable), ("only", only)):
+            if isinstance(given, (str, bytes)):
+                raise TypeError(
+                    f"Registry({argument}=...) takes a list of names, not the string "
+                    f"{short_repr(given)}, which would be read as its characters: write "
+                    f"{argument}=[{short_repr(given)}]"
+                )
+        if strict is not None and not isinstance(strict, bool):
+            raise TypeError(
+                f"Registry(strict=...) takes True, False or None (the environment decides); "
+                f"got {type(strict).__name__} {short_repr(strict)}"
+            )
         disabled = _names(disable) if disable is not None else _env_names(DISABLE_ENV)
         allowed: frozenset[str] | None
         if only is not None:

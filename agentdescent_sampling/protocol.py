@@ -115,7 +115,24 @@ def check_round_index(round_index: SupportsIndex) -> int:
     Raises:
         TypeError: ``round_index`` is not an integer (``operator.index`` refuses it).
     """
-    return operator.index(round_index)
+    try:
+        return operator.index(round_index)
+    except TypeError:
+        raise TypeError(
+            f"pick(keys, round_index) expects round_index as a whole number, the round "
+            f"evolve() is in (0, 1, 2, ...); got {type(round_index).__name__} "
+            f"{short_repr(round_index)}"
+        ) from None
+
+
+def refuse_a_class(sampler: object, call: str) -> None:
+    """Raise a TypeError naming ``call`` if ``sampler`` is a class, not a sampler: a class
+    has the methods too, so every other check would take it."""
+    if isinstance(sampler, type):
+        raise TypeError(
+            f"{call} takes a sampler, not the class {sampler.__name__}: pass an instance, "
+            f"{sampler.__name__}()"
+        )
 
 
 def check_pick(keys: object, round_index: SupportsIndex) -> tuple[Sequence[str], int]:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import StateError
-from .protocol import TaskSampler, short_repr
+from .protocol import TaskSampler, refuse_a_class, short_repr
 
 __all__ = ["ServedSampler", "synchronized"]
 
@@ -128,6 +128,7 @@ def synchronized(sampler: TaskSampler) -> ServedSampler:
         if sampler.lock is not None:
             return sampler
         return ServedSampler(sampler.wrapped, name=sampler._renamed, lock=True)
+    refuse_a_class(sampler, "synchronized()")
     if not isinstance(sampler, TaskSampler):
         raise TypeError(
             f"synchronized() expects a sampler with pick() and record(), got "

@@ -132,9 +132,16 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
             is over 1 MiB or nested over 32 levels deep, the key is missing, or the
             spec under it is malformed.
+        TypeError: ``path`` is not a file path (a ``str`` or a ``pathlib.Path``).
     """
     # Imported here: create() by name reads no file.
-    from ._files import CONFIG_MARKS, MAX_CONFIG_VALUES, load_document, reason_of
+    from ._files import (
+        CONFIG_MARKS,
+        MAX_CONFIG_VALUES,
+        load_document,
+        reason_of,
+        refuse_no_path,
+    )
 
     if not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY:
         raise InvalidSamplerConfig(
@@ -142,6 +149,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             f"'tool.agentdescent.task_sampler' (at most {_MAX_KEY} characters), got "
             f"{type(key).__name__} {short_repr(key)}"
         )
+    refuse_no_path(path, "spec_from_file()")
     file = Path(path)
     where = short_repr(str(file), _SHOWN_PATH)
     try:

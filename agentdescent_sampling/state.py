@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import StateError
-from .protocol import MAX_COUNT, Stateful, is_count, is_stateful, short_repr
+from .protocol import (
+    MAX_COUNT,
+    Sampler,
+    Stateful,
+    is_count,
+    is_stateful,
+    refuse_a_class,
+    short_repr,
+)
 
 __all__ = [
     "CONTAINS_ITSELF",
@@ -106,7 +114,7 @@ def check_document(document: Mapping[str, Any], name: str, where: str) -> tuple[
     return document.get("state"), records, rounds
 
 
-def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
+def save_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
     """Write the sampler's state to ``path`` as a JSON document, atomically.
 
     A durable sampler (``create(spec, state=...)``) writes its record and round counts
@@ -118,14 +126,18 @@ def save_state(sampler: Stateful, path: str | PathLike[str]) -> None:
     process's own standard output.
 
     Raises:
-        TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
+        TypeError: ``sampler`` is a class, or has no ``state_dict()`` and
+            ``load_state_dict()``; or ``path`` is not a file path.
         StateError: the directory is missing or not writable, ``path`` is a directory, a
             block device, a socket, an SQLite database (a durable sampler's state) or a file
             SQLite keeps beside one, or the sampler's ``state_dict()`` raised; any existing
             regular file at ``path`` is left as it was.
     """
+    from ._files import refuse_no_path
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
+    refuse_a_class(sampler, "save_state()")
+    refuse_no_path(path, "save_state()")
     if not is_stateful(sampler):
         raise TypeError(not_stateful(sampler, f"be saved to {str(path)!r}"))
     if isinstance(sampler, DurableSampler):
@@ -391,18 +403,22 @@ def _spelled(root: str, keys: list[Any]) -> str:
     return root + "".join(f"[{safe_repr(key)}]" for key in keys[1:])
 
 
-def load_state(sampler: Stateful, path: str | PathLike[str]) -> None:
+def load_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
     """Read a file written by :func:`save_state` into ``sampler``.
 
     Into a durable sampler, the state and its counts become the durable state's, at once.
 
     Raises:
-        TypeError: ``sampler`` has no ``state_dict()`` and ``load_state_dict()``.
+        TypeError: ``sampler`` is a class, or has no ``state_dict()`` and
+            ``load_state_dict()``; or ``path`` is not a file path.
         StateError: the file is missing, truncated, corrupt, not a regular file, over
             1 GiB, of another version or of another sampler; ``sampler`` is left unchanged.
     """
+    from ._files import refuse_no_path
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
+    refuse_a_class(sampler, "load_state()")
+    refuse_no_path(path, "load_state()")
     if not is_stateful(sampler):
         raise TypeError(not_stateful(sampler, f"load the state in {str(path)!r}"))
     where = str(path)

@@ -122,3 +122,16 @@ def test_a_state_that_is_no_state_dict_of_the_sampler_says_what_it_lacks(
         check_state(state, "x", 1)
     assert told in str(refused.value)
     assert "None" not in str(refused.value)
+
+
+@pytest.mark.parametrize("name", ["round-robin", "difficulty-weighted", "informative-band",
+                                  "fixable-first"])  # fmt: skip
+@pytest.mark.parametrize("round_index", ["1", 1.0, None])
+def test_a_round_index_that_is_no_whole_number_is_refused_naming_pick_and_the_value(
+    name: str, round_index: object
+) -> None:
+    from agentdescent_sampling import create
+
+    with pytest.raises(TypeError, match=r"pick\(keys, round_index\) expects round_index as a "
+                       r"whole number.*; got "):  # fmt: skip
+        create(name).pick(["a", "b"], round_index)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ import codecs
 import json
 import os
 import random
+import re
 import signal
 import stat
 import subprocess
@@ -18,6 +19,8 @@ from typing import Any
 import pytest
 
 from agentdescent_sampling import (
+    DurableSampler,
+    RoundRobin,
     SamplerInfo,
     StateError,
     Stateful,
@@ -25,6 +28,8 @@ from agentdescent_sampling import (
     create,
     load_state,
     save_state,
+    spec_from_file,
+    synchronized,
 )
 from agentdescent_sampling.state import write_state_file
 
@@ -358,3 +363,27 @@ def test_saving_a_count_no_reader_takes_names_where_it_is(tmp_path: Path) -> Non
         "9,007,199,254,740,992 a state file holds (its readers would refuse it); start the "
         "sampler fresh"
     ) in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [(lambda: save_state(RoundRobin, "s.json"), "save_state() takes a sampler, not the class "
+      "RoundRobin: pass an instance, RoundRobin()"),
+     (lambda: load_state(RoundRobin, "s.json"), "load_state() takes a sampler, not the class"),
+     (lambda: synchronized(RoundRobin), "synchronized() takes a sampler, not the class"),  # type: ignore[arg-type]
+     (lambda: DurableSampler(RoundRobin, "s.sqlite"), "DurableSampler() takes a sampler, not"),  # type: ignore[arg-type]
+     (lambda: save_state(RoundRobin(), None), "save_state() takes a file path, a str or a "
+      "pathlib.Path; got NoneType None"),  # type: ignore[arg-type]
+     (lambda: load_state(RoundRobin(), b"s.json"), "load_state() takes a file path"),  # type: ignore[arg-type]
+     (lambda: spec_from_file(None), "spec_from_file() takes a file path"),  # type: ignore[arg-type]
+    ],
+    ids=["save-a-class", "load-a-class", "synchronize-a-class", "durable-class", "save-to-none",
+         "load-bytes", "spec-from-none"],
+)  # fmt: skip
+def test_a_class_for_a_sampler_or_no_path_for_a_file_is_told_what_to_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: Callable[[], object], told: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError, match=re.escape(told)):
+        call()
+    assert os.listdir(tmp_path) == []

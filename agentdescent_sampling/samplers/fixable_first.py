@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +15,7 @@ from ..errors import StateError
 from ..pending import Pending
 from ..protocol import (
     SOLVED,
-    check_keys,
+    check_pick,
     check_score,
     check_state,
     check_task_id,
@@ -278,8 +277,7 @@ class FixableFirst:
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return the least recently picked free key worth half the best, or overdue; see
         the class."""
-        keys = check_keys(keys)
-        operator.index(round_index)
+        keys, _ = check_pick(keys, round_index)
         with self._lock:
             groups = self._grouping()
             shard = groups.shard(keys)  # checks the keys before anything changes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -161,3 +162,17 @@ def test_a_name_both_registered_and_installed_needs_a_provider(zoo: Venv) -> Non
 def test_an_unregistered_name_is_still_unknown() -> None:
     with pytest.raises(UnknownSamplerError):
         Registry(only=[]).create("first-key")
+
+
+@pytest.mark.parametrize(
+    ("given", "told"),
+    [({"disable": "agentdescent-sampling-hardest"}, "write disable=\\['agentdescent-sampling"),
+     ({"only": "agentdescent-sampling-extras"}, "write only=\\['agentdescent-sampling-extras'\\]"),
+     ({"strict": "no"}, "takes True, False or None .*; got str 'no'")],
+    ids=["disable", "only", "strict"],
+)  # fmt: skip
+def test_a_policy_argument_of_the_wrong_shape_is_refused_not_read_by_its_characters(
+    given: dict[str, Any], told: str
+) -> None:
+    with pytest.raises(TypeError, match=told):
+        Registry(**given)
