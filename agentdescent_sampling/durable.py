@@ -359,6 +359,18 @@ class DurableSampler(ServedSampler):
     ) -> None:
         self.close()
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Refused: a copy would hold the same SQLite file, which one sampler holds at once.
+
+        Raises:
+            TypeError: always, saying what to send to another process instead.
+        """
+        raise TypeError(
+            f"a DurableSampler holds its state file {str(self.path)!r} open, so it cannot be "
+            f"copied or pickled: copy the sampler it keeps (durable.wrapped), or close it and "
+            f"open the file where it is needed with create(spec, state=path)"
+        )
+
     def __repr__(self) -> str:
         served = ServedSampler(self.wrapped, name=self._renamed, lock=self._given_lock)
         return f"DurableSampler({served!r}, {str(self.path)!r})"

@@ -21,6 +21,7 @@ sampler's, by one rule, :meth:`ServedSampler.__getattr__`.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -78,6 +79,11 @@ class ServedSampler:
             value = self._load_state_dict
         return self._method(attribute, value)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled with a copy of the sampler it serves (a copy learns apart, as
+        the built-ins' copies do), under a lock of its own."""
+        return (_served, (copy.copy(self.wrapped), self._renamed, self.lock is not None))
+
     def __repr__(self) -> str:
         if self._renamed is None:
             return f"synchronized({self.wrapped!r})" if self.lock else repr(self.wrapped)
@@ -114,6 +120,10 @@ class ServedSampler:
             )
         own = getattr(self.wrapped, "name", None)
         self.wrapped.load_state_dict({**state, "sampler": own})  # type: ignore[attr-defined]
+
+
+def _served(sampler: TaskSampler, name: str | None, lock: bool) -> ServedSampler:
+    return ServedSampler(sampler, name=name, lock=lock)
 
 
 def synchronized(sampler: TaskSampler) -> ServedSampler:

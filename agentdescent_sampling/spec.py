@@ -87,6 +87,11 @@ class SamplerSpec:
     provider: str | None = None
     source: str | None = attrs.field(default=None, eq=False, repr=False)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled and copied by its fields, so a spec can be sent to a worker process (its
+        parameters are a read-only view, which pickle does not take)."""
+        return (SamplerSpec, (self.name, dict(self.params), self.provider, self.source))
+
     def __str__(self) -> str:
         """The spec in string form, ``name:key=value,...`` (without the provider)."""
         if not self.params:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import copy
 import json
 import os
+import pickle
 import random
 import re
 import signal
@@ -22,6 +24,7 @@ from agentdescent_sampling import (
     DurableSampler,
     RoundRobin,
     SamplerInfo,
+    SamplerSpec,
     StateError,
     Stateful,
     available,
@@ -387,3 +390,36 @@ def test_a_class_for_a_sampler_or_no_path_for_a_file_is_told_what_to_pass(
     with pytest.raises(TypeError, match=re.escape(told)):
         call()
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+@pytest.mark.parametrize(
+    "copied", [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))],
+    ids=["copy", "deepcopy", "pickle"],
+)  # fmt: skip
+def test_a_copy_of_a_sampler_picks_as_it_does_and_learns_apart(
+    name: str, copied: Callable[[Any], Any]
+) -> None:
+    keys = ["a", "b", "c", "d"]
+    sampler = synchronized(create(name))  # a served sampler copies what it serves
+    for step in range(12):
+        sampler.record(sampler.pick(keys, step), float(step % 3 == 0))
+    twin = copied(sampler)
+
+    assert repr(twin) == repr(sampler)
+    assert twin.state_dict() == sampler.state_dict()
+    assert [twin.pick(keys, 12 + step) for step in range(4)] == [
+        sampler.pick(keys, 12 + step) for step in range(4)
+    ]
+    before = copy.deepcopy(sampler.state_dict())
+    twin.record("a", 1.0)
+    assert sampler.state_dict() == before
+
+
+def test_a_spec_pickles_and_a_durable_sampler_refuses_saying_what_to_send(tmp_path: Path) -> None:
+    spec = SamplerSpec("difficulty-weighted", {"c": 0.1}, None, "run.toml")
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert copy.deepcopy(spec).source == "run.toml"
+    durable = create("round-robin", state=tmp_path / "state.sqlite")
+    with durable, pytest.raises(TypeError, match=r"copy the sampler it keeps \(durable.wrapped\)"):
+        pickle.dumps(durable)

@@ -13,6 +13,7 @@ from ..errors import StateError
 from ..pending import Pending
 from ..protocol import SOLVED, check_pick, check_score, check_state, is_count
 from ..validators import boolean, number_in, solved_if_none, solved_threshold
+from ._copies import CopiedByState
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 
@@ -29,7 +30,7 @@ _FLOOR = 1e-3
 
 
 @attrs.define(eq=False)
-class DifficultyWeighted:
+class DifficultyWeighted(CopiedByState):
     """Prefer tasks that still carry learning signal, with a small UCB exploration bonus.
 
     Each task keeps ``(passes, trials)``; a rollout passes when its score reaches

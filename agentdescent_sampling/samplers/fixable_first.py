@@ -25,6 +25,7 @@ from ..protocol import (
     short_repr,
 )
 from ..validators import number_in, solved_if_none, solved_threshold
+from ._copies import CopiedByState
 from ._graded import GradedScoreWatch
 from ._groups import Filing, TaskGroups
 
@@ -156,7 +157,7 @@ class _Task:
 
 
 @attrs.define(eq=False)
-class FixableFirst:
+class FixableFirst(CopiedByState):
     """Roll out a task whose next failure is among the likeliest to teach the reflector a fix.
 
     The artifact improves only when a rollout *fails* on a task the reflector can fix, often

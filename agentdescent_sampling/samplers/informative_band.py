@@ -16,6 +16,7 @@ from ..errors import StateError
 from ..pending import Pending
 from ..protocol import SOLVED, check_pick, check_score, check_state, is_count, is_real
 from ..validators import boolean, number_in, solved_if_none, solved_threshold, whole_number_in
+from ._copies import CopiedByState
 from ._graded import GradedScoreWatch
 from ._index import ShardIndex
 
@@ -50,7 +51,7 @@ _Signature = tuple[float, float, float, float]
 
 
 @attrs.define(eq=False)
-class InformativeBand:
+class InformativeBand(CopiedByState):
     """Roll out the task most likely to be informative now, robust to noisy and drifting rewards.
 
     A task is informative while its pass rate ``p`` lies in [0.1, 0.9]. Each task's

@@ -11,12 +11,13 @@ import attrs
 from ..pending import Pending
 from ..protocol import check_pick, check_score, check_state, check_task_id
 from ..validators import boolean
+from ._copies import CopiedByState
 
 __all__ = ["RoundRobin"]
 
 
 @attrs.define(eq=False)
-class RoundRobin:
+class RoundRobin(CopiedByState):
     """Cycle through the shard in order, the engine's deterministic default.
 
     ``pick`` returns ``keys[round_index % len(keys)]``.
