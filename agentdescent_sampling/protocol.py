@@ -215,7 +215,8 @@ def _is_real_number(value: object) -> bool:
 class Sampler(TaskSampler, Protocol):
     """What ``create()`` returns: a :class:`TaskSampler` with its ``name``, and every other
     method the sampler has (``stats()``, ``state_dict()``, ``end_round()``, ...), typed ``Any``
-    since which sampler a config selects is only known when it runs."""
+    since which sampler a config selects is only known when it runs. It is for type checkers:
+    at run time ask ``isinstance(obj, TaskSampler)``, which this type cannot answer."""
 
     @property
     def name(self) -> str:
