@@ -75,7 +75,7 @@ from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 from ._files import SEPARATORS
 from ._statedb import SIDECARS, StateDB, loads, sidecar_of
@@ -359,7 +359,15 @@ class DurableSampler(ServedSampler):
     ) -> None:
         self.close()
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __copy__(self) -> NoReturn:
+        """Refused, as :meth:`__reduce__` is."""
+        self.__reduce__()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
+        """Refused, as :meth:`__reduce__` is."""
+        self.__reduce__()
+
+    def __reduce__(self) -> NoReturn:
         """Refused: a copy would hold the same SQLite file, which one sampler holds at once.
 
         Raises:

@@ -157,11 +157,12 @@ class Policy(NamedTuple):
                 characters), or ``strict`` is not a bool.
         """
         for argument, given in (("disable", disable), ("only", only)):
-            if isinstance(given, (str, bytes)):
+            if isinstance(given, (str, bytes, bytearray)):
+                name = given if isinstance(given, str) else bytes(given).decode(errors="replace")
                 raise TypeError(
-                    f"Registry({argument}=...) takes a list of names, not the string "
-                    f"{short_repr(given)}, which would be read as its characters: write "
-                    f"{argument}=[{short_repr(given)}]"
+                    f"Registry({argument}=...) takes a list of names (str), not "
+                    f"{type(given).__name__} {short_repr(given)}, which would be read as its "
+                    f"characters: write {argument}=[{short_repr(name)}]"
                 )
         if strict is not None and not isinstance(strict, bool):
             raise TypeError(

@@ -106,6 +106,8 @@ class Registry:
 
     Raises:
         InvalidSamplerConfig: ``AGENTDESCENT_SAMPLERS_STRICT`` is neither a yes nor a no.
+        TypeError: ``disable`` or ``only`` is a string rather than a list of them, or
+            ``strict`` is not a bool.
     """
 
     def __init__(

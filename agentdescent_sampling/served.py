@@ -79,10 +79,25 @@ class ServedSampler:
             value = self._load_state_dict
         return self._method(attribute, value)
 
+    def __copy__(self) -> ServedSampler:
+        """A copy serving a copy of the sampler it serves (which learns apart, as the
+        built-ins' copies do), taken under the lock, with a lock of its own."""
+        with self._held():
+            return ServedSampler(copy.copy(self.wrapped), name=self._renamed, lock=self._locked)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ServedSampler:
+        """As :meth:`__copy__`, with a deep copy of the sampler it serves."""
+        with self._held():
+            wrapped = copy.deepcopy(self.wrapped, memo)
+        return ServedSampler(wrapped, name=self._renamed, lock=self._locked)
+
     def __reduce__(self) -> tuple[Any, ...]:
-        """Copied and pickled with a copy of the sampler it serves (a copy learns apart, as
-        the built-ins' copies do), under a lock of its own."""
-        return (_served, (copy.copy(self.wrapped), self._renamed, self.lock is not None))
+        """Pickled with the sampler it serves, and a lock of its own when unpickled."""
+        return (_served, (self.wrapped, self._renamed, self._locked))
+
+    @property
+    def _locked(self) -> bool:
+        return self.lock is not None
 
     def __repr__(self) -> str:
         if self._renamed is None:

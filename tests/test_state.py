@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from agentdescent_sampling import (
@@ -423,3 +424,31 @@ def test_a_spec_pickles_and_a_durable_sampler_refuses_saying_what_to_send(tmp_pa
     durable = create("round-robin", state=tmp_path / "state.sqlite")
     with durable, pytest.raises(TypeError, match=r"copy the sampler it keeps \(durable.wrapped\)"):
         pickle.dumps(durable)
+
+
+def test_a_subclass_of_a_built_in_is_copied_as_python_copies_it_fields_and_all() -> None:
+    @attrs.define(eq=False)
+    class Counted(RoundRobin):
+        calls: int = attrs.field(init=False, default=0)
+
+    counted = Counted()
+    counted.calls = 2
+
+    assert copy.copy(counted).calls == 2
+
+
+def test_a_deep_copy_keeps_a_served_sampler_and_what_it_serves_one_object() -> None:
+    served = synchronized(create("difficulty-weighted"))
+    one, other = copy.deepcopy([served, served.wrapped])
+
+    assert one.wrapped is other
+    assert one.lock is not None
+    assert one.lock is not served.lock
+
+
+def test_a_durable_sampler_refuses_a_shallow_or_deep_copy_too(tmp_path: Path) -> None:
+    durable = create("round-robin", state=tmp_path / "state.sqlite")
+    with durable:
+        for copied in (copy.copy, copy.deepcopy):
+            with pytest.raises(TypeError, match="cannot be copied or pickled"):
+                copied(durable)

@@ -168,8 +168,9 @@ def test_an_unregistered_name_is_still_unknown() -> None:
     ("given", "told"),
     [({"disable": "agentdescent-sampling-hardest"}, "write disable=\\['agentdescent-sampling"),
      ({"only": "agentdescent-sampling-extras"}, "write only=\\['agentdescent-sampling-extras'\\]"),
+     ({"disable": b"rr"}, "not bytes b'rr', .*: write disable=\\['rr'\\]"),
      ({"strict": "no"}, "takes True, False or None .*; got str 'no'")],
-    ids=["disable", "only", "strict"],
+    ids=["disable", "only", "bytes", "strict"],
 )  # fmt: skip
 def test_a_policy_argument_of_the_wrong_shape_is_refused_not_read_by_its_characters(
     given: dict[str, Any], told: str
