@@ -19,7 +19,7 @@ from typing import Any, Literal, TextIO
 from ._display import safe_repr, shown
 from .discovery import scan
 from .params import signature_of
-from .policy import DISABLE_ENV, RESERVED, EntryPoint, Policy, normalize
+from .policy import RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
@@ -131,7 +131,7 @@ def _valid_names(
             f"reserved, so the built-in is used and this registration is ignored. Rename it",
         )
     if keys & policy.disable:
-        raise Refused("disabled", f"disabled by {DISABLE_ENV}")
+        raise Refused("disabled", f"disabled by {policy.disable_by}")
     return names
 
 

@@ -136,11 +136,15 @@ class Policy(NamedTuple):
         disable: normalized sampler or distribution names that never load.
         only: normalized distribution names whose plugins may load, or ``None`` for all.
         strict: whether a plugin failure raises instead of being recorded.
+        disable_by: where ``disable`` came from, as messages name it.
+        only_by: where ``only`` came from, as messages name it.
     """
 
     disable: frozenset[str]
     only: frozenset[str] | None
     strict: bool
+    disable_by: str = DISABLE_ENV
+    only_by: str = ONLY_ENV
 
     @classmethod
     def read(
@@ -175,7 +179,13 @@ class Policy(NamedTuple):
             allowed = _names(only)
         else:
             allowed = _env_names(ONLY_ENV) if os.environ.get(ONLY_ENV, "").strip() else None
-        return cls(disabled, allowed, _strict() if strict is None else strict)
+        return cls(
+            disabled,
+            allowed,
+            _strict() if strict is None else strict,
+            DISABLE_ENV if disable is None else "Registry(disable=...)",
+            ONLY_ENV if only is None else "Registry(only=...)",
+        )
 
     def disabled_builtin(self, builtin: EntryPoint) -> bool:
         """Whether ``builtin`` is disabled, by one of its names or by this package's name."""
@@ -185,14 +195,14 @@ class Policy(NamedTuple):
         """Why ``entry_point`` may not load, or ``None`` if it may."""
         dist = normalize(entry_point.distribution)
         if normalize(entry_point.name) in self.disable or dist in self.disable:
-            return f"disabled by {DISABLE_ENV}"
+            return f"disabled by {self.disable_by}"
         if self.only is not None and dist not in self.only:
             names = sorted(self.only)
             # Cut: the variable is the user's, and this reason is kept per entry point.
             allowed = ", ".join(name[:60] for name in names[:5]) or "no plugin"
             if len(names) > 5:
                 allowed += f" and {len(names) - 5} more"
-            return f"not in {ONLY_ENV} ({allowed})"
+            return f"not in {self.only_by} ({allowed})"
         return None
 
 

@@ -206,7 +206,7 @@ class Registry:
             builtins: list[Record] = []
             for builtin in BUILTINS:
                 if self.policy.disabled_builtin(builtin):
-                    builtins.append(_disabled_builtin(builtin))
+                    builtins.append(_disabled_builtin(builtin, self.policy.disable_by))
                 else:
                     builtins.append(self._builtin(builtin.name, builtin, None))
             samplers = self._plugins.samplers
@@ -352,8 +352,9 @@ class Registry:
             )
         if self.policy.disabled_builtin(builtin):
             raise UnknownSamplerError(
-                f"sampler {name!r} is a built-in disabled by {DISABLE_ENV}; its name stays "
-                f"reserved, so no plugin serves it either. Remove it from {DISABLE_ENV} to use it"
+                f"sampler {name!r} is a built-in disabled by {self.policy.disable_by}; its name "
+                f"stays reserved, so no plugin serves it either. Remove it from "
+                f"{self.policy.disable_by} to use it"
             )
 
     def _raise_if_strict(self) -> None:
@@ -406,7 +407,7 @@ class Registry:
                 if failure.status == "disabled":
                     return UnknownSamplerError(
                         f"sampler {name!r} is {failure.message} ({failure.where}); "
-                        f"unset or change that variable to use it"
+                        f"unset or change that setting to use it"
                     )
                 if failure.status == "failed":
                     error = PluginLoadError(
@@ -416,7 +417,7 @@ class Registry:
                     error.__cause__ = failure.error
                     return error
         if key in self.policy.disable:
-            return UnknownSamplerError(f"sampler {name!r} is disabled by {DISABLE_ENV}")
+            return UnknownSamplerError(f"sampler {name!r} is disabled by {self.policy.disable_by}")
         if provider is not None and (elsewhere := self._plugins.providers(key)):
             providers = ", ".join(sorted(elsewhere))
             return UnknownSamplerError(
@@ -447,8 +448,8 @@ class Registry:
                 f"{_listing(sorted(dists))} ({why})" for why, dists in sorted(blocked.items())
             )
             message += (
-                f" The environment blocks {plural(count, 'plugin distribution')} "
-                f"that might provide it: {listed}; unset or change that variable to use "
+                f" The plugin policy blocks {plural(count, 'plugin distribution')} "
+                f"that might provide it: {listed}; unset or change that setting to use "
                 f"{'them' if count > 1 else 'it'}."
             )
         broken = [failure for failure in failures if failure.status == "failed"]
@@ -491,7 +492,7 @@ def _builtin_info(builtin: EntryPoint, policy: Policy) -> SamplerInfo:
     )
 
 
-def _disabled_builtin(builtin: EntryPoint) -> PluginFailure:
+def _disabled_builtin(builtin: EntryPoint, by: str) -> PluginFailure:
     from .records import PluginFailure
 
     return PluginFailure(
@@ -499,7 +500,7 @@ def _disabled_builtin(builtin: EntryPoint) -> PluginFailure:
         builtin.distribution,
         builtin.version,
         "disabled",
-        f"disabled by {DISABLE_ENV}; the name stays reserved",
+        f"disabled by {by}; the name stays reserved",
         (builtin.name, *builtin.aliases),
     )
 

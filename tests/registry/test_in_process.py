@@ -177,3 +177,11 @@ def test_a_policy_argument_of_the_wrong_shape_is_refused_not_read_by_its_charact
 ) -> None:
     with pytest.raises(TypeError, match=told):
         Registry(**given)
+
+
+def test_a_name_a_registry_argument_disables_is_told_so_not_blamed_on_the_environment() -> None:
+    with pytest.raises(UnknownSamplerError) as told:
+        Registry(disable=["round-robin"]).create("round-robin")
+
+    assert "disabled by Registry(disable=...)" in str(told.value)
+    assert "AGENTDESCENT_SAMPLERS" not in str(told.value)

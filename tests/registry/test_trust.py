@@ -289,4 +289,4 @@ def test_a_hook_form_name_the_environment_blocks_is_not_found_naming_the_variabl
     assert error["type"] == "UnknownSamplerError"
     assert "that might provide it: " in error["message"]
     assert reason in error["message"]
-    assert "unset or change that variable to use" in error["message"]
+    assert "unset or change that setting to use" in error["message"]
