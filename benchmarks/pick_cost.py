@@ -3,7 +3,7 @@
 Run it with ``python benchmarks/pick_cost.py``. It is a timing script, not a test:
 it asserts nothing about speed, and only checks that each built-in picks exactly
 what its reference picks, so a later optimisation has a baseline to beat and a rule
-it must keep. A second table times the built-ins beside the seven rules of the
+it must keep. A second table times the built-ins beside every rule of the
 ``agentdescent-sampling-curricula`` pack, when it is installed, in the same run.
 
 Every shard is warmed up first: each key is recorded once (a pass or a fail) and
