@@ -17,6 +17,7 @@ that spread workers (fixable-first, informative-band) pass over them.
 
 from __future__ import annotations
 
+import argparse
 import platform
 import random
 import statistics
@@ -127,6 +128,7 @@ def pack_table(built_ins: list[str]) -> str:
 
 def main() -> None:
     """Print the tables."""
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
     built_ins = [
         record.name
         for record in available()

@@ -44,11 +44,11 @@ not counting the key lists, which the caller owns. Times are measured without
 
 from __future__ import annotations
 
+import argparse
 import gc
 import platform
 import random
 import statistics
-import sys
 import time
 import tracemalloc
 from collections.abc import Sequence
@@ -210,7 +210,9 @@ def in_turn_table() -> list[tuple[str, ...]]:
 
 def main() -> None:
     """Print the tables; with ``in-turn``, only the second."""
-    if sys.argv[1:] == ["in-turn"]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("part", nargs="?", choices=["in-turn"], help="only the second table")
+    if parser.parse_args().part == "in-turn":
         print(
             f"picks from many shards in turn; Python {platform.python_version()}, "
             f"{platform.machine()}"

@@ -244,6 +244,11 @@ def _check_plot_path(plot: Path) -> None:
         raise BenchError(
             f"--plot {shown} is a directory; give a file in it, such as {str(plot / 'gains.png')!r}"
         )
+    written = plot if plot.suffix else plot.with_suffix(".png")  # what the plot is saved as
+    if written.is_dir():
+        raise BenchError(
+            f"--plot {shown} is saved as {str(written)!r}, which is a directory; give another name"
+        )
     if plot.suffix and plot.suffix.lower() != ".png":  # a bare name gets .png added
         raise BenchError(
             f"--plot {shown}: the plot is a PNG image, not {plot.suffix}; give a name ending in "

@@ -182,6 +182,16 @@ def test_a_plot_path_it_could_not_write_fails_before_the_run(
         bench_command(bench_args("share", "--seeds", "10000", "--plot", plot))
 
 
+def test_a_plot_name_whose_png_is_a_directory_fails_before_the_run(
+    bench_args: Args, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gains.png").mkdir()  # --plot gains is saved as gains.png
+    with pytest.raises(BenchError, match=r"is saved as 'gains\.png', which is a directory"):
+        bench_command(bench_args("share", "--seeds", "10000", "--plot", "gains"))
+
+
 def test_an_empty_plot_path_is_a_usage_error(
     bench_args: Args, capsys: pytest.CaptureFixture[str]
 ) -> None:
