@@ -114,7 +114,7 @@ def refuse_no_path(path: object, call: str) -> None:
     """Raise a TypeError naming ``call`` unless ``path`` is a file path: a ``str`` or an
     ``os.PathLike`` of one (``bytes`` paths are not taken)."""
     if isinstance(path, str) or (
-        isinstance(path, os.PathLike) and isinstance(path.__fspath__(), str)
+        isinstance(path, os.PathLike) and isinstance(os.fspath(path), str)
     ):
         return
     raise TypeError(

@@ -19,7 +19,7 @@ from typing import Any, Literal, TextIO
 from ._display import safe_repr, shown
 from .discovery import scan
 from .params import signature_of
-from .policy import RESERVED, EntryPoint, Policy, normalize
+from .policy import RESERVED, EntryPoint, Policy, normalize, of_provider
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
@@ -166,14 +166,20 @@ class Plugins:
             failure.status == "failed"
             and key in map(normalize, failure.names)
             and ":" in failure.entry_point.partition("=")[2]  # class form: module:attribute
-            and (provider is None or normalize(failure.distribution) == normalize(provider))
+            and of_provider(failure.distribution, provider)
             for failure in self.failures
         )
 
     def load_hooks(self, provider: str | None = None) -> None:
         """Import every hook-form plugin (only ``provider``'s, if given), the only ones that
         can register other names."""
-        self._load([ep for ep in self._scanned() if ep.form == "hook" and _by(ep, provider)])
+        self._load(
+            [
+                ep
+                for ep in self._scanned()
+                if ep.form == "hook" and of_provider(ep.distribution, provider)
+            ]
+        )
 
     def load_all(self) -> None:
         """Import every plugin that may load."""
@@ -195,11 +201,7 @@ class Plugins:
         """The distributions whose samplers, loaded or class-form entry points not imported
         yet, go by the normalized name ``key``; read without importing any."""
         found = {info.distribution for info in self.samplers.get(key, ())}
-        found.update(
-            ep.distribution
-            for ep in self._scanned()
-            if ep.form == "class" and normalize(ep.name) == key
-        )
+        found.update(ep.distribution for ep in self._scanned() if _named(ep, key, None))
         return found
 
     def add(self, info: SamplerInfo) -> None:
@@ -439,16 +441,11 @@ def describe(error: BaseException) -> str:
     return shown(f"{safe_repr(type(error))}: {shown(text, MAX_MESSAGE)}", MAX_MESSAGE)
 
 
-def _by(entry_point: EntryPoint, provider: str | None) -> bool:
-    """Whether ``entry_point`` is ``provider``'s (any distribution's if ``provider`` is None)."""
-    return provider is None or normalize(entry_point.distribution) == normalize(provider)
-
-
 def _named(entry_point: EntryPoint, key: str, provider: str | None) -> bool:
     """Whether ``entry_point`` is a class-form one carrying the normalized name ``key``, of
     ``provider`` if given."""
     return (
         entry_point.form == "class"
         and normalize(entry_point.name) == key
-        and _by(entry_point, provider)
+        and of_provider(entry_point.distribution, provider)
     )

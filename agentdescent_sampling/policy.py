@@ -32,6 +32,7 @@ __all__ = [
     "Policy",
     "known_apart",
     "normalize",
+    "of_provider",
 ]
 
 #: The entry-point group plugins register under.
@@ -56,6 +57,12 @@ _FALSE = frozenset({"", "0", "false", "no", "off"})
 def normalize(name: str) -> str:
     """The form names are compared in: lower case, with ``_`` and ``.`` read as ``-``."""
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def of_provider(distribution: str, provider: str | None) -> bool:
+    """Whether ``distribution`` is ``provider`` (by :func:`normalize`); any is, if
+    ``provider`` is None."""
+    return provider is None or normalize(distribution) == normalize(provider)
 
 
 class EntryPoint(NamedTuple):

@@ -40,6 +40,7 @@ from .policy import (
     EntryPoint,
     Policy,
     normalize,
+    of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
 from .spec import SamplerSpec, SpecLike, parse_spec
@@ -345,7 +346,7 @@ class Registry:
 
     def _check_builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> None:
         """Raise unless ``builtin`` may serve ``name`` from ``provider``."""
-        if provider is not None and normalize(provider) != OWN_DISTRIBUTION:
+        if not of_provider(OWN_DISTRIBUTION, provider):
             raise UnknownSamplerError(
                 f"sampler {name!r} is a built-in, provided by {OWN_DISTRIBUTION}, not by "
                 f"{short_repr(provider, 60)}: built-in names are reserved. Leave provider out"
@@ -381,7 +382,7 @@ class Registry:
         return [
             info
             for info in self._plugins.samplers.get(key, [])
-            if provider is None or normalize(info.distribution) == normalize(provider)
+            if of_provider(info.distribution, provider)
         ]
 
     def _usable(self) -> dict[str, str]:
