@@ -133,13 +133,9 @@ def save_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
             SQLite keeps beside one, or the sampler's ``state_dict()`` raised; any existing
             regular file at ``path`` is left as it was.
     """
-    from ._files import refuse_no_path
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
-    refuse_a_class(sampler, "save_state()")
-    refuse_no_path(path, "save_state()")
-    if not is_stateful(sampler):
-        raise TypeError(not_stateful(sampler, f"be saved to {str(path)!r}"))
+    sampler = _stateful(sampler, path, "save_state()", f"be saved to {str(path)!r}")
     if isinstance(sampler, DurableSampler):
         document = sampler.document()
     else:
@@ -167,6 +163,22 @@ def state_dict_of(sampler: Stateful, cannot: str) -> Any:
         from .loading import describe  # imported here: only this error needs it
 
         raise StateError(f"{cannot}: its state_dict() raised {describe(error)}") from error
+
+
+def _stateful(sampler: object, path: object, call: str, doing: str) -> Stateful:
+    """``sampler``, if it is a sampler with state and ``path`` a file path, for ``call``.
+
+    Raises:
+        TypeError: ``sampler`` is a class or has no state methods (``doing`` says what it
+            could then not do), or ``path`` is not a file path.
+    """
+    from ._files import refuse_no_path
+
+    refuse_a_class(sampler, call)
+    refuse_no_path(path, call)
+    if not is_stateful(sampler):
+        raise TypeError(not_stateful(sampler, doing))
+    return sampler
 
 
 def not_stateful(sampler: object, doing: str, first: str = "") -> str:
@@ -414,13 +426,9 @@ def load_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
         StateError: the file is missing, truncated, corrupt, not a regular file, over
             1 GiB, of another version or of another sampler; ``sampler`` is left unchanged.
     """
-    from ._files import refuse_no_path
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
-    refuse_a_class(sampler, "load_state()")
-    refuse_no_path(path, "load_state()")
-    if not is_stateful(sampler):
-        raise TypeError(not_stateful(sampler, f"load the state in {str(path)!r}"))
+    sampler = _stateful(sampler, path, "load_state()", f"load the state in {str(path)!r}")
     where = str(path)
     state, records, rounds = check_document(read_state_file(path), sampler_name(sampler), where)
     try:
