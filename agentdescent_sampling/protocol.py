@@ -40,6 +40,7 @@ __all__ = [
     "check_score",
     "check_state",
     "check_task_id",
+    "check_task_ids",
     "declares_thread_unsafe",
     "is_count",
     "is_real",
@@ -158,6 +159,18 @@ def check_task_id(task_id: object) -> str:
             f"{short_repr(task_id)}; pass the tasks' ids, not the tasks"
         )
     return task_id
+
+
+def check_task_ids(keys: Sequence[object]) -> None:
+    """Raise, as :func:`check_task_id` does for the first, unless every id in ``keys`` is a
+    string: one pass in C over the types when they are, as they nearly always are.
+
+    Raises:
+        TypeError: an id is not a ``str``.
+    """
+    if set(map(type, keys)) != {str}:
+        for key in keys:
+            check_task_id(key)
 
 
 def check_score(task_id: object, score: object) -> float:

@@ -43,7 +43,7 @@ from collections.abc import (
 )
 from typing import Generic, Protocol, TypeVar
 
-from ..protocol import check_task_id
+from ..protocol import check_task_ids
 
 __all__ = ["Positions", "ShardCache", "ShardIndex", "first_entry"]
 
@@ -248,9 +248,7 @@ class ShardCache(Generic[K]):
                 self._recent[shard] = None
                 return probe, shard
         # Checked before anything is stored: a shard with a non-string id leaves no trace.
-        if set(map(type, probe)) != {str}:
-            for key in probe:
-                check_task_id(key)
+        check_task_ids(probe)
         return probe, None
 
     def add(self, shard: K, known: int) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import check_task_id, is_count, is_real, short_repr
+from agentdescent_sampling.protocol import check_task_ids, is_count, is_real, short_repr
 from agentdescent_sampling.validators import integer, whole_number_in
 
 __all__ = [
@@ -124,9 +124,7 @@ class ShardCache(Generic[S]):
                 if position:
                     self._shards.insert(0, self._shards.pop(position))
                 return shard
-        if set(map(type, probe)) != {str}:  # checked once per shard, as the built-ins do
-            for key in probe:
-                check_task_id(key)
+        check_task_ids(probe)  # once per shard, as the built-ins do
         shard = self._build(list(probe))
         self._shards.insert(0, shard)
         del self._shards[_CACHED_SHARDS:]
