@@ -941,6 +941,12 @@ def describe_state(summary: Mapping[str, Any]) -> str:
     from ._display import shown  # imported here: only the command prints a state
 
     log = summary["log"]
+    # save_state of a plain sampler writes 0 for both: only a durable state counts them.
+    uncounted = (
+        " (a durable state counts them; a plain sampler's export has none)"
+        if summary["export"] and not summary["records"] and not summary["rounds"]
+        else ""
+    )
     rows = [
         ("state file", shown(summary["path"])),
         (
@@ -954,8 +960,8 @@ def describe_state(summary: Mapping[str, Any]) -> str:
                 else f" (spec {shown(json.dumps(summary['spec']))})"
             ),
         ),
-        ("records", f"{summary['records']:,}"),
-        ("next round", f"{summary['rounds']:,}"),
+        ("records", f"{summary['records']:,}{uncounted}"),
+        ("next round", f"{summary['rounds']:,}{uncounted}"),
         ("tasks", "not said" if summary["tasks"] is None else f"{summary['tasks']:,}"),
     ]
     if not summary["export"]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import DurableSampler, create, load_state
+from agentdescent_sampling import DurableSampler, create, load_state, save_state
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.durable import describe_state, state_summary
 from tests.support.holder import holding
@@ -157,6 +157,20 @@ def test_show_prints_an_export_too_saying_what_an_export_lacks(
     assert json.loads(capsys.readouterr().out)["export"] is True
     (tmp_path / "broken.json").write_text('{"format": "nope"}', encoding="utf-8")
     assert main(["state", "show", str(tmp_path / "broken.json")]) == 2
+
+
+def test_show_of_a_plain_samplers_export_says_its_zero_counts_are_not_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sampler = create("fixable-first")
+    for round_index in range(5):
+        sampler.record(sampler.pick(["a", "b"], round_index), 0.0)
+    save_state(sampler, tmp_path / "plain.json")
+
+    assert main(["state", "show", str(tmp_path / "plain.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "records     0 (a durable state counts them; a plain sampler's export has none)" in lines
+    assert "next round  0 (a durable state counts them; a plain sampler's export has none)" in lines
 
 
 def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: Path) -> None:
