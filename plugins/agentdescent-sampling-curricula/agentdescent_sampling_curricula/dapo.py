@@ -10,7 +10,7 @@ import attrs
 
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import solved_threshold
+from agentdescent_sampling.validators import solved_if_none, solved_threshold
 
 from ._common import (
     LazyHeap,
@@ -69,7 +69,7 @@ class DynamicFiltering:
     Args:
         group: G, how many latest outcomes must agree before a task is skipped.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
-            equal to ``evolve(solved_threshold=...)``.
+            equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's default.
         seed: seeds the epoch order; the same seed and calls give the same picks.
 
     Raises:
@@ -81,8 +81,7 @@ class DynamicFiltering:
 
     group: int = attrs.field(default=16, validator=whole(2, 16))
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)

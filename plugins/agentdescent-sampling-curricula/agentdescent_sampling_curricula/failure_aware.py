@@ -10,7 +10,7 @@ import attrs
 
 from agentdescent_sampling.pending import Pending
 from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import solved_threshold
+from agentdescent_sampling.validators import solved_if_none, solved_threshold
 
 from ._common import (
     LazyHeap,
@@ -89,7 +89,7 @@ class FailureAware:
 
     Args:
         pass_threshold: the score at which a rollout counts as a pass. Keep it
-            equal to ``evolve(solved_threshold=...)``.
+            equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's default.
         seed: seeds the order of untried tasks; the same seed and calls give the
             same picks.
 
@@ -100,7 +100,9 @@ class FailureAware:
 
     name: ClassVar[str] = "failure-aware"
 
-    pass_threshold: float = attrs.field(default=SOLVED, validator=solved_threshold())
+    pass_threshold: float = attrs.field(
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
+    )
     seed: int = attrs.field(default=0, validator=check_seed)
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)

@@ -21,7 +21,7 @@ from agentdescent_sampling.protocol import (
     is_count,
     is_real,
 )
-from agentdescent_sampling.validators import solved_threshold
+from agentdescent_sampling.validators import solved_if_none, solved_threshold
 
 from ._common import (
     Shard,
@@ -162,7 +162,8 @@ class Learnability:
         window: how many of each task's latest scores its variance is taken over,
             the artifact versions it has seen recently.
         pass_threshold: the score at which a rollout counts as a pass in ``stats()``.
-            Keep it equal to ``evolve(solved_threshold=...)``.
+            Keep it equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's
+            default.
         seed: seeds the order of untried tasks and the draws; the same seed and
             calls give the same picks.
 
@@ -174,7 +175,9 @@ class Learnability:
     name: ClassVar[str] = "learnability"
 
     window: int = attrs.field(default=4, validator=whole(2, 4))
-    pass_threshold: float = attrs.field(default=SOLVED, validator=solved_threshold())
+    pass_threshold: float = attrs.field(
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
+    )
     seed: int = attrs.field(default=0, validator=check_seed)
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)

@@ -11,7 +11,7 @@ import attrs
 
 from agentdescent_sampling.pending import Pending
 from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_tally
-from agentdescent_sampling.validators import number_in, solved_threshold
+from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,
@@ -64,7 +64,7 @@ class ModelPredictivePromptSelection:
         decay: λ, how much of a posterior survives each step (1 keeps all).
         candidates: how many random tasks a pick chooses among.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
-            equal to ``evolve(solved_threshold=...)``.
+            equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's default.
         seed: seeds the generator; the same seed and calls give the same picks.
 
     Raises:
@@ -80,8 +80,7 @@ class ModelPredictivePromptSelection:
     )
     candidates: int = attrs.field(default=8, validator=whole(1, 8))
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _posterior: dict[str, tuple[float, float]] = attrs.field(init=False, factory=dict, repr=False)

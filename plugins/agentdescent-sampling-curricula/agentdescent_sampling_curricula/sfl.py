@@ -13,7 +13,7 @@ import attrs
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import Pending
 from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import number_in, solved_threshold
+from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,
@@ -61,7 +61,7 @@ class SamplingForLearnability:
         sample_ratio: rho, the probability that a pick comes from the buffer.
         refresh: T, the picks between two rebuilds of the buffer.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
-            equal to ``evolve(solved_threshold=...)``.
+            equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's default.
         seed: seeds the generator; the same seed and calls give the same picks.
 
     Raises:
@@ -77,8 +77,7 @@ class SamplingForLearnability:
     )
     refresh: int = attrs.field(default=50, validator=whole(1, 50))
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)

@@ -11,7 +11,7 @@ import attrs
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import TTL_PICKS
 from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import solved_threshold
+from agentdescent_sampling.validators import solved_if_none, solved_threshold
 
 from ._common import (
     LazyHeap,
@@ -78,7 +78,7 @@ class Speed:
         screen: N_init, the screening rollouts per task and epoch (at least 2).
         continuation: N_cont, the further rollouts of a task that qualified.
         pass_threshold: the score at which a rollout counts as a pass. Keep it
-            equal to ``evolve(solved_threshold=...)``.
+            equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's default.
         seed: seeds the epoch order; the same seed and calls give the same picks.
 
     Raises:
@@ -91,8 +91,7 @@ class Speed:
     screen: int = attrs.field(default=4, validator=whole(2, 4))
     continuation: int = attrs.field(default=20, validator=whole(1, 20))
     pass_threshold: float = attrs.field(
-        default=SOLVED,
-        validator=solved_threshold(),
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from agentdescent_sampling_curricula import (
     AbsoluteLearningProgress,
@@ -21,6 +22,7 @@ from agentdescent_sampling_curricula import (
 )
 
 from agentdescent_sampling import (
+    SOLVED,
     SamplerInfo,
     StateError,
     available,
@@ -219,3 +221,14 @@ def test_other_seeds_pick_differently(name: str) -> None:
 def test_bad_parameters_say_what_was_expected(spec: str, message: str) -> None:
     with pytest.raises(Exception, match=message):  # InvalidSamplerConfig or TypeError
         create(spec)
+
+
+THRESHOLDED = [
+    name for name, rule in FACTORIES.items() if "pass_threshold" in attrs.fields_dict(rule)
+]
+
+
+@pytest.mark.parametrize("name", THRESHOLDED)
+def test_pass_threshold_none_is_the_engines_default_as_for_the_built_ins(name: str) -> None:
+    assert create({"name": name, "pass_threshold": None}).pass_threshold == SOLVED
+    assert create({"name": "difficulty-weighted", "pass_threshold": None}).pass_threshold == SOLVED
