@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .protocol import TaskSampler, short_repr
+from .protocol import TaskSampler, refuse_a_class, short_repr
 
 __all__ = ["EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
 
@@ -85,13 +85,12 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
             "sampler would be told nothing: pass evolve(aggregator_factory=...) and "
             "task_sampler=sampler without wire()"
         )
-    if isinstance(sampler, type) or not isinstance(sampler, TaskSampler):
-        got = (f"the class {sampler.__name__}; pass an instance, wire({sampler.__name__}())"
-               if isinstance(sampler, type) else
-               f"{type(sampler).__name__} {short_repr(sampler)}")  # fmt: skip
+    refuse_a_class(sampler, "wire()")
+    if not isinstance(sampler, TaskSampler):
         raise TypeError(
-            f"wire() takes the sampler to wire first, one with pick() and record(); got {got}: "
-            f'for example wire(create("fixable-first"))'
+            f"wire() takes the sampler to wire first, one with pick() and record(); got "
+            f"{type(sampler).__name__} {short_repr(sampler)}: for example "
+            f'wire(create("fixable-first"))'
         )
     on_round = yours.get("on_round")
     if on_round is not None and not callable(on_round):

@@ -304,7 +304,8 @@ def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> No
         ((None,), {}, r"wire\(\) takes the sampler to wire first, one with pick\(\) and "
          r"record\(\); got NoneType None: for example wire\(create\(\"fixable-first\"\)\)"),
         (("fixable-first",), {}, "got str 'fixable-first'"),
-        ((Listening,), {}, r"got the class Listening; pass an instance, wire\(Listening\(\)\)"),
+        ((Listening,), {}, r"wire\(\) takes a sampler, not the class Listening: pass an instance, "
+         r"Listening\(\)"),
         ((Listening(),), {"policies": 5}, r"wire\(policies=...\) takes "
          r"agentdescent.policies.Policies, .*; got int 5"),
         ((Listening(),), {"on_round": 5}, r"wire\(on_round=...\) takes the function evolve\(\) "
