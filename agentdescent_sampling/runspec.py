@@ -231,7 +231,9 @@ def _close_unused(path: Path) -> bool:
     return True
 
 
-def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> EvidenceAcceptance:
+def evidence_acceptance(
+    link: str | None = None, self_verify: bool = True, **unknown: Any
+) -> EvidenceAcceptance:
     """The ``policies.acceptance`` of a run spec: the rule the spec's ``algorithm`` builds, or
     else the engine's own, telling the sampler whose ``policies.task_sampler`` has the same
     ``link`` which cards each candidate holds.
@@ -245,8 +247,10 @@ def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> 
         self_verify: ``false`` tells the sampler no gain at all, only the commits.
 
     Raises:
-        InvalidSamplerConfig: an unknown key, ``link`` is not a name or differs from the other
-            two refs', or ``self_verify`` is not a bool.
+        InvalidSamplerConfig: an unknown key, ``link`` is missing, is not a name or differs
+            from the other two refs', ``self_verify`` is not a bool, or the spec's
+            ``algorithm`` replaces the engine's merge (its acceptance rule is then never
+            called).
     """
     _refuse_unknown("acceptance", unknown)
     _refuse_wide_allow("acceptance")
@@ -261,14 +265,14 @@ def evidence_acceptance(link: str, self_verify: bool = True, **unknown: Any) -> 
     return tap.acceptance(_algorithms_rule("acceptance"))
 
 
-def evidence_promotion(link: str, **unknown: Any) -> EvidencePromotion:
+def evidence_promotion(link: str | None = None, **unknown: Any) -> EvidencePromotion:
     """The ``policies.promotion`` of a run spec: the rule the spec's ``algorithm`` builds, or
     else the engine's own, telling the sampler whose ``policies.task_sampler`` has the same
     ``link`` what each merge decided.
 
     Raises:
-        InvalidSamplerConfig: an unknown key, or ``link`` is not a name or differs from the
-            other two refs'.
+        InvalidSamplerConfig: an unknown key, ``link`` is missing, is not a name or differs
+            from the other two refs', or the spec's ``algorithm`` replaces the engine's merge.
     """
     _refuse_unknown("promotion", unknown)
     _refuse_wide_allow("promotion")
@@ -322,9 +326,53 @@ def _check_links() -> None:
     before any rollout, and in ``agentdescent plan`` too."""
     policies = _policies_being_built()
     if policies is not None:
+        for slot in LINKED:
+            _check_keys(slot, _our_ref(policies.get(slot), _OURS[slot], depth=0))
+        _refuse_replaced_merge()
         problem = links_problem({slot: _link_of(policies, slot) for slot in LINKED})
         if problem is not None:
             raise InvalidSamplerConfig(problem)
+
+
+def _check_keys(slot: str, ref: Mapping[str, Any] | None) -> None:
+    """Refuse, as the ref itself would, the keys our ``ref`` in ``slot`` of the spec being
+    built does not take, and a ``"call": false`` (the engine would hand over our function
+    itself as the policy): whichever of the refs the engine resolves first says so."""
+    if ref is None:
+        return
+    call = ref.get("call", True)
+    if call is not True:
+        shown = "false" if call is False else short_repr(call)
+        raise InvalidSamplerConfig(
+            f'policies.{slot}: the {REFS_MODULE}:{_OURS[slot]} ref gives "call": {shown}, '
+            f"which hands the engine the function itself, not the policy it builds; remove "
+            f"'call'"
+        )
+    parameters = inspect.signature(globals()[_OURS[slot]]).parameters.values()
+    valid = {p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    _refuse_unknown(slot, {key: ref[key] for key in ref if key not in valid | {"ref", "call"}})
+
+
+def _refuse_replaced_merge() -> None:
+    """Refuse linked refs in a spec whose ``algorithm`` brings its own aggregator (evolve's
+    ``aggregator_factory``: gepa, skillopt, dgm, evoskill), which calls no acceptance or
+    promotion policy, so the evidence would reach no sampler; :func:`wire` refuses an
+    ``aggregator_factory`` likewise. The engine's ``compose`` holds the run's ``knobs``,
+    the algorithm's among them, while it builds the policies."""
+    for local in _engine_locals():
+        knobs = local.get("knobs")
+        if isinstance(knobs, Mapping) and knobs.get("aggregator_factory") is not None:
+            algorithm = _being_built("algorithm", (str, Mapping))
+            name = algorithm.get("name") if isinstance(algorithm, Mapping) else algorithm
+            which = "" if name is None else f" {short_repr(name)}"
+            raise InvalidSamplerConfig(
+                f"policies: the spec's algorithm{which} replaces the engine's merge with an "
+                f"aggregator of its own, which uses no acceptance or promotion policy, so the "
+                f"engine's evidence would reach no sampler; remove 'link' from "
+                f"policies.task_sampler and the policies.acceptance and policies.promotion "
+                f"refs (the sampler then learns from outcomes alone), or choose an algorithm "
+                f"that keeps the engine's merge"
+            )
 
 
 #: The one module a run spec's ``allow`` should admit (:mod:`agentdescent_sampling.refs`).
@@ -475,6 +523,13 @@ def _our_ref(value: Any, function: str, depth: int) -> Mapping[str, Any] | None:
 
 
 def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
+    # An evidence ref without 'link' would get the engine's TypeError, whose advice is call=False.
+    if link is None:
+        raise InvalidSamplerConfig(
+            f"policies.{slot}: the {REFS_MODULE}:{_OURS[slot]} ref gives no 'link': give "
+            f"policies.task_sampler, policies.acceptance and policies.promotion one 'link', "
+            f'such as "link": "main"'
+        )
     if not (
         isinstance(link, str) and link.isascii() and link.isidentifier() and len(link) <= MAX_LINK
     ):
@@ -497,6 +552,15 @@ def _absolute(path: object, field: str) -> Path:
         raise InvalidSamplerConfig(
             f"policies.task_sampler: {field!r} must be a path string, got "
             f"{type(path).__name__} {short_repr(path)}"
+        )
+    if not path:
+        example = "~/.agentdescent/sampler-state/my-run.sqlite"
+        if field == "file":
+            example = "~/runs/sampler.toml"
+        raise InvalidSamplerConfig(
+            f"policies.task_sampler: {field!r} is the empty string; give an absolute path or "
+            f"one starting with '~', such as {example!r}"
+            + (", or leave 'state' out for a sampler that keeps none" if field == "state" else "")
         )
     from ._files import checked_path  # imported here: a spec without paths reads none
 

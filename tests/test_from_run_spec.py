@@ -229,3 +229,18 @@ def test_a_link_that_is_not_a_name_is_refused_with_the_rule_it_breaks(link: obje
     rule = "ASCII letters, digits and '_', not starting with a digit, up to 64"
     with pytest.raises(InvalidSamplerConfig, match=re.escape(rule)):
         from_run_spec("fixable-first", link=link)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["state", "file"])
+def test_an_empty_path_is_refused_as_empty_not_as_a_relative_path_to_the_directory(
+    field: str,
+) -> None:
+    # "state": "" used to be called relative, with the current directory as the example of
+    # an absolute path to give: a directory, which a state path can never be.
+    arguments = {"spec": "round-robin", "state": ""} if field == "state" else {"file": ""}
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(**arguments)
+
+    assert str(raised.value).startswith(f"policies.task_sampler: '{field}' is the empty string")
+    assert "relative" not in str(raised.value)

@@ -312,3 +312,111 @@ def test_the_evidence_refs_wrap_the_rules_the_specs_algorithm_builds(
     assert type(policies.acceptance.inner).__name__ == "RRsiAcceptance"
     assert not isinstance(policies.acceptance.inner, DefaultAcceptance)
     assert isinstance(policies.promotion.inner, DefaultPromotion)  # rrsi builds none
+
+
+@pytest.mark.version_independent
+@pytest.mark.parametrize(
+    ("slot", "given", "first", "message"),
+    [
+        ("acceptance", {}, "acceptance", "policies.acceptance: the "
+         "agentdescent_sampling.refs:evidence_acceptance ref gives no 'link': give "
+         "policies.task_sampler, policies.acceptance and policies.promotion one 'link', such "
+         "as \"link\": \"main\""),
+        ("promotion", {}, "promotion", "policies.promotion: the "
+         "agentdescent_sampling.refs:evidence_promotion ref gives no 'link': give "
+         "policies.task_sampler, policies.acceptance and policies.promotion one 'link', such "
+         "as \"link\": \"main\""),
+        # A misspelt 'link' is named, whichever ref the engine builds first.
+        ("acceptance", {"lnk": "main"}, "acceptance", "policies.acceptance: unknown key "
+         "'lnk' in the agentdescent_sampling.refs:evidence_acceptance ref. Did you mean "
+         "'link'? Its keys: 'link', 'self_verify'"),
+        ("acceptance", {"lnk": "main"}, "task_sampler", "policies.acceptance: unknown key "
+         "'lnk' in the agentdescent_sampling.refs:evidence_acceptance ref. Did you mean "
+         "'link'? Its keys: 'link', 'self_verify'"),
+        ("promotion", {"lnk": "main"}, "promotion", "policies.promotion: unknown key "
+         "'lnk' in the agentdescent_sampling.refs:evidence_promotion ref. Did you mean "
+         "'link'? Its keys: 'link'"),
+    ],
+    ids=["acceptance", "promotion", "acceptance-typo", "acceptance-typo-built-last",
+         "promotion-typo"],
+)  # fmt: skip
+def test_an_evidence_ref_without_its_link_is_told_to_give_one_not_to_set_call_false(
+    workspace: Workspace, slot: str, given: dict[str, str], first: str, message: str
+) -> None:
+    # The engine's own message for a missing argument says "set call=False", which would
+    # hand the engine the function itself; the ref names what it lacks instead.
+    policies = _evidence_policies()
+    policies[slot] = {"ref": f"agentdescent_sampling.refs:evidence_{slot}", **given}
+    spec = workspace.spec({"ref": REF, "spec": "fixable-first", "link": "main"}, policies=policies)
+    document = json.loads(spec.read_text(encoding="utf-8"))
+    built = document["policies"]  # the engine builds the refs in the spec's order
+    document["policies"] = {first: built.pop(first), **built}
+    spec.write_text(json.dumps(document), encoding="utf-8")
+
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
+
+    assert planned["ok"] is False
+    assert planned["error"] == message
+    assert "call=False" not in planned["error"]
+
+
+@pytest.mark.version_independent
+@pytest.mark.parametrize("slot", ["acceptance", "promotion"])
+def test_an_evidence_ref_given_call_false_is_refused_by_plan_not_at_the_first_merge(
+    workspace: Workspace, slot: str
+) -> None:
+    # "call": false hands the engine the function evidence_<slot> itself as the policy: the
+    # run failed after its first round ('function' object has no attribute 'accept').
+    policies = _evidence_policies()
+    policies[slot] = {**policies[slot], "call": False}
+    spec = workspace.spec({"ref": REF, "spec": "fixable-first", "link": "main"}, policies=policies)
+
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(
+        f"policies.{slot}: the agentdescent_sampling.refs:evidence_{slot} ref gives "
+        f'"call": false, which hands the engine the function itself, not the policy it '
+        f"builds; remove 'call'"
+    )
+
+
+@pytest.mark.parametrize("algorithm", ["gepa", "skillopt", "dgm"])
+def test_an_algorithm_that_replaces_the_merge_is_refused_with_the_evidence_refs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, algorithm: str
+) -> None:
+    # These algorithms bring their own aggregator (evolve's aggregator_factory), which uses
+    # no acceptance or promotion policy: the evidence refs would be installed and never
+    # called, and the sampler would learn from outcomes alone while plan said ok. wire()
+    # refuses an aggregator_factory for the same reason.
+    from agentdescent.evolvespec import compose, load_spec
+
+    (tmp_path / "textmodel.py").write_text(
+        "def model():\n    return lambda prompt: 'ok'\n\ndef reflect(prompt):\n    return 'RULE'\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "skill.txt").write_text("be brief\n", encoding="utf-8")
+    cases = [{"prompt": f"q{i}", "gold": "ok"} for i in range(6)]
+    (tmp_path / "cases.jsonl").write_text("".join(f"{json.dumps(c)}\n" for c in cases))
+    spec = {
+        "version": 1, "kind": "text", "target": str(tmp_path / "skill.txt"),
+        "data": {"path": str(tmp_path / "cases.jsonl"), "prompt": "prompt", "gold": "gold"},
+        "score": "exact", "agent": {"ref": "textmodel:model"},
+        "reflect": {"ref": "textmodel:reflect", "call": False}, "algorithm": algorithm,
+        "policies": {"task_sampler": {"ref": REF, "spec": "fixable-first", "link": "main"},
+                     **_evidence_policies()},
+        "allow": ["agentdescent_sampling.refs", "textmodel"],
+    }  # fmt: skip
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    with pytest.raises(ValueError, match="replaces the engine's merge") as raised:
+        compose(load_spec(str(tmp_path / "spec.json")))
+
+    assert str(raised.value) == (
+        f"policies: the spec's algorithm {algorithm!r} replaces the engine's merge with an "
+        f"aggregator of its own, which uses no acceptance or promotion policy, so the "
+        f"engine's evidence would reach no sampler; remove 'link' from policies.task_sampler "
+        f"and the policies.acceptance and policies.promotion refs (the sampler then learns "
+        f"from outcomes alone), or choose an algorithm that keeps the engine's merge"
+    )
