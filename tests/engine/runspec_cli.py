@@ -15,12 +15,12 @@ from benchmarks._runspec import TIMEOUT
 
 
 def read_state(path: Path) -> dict[str, Any]:
-    """A state file's ``sampler``, ``records``, ``rounds`` and ``state``, read-only (the run
-    may hold it), or an empty dict before the first record."""
+    """A state file's ``sampler``, ``spec``, ``records``, ``rounds`` and ``state``, read-only
+    (the run may hold it), or an empty dict before the first record."""
     if not path.exists():
         return {}
     saved = read_durable_state(path)
-    return {key: saved[key] for key in ("sampler", "records", "rounds", "state")}
+    return {key: saved[key] for key in ("sampler", "spec", "records", "rounds", "state")}
 
 
 def wait_for_records(path: Path, at_least: int) -> dict[str, Any]:

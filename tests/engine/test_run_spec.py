@@ -55,6 +55,8 @@ def test_the_example_spec_runs_offline_with_agentdescent_evolve(workspace: Works
     rollouts = workspace.status(summary["run_id"])["rollouts"]
     state = read_state(workspace.home / EXAMPLE_STATE)
     assert state["sampler"] == "fixable-first"  # what the README recommends
+    # A skill_dir turns self-verify off, so a failure costs two calls (docs/engine.md).
+    assert state["spec"] == {"name": "fixable-first", "failure_cost": 2}
     assert state["records"] == rollouts == 8  # rounds=4 x n_workers=2
     assert state["state"]["picks"] == rollouts
 
