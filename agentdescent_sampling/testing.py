@@ -614,7 +614,9 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
     for shard in shards:
         sampler = factory(**params)
         for round_index in range(3 * len(shard)):
-            picked = sampler.pick(shard, round_index)
+            # A copy for each call: a pick that mutates what it is given (the keys-unchanged
+            # check reports that) must not have a member it took out called a non-member.
+            picked = sampler.pick(list(shard) if isinstance(shard, list) else shard, round_index)
             if picked not in shard:
                 yield Violation(
                     "pick-returns-a-member",
@@ -634,11 +636,30 @@ def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[
         if shard != list(_SHARD):
             yield Violation(
                 "keys-unchanged",
-                f"pick() mutated the shard it was given: {_show(_SHARD)} became {_show(shard)}; "
-                f"copy it (sorted(keys), list(keys)) before reordering",
+                f"pick({_show(_SHARD)}, {round_index}) mutated the shard it was given: "
+                f"{_change(_SHARD, shard)}; copy it (sorted(keys), list(keys)) before "
+                f"reordering or removing",
             )
             return
         sampler.record(_member(picked, _SHARD), 0.0)
+
+
+def _change(before: Sequence[str], after: Sequence[str]) -> str:
+    """What a pick did to the shard it was given, ``before`` it and ``after``: the keys it
+    took out or put in, else the first position it reordered."""
+    removed = [key for key in before if key not in after]
+    added = [key for key in after if key not in before]
+    if removed or added or len(before) != len(after):
+        parts = [f"{len(before)} keys became {len(after)}"]
+        for verb, keys in (("removed", removed), ("added", added)):
+            if keys:
+                parts.append(f"{verb} {_show(keys)}")
+        return ", ".join(parts)
+    index = next(i for i, (was, now) in enumerate(zip(before, after)) if was != now)
+    return (
+        f"reordered it, keys[{index}] was {safe_repr(before[index])} and is now "
+        f"{safe_repr(after[index])} ({_show(before)} became {_show(after)})"
+    )
 
 
 def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
@@ -837,7 +858,9 @@ def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
     """The picks and records one of the threads check's workers makes, noting strays."""
     shard = list(_SHARD[worker % 3 :: 3])
     for step in range(OPERATIONS_PER_THREAD):
-        picked = sampler.pick(shard, step)
+        # A copy for each call, as in the members check: a pick that mutates its shard is
+        # the keys-unchanged check's to report, not a non-member here.
+        picked = sampler.pick(list(shard), step)
         if picked not in shard:
             strays.append(safe_repr(picked))
         sampler.record(_member(picked, shard), float((worker + step) % 2))

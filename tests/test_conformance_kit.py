@@ -316,6 +316,44 @@ def test_a_sampler_that_reorders_its_shard_leaves_the_kits_own_shard_as_it_was()
         assert "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) returned" in str(report)
 
 
+class PopsItsShard:
+    """Takes the last key out of the list it is given and returns it: a member it removed."""
+
+    name = "pops-its-shard"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        return keys.pop() if isinstance(keys, list) and len(keys) > 1 else keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_a_pick_that_removes_the_key_it_returns_is_reported_as_a_mutation_not_a_non_member(
+) -> None:
+    report = check_sampler(PopsItsShard)
+
+    assert [str(violation) for violation in report.violations] == [
+        "[keys-unchanged] pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) mutated the "
+        "shard it was given: 12 keys became 11, removed ['task-11']; copy it (sorted(keys), "
+        "list(keys)) before reordering or removing"
+    ]
+
+
+def test_a_reordered_shard_is_reported_with_the_first_position_that_changed() -> None:
+    class SwapsTheLastTwo(PopsItsShard):
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            check_keys(keys)
+            if isinstance(keys, list) and len(keys) > 1:
+                keys[-1], keys[-2] = keys[-2], keys[-1]
+            return keys[0]
+
+    (violation,) = check_sampler(SwapsTheLastTwo).violations
+
+    assert violation.check == "keys-unchanged"
+    assert "reordered it, keys[10] was 'task-10' and is now 'task-11'" in violation.message
+
+
 def test_a_pick_that_returns_no_task_id_is_reported_as_itself_never_as_a_record_error() -> None:
     class Zero:
         name = "zero"
