@@ -997,7 +997,9 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     try:
         saved = original.state_dict()
     except Exception as error:  # noqa: BLE001  # the violation
-        yield Violation("state", f"state_dict() after {history} raised {describe(error)}")
+        yield Violation(
+            "state", f"state_dict() after {history} raised {describe(error)}{_where(error)}"
+        )
         return
     problem = _not_plain_json(saved)
     if problem:
@@ -1009,14 +1011,23 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
         )
         return
     restored = factory(**params)
+    given = f"the state_dict() of one that made {history}"
     try:
         restored.load_state_dict(json.loads(json.dumps(saved)))
+    except Exception as error:  # noqa: BLE001  # the violation
+        yield Violation(
+            "state",
+            f"load_state_dict(state) of a fresh instance, given {given} as JSON reads it "
+            f"back, raised {describe(error)}{_where(error)}",
+        )
+        return
+    try:
         again = restored.state_dict()
     except Exception as error:  # noqa: BLE001  # the violation
         yield Violation(
             "state",
-            f"a fresh instance given the state_dict() of one that made {history} raised "
-            f"{describe(error)} in load_state_dict() or the state_dict() after it",
+            f"state_dict() of a fresh instance that loaded {given} raised "
+            f"{describe(error)}{_where(error)}",
         )
         return
     difference = _difference(saved, again)

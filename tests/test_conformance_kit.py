@@ -800,6 +800,45 @@ def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
     assert expected in violation.message
 
 
+class LoadsAnotherKey(Counts):
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.trials = dict(state["counts"])  # the bug: state_dict() saves "trials"
+
+
+class SavesOnlyFresh(Counts):
+    def state_dict(self) -> dict[str, Any]:
+        if self.trials and not hasattr(self, "loaded"):
+            return super().state_dict()
+        return {**super().state_dict(), "share": 1 / len(self.trials)}  # fresh: 1 / 0
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.loaded = True
+        self.trials = {}  # the bug: it restores nothing, so the state_dict() after it raises
+
+
+def _line_of(cls: type, text: str) -> str:
+    lines, first = inspect.getsourcelines(cls)
+    offset = next(number for number, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(cls)}:{first + offset}"
+
+
+def test_a_state_method_that_raises_is_named_with_the_line_it_raised_at() -> None:
+    (loading,) = check_sampler(LoadsAnotherKey).violations
+    (after,) = check_sampler(SavesOnlyFresh).violations
+
+    at_load = _line_of(LoadsAnotherKey, "counts")
+    assert loading.message == (
+        "load_state_dict(state) of a fresh instance, given the state_dict() of one that made "
+        "30 picks and records as JSON reads it back, raised KeyError: 'counts' (at "
+        f"{at_load})"
+    )
+    assert after.message == (
+        "state_dict() of a fresh instance that loaded the state_dict() of one that made 30 "
+        "picks and records raised ZeroDivisionError: division by zero (at "
+        f"{_line_of(SavesOnlyFresh, '1 / len')})"
+    )
+
+
 def test_a_tuple_in_the_state_is_flagged_saying_it_comes_back_as_a_list_so_return_a_list() -> None:
     report = check_sampler(_not_json({"band": (0.1, 0.9)}))
 
