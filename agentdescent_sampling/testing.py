@@ -33,7 +33,7 @@ from typing import Any, TypeGuard
 import attrs
 
 from ._display import a_type, safe_repr, shown
-from .errors import InvalidSamplerConfig
+from .errors import InvalidSamplerConfig, PluginLoadError
 from .loading import describe
 from .params import signature_of
 from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
@@ -416,6 +416,7 @@ def _resolve(
         # A class answers to its own name, which the pytest fixture checks; a preset (a
         # factory that is not a class) to the name it is registered under, as served.
         build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]
+        build.selected = info.name  # type: ignore[attr-defined]  # for the report's words
 
         parameters = {parameter.name for parameter in info.signature.parameters}
         return build, info.name, "seed" in parameters, info.form == "built-in"
@@ -448,7 +449,18 @@ def _label(factory: object) -> str:
 
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
-    sampler = factory(**params)
+    try:
+        sampler = factory(**params)
+    except Exception as error:  # noqa: BLE001  # the sampler's own failure is the violation
+        # The registry's PluginLoadError is chained to the plugin's own error, whose
+        # traceback reaches the plugin's line.
+        cause = error.__cause__ if isinstance(error, PluginLoadError) else None
+        yield Violation(
+            "protocol",
+            f"building it, {_building(factory, params)}, raised {describe(error)}"
+            f"{_where(cause or error)}; every other check builds one, so none ran",
+        )
+        return
     problem = method_problem(sampler)
     if problem is not None:
         yield Violation(
@@ -456,6 +468,18 @@ def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violat
             f"{type(sampler).__name__} is not a TaskSampler: {problem}. Every other check "
             f"calls pick(keys, round_index) and record(task_id, score), so none ran",
         )
+
+
+def _building(factory: Factory, params: dict[str, Any]) -> str:
+    """The call that builds a sampler, as a report shows it: ``MySampler(seed=1)``, or
+    ``create('name')`` for a sampler checked by name."""
+    given = ", ".join(f"{key}={safe_repr(value, 40)}" for key, value in params.items())
+    selected = getattr(factory, "selected", None)
+    if isinstance(selected, str):
+        return f"create({selected!r})" if not given else f"create({selected!r}) with {given}"
+    name = getattr(factory, "__name__", None)
+    called = name if isinstance(name, str) and name.isidentifier() else "its factory"
+    return f"{called}({given})"
 
 
 _NONE_RAN = "every other check picks and records, so none ran"

@@ -16,6 +16,7 @@ import pytest
 from agentdescent_sampling import (
     DifficultyWeighted,
     FixableFirst,
+    Registry,
     RoundRobin,
     check_keys,
     check_score,
@@ -582,9 +583,33 @@ def test_a_type_error_the_signature_does_not_explain_is_still_the_samplers_viola
 
     report = check_sampler(BuggyConstructor, **params)
 
+    given = ", ".join(f"{key}={value}" for key, value in params.items())
     assert [str(violation) for violation in report.violations] == [
-        "[protocol] raised TypeError: '<' not supported between instances of 'str' and 'int'"
+        f"[protocol] building it, BuggyConstructor({given}), raised TypeError: '<' not "
+        f"supported between instances of 'str' and 'int' (at "
+        f"{_line_of(BuggyConstructor, 'sorted(')}); every other check builds one, so none ran"
     ]
+
+
+def test_a_constructor_that_raises_is_named_with_its_call_and_the_line_it_raised_at() -> None:
+    class NeedsAFile(FirstKey):
+        def __init__(self, c: float = 0.1) -> None:
+            self.table = Path("/nonexistent/table.json").read_text()
+
+    at = _line_of(NeedsAFile, "read_text")
+    registry = Registry(only=[])
+    registry.register(NeedsAFile, name="needs-a-file")
+    by_class = check_sampler(NeedsAFile, c=0.2)
+    by_name = check_sampler("needs-a-file", registry=registry)
+
+    (violation,) = by_class.violations
+    assert violation.message.startswith(
+        "building it, NeedsAFile(c=0.2), raised FileNotFoundError: "
+    )
+    assert violation.message.endswith(f" (at {at}); every other check builds one, so none ran")
+    (violation,) = by_name.violations
+    assert violation.message.startswith("building it, create('needs-a-file'), raised ")
+    assert f" (at {at}); " in violation.message
 
 
 class LockedCounts:
