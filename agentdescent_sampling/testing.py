@@ -679,7 +679,7 @@ def _change(before: Sequence[str], after: Sequence[str]) -> str:
             if keys:
                 parts.append(f"{verb} {_show(keys)}")
         return ", ".join(parts)
-    index = next(i for i, (was, now) in enumerate(zip(before, after)) if was != now)
+    index = next(i for i, (was, now) in enumerate(zip(before, after, strict=True)) if was != now)
     return (
         f"reordered it, keys[{index}] was {safe_repr(before[index])} and is now "
         f"{safe_repr(after[index])} ({_show(before)} became {_show(after)})"

@@ -330,8 +330,7 @@ class PopsItsShard:
         check_score(task_id, score)
 
 
-def test_a_pick_that_removes_the_key_it_returns_is_reported_as_a_mutation_not_a_non_member(
-) -> None:
+def test_a_pick_that_removes_the_key_it_returns_is_a_mutation_not_a_non_member() -> None:
     report = check_sampler(PopsItsShard)
 
     assert [str(violation) for violation in report.violations] == [
