@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
@@ -19,7 +20,7 @@ from typing import Any, Literal, TextIO
 from ._display import safe_repr, shown
 from .discovery import scan
 from .params import signature_of
-from .policy import RESERVED, EntryPoint, Policy, normalize, of_provider
+from .policy import BUILTINS, RESERVED, EntryPoint, Policy, normalize, of_provider
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
@@ -125,14 +126,28 @@ def _valid_names(
         )
     keys = {normalize(each) for each in names}
     if keys & RESERVED and form != "built-in":  # a built-in is declared in code, never by a plugin
+        claimed = "; ".join(_builtin_claimed(each) for each in names if normalize(each) in RESERVED)
         raise Refused(
             "conflict",
-            f"claims the built-in name {', '.join(sorted(keys & RESERVED))}; built-in names are "
-            f"reserved, so the built-in is used and this registration is ignored. Rename it",
+            f"claims the built-in name {claimed}; built-in names are reserved, so the built-in "
+            f"is used and this registration is ignored. Rename it",
         )
     if keys & policy.disable:
         raise Refused("disabled", f"disabled by {policy.disable_by}")
     return names
+
+
+def _builtin_claimed(name: str) -> str:
+    """A reserved ``name`` as the built-in spells it, with the spelling given and the
+    built-in it is an alias of: ``FixableFirst, an alias of fixable-first``,
+    ``round-robin (as 'Round_Robin')``."""
+    for builtin in BUILTINS:
+        for spelled in (builtin.name, *builtin.aliases):
+            if normalize(spelled) == normalize(name):
+                given = "" if spelled == name else f" (as {short_repr(name)})"
+                alias = "" if spelled == builtin.name else f", an alias of {builtin.name}"
+                return f"{spelled}{given}{alias}"
+    return normalize(name)
 
 
 class Plugins:
@@ -280,12 +295,18 @@ class Plugins:
 
             manager = self._plugin_manager()
             try:
-                manager.register(plugin, name=f"{ep.distribution}: {ep.label}")
+                try:
+                    manager.register(plugin, name=f"{ep.distribution}: {ep.label}")
+                except pluggy.PluginValidationError as error:  # the hook's own signature
+                    raise pluggy.PluginValidationError(
+                        error.plugin, _wrong_signature(plugin, error)
+                    ) from error
                 try:
                     manager.check_pending()
                 except pluggy.PluginValidationError as error:
                     raise pluggy.PluginValidationError(
-                        error.plugin, f"the one hook is @hookimpl {_HOOK}(register): {error}"
+                        error.plugin,
+                        f"the one hook is @hookimpl {_HOOK}(register): {_one_line(error)}",
                     ) from error
                 others = [other for other in manager.get_plugins() if other is not plugin]
                 caller = manager.subset_hook_caller(_HOOK, others)
@@ -407,6 +428,28 @@ class Plugins:
                 error=error,
             )
         )
+
+
+def _one_line(error: BaseException) -> str:
+    """pluggy's words, whose lines it breaks, on one line."""
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def _wrong_signature(plugin: object, error: BaseException) -> str:
+    """What pluggy refused a hook-form plugin's hook for, with the function as written,
+    where it is, and what to write instead; pluggy's own words last."""
+    hook = getattr(plugin, _HOOK, None)
+    written, where = f"{_HOOK}(...)", ""
+    try:
+        written = f"{_HOOK}{inspect.signature(hook)}"  # type: ignore[arg-type]
+        file = os.path.basename(inspect.getsourcefile(hook) or "")  # type: ignore[arg-type]
+        where = f" (at {file}:{hook.__code__.co_firstlineno})" if file else ""  # type: ignore[union-attr]
+    except (TypeError, ValueError, AttributeError):
+        pass
+    return (
+        f"@hookimpl {written}{where} does not take what the hook passes: write @hookimpl "
+        f"{_HOOK}(register), one argument named register; pluggy said: {_one_line(error)}"
+    )
 
 
 #: The entry point whose code this thread is running, if any (see :func:`running_plugin`).
