@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import os
 import threading
+import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
@@ -404,7 +405,10 @@ class Plugins:
                     f"; check the entry point ({ep.label}) against the package's code, or "
                     f"reinstall {ep.distribution}"
                 )
-            self._fail(ep, "failed", f"{stage} failed: {describe(error)}{hint}", error, names)
+            where = _plugin_line(ep, error)
+            self._fail(
+                ep, "failed", f"{stage} failed: {describe(error)}{where}{hint}", error, names
+            )
         finally:
             _running.plugin = outer
         return False, None
@@ -430,6 +434,30 @@ class Plugins:
         )
 
 
+def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
+    """`` (at my_plugin/hooks.py:12)``: the innermost line of the plugin's own package that
+    ``error`` came through, as a path from the package's folder, or ``""`` (a module that
+    is not there at all: the hint about the entry point says what to check)."""
+    top = ep.value.partition(":")[0].partition(".")[0]
+    where = ""
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        module = frame.f_globals.get("__name__")
+        if not isinstance(module, str) or module.partition(".")[0] != top:
+            continue
+        where = f" (at {_in_package(top, frame.f_code.co_filename)}:{line})"
+    if not where and isinstance(error, SyntaxError) and error.filename:  # never ran a line
+        where = f" (at {shown(os.path.basename(error.filename), 120)}:{error.lineno})"
+    return where
+
+
+def _in_package(top: str, file: str) -> str:
+    """``file`` as a path from the folder holding the package ``top``
+    (``my_plugin/hooks.py``), else its base name."""
+    path = file.replace(os.sep, "/")
+    cut = path.rfind(f"/{top}/")
+    return shown(path[cut + 1 :] if cut >= 0 else os.path.basename(path), 120)
+
+
 def _one_line(error: BaseException) -> str:
     """pluggy's words, whose lines it breaks, on one line."""
     return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
@@ -442,8 +470,10 @@ def _wrong_signature(plugin: object, error: BaseException) -> str:
     written, where = f"{_HOOK}(...)", ""
     try:
         written = f"{_HOOK}{inspect.signature(hook)}"  # type: ignore[arg-type]
-        file = os.path.basename(inspect.getsourcefile(hook) or "")  # type: ignore[arg-type]
-        where = f" (at {file}:{hook.__code__.co_firstlineno})" if file else ""  # type: ignore[union-attr]
+        file = inspect.getsourcefile(hook)  # type: ignore[arg-type]
+        top = str(getattr(plugin, "__name__", "")).partition(".")[0]
+        if file:
+            where = f" (at {_in_package(top, file)}:{hook.__code__.co_firstlineno})"  # type: ignore[union-attr]
     except (TypeError, ValueError, AttributeError):
         pass
     return (

@@ -81,3 +81,41 @@ def test_a_reserved_alias_is_named_as_the_builtin_spells_it_with_its_builtin() -
     with pytest.raises(Exception, match=r"claims the built-in name round-robin \(as "
                        r"'Round_Robin'\); "):  # fmt: skip
         registry.register(First, name="Round_Robin")
+
+
+def test_a_plugin_that_raises_at_import_or_in_its_hook_is_named_with_the_line_it_raised_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at_import = """
+    import os
+
+    TABLE = os.environ["MY_PLUGIN_TABLE"]
+    """
+    in_hook = """
+    from agentdescent_sampling import hookimpl
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        raise RuntimeError("hook exploded")
+    """
+    plugins = {
+        "kit-test-raises-at-import": (at_import, {"at-import": "Sampler"}),
+        "kit-test-raises-in-hook": (SAMPLER + in_hook, {"in-hook": ""}),
+    }
+    monkeypatch.delenv("MY_PLUGIN_TABLE", raising=False)
+    registry = install_plugins(tmp_path, monkeypatch, plugins, builtins=False)
+
+    (imported,) = _failures(registry, "kit-test-raises-at-import")
+    (hooked,) = _failures(registry, "kit-test-raises-in-hook")
+    modules = sorted(
+        tmp_path.glob("kit_test_plugin_*.py"), key=lambda m: int(m.stem.split("_")[-1])
+    )
+    first, second = (module.read_text(encoding="utf-8").splitlines() for module in modules)
+    import_line = 1 + next(n for n, line in enumerate(first) if "MY_PLUGIN_TABLE" in line)
+    hook_line = 1 + next(n for n, line in enumerate(second) if "hook exploded" in line)
+    assert imported.message == (
+        f"import failed: KeyError: 'MY_PLUGIN_TABLE' (at {modules[0].name}:{import_line})"
+    )
+    assert hooked.message == (
+        f"hook failed: RuntimeError: hook exploded (at {modules[1].name}:{hook_line})"
+    )
