@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 import threading
+import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
 from ._display import safe_repr, shown
 from .discovery import scan
 from .params import signature_of
-from .policy import RESERVED, EntryPoint, Policy, normalize, of_provider
+from .policy import BUILTINS, RESERVED, EntryPoint, Policy, normalize, of_provider
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
@@ -125,14 +127,28 @@ def _valid_names(
         )
     keys = {normalize(each) for each in names}
     if keys & RESERVED and form != "built-in":  # a built-in is declared in code, never by a plugin
+        claimed = "; ".join(_builtin_claimed(each) for each in names if normalize(each) in RESERVED)
         raise Refused(
             "conflict",
-            f"claims the built-in name {', '.join(sorted(keys & RESERVED))}; built-in names are "
-            f"reserved, so the built-in is used and this registration is ignored. Rename it",
+            f"claims the built-in name {claimed}; built-in names are reserved, so the built-in "
+            f"is used and this registration is ignored. Rename it",
         )
     if keys & policy.disable:
         raise Refused("disabled", f"disabled by {policy.disable_by}")
     return names
+
+
+def _builtin_claimed(name: str) -> str:
+    """A reserved ``name`` as the built-in spells it, with the spelling given and the
+    built-in it is an alias of: ``FixableFirst, an alias of fixable-first``,
+    ``round-robin (as 'Round_Robin')``."""
+    for builtin in BUILTINS:
+        for spelled in (builtin.name, *builtin.aliases):
+            if normalize(spelled) == normalize(name):
+                given = "" if spelled == name else f" (as {short_repr(name)})"
+                alias = "" if spelled == builtin.name else f", an alias of {builtin.name}"
+                return f"{spelled}{given}{alias}"
+    return normalize(name)
 
 
 class Plugins:
@@ -280,12 +296,18 @@ class Plugins:
 
             manager = self._plugin_manager()
             try:
-                manager.register(plugin, name=f"{ep.distribution}: {ep.label}")
+                try:
+                    manager.register(plugin, name=f"{ep.distribution}: {ep.label}")
+                except pluggy.PluginValidationError as error:  # the hook's own signature
+                    raise pluggy.PluginValidationError(
+                        error.plugin, _wrong_signature(plugin, error)
+                    ) from error
                 try:
                     manager.check_pending()
                 except pluggy.PluginValidationError as error:
                     raise pluggy.PluginValidationError(
-                        error.plugin, f"the one hook is @hookimpl {_HOOK}(register): {error}"
+                        error.plugin,
+                        f"the one hook is @hookimpl {_HOOK}(register): {_one_line(error)}",
                     ) from error
                 others = [other for other in manager.get_plugins() if other is not plugin]
                 caller = manager.subset_hook_caller(_HOOK, others)
@@ -383,7 +405,10 @@ class Plugins:
                     f"; check the entry point ({ep.label}) against the package's code, or "
                     f"reinstall {ep.distribution}"
                 )
-            self._fail(ep, "failed", f"{stage} failed: {describe(error)}{hint}", error, names)
+            where = _plugin_line(ep, error)
+            self._fail(
+                ep, "failed", f"{stage} failed: {describe(error)}{where}{hint}", error, names
+            )
         finally:
             _running.plugin = outer
         return False, None
@@ -407,6 +432,54 @@ class Plugins:
                 error=error,
             )
         )
+
+
+def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
+    """`` (at my_plugin/hooks.py:12)``: the innermost line of the plugin's own package that
+    ``error`` came through, as a path from the package's folder, or ``""`` (a module that
+    is not there at all: the hint about the entry point says what to check)."""
+    top = ep.value.partition(":")[0].partition(".")[0]
+    where = ""
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        module = frame.f_globals.get("__name__")
+        if not isinstance(module, str) or module.partition(".")[0] != top:
+            continue
+        where = f" (at {_in_package(top, frame.f_code.co_filename)}:{line})"
+    if not where and isinstance(error, SyntaxError) and error.filename:  # never ran a line
+        where = f" (at {shown(os.path.basename(error.filename), 120)}:{error.lineno})"
+    return where
+
+
+def _in_package(top: str, file: str) -> str:
+    """``file`` as a path from the folder holding the package ``top``
+    (``my_plugin/hooks.py``), else its base name."""
+    path = file.replace(os.sep, "/")
+    cut = path.rfind(f"/{top}/")
+    return shown(path[cut + 1 :] if cut >= 0 else os.path.basename(path), 120)
+
+
+def _one_line(error: BaseException) -> str:
+    """pluggy's words, whose lines it breaks, on one line."""
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def _wrong_signature(plugin: object, error: BaseException) -> str:
+    """What pluggy refused a hook-form plugin's hook for, with the function as written,
+    where it is, and what to write instead; pluggy's own words last."""
+    hook = getattr(plugin, _HOOK, None)
+    written, where = f"{_HOOK}(...)", ""
+    try:
+        written = f"{_HOOK}{inspect.signature(hook)}"  # type: ignore[arg-type]
+        file = inspect.getsourcefile(hook)  # type: ignore[arg-type]
+        top = str(getattr(plugin, "__name__", "")).partition(".")[0]
+        if file:
+            where = f" (at {_in_package(top, file)}:{hook.__code__.co_firstlineno})"  # type: ignore[union-attr]
+    except (TypeError, ValueError, AttributeError):
+        pass
+    return (
+        f"@hookimpl {written}{where} does not take what the hook passes: write @hookimpl "
+        f"{_HOOK}(register), one argument named register; pluggy said: {_one_line(error)}"
+    )
 
 
 #: The entry point whose code this thread is running, if any (see :func:`running_plugin`).

@@ -33,7 +33,7 @@ from typing import Any, TypeGuard
 import attrs
 
 from ._display import a_type, safe_repr, shown
-from .errors import InvalidSamplerConfig
+from .errors import InvalidSamplerConfig, PluginLoadError
 from .loading import describe
 from .params import signature_of
 from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
@@ -416,6 +416,7 @@ def _resolve(
         # A class answers to its own name, which the pytest fixture checks; a preset (a
         # factory that is not a class) to the name it is registered under, as served.
         build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]
+        build.selected = info.name  # type: ignore[attr-defined]  # for the report's words
 
         parameters = {parameter.name for parameter in info.signature.parameters}
         return build, info.name, "seed" in parameters, info.form == "built-in"
@@ -448,7 +449,18 @@ def _label(factory: object) -> str:
 
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
-    sampler = factory(**params)
+    try:
+        sampler = factory(**params)
+    except Exception as error:  # noqa: BLE001  # the sampler's own failure is the violation
+        # The registry's PluginLoadError is chained to the plugin's own error, whose
+        # traceback reaches the plugin's line.
+        cause = error.__cause__ if isinstance(error, PluginLoadError) else None
+        yield Violation(
+            "protocol",
+            f"building it, {_building(factory, params)}, raised {describe(error)}"
+            f"{_where(cause or error)}; every other check builds one, so none ran",
+        )
+        return
     problem = method_problem(sampler)
     if problem is not None:
         yield Violation(
@@ -456,6 +468,18 @@ def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violat
             f"{type(sampler).__name__} is not a TaskSampler: {problem}. Every other check "
             f"calls pick(keys, round_index) and record(task_id, score), so none ran",
         )
+
+
+def _building(factory: Factory, params: dict[str, Any]) -> str:
+    """The call that builds a sampler, as a report shows it: ``MySampler(seed=1)``, or
+    ``create('name')`` for a sampler checked by name."""
+    given = ", ".join(f"{key}={safe_repr(value, 40)}" for key, value in params.items())
+    selected = getattr(factory, "selected", None)
+    if isinstance(selected, str):
+        return f"create({selected!r})" if not given else f"create({selected!r}) with {given}"
+    name = getattr(factory, "__name__", None)
+    called = name if isinstance(name, str) and name.isidentifier() else "its factory"
+    return f"{called}({given})"
 
 
 _NONE_RAN = "every other check picks and records, so none ran"
@@ -614,7 +638,9 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
     for shard in shards:
         sampler = factory(**params)
         for round_index in range(3 * len(shard)):
-            picked = sampler.pick(shard, round_index)
+            # A copy for each call: a pick that mutates what it is given (the keys-unchanged
+            # check reports that) must not have a member it took out called a non-member.
+            picked = sampler.pick(list(shard) if isinstance(shard, list) else shard, round_index)
             if picked not in shard:
                 yield Violation(
                     "pick-returns-a-member",
@@ -634,11 +660,30 @@ def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[
         if shard != list(_SHARD):
             yield Violation(
                 "keys-unchanged",
-                f"pick() mutated the shard it was given: {_show(_SHARD)} became {_show(shard)}; "
-                f"copy it (sorted(keys), list(keys)) before reordering",
+                f"pick({_show(_SHARD)}, {round_index}) mutated the shard it was given: "
+                f"{_change(_SHARD, shard)}; copy it (sorted(keys), list(keys)) before "
+                f"reordering or removing",
             )
             return
         sampler.record(_member(picked, _SHARD), 0.0)
+
+
+def _change(before: Sequence[str], after: Sequence[str]) -> str:
+    """What a pick did to the shard it was given, ``before`` it and ``after``: the keys it
+    took out or put in, else the first position it reordered."""
+    removed = [key for key in before if key not in after]
+    added = [key for key in after if key not in before]
+    if removed or added or len(before) != len(after):
+        parts = [f"{len(before)} keys became {len(after)}"]
+        for verb, keys in (("removed", removed), ("added", added)):
+            if keys:
+                parts.append(f"{verb} {_show(keys)}")
+        return ", ".join(parts)
+    index = next(i for i, (was, now) in enumerate(zip(before, after, strict=True)) if was != now)
+    return (
+        f"reordered it, keys[{index}] was {safe_repr(before[index])} and is now "
+        f"{safe_repr(after[index])} ({_show(before)} became {_show(after)})"
+    )
 
 
 def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
@@ -837,7 +882,9 @@ def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
     """The picks and records one of the threads check's workers makes, noting strays."""
     shard = list(_SHARD[worker % 3 :: 3])
     for step in range(OPERATIONS_PER_THREAD):
-        picked = sampler.pick(shard, step)
+        # A copy for each call, as in the members check: a pick that mutates its shard is
+        # the keys-unchanged check's to report, not a non-member here.
+        picked = sampler.pick(list(shard), step)
         if picked not in shard:
             strays.append(safe_repr(picked))
         sampler.record(_member(picked, shard), float((worker + step) % 2))
@@ -974,7 +1021,9 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     try:
         saved = original.state_dict()
     except Exception as error:  # noqa: BLE001  # the violation
-        yield Violation("state", f"state_dict() after {history} raised {describe(error)}")
+        yield Violation(
+            "state", f"state_dict() after {history} raised {describe(error)}{_where(error)}"
+        )
         return
     problem = _not_plain_json(saved)
     if problem:
@@ -986,14 +1035,23 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
         )
         return
     restored = factory(**params)
+    given = f"the state_dict() of one that made {history}"
     try:
         restored.load_state_dict(json.loads(json.dumps(saved)))
+    except Exception as error:  # noqa: BLE001  # the violation
+        yield Violation(
+            "state",
+            f"load_state_dict(state) of a fresh instance, given {given} as JSON reads it "
+            f"back, raised {describe(error)}{_where(error)}",
+        )
+        return
+    try:
         again = restored.state_dict()
     except Exception as error:  # noqa: BLE001  # the violation
         yield Violation(
             "state",
-            f"a fresh instance given the state_dict() of one that made {history} raised "
-            f"{describe(error)} in load_state_dict() or the state_dict() after it",
+            f"state_dict() of a fresh instance that loaded {given} raised "
+            f"{describe(error)}{_where(error)}",
         )
         return
     difference = _difference(saved, again)

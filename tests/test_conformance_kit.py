@@ -16,6 +16,7 @@ import pytest
 from agentdescent_sampling import (
     DifficultyWeighted,
     FixableFirst,
+    Registry,
     RoundRobin,
     check_keys,
     check_score,
@@ -316,6 +317,43 @@ def test_a_sampler_that_reorders_its_shard_leaves_the_kits_own_shard_as_it_was()
         assert "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) returned" in str(report)
 
 
+class PopsItsShard:
+    """Takes the last key out of the list it is given and returns it: a member it removed."""
+
+    name = "pops-its-shard"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        return keys.pop() if isinstance(keys, list) and len(keys) > 1 else keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_a_pick_that_removes_the_key_it_returns_is_a_mutation_not_a_non_member() -> None:
+    report = check_sampler(PopsItsShard)
+
+    assert [str(violation) for violation in report.violations] == [
+        "[keys-unchanged] pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) mutated the "
+        "shard it was given: 12 keys became 11, removed ['task-11']; copy it (sorted(keys), "
+        "list(keys)) before reordering or removing"
+    ]
+
+
+def test_a_reordered_shard_is_reported_with_the_first_position_that_changed() -> None:
+    class SwapsTheLastTwo(PopsItsShard):
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            check_keys(keys)
+            if isinstance(keys, list) and len(keys) > 1:
+                keys[-1], keys[-2] = keys[-2], keys[-1]
+            return keys[0]
+
+    (violation,) = check_sampler(SwapsTheLastTwo).violations
+
+    assert violation.check == "keys-unchanged"
+    assert "reordered it, keys[10] was 'task-10' and is now 'task-11'" in violation.message
+
+
 def test_a_pick_that_returns_no_task_id_is_reported_as_itself_never_as_a_record_error() -> None:
     class Zero:
         name = "zero"
@@ -544,9 +582,33 @@ def test_a_type_error_the_signature_does_not_explain_is_still_the_samplers_viola
 
     report = check_sampler(BuggyConstructor, **params)
 
+    given = ", ".join(f"{key}={value}" for key, value in params.items())
     assert [str(violation) for violation in report.violations] == [
-        "[protocol] raised TypeError: '<' not supported between instances of 'str' and 'int'"
+        f"[protocol] building it, BuggyConstructor({given}), raised TypeError: '<' not "
+        f"supported between instances of 'str' and 'int' (at "
+        f"{_line_of(BuggyConstructor, 'sorted(')}); every other check builds one, so none ran"
     ]
+
+
+def test_a_constructor_that_raises_is_named_with_its_call_and_the_line_it_raised_at() -> None:
+    class NeedsAFile(FirstKey):
+        def __init__(self, c: float = 0.1) -> None:
+            self.table = Path("/nonexistent/table.json").read_text()
+
+    at = _line_of(NeedsAFile, "read_text")
+    registry = Registry(only=[])
+    registry.register(NeedsAFile, name="needs-a-file")
+    by_class = check_sampler(NeedsAFile, c=0.2)
+    by_name = check_sampler("needs-a-file", registry=registry)
+
+    (violation,) = by_class.violations
+    assert violation.message.startswith(
+        "building it, NeedsAFile(c=0.2), raised FileNotFoundError: "
+    )
+    assert violation.message.endswith(f" (at {at}); every other check builds one, so none ran")
+    (violation,) = by_name.violations
+    assert violation.message.startswith("building it, create('needs-a-file'), raised ")
+    assert f" (at {at}); " in violation.message
 
 
 class LockedCounts:
@@ -760,6 +822,45 @@ def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
     (violation,) = report.violations
     assert violation.check == "state"
     assert expected in violation.message
+
+
+class LoadsAnotherKey(Counts):
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.trials = dict(state["counts"])  # the bug: state_dict() saves "trials"
+
+
+class SavesOnlyFresh(Counts):
+    def state_dict(self) -> dict[str, Any]:
+        if self.trials and not hasattr(self, "loaded"):
+            return super().state_dict()
+        return {**super().state_dict(), "share": 1 / len(self.trials)}  # fresh: 1 / 0
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.loaded = True
+        self.trials = {}  # the bug: it restores nothing, so the state_dict() after it raises
+
+
+def _line_of(cls: type, text: str) -> str:
+    lines, first = inspect.getsourcelines(cls)
+    offset = next(number for number, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(cls)}:{first + offset}"
+
+
+def test_a_state_method_that_raises_is_named_with_the_line_it_raised_at() -> None:
+    (loading,) = check_sampler(LoadsAnotherKey).violations
+    (after,) = check_sampler(SavesOnlyFresh).violations
+
+    at_load = _line_of(LoadsAnotherKey, "counts")
+    assert loading.message == (
+        "load_state_dict(state) of a fresh instance, given the state_dict() of one that made "
+        "30 picks and records as JSON reads it back, raised KeyError: 'counts' (at "
+        f"{at_load})"
+    )
+    assert after.message == (
+        "state_dict() of a fresh instance that loaded the state_dict() of one that made 30 "
+        "picks and records raised ZeroDivisionError: division by zero (at "
+        f"{_line_of(SavesOnlyFresh, '1 / len')})"
+    )
 
 
 def test_a_tuple_in_the_state_is_flagged_saying_it_comes_back_as_a_list_so_return_a_list() -> None:

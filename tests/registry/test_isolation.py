@@ -64,8 +64,8 @@ def test_base_exceptions_at_import_and_in_a_hook_are_recorded(zoo: Venv) -> None
         """
     )
     assert sorted(outcome) == [
-        "hook failed: GeneratorExit: closing",
-        "import failed: Escape: out of isolation",
+        "hook failed: GeneratorExit: closing (at ads_base_hook.py:6)",
+        "import failed: Escape: out of isolation (at ads_base_import.py:5)",
     ]
     assert failure_of(records(zoo), "ads-test-exits")["status"] == "failed"
 

@@ -1,0 +1,121 @@
+"""What a plugin's author is told about a hook or a name the registry refuses: the function
+or name as written, where it is, and what to write instead, on one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentdescent_sampling import Registry
+from agentdescent_sampling.records import PluginFailure
+from tests.support.distinfo import install_plugins
+
+SAMPLER = """
+    from agentdescent_sampling import check_keys, check_score, hookimpl
+
+    class First:
+        name = "first"
+
+        def pick(self, keys, round_index):
+            return check_keys(keys)[0]
+
+        def record(self, task_id, score):
+            check_score(task_id, score)
+
+"""
+
+
+def _failures(registry: Registry, distribution: str) -> list[PluginFailure]:
+    return [
+        each
+        for each in registry.available()
+        if isinstance(each, PluginFailure) and each.distribution == distribution
+    ]
+
+
+@pytest.mark.parametrize(
+    "signature", ["registry", "register, config"], ids=["renamed", "an-extra-argument"]
+)
+def test_a_hook_whose_signature_pluggy_refuses_is_named_as_written_with_its_line_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signature: str
+) -> None:
+    hook = f"""
+    @hookimpl
+    def agentdescent_register_samplers({signature}):
+        pass
+    """
+    plugin = {"kit-test-hook-signature": (SAMPLER + hook, {"first-hooks": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    (failure,) = _failures(registry, "kit-test-hook-signature")
+    (module,) = tmp_path.glob("kit_test_plugin_*.py")
+    lines = module.read_text(encoding="utf-8").splitlines()
+    line = lines.index("@hookimpl") + 1  # where the decorated function begins
+    assert failure.message.startswith(
+        f"hook failed: PluginValidationError: @hookimpl agentdescent_register_samplers"
+        f"({signature}) (at {module.name}:{line}) does not take what the hook passes: write "
+        f"@hookimpl agentdescent_register_samplers(register), one argument named register; "
+        f"pluggy said: "
+    )
+    assert "\\x0a" not in failure.message  # pluggy's line breaks, escaped, read as noise
+
+
+def test_a_reserved_alias_is_named_as_the_builtin_spells_it_with_its_builtin() -> None:
+    class First:
+        name = "first"
+
+        def pick(self, keys: list[str], round_index: int) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            pass
+
+    registry = Registry(only=[])
+    with pytest.raises(Exception, match=r"claims the built-in name FixableFirst, an alias of "
+                       r"fixable-first; "):  # fmt: skip
+        registry.register(First, aliases=("FixableFirst",))
+    with pytest.raises(Exception, match=r"claims the built-in name RoundRobin \(as "
+                       r"'roundrobin'\), an alias of round-robin; "):  # fmt: skip
+        registry.register(First, aliases=("roundrobin",))
+    with pytest.raises(Exception, match=r"claims the built-in name round-robin \(as "
+                       r"'Round_Robin'\); "):  # fmt: skip
+        registry.register(First, name="Round_Robin")
+
+
+def test_a_plugin_that_raises_at_import_or_in_its_hook_is_named_with_the_line_it_raised_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at_import = """
+    import os
+
+    TABLE = os.environ["MY_PLUGIN_TABLE"]
+    """
+    in_hook = """
+    from agentdescent_sampling import hookimpl
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        raise RuntimeError("hook exploded")
+    """
+    plugins = {
+        "kit-test-raises-at-import": (at_import, {"at-import": "Sampler"}),
+        "kit-test-raises-in-hook": (SAMPLER + in_hook, {"in-hook": ""}),
+    }
+    monkeypatch.delenv("MY_PLUGIN_TABLE", raising=False)
+    registry = install_plugins(tmp_path, monkeypatch, plugins, builtins=False)
+
+    (imported,) = _failures(registry, "kit-test-raises-at-import")
+    (hooked,) = _failures(registry, "kit-test-raises-in-hook")
+    modules = sorted(
+        tmp_path.glob("kit_test_plugin_*.py"), key=lambda m: int(m.stem.split("_")[-1])
+    )
+    first, second = (module.read_text(encoding="utf-8").splitlines() for module in modules)
+    import_line = 1 + next(n for n, line in enumerate(first) if "MY_PLUGIN_TABLE" in line)
+    hook_line = 1 + next(n for n, line in enumerate(second) if "hook exploded" in line)
+    assert imported.message == (
+        f"import failed: KeyError: 'MY_PLUGIN_TABLE' (at {modules[0].name}:{import_line})"
+    )
+    assert hooked.message == (
+        f"hook failed: RuntimeError: hook exploded (at {modules[1].name}:{hook_line})"
+    )
