@@ -1,4 +1,6 @@
+import enum
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -208,6 +210,78 @@ def test_a_spec_read_from_a_file_equals_the_same_spec_written_out(tmp_path: Path
 def test_any_spec_round_trips_through_its_string_form(params: dict[str, object]) -> None:
     spec = SamplerSpec("some-sampler", params)
     assert parse_spec(str(spec)) == spec
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ((None,), "invalid sampler name None"),
+        ((3,), "invalid sampler name 3"),
+        ((b"s",), "invalid sampler name b's'"),
+        (("pkg.mod:Attr",), "never imports code"),
+        (("s", {}, 7), "sampler 's': 'provider' must be a distribution name"),
+    ],
+)
+def test_a_spec_with_a_bad_name_or_provider_is_refused_as_it_is_built(
+    args: tuple[object, ...], fragment: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=re.escape(fragment)):
+        SamplerSpec(*args)  # type: ignore[arg-type]
+
+
+def test_equal_specs_hash_alike_whatever_their_source_or_parameter_order() -> None:
+    spec = SamplerSpec("s", {"a": 1, "b": "x"}, "dist-a")
+    same = SamplerSpec("s", {"b": "x", "a": 1}, "dist-a", source="run.toml")
+
+    assert spec == same
+    assert hash(spec) == hash(same)
+    assert {spec, same} == {spec}
+    assert len({spec, SamplerSpec("s", {"a": 2, "b": "x"}, "dist-a")}) == 2
+
+
+def test_a_spec_with_an_unhashable_parameter_says_which_when_hashed() -> None:
+    spec = SamplerSpec("s", {"a": 1, "tasks": ["x", "y"]})
+
+    with pytest.raises(TypeError, match=r"parameter 'tasks' holds an unhashable list"):
+        hash(spec)
+    assert spec == SamplerSpec("s", {"a": 1, "tasks": ["x", "y"]})
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Float(float):
+    def __repr__(self) -> str:
+        return f"_Float({float(self)!r})"
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True),
+        st.one_of(
+            st.text(st.characters(), max_size=30),
+            st.integers(),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.floats(allow_nan=False, allow_infinity=False).map(_Float),
+            st.sampled_from(_Level),
+            st.booleans(),
+            st.none(),
+        ),
+        max_size=6,
+    )
+)
+def test_numbers_of_int_and_float_subclasses_round_trip_through_the_string_form(
+    params: dict[str, object],
+) -> None:
+    spec = SamplerSpec("some-sampler", params)
+    assert parse_spec(str(spec)) == spec
+
+
+def test_a_value_the_string_form_cannot_express_is_still_shown() -> None:
+    spec = SamplerSpec("s", {"tasks": ["x"], "c": float("inf")})
+    assert str(spec) == "s:tasks=['x'],c=inf"
+    assert parse_spec(str(spec)) != spec
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".yml"])
