@@ -126,6 +126,19 @@ class Registry:
         self._lock = threading.RLock()
         self._loaded: Plugins | None = None
 
+    def __repr__(self) -> str:
+        # As the call that would build it, with the environment's settings filled in
+        # (names in their compared form); never the entry points, which may be hundreds.
+        import reprlib
+
+        policy = self.policy
+        only = "None" if policy.only is None else reprlib.repr(sorted(policy.only))
+        group = "" if self._group == GROUP else f", group={self._group!r}"
+        return (
+            f"{type(self).__name__}(disable={reprlib.repr(sorted(policy.disable))}, "
+            f"only={only}, strict={policy.strict!r}{group})"
+        )
+
     # -- public API ---------------------------------------------------------------
 
     @overload
