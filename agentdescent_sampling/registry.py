@@ -360,9 +360,11 @@ class Registry:
     def _check_builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> None:
         """Raise unless ``builtin`` may serve ``name`` from ``provider``."""
         if not of_provider(OWN_DISTRIBUTION, provider):
+            from ._display import ascii_name  # a look-alike of the name shows as one
+
             raise UnknownSamplerError(
                 f"sampler {name!r} is a built-in, provided by {OWN_DISTRIBUTION}, not by "
-                f"{short_repr(provider, 60)}: built-in names are reserved. Leave provider out"
+                f"{ascii_name(provider)}: built-in names are reserved. Leave provider out"
             )
         if self.policy.disabled_builtin(builtin):
             raise UnknownSamplerError(
@@ -432,22 +434,22 @@ class Registry:
                     return error
         if key in self.policy.disable:
             return UnknownSamplerError(f"sampler {name!r} is disabled by {self.policy.disable_by}")
+        from ._display import ascii_name, plural  # only on this error path
+
         if provider is not None and (elsewhere := self._plugins.providers(key)):
             providers = ", ".join(sorted(elsewhere))
             return UnknownSamplerError(
-                f"sampler {name!r} is not provided by {short_repr(provider, 60)}; it is provided "
+                f"sampler {name!r} is not provided by {ascii_name(provider)}; it is provided "
                 f"by {providers}; set provider to one of those or leave it out"
             )
         import difflib  # only on this error path: selecting a sampler never needs it
-
-        from ._display import plural
 
         usable = self._usable()
         names = sorted(set(usable.values()))
         others = sorted(other for other in usable if other != key)  # never itself
         close = difflib.get_close_matches(key, others, n=1, cutoff=0.6)
         message = f"no sampler named {name!r}"
-        message += f" provided by {short_repr(provider, 60)}." if provider is not None else "."
+        message += f" provided by {ascii_name(provider)}." if provider is not None else "."
         if close:
             message += f" Did you mean {usable[close[0]]!r}?"
         message += f" Available: {_listing(names) or 'none'}."
