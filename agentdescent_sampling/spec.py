@@ -177,7 +177,9 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     (``"tool.agentdescent.task_sampler"``). The value under it is a table
     (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string. The spec
     keeps where it was read (``source``), so that ``create()`` names the file when the
-    name, a parameter or a value in it is wrong, keeping its error's class.
+    name, a parameter or a value in it is wrong, keeping its error's class. A name that no
+    sampler has is then quoted by its first 20 characters: a key pointed at the wrong entry
+    may have read a secret.
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
@@ -320,7 +322,7 @@ def _parse_string(text: str) -> SamplerSpec:
         if meant is None:
             raise
         raise InvalidSamplerConfig(
-            f"{error}. Parameters follow the name after a colon: {meant!r}"
+            f"{error}. Parameters follow the name after a colon: {short_repr(meant)}"
         ) from None
     params: dict[str, Any] = {}
     position = 0

@@ -346,6 +346,17 @@ def test_a_name_and_parameters_joined_without_a_colon_are_told_the_colon_form(
     parse_spec(meant)
 
 
+def test_the_colon_form_told_quotes_only_a_short_prefix_of_a_long_spec() -> None:
+    text = "fixable-first,token=" + "sk-" + "x" * 3000
+
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(text)
+
+    meant = "fixable-first:token=sk-" + "x" * 3000
+    assert str(caught.value).endswith(f"after a colon: {repr(meant)[:77]}...")
+    assert len(str(caught.value)) < 500
+
+
 @pytest.mark.parametrize(
     "text",
     ["fixable-first=2", "fixable-first x", "os.path:join", "a" + " " * 4000 + "x", "a, b=:c"],
