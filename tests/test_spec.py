@@ -218,15 +218,21 @@ def test_any_spec_round_trips_through_its_string_form(params: dict[str, object])
         ((None,), "invalid sampler name None"),
         ((3,), "invalid sampler name 3"),
         ((b"s",), "invalid sampler name b's'"),
-        (("pkg.mod:Attr",), "never imports code"),
         (("s", {}, 7), "sampler 's': 'provider' must be a distribution name"),
     ],
 )
-def test_a_spec_with_a_bad_name_or_provider_is_refused_as_it_is_built(
+def test_a_spec_whose_name_or_provider_is_not_text_is_refused_as_it_is_built(
     args: tuple[object, ...], fragment: str
 ) -> None:
     with pytest.raises(InvalidSamplerConfig, match=re.escape(fragment)):
         SamplerSpec(*args)  # type: ignore[arg-type]
+
+
+def test_a_spec_of_a_name_no_sampler_has_is_built_and_refused_where_it_is_used() -> None:
+    spec = SamplerSpec("agentdescent.DifficultyWeighted", {"c": 0.4})  # a bench entrant
+
+    with pytest.raises(InvalidSamplerConfig, match="never imports code"):
+        parse_spec(spec)
 
 
 def test_equal_specs_hash_alike_whatever_their_source_or_parameter_order() -> None:
