@@ -83,7 +83,7 @@ _BUILT = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
 def install(session: nox.Session, *extra: str) -> None:
     """Install as the README says: a current pip, then this package and every plugin."""
     # pip before 23.3.2 does not see the editable ".[test]" as satisfying the plugins'
-    # "agentdescent-sampling>=0.1" and looks for it on the index (pypa/pip#12372).
+    # "agentdescent-sampling>=0.1,<0.2" and looks for it on the index (pypa/pip#12372).
     session.env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     # setuptools: the build backend every project here names (build-system.requires), put
     # in the session once, so that the four builds below share it (--no-build-isolation)

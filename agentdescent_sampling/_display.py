@@ -18,6 +18,7 @@ __all__ = [
     "MAX_SHOWN",
     "a_type",
     "aligned",
+    "ascii_name",
     "column_widths",
     "plural",
     "safe_repr",
@@ -58,6 +59,17 @@ def a_type(value: object) -> str:
     """``value``'s type name with its article: ``an int``, ``a str``."""
     name = type(value).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def ascii_name(name: object, limit: int = 60) -> str:
+    """``name`` quoted as ``repr`` quotes it, every non-ASCII character escaped (``ascii()``),
+    cut to ``limit``: for a name compared with another, where a Cyrillic a (U+0430) would pass
+    for a Latin one. An ASCII name shows as ``repr`` shows it."""
+    try:
+        text = ascii(name)
+    except Exception:  # noqa: BLE001  # a message must not fail on the value it reports
+        text = f"<{_type_name(type(name))} that cannot be shown>"
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def plural(count: int, noun: str) -> str:

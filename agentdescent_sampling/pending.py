@@ -26,6 +26,15 @@ class Pending:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[int, int]] = {}
 
+    def __repr__(self) -> str:
+        # The tasks held and how many rollouts of each, cut (reprlib) to a few of them.
+        if not self._entries:
+            return "Pending()"
+        import reprlib
+
+        held = {task: count for task, (count, _) in self._entries.items()}
+        return f"Pending(in_flight={reprlib.repr(held)})"
+
     def add(self, task_id: str, pick: int) -> None:
         """Count one more rollout of ``task_id`` in flight, handed out at pick ``pick``,
         and forget the picks that expired by then."""

@@ -205,12 +205,22 @@ class Policy(NamedTuple):
             return f"disabled by {self.disable_by}"
         if self.only is not None and dist not in self.only:
             names = sorted(self.only)
-            # Cut: the variable is the user's, and this reason is kept per entry point.
-            allowed = ", ".join(name[:60] for name in names[:5]) or "no plugin"
+            # Cut: the variable is the user's, and this reason is kept per entry point. A
+            # non-ASCII name is escaped: it would read as the distribution it is shown beside.
+            allowed = ", ".join(_listed(name) for name in names[:5]) or "no plugin"
             if len(names) > 5:
                 allowed += f" and {len(names) - 5} more"
             return f"not in {self.only_by} ({allowed})"
         return None
+
+
+def _listed(name: str) -> str:
+    """``name`` cut to 60 characters, as is if ASCII, else quoted with the rest escaped."""
+    if name.isascii():
+        return name[:60]
+    from ._display import ascii_name
+
+    return ascii_name(name)
 
 
 def _names(given: Iterable[str]) -> frozenset[str]:

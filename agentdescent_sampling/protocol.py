@@ -341,9 +341,11 @@ def check_name(name: object) -> str:
     non-ASCII letters are refused, so no name can look like another.
     """
     if not isinstance(name, str) or len(name) > _MAX_NAME or not _NAME.match(name):
+        from ._display import ascii_name  # a look-alike of a name shows as one
+
         raise ValueError(
-            f"invalid sampler name {short_repr(name)}: expected up to {_MAX_NAME} ASCII letters, "
-            f"digits and single '-' or '_' between words, starting with a letter "
+            f"invalid sampler name {ascii_name(name, 80)}: expected up to {_MAX_NAME} ASCII "
+            f"letters, digits and single '-' or '_' between words, starting with a letter "
             f"(for example 'difficulty-weighted')"
         )
     return name

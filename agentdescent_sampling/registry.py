@@ -77,6 +77,8 @@ _BUILTIN_BY_KEY = {key: builtin for builtin in BUILTINS for key in builtin.keys}
 # Caps that keep a message about hundreds of plugins readable.
 _MAX_LISTED = 20
 _MAX_FAILURES_QUOTED = 3
+#: How much of an unknown name read from a file its message quotes (a name longer is cut).
+_SHOWN_READ_NAME = 20
 _RECORDS = ("PluginFailure", "Record", "SamplerInfo")
 
 
@@ -126,6 +128,19 @@ class Registry:
         self._lock = threading.RLock()
         self._loaded: Plugins | None = None
 
+    def __repr__(self) -> str:
+        # As the call that would build it, with the environment's settings filled in
+        # (names in their compared form); never the entry points, which may be hundreds.
+        import reprlib
+
+        policy = self.policy
+        only = "None" if policy.only is None else reprlib.repr(sorted(policy.only))
+        group = "" if self._group == GROUP else f", group={self._group!r}"
+        return (
+            f"{type(self).__name__}(disable={reprlib.repr(sorted(policy.disable))}, "
+            f"only={only}, strict={policy.strict!r}{group})"
+        )
+
     # -- public API ---------------------------------------------------------------
 
     @overload
@@ -160,7 +175,7 @@ class Registry:
             if parsed.source is not None:
                 # A spec read from a file names it, as spec_from_file's own errors do; the
                 # error keeps its class, cause and traceback.
-                error.args = (f"in {parsed.source}: {error}",)
+                error.args = (f"in {parsed.source}: {_read_from_file(parsed.name, error)}",)
             raise
         if path is None:
             return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
@@ -347,9 +362,11 @@ class Registry:
     def _check_builtin(self, name: str, builtin: EntryPoint, provider: str | None) -> None:
         """Raise unless ``builtin`` may serve ``name`` from ``provider``."""
         if not of_provider(OWN_DISTRIBUTION, provider):
+            from ._display import ascii_name  # a look-alike of the name shows as one
+
             raise UnknownSamplerError(
                 f"sampler {name!r} is a built-in, provided by {OWN_DISTRIBUTION}, not by "
-                f"{short_repr(provider, 60)}: built-in names are reserved. Leave provider out"
+                f"{ascii_name(provider)}: built-in names are reserved. Leave provider out"
             )
         if self.policy.disabled_builtin(builtin):
             raise UnknownSamplerError(
@@ -419,22 +436,22 @@ class Registry:
                     return error
         if key in self.policy.disable:
             return UnknownSamplerError(f"sampler {name!r} is disabled by {self.policy.disable_by}")
+        from ._display import ascii_name, plural  # only on this error path
+
         if provider is not None and (elsewhere := self._plugins.providers(key)):
             providers = ", ".join(sorted(elsewhere))
             return UnknownSamplerError(
-                f"sampler {name!r} is not provided by {short_repr(provider, 60)}; it is provided "
+                f"sampler {name!r} is not provided by {ascii_name(provider)}; it is provided "
                 f"by {providers}; set provider to one of those or leave it out"
             )
         import difflib  # only on this error path: selecting a sampler never needs it
-
-        from ._display import plural
 
         usable = self._usable()
         names = sorted(set(usable.values()))
         others = sorted(other for other in usable if other != key)  # never itself
         close = difflib.get_close_matches(key, others, n=1, cutoff=0.6)
         message = f"no sampler named {name!r}"
-        message += f" provided by {short_repr(provider, 60)}." if provider is not None else "."
+        message += f" provided by {ascii_name(provider)}." if provider is not None else "."
         if close:
             message += f" Did you mean {usable[close[0]]!r}?"
         message += f" Available: {_listing(names) or 'none'}."
@@ -515,6 +532,19 @@ class _Selected(NamedTuple):
     synchronized: bool
     #: Its record, made on demand: a built-in's only when building it fails.
     describe: Callable[[], SamplerInfo]
+
+
+def _read_from_file(name: str, error: SamplerError) -> str:
+    """``error``'s message, an unknown ``name`` read from a file quoted by a short prefix.
+
+    A key pointed at the wrong entry reads whatever is there, an API key or a password as
+    readily as a sampler name; every sampler name is whole within the prefix.
+    """
+    message = str(error)
+    if not isinstance(error, UnknownSamplerError):
+        return message
+    # A valid name holds no quote or backslash, so its repr is its only quoted form here.
+    return message.replace(repr(name), short_repr(name, _SHOWN_READ_NAME + 2))
 
 
 def _state_path(state: object) -> Path:

@@ -67,9 +67,32 @@ def _frozen(params: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(params))
 
 
+def _name_checked(_spec: SamplerSpec, _field: attrs.Attribute[str], name: Any) -> None:
+    # Only its type: the bench spells its own entrants in a spec too
+    # ('agentdescent.DifficultyWeighted'), and parse_spec() and create() check the rest.
+    if not isinstance(name, str):
+        _check_name(name)
+
+
+def _provider_checked(
+    spec: SamplerSpec, _field: attrs.Attribute[str | None], provider: Any
+) -> None:
+    if provider is not None and not isinstance(provider, str):
+        raise InvalidSamplerConfig(
+            f"sampler {spec.name!r}: 'provider' must be a distribution name (a string), "
+            f"got {short_repr(provider)}"
+        )
+
+
 @attrs.frozen(unsafe_hash=False)
 class SamplerSpec:
     """Which sampler to build, with which parameters, from which distribution.
+
+    A spec is checked as it is built: a ``name`` or ``provider`` that is not a string
+    raises :class:`InvalidSamplerConfig` (the name's form is checked where it is used, by
+    :func:`parse_spec` and ``create()``). Specs
+    compare and hash by name, parameters and provider; a spec whose parameters hold an
+    unhashable value (a list, a dict) compares but cannot be hashed.
 
     Args:
         name: a registered sampler name or alias (see ``agentdescent-sampling list``).
@@ -80,11 +103,11 @@ class SamplerSpec:
             part of the spec's value.
     """
 
-    name: str
+    name: str = attrs.field(validator=_name_checked)
     params: Mapping[str, Any] = attrs.field(
         factory=dict, converter=_frozen, repr=lambda params: repr(dict(params))
     )
-    provider: str | None = None
+    provider: str | None = attrs.field(default=None, validator=_provider_checked)
     source: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -92,8 +115,35 @@ class SamplerSpec:
         parameters are a read-only view, which pickle does not take)."""
         return (SamplerSpec, (self.name, dict(self.params), self.provider, self.source))
 
+    def __hash__(self) -> int:
+        """A hash over what equality compares (name, parameters, provider; not ``source``).
+
+        Raises:
+            TypeError: a parameter's value is unhashable; the message names the parameter.
+        """
+        hashes = []
+        for key, value in self.params.items():
+            try:
+                hashes.append((key, hash(value)))
+            except TypeError:
+                raise TypeError(
+                    f"cannot hash sampler spec {self.name!r}: parameter {short_repr(key)} holds "
+                    f"an unhashable {type(value).__name__} ({short_repr(value)}); give it as a "
+                    f"hashable value (a tuple for a list), or keep such specs in a list rather "
+                    f"than a set or dict"
+                ) from None
+        return hash((self.name, frozenset(hashes), self.provider))
+
     def __str__(self) -> str:
-        """The spec in string form, ``name:key=value,...`` (without the provider)."""
+        """The spec in string form, ``name:key=value,...``, which :func:`parse_spec` reads
+        back to an equal spec (less the provider and source, which the form has no place for).
+
+        Only text, numbers, booleans and ``None`` have a string form, and only in a spec of
+        at most 4,096 characters. Any other value (a list, a dict, an infinite or NaN float,
+        an object) is written as its ``repr``, which is shown but does not read back as that
+        value: ``parse_spec`` reads it as text or refuses it. Keep such a spec as a
+        ``SamplerSpec`` or a mapping (``{"name": ..., **params}``).
+        """
         if not self.params:
             return self.name
         pairs = ",".join(f"{key}={_format_value(value)}" for key, value in self.params.items())
@@ -131,7 +181,9 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     (``"tool.agentdescent.task_sampler"``). The value under it is a table
     (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string. The spec
     keeps where it was read (``source``), so that ``create()`` names the file when the
-    name, a parameter or a value in it is wrong, keeping its error's class.
+    name, a parameter or a value in it is wrong, keeping its error's class. A name that no
+    sampler has is then quoted by its first 20 characters: a key pointed at the wrong entry
+    may have read a secret.
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
@@ -274,7 +326,7 @@ def _parse_string(text: str) -> SamplerSpec:
         if meant is None:
             raise
         raise InvalidSamplerConfig(
-            f"{error}. Parameters follow the name after a colon: {meant!r}"
+            f"{error}. Parameters follow the name after a colon: {short_repr(meant)}"
         ) from None
     params: dict[str, Any] = {}
     position = 0
@@ -377,12 +429,7 @@ def _validated(
                 f"sampler {name!r}: bad parameter name {short_repr(key)}{hint}; expected a "
                 f"Python identifier of at most 64 characters, such as pass_threshold"
             )
-    if provider is not None and not isinstance(provider, str):
-        raise InvalidSamplerConfig(
-            f"sampler {name!r}: 'provider' must be a distribution name (a string), "
-            f"got {short_repr(provider)}"
-        )
-    return SamplerSpec(name, params, provider, source)
+    return SamplerSpec(name, params, provider, source)  # which checks the provider
 
 
 def _parse_value(raw: str) -> Any:
@@ -422,4 +469,11 @@ def _format_value(value: Any) -> str:
         return "none"
     if isinstance(value, bool):
         return str(value).lower()
+    # By int's and float's own repr: a subclass's (an IntEnum's, NumPy's float64) does not
+    # read back; a float's inf and nan have no string form and read back as text.
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if isinstance(value, int):
+        with contextlib.suppress(ValueError):  # over 4,300 digits: over the spec's limit too
+            return int.__repr__(value)
     return short_repr(value, _MAX_SPEC)

@@ -111,6 +111,25 @@ def test_every_relative_link_and_its_anchor_resolve(doc: Path) -> None:
     assert not broken, f"{rel(doc)} links to what does not exist: {broken}"
 
 
+@pytest.mark.parametrize("readme", sorted(REPO.glob("plugins/*/README.md")), ids=rel)
+def test_a_plugins_readme_names_nothing_outside_its_folder_by_a_relative_path(
+    readme: Path,
+) -> None:
+    # Its README is the plugin's page on an index, where '../../BENCHMARKS.md' leads nowhere:
+    # what lives in the core's tree is named as there, in words.
+    text = readme.read_text(encoding="utf-8")
+    outside = [
+        match["target"]
+        for match in LINK.finditer(FENCE.sub("", text))
+        if not re.match(r"[a-z]+:", match["target"])
+        and not (readme.parent / match["target"].partition("#")[0])
+        .resolve()
+        .is_relative_to(readme.parent)
+    ]
+    assert not outside, f"{rel(readme)} links outside its folder: {outside}"
+    assert "../" not in text, f"{rel(readme)} names a path outside its folder ('../')"
+
+
 @pytest.mark.parametrize("doc", [*DOCS, *EXAMPLES], ids=rel)
 def test_every_example_run_a_doc_shows_names_files_that_exist(doc: Path) -> None:
     wrong = []

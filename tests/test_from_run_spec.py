@@ -78,6 +78,35 @@ def test_an_unknown_name_becomes_a_value_error_with_the_same_message() -> None:
     assert str(raised.value) == f"policies.task_sampler: {raised.value.__cause__}"
 
 
+def test_an_unknown_name_read_from_a_file_is_quoted_by_a_short_prefix_not_whole(
+    tmp_path: Path,
+) -> None:
+    secret = "sk-proj-" + "Q7w" * 15
+    config = tmp_path / "run.toml"
+    config.write_text(f'[secrets]\nopenai = "{secret}"\n', encoding="utf-8")
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config), key="secrets.openai")
+
+    said = str(raised.value)
+    assert said.startswith(
+        f"policies.task_sampler: in {str(config)!r} under 'secrets.openai': no sampler named "
+        f"'sk-proj-Q7wQ7wQ7wQ...."
+    )
+    assert secret[:20] not in said
+    assert secret[:20] not in str(raised.value.__cause__)
+
+
+def test_an_unknown_name_of_sampler_length_read_from_a_file_is_quoted_whole(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text('[task_sampler]\nname = "difficulty-weigthed"\n', encoding="utf-8")
+
+    with pytest.raises(InvalidSamplerConfig, match=r"no sampler named 'difficulty-weigthed'\. Did"):
+        from_run_spec(file=str(config))
+
+
 def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     other = create("informative-band", state=state)

@@ -1,4 +1,6 @@
+import enum
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -210,6 +212,84 @@ def test_any_spec_round_trips_through_its_string_form(params: dict[str, object])
     assert parse_spec(str(spec)) == spec
 
 
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ((None,), "invalid sampler name None"),
+        ((3,), "invalid sampler name 3"),
+        ((b"s",), "invalid sampler name b's'"),
+        (("s", {}, 7), "sampler 's': 'provider' must be a distribution name"),
+    ],
+)
+def test_a_spec_whose_name_or_provider_is_not_text_is_refused_as_it_is_built(
+    args: tuple[object, ...], fragment: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=re.escape(fragment)):
+        SamplerSpec(*args)  # type: ignore[arg-type]
+
+
+def test_a_spec_of_a_name_no_sampler_has_is_built_and_refused_where_it_is_used() -> None:
+    spec = SamplerSpec("agentdescent.DifficultyWeighted", {"c": 0.4})  # a bench entrant
+
+    with pytest.raises(InvalidSamplerConfig, match="never imports code"):
+        parse_spec(spec)
+
+
+def test_equal_specs_hash_alike_whatever_their_source_or_parameter_order() -> None:
+    spec = SamplerSpec("s", {"a": 1, "b": "x"}, "dist-a")
+    same = SamplerSpec("s", {"b": "x", "a": 1}, "dist-a", source="run.toml")
+
+    assert spec == same
+    assert hash(spec) == hash(same)
+    assert {spec, same} == {spec}
+    assert len({spec, SamplerSpec("s", {"a": 2, "b": "x"}, "dist-a")}) == 2
+
+
+def test_a_spec_with_an_unhashable_parameter_says_which_when_hashed() -> None:
+    spec = SamplerSpec("s", {"a": 1, "tasks": ["x", "y"]})
+
+    with pytest.raises(TypeError, match=r"parameter 'tasks' holds an unhashable list"):
+        hash(spec)
+    assert spec == SamplerSpec("s", {"a": 1, "tasks": ["x", "y"]})
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Float(float):
+    def __repr__(self) -> str:
+        return f"_Float({float(self)!r})"
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True),
+        st.one_of(
+            st.text(st.characters(), max_size=30),
+            st.integers(),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.floats(allow_nan=False, allow_infinity=False).map(_Float),
+            st.sampled_from(_Level),
+            st.booleans(),
+            st.none(),
+        ),
+        max_size=6,
+    )
+)
+def test_numbers_of_int_and_float_subclasses_round_trip_through_the_string_form(
+    params: dict[str, object],
+) -> None:
+    spec = SamplerSpec("some-sampler", params)
+    assert parse_spec(str(spec)) == spec
+
+
+def test_a_value_the_string_form_cannot_express_is_still_shown() -> None:
+    spec = SamplerSpec("s", {"tasks": ["x"], "c": float("inf")})
+    assert str(spec) == "s:tasks=['x'],c=inf"
+    assert parse_spec(str(spec)) != spec
+
+
 @pytest.mark.parametrize("suffix", [".yaml", ".yml"])
 def test_a_yaml_file_is_read_with_the_yaml_extra(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"run{suffix}"
@@ -270,6 +350,17 @@ def test_a_name_and_parameters_joined_without_a_colon_are_told_the_colon_form(
     assert f"invalid sampler name {text!r}" in str(caught.value)
     assert str(caught.value).endswith(f"Parameters follow the name after a colon: {meant!r}")
     parse_spec(meant)
+
+
+def test_the_colon_form_told_quotes_only_a_short_prefix_of_a_long_spec() -> None:
+    text = "fixable-first,token=" + "sk-" + "x" * 3000
+
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(text)
+
+    meant = "fixable-first:token=sk-" + "x" * 3000
+    assert str(caught.value).endswith(f"after a colon: {repr(meant)[:77]}...")
+    assert len(str(caught.value)) < 500
 
 
 @pytest.mark.parametrize(

@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COUNT",
+    "ENGINE_DIFFICULTY_WEIGHTED",
     "FAILURES",
+    "LEARNER_CEILING",
     "NUMBER",
+    "ORACLE",
     "Curve",
     "CurvePoint",
     "Machine",
@@ -39,6 +42,7 @@ __all__ = [
     "RunFailure",
     "WithSamplers",
     "as_specs",
+    "bare_name",
     "cpus",
     "draw_panels",
     "failures_json",
@@ -53,6 +57,38 @@ __all__ = [
 
 #: ``baseline`` is round-robin, ``ceiling`` an oracle, ``sampler`` everything else.
 Role = Literal["baseline", "sampler", "ceiling"]
+
+#: The bench's name for the engine's own ``agentdescent.sampling.DifficultyWeighted``, an
+#: entrant of the artifact bench. A registered sampler name cannot contain a dot, so no
+#: plugin can take it. It takes the class's parameters as a registered sampler does:
+#: ``agentdescent.DifficultyWeighted:c=0.4``.
+ENGINE_DIFFICULTY_WEIGHTED = "agentdescent.DifficultyWeighted"
+#: The ceiling both measures add:
+#: :class:`~agentdescent_sampling.bench.engine.oracle.EngineOracle` in the artifact bench,
+#: :class:`~agentdescent_sampling.bench.oracle.Oracle` in the share measure.
+ORACLE = "oracle"
+#: What outcome-only learning can reach, in the artifact bench:
+#: :class:`~agentdescent_sampling.bench.engine.ceiling.InformedLearner`, told the workload's
+#: make-up.
+LEARNER_CEILING = "learner-ceiling"
+
+
+def bare_name(given: object) -> str | None:
+    """The name ``given`` is, if it gives a name and nothing else, or ``None``.
+
+    ``"oracle"``, ``{"name": "oracle"}`` (a ``--sampler`` JSON object) and
+    ``SamplerSpec("oracle")`` are all ``"oracle"``, so the bench's own names (round-robin,
+    the ceilings) read alike in every form; a spec with parameters or a provider is ``None``.
+    """
+    name: object = None
+    if isinstance(given, str):
+        name = given
+    elif isinstance(given, SamplerSpec):
+        name = given.name if not given.params and given.provider is None else None
+    elif isinstance(given, Mapping) and list(given) == ["name"]:
+        name = given["name"]
+    return name.strip() if isinstance(name, str) and ":" not in name else None
+
 
 # Two-sided 95% Student t critical values for 1..30 degrees of freedom; beyond 30
 # the Cornish-Fisher expansion in t95 is accurate to three decimals.

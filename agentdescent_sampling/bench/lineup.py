@@ -8,10 +8,10 @@ from types import MappingProxyType
 import attrs
 
 from ..errors import BenchError, UnknownSamplerError
-from ..protocol import TaskSampler
+from ..protocol import TaskSampler, short_repr
 from ..registry import Registry, SamplerInfo
 from ..spec import SamplerSpec, SpecLike
-from .core import Registered, Role
+from .core import ENGINE_DIFFICULTY_WEIGHTED, LEARNER_CEILING, ORACLE, Registered, Role, bare_name
 from .oracle import Oracle
 from .workloads import Scenario
 
@@ -159,21 +159,59 @@ def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
 
     Each spec is checked by building its sampler once, so that a typo fails before
     the run starts rather than after minutes of it. Round-robin is added when the
-    specs leave it out, since every other sampler is reported as a ratio to it.
+    specs leave it out, since every other sampler is reported as a ratio to it; the
+    oracle always is, so a spec naming it (``"oracle"``, ``{"name": "oracle"}``) is
+    passed over.
 
     Raises:
         SamplerError: a spec is malformed, names no installed sampler, or its
             parameters are rejected (the registry's own errors, unchanged).
+        BenchError: a spec names an entrant of the artifact bench only (the learner
+            ceiling, or the engine's own DifficultyWeighted); the message says what to
+            give instead.
     """
     entrants: list[Entrant] = []
     for given in [*specs, "round-robin"]:
+        if bare_name(given) == ORACLE:
+            continue  # always added, last
+        _refuse_artifact_only(given)
         registered = Registered.resolve(given, registry)  # fails here, before the run
         if any(entrant.label == registered.label for entrant in entrants):
             continue
         role: Role = "baseline" if registered.label == "round-robin" else "sampler"
         entrants.append(Entrant(registered.label, role, _ForScenario(registered)))
-    entrants.append(Entrant("oracle", "ceiling", _oracle))
+    entrants.append(Entrant(ORACLE, "ceiling", _oracle))
     return entrants
+
+
+def _refuse_artifact_only(given: SpecLike) -> None:
+    """Refuse, saying what to give instead, an entrant only the artifact bench has.
+
+    Raises:
+        BenchError: ``given`` names the learner ceiling or the engine's DifficultyWeighted.
+    """
+    if bare_name(given) == LEARNER_CEILING:
+        raise BenchError(
+            f"{LEARNER_CEILING} is a ceiling of the artifact bench, which adds it with --engine; "
+            f"the share measure's ceiling is the oracle, which it always runs: drop "
+            f"{LEARNER_CEILING}, or drop 'share' to run the artifact bench"
+        )
+    name: object = given.name if isinstance(given, SamplerSpec) else None
+    instead = "its name as 'difficulty-weighted'"
+    if isinstance(given, str):
+        name, _, params = given.strip().partition(":")
+        instead = repr(f"difficulty-weighted:{params}" if params else "difficulty-weighted")
+    elif isinstance(given, Mapping):
+        name = given.get("name")
+    if not isinstance(name, str) or name.strip() != ENGINE_DIFFICULTY_WEIGHTED:
+        return
+    raise BenchError(
+        f"{short_repr(given)} names the engine's own DifficultyWeighted, an entrant of the "
+        f"artifact bench only (agentdescent-sampling bench --sampler "
+        f"{ENGINE_DIFFICULTY_WEIGHTED}); the share measure runs difficulty-weighted, this "
+        f"package's DifficultyWeighted as the engine defines it (its c sweep by default), so "
+        f"give {instead} instead, or drop 'share'"
+    )
 
 
 @attrs.frozen

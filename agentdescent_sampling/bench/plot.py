@@ -16,7 +16,8 @@ def plot_shares(result: BenchResult, path: str | PathLike[str]) -> Path:
     """Draw each sampler's share against the rollouts spent, with 95% interval bands.
 
     One panel per workload; round-robin is drawn grey and the oracle dashed, so the
-    floor and the ceiling read at a glance. The format follows the file extension.
+    floor and the ceiling read at a glance. It is written as a PNG, to ``path`` if it ends
+    in ``.png`` and to ``path`` + ``.png`` otherwise.
 
     Returns:
         The path written.

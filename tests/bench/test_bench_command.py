@@ -127,6 +127,35 @@ def test_a_sampler_may_be_given_as_a_json_object(
     assert samplers[0] == "difficulty-weighted:c=0.4"
 
 
+def test_the_oracle_named_in_any_form_is_the_one_share_always_runs(
+    bench_args: Args, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_command(bench_args("share", "--seeds", "1", "--budget", "40", "--json",
+                             "--sampler", "oracle", "--sampler", '{"name": "oracle"}',
+                             "--sampler", '{"name": "round-robin"}'))  # fmt: skip
+    samplers = json.loads(capsys.readouterr().out)["config"]["samplers"]
+    assert samplers == ["round-robin", "oracle"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "told"),
+    [("agentdescent.DifficultyWeighted", "give 'difficulty-weighted' instead, or drop 'share'"),
+     ("agentdescent.DifficultyWeighted:c=0.4", "give 'difficulty-weighted:c=0.4' instead"),
+     ('{"name": "agentdescent.DifficultyWeighted", "c": 0.4}',
+      "give its name as 'difficulty-weighted' instead"),
+     ("learner-ceiling", "learner-ceiling is a ceiling of the artifact bench, which adds it "
+      "with --engine; the share measure's ceiling is the oracle"),
+     ('{"name": "learner-ceiling"}', "learner-ceiling is a ceiling of the artifact bench")],
+    ids=["engine-dw", "engine-dw-params", "engine-dw-json", "learner-ceiling", "ceiling-json"],
+)  # fmt: skip
+def test_share_refuses_an_artifact_bench_entrant_saying_what_to_give_instead(
+    bench_args: Args, spec: str, told: str
+) -> None:
+    with pytest.raises(BenchError) as refused:
+        bench_command(bench_args("share", "--seeds", "10000", "--sampler", spec))
+    assert told in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("spec", "error"),
     [("{nope", "is not valid JSON"), ("difficulty-weighted:k=2", "unknown parameter 'k'")],

@@ -189,6 +189,16 @@ def test_plot_writes_a_png_a_person_can_read(result: BenchResult, tmp_path: Path
     assert written.stat().st_size > 30_000  # curves, bands, labels and a legend, not a blank
 
 
+def test_plot_shares_writes_a_png_whatever_the_path_ends_in(
+    result: BenchResult, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    assert "It is written as a PNG" in (plot_shares.__doc__ or "")
+    written = plot_shares(result, tmp_path / "shares.pdf")
+    assert written == tmp_path / "shares.pdf.png"
+    _png_size(written)
+
+
 def test_plotting_without_matplotlib_names_the_extra_to_install(
     result: BenchResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

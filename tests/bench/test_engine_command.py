@@ -26,6 +26,7 @@ from agentdescent_sampling.bench.engine.lineup import engine_lineup
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.registry import default_registry
+from agentdescent_sampling.spec import SamplerSpec
 
 Args = Callable[..., argparse.Namespace]
 
@@ -169,14 +170,26 @@ def test_options_of_the_other_bench_are_refused_with_the_fix(
          "learner-ceiling runs only in the full bench"),
         (["--sampler", "round-robin"], "round-robin is the baseline every run compares with, "
          "and is always run; name another sampler to compare"),
+        (["--sampler", '{"name": "oracle"}'], "--sampler oracle runs only in the full bench"),
+        (["--sampler", '{"name": "learner-ceiling"}'], "--sampler learner-ceiling runs only in "
+         "the full bench"),
+        (["--sampler", '{"name": "round-robin"}'], "round-robin is the baseline every run "
+         "compares with"),
     ],
-    ids=["plot-x-without-plot", "oracle-quick", "ceiling-quick", "round-robin-alone"],
+    ids=["plot-x-without-plot", "oracle-quick", "ceiling-quick", "round-robin-alone",
+         "oracle-json", "ceiling-json", "round-robin-json"],
 )  # fmt: skip
 def test_a_quick_bench_that_would_drop_what_was_asked_is_refused_before_it_runs(
     bench_args: Args, argv: list[str], message: str
 ) -> None:
     with pytest.raises(BenchError, match=re.escape(message)):
         bench_command(bench_args(*argv))
+
+
+def test_the_benchs_own_names_in_json_or_spec_form_take_their_fixed_places() -> None:
+    given = [{"name": "oracle"}, {"name": "round-robin"}, SamplerSpec("learner-ceiling")]
+    labels = [entrant.label for entrant in engine_lineup(given, default_registry())]
+    assert labels == ["round-robin", "learner-ceiling", "oracle"]
 
 
 def test_an_unknown_workload_lists_the_engine_ones_too(

@@ -273,6 +273,27 @@ def test_plot_puts_calls_on_the_x_axis(result: EngineBenchResult, tmp_path: Path
     assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_plot_gains_writes_a_png_whatever_the_path_ends_in(
+    result: EngineBenchResult, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    assert "It is written as a PNG" in (plot_gains.__doc__ or "")
+    written = plot_gains(result, tmp_path / "gains.svg")
+    assert written == tmp_path / "gains.svg.png"
+    assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_verdict_over_one_seed_says_one_paired_run_not_runs() -> None:
+    quick = [_run((20, 0.6), (40, 0.6))]
+    stuck = [_run((20, 0.3), (40, 0.3))]
+    verdict = engine_verdict(_result([("round-robin", quick), ("stuck", stuck)]))
+    assert "in 1 of 1 run; counting" in verdict
+    assert verdict.endswith("(1 paired run; too few for a 95% interval, which takes 6)")
+    idle = _result([("round-robin", [_run()]), ("idle", [_run()])])
+    text = " ".join(format_engine_report(idle).split())
+    assert "No round was recorded in 1 of 1 run of round-robin, 1 of 1 run of idle:" in text
+
+
 def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_calls() -> None:
     # Two seeds three times over: six, enough for 95% intervals.
     slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))] * 3

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
+from agentdescent_sampling import __version__
 from tests.plugins.conftest import EXTRAS, HARDEST
 from tests.support.venv import REPO, Venv
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 
 def test_hardest_first_is_created_by_name_after_pip_install(plugins_env: Venv) -> None:
@@ -79,3 +89,20 @@ def test_the_example_selects_a_third_party_sampler_from_toml(
     )
     assert expected in result.stdout
     assert "rollouts" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "pyproject", sorted(REPO.glob("plugins/*/pyproject.toml")), ids=lambda p: p.parent.name
+)
+def test_every_plugin_requires_the_core_below_its_next_minor_version(pyproject: Path) -> None:
+    # The plugins import the core's submodules, which a 0.x minor release may change.
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    [core] = [
+        Requirement(text)
+        for text in project["dependencies"]
+        if Requirement(text).name == "agentdescent-sampling"
+    ]
+    ours = Version(__version__)
+    assert ours in core.specifier
+    assert Version(f"{ours.major}.{ours.minor + 1}.0") not in core.specifier
+    assert any(spec.operator == "<" for spec in core.specifier), core

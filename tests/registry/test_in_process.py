@@ -185,3 +185,14 @@ def test_a_name_a_registry_argument_disables_is_told_so_not_blamed_on_the_enviro
 
     assert "disabled by Registry(disable=...)" in str(told.value)
     assert "AGENTDESCENT_SAMPLERS" not in str(told.value)
+
+
+def test_a_registry_reprs_as_the_call_that_builds_it_without_its_samplers() -> None:
+    registry = Registry(disable=["Hardest_First", "x"], only=[], strict=True)
+    registry.register(FirstKey)
+    registry.available()
+
+    assert repr(registry) == "Registry(disable=['hardest-first', 'x'], only=[], strict=True)"
+    assert repr(Registry(only=None, disable=[], strict=False, group="my.group")) == (
+        "Registry(disable=[], only=None, strict=False, group='my.group')"
+    )

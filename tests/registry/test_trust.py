@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from agentdescent_sampling import InvalidSamplerConfig, Registry
-from agentdescent_sampling.policy import VERSION
+from agentdescent_sampling import InvalidSamplerConfig, Registry, UnknownSamplerError
+from agentdescent_sampling.policy import VERSION, EntryPoint, Policy
 from tests.registry.conftest import HOOK_MODULES
 from tests.registry.probes import IMPORTED_PLUGINS, error_of, failures_of, records
 from tests.support.venv import Venv
@@ -120,6 +120,50 @@ def test_entry_points_named_like_a_builtin_are_refused_unimported(zoo: Venv) -> 
 def test_non_ascii_lookalike_names_are_refused() -> None:
     with pytest.raises(InvalidSamplerConfig, match="ASCII"):
         Registry().get("round-rob\u0131n")
+
+
+def test_a_non_ascii_lookalike_name_is_shown_escaped_in_its_refusal() -> None:
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        Registry(only=[]).get("round-rob\u0131n")
+    assert "invalid sampler name 'round-rob\\u0131n'" in str(refused.value)
+
+
+class _Mine:
+    name = "mine"
+
+    def pick(self, keys: list[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("round-robin", "is a built-in, provided by agentdescent-sampling, not by {}:"),
+     ("mine", "is not provided by {}; it is provided by (in-process)"),
+     ("no-such", "no sampler named 'no-such' provided by {}.")],
+    ids=["built-in", "registered", "unknown"],
+)  # fmt: skip
+def test_a_lookalike_provider_is_shown_escaped_beside_the_name_it_passes_for(
+    name: str, said: str
+) -> None:
+    registry = Registry(only=[])
+    registry.register(_Mine)
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        registry.create({"name": name, "provider": "\u0430gentdescent-sampling"})
+
+    assert said.format("'\\u0430gentdescent-sampling'") in str(refused.value)
+
+
+def test_a_lookalike_in_the_only_list_is_shown_escaped_beside_the_distribution_it_blocks() -> None:
+    policy = Policy.read(None, ["\u0430gentdescent-sampling-extras", "mine"], False)
+    entry_point = EntryPoint("x", "x:X", "agentdescent-sampling-extras", "1.0")
+
+    assert policy.blocked(entry_point) == (
+        "not in Registry(only=...) (mine, '\\u0430gentdescent-sampling-extras')"
+    )
 
 
 def test_a_hook_registering_non_ascii_lookalikes_has_each_refused(zoo: Venv) -> None:

@@ -11,8 +11,8 @@ import warnings
 
 from ...errors import BenchError
 from ...spec import SpecLike
+from ..core import LEARNER_CEILING, ORACLE, bare_name
 from .fromrun import format_make_up, read_run
-from .lineup import LEARNER_CEILING, ORACLE
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import QUICK_WORKLOADS, EngineBenchConfig, run_engine_bench
@@ -64,13 +64,14 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
             f"--plot-x {args.plot_x} sets the plot's axis, and no plot was asked for: add "
             f"--plot FILE.png, or drop --plot-x"
         )
-    ceilings = [given for given in samplers if given in (ORACLE, LEARNER_CEILING)]
+    names = [bare_name(given) for given in samplers]  # "oracle" and {"name": "oracle"} alike
+    ceilings = [name for name in names if name in (ORACLE, LEARNER_CEILING)]
     if ceilings and not args.engine:
         raise BenchError(
             f"--sampler {ceilings[0]} runs only in the full bench, which adds it unasked: add "
             f"--engine, or drop --sampler {ceilings[0]}"
         )
-    if samplers and not args.engine and all(given == "round-robin" for given in samplers):
+    if samplers and not args.engine and all(name == "round-robin" for name in names):
         raise BenchError(
             "round-robin is the baseline every run compares with, and is always run; name "
             "another sampler to compare (for example --sampler fixable-first), or drop --sampler"

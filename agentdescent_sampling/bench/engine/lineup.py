@@ -16,7 +16,7 @@ from ...protocol import SOLVED, TaskSampler, short_repr
 from ...registry import Registry, SamplerInfo
 from ...spec import SamplerSpec, SpecLike, parse_spec
 from ...wiring import wire
-from ..core import Registered, Role
+from ..core import ENGINE_DIFFICULTY_WEIGHTED, LEARNER_CEILING, ORACLE, Registered, Role, bare_name
 from .oracle import EngineOracle
 from .run import Wiring
 from .workloads import Built
@@ -32,16 +32,6 @@ __all__ = [
     "engine_lineup",
     "registered_spec",
 ]
-
-#: The bench's name for the engine's own ``agentdescent.sampling.DifficultyWeighted``.
-#: A registered sampler name cannot contain a dot, so no plugin can take it. It takes the
-#: class's parameters as a registered sampler does: ``agentdescent.DifficultyWeighted:c=0.4``.
-ENGINE_DIFFICULTY_WEIGHTED = "agentdescent.DifficultyWeighted"
-#: The ceiling: :class:`~agentdescent_sampling.bench.engine.oracle.EngineOracle`.
-ORACLE = "oracle"
-#: What outcome-only learning can reach: :class:`~agentdescent_sampling.bench.engine.ceiling.
-#: InformedLearner`, told the workload's make-up.
-LEARNER_CEILING = "learner-ceiling"
 
 #: The quick bench's samplers besides round-robin: fixable-first (which the lineup runs alone
 #: and wired), informative-band and the engine's own DifficultyWeighted.
@@ -151,7 +141,7 @@ def engine_lineup(
         )
     ]
     for given in specs:
-        if given in (ORACLE, LEARNER_CEILING, "round-robin"):
+        if bare_name(given) in (ORACLE, LEARNER_CEILING, "round-robin"):
             continue  # always present, in their fixed places
         for entrant in _resolve(given, registry):
             if all(existing.label != entrant.label for existing in entrants):

@@ -22,7 +22,8 @@ def plot_gains(
 
     The gain is the fraction of the attainable held-out gain the artifact held. One
     panel per workload; round-robin is grey, the learner ceiling dashed black and the
-    oracle dotted black, as in the simulated bench's plot. The format follows the file extension.
+    oracle dotted black, as in the simulated bench's plot. It is written as a PNG, to ``path``
+    if it ends in ``.png`` and to ``path`` + ``.png`` otherwise.
 
     Returns:
         The path written.

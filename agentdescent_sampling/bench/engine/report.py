@@ -434,8 +434,8 @@ def _worded(verdict: _Verdict) -> str:
             for versus, what in ((verdict.rollouts, "rollouts"), (verdict.calls, "agent calls"))
         ]
     )
-    runs = verdict.runs
-    paired = f"{runs} paired runs" + (
+    runs = plural(verdict.runs, "run")  # "1 run", "6 runs"
+    paired = plural(verdict.runs, "paired run") + (
         "" if interval else f"; too few for a 95% interval, which takes {_FEWEST_FOR_INTERVAL}"
     )
     label, gain = verdict.label, f"{verdict.fraction:.0%} of the attainable held-out gain"
@@ -443,13 +443,13 @@ def _worded(verdict: _Verdict) -> str:
     if short:
         also = f" (round-robin in {behind})" if behind else ""
         return (
-            f"Verdict: {label} did not reach {gain} in {short} of {runs} runs{also}; counting "
+            f"Verdict: {label} did not reach {gain} in {short} of {runs}{also}; counting "
             f"each run that did not as the whole budget, it took {compared} ({paired})"
         )
     if behind:
         return (
             f"Verdict: {label} reached {gain} with {compared}, counting the {behind} of {runs} "
-            f"runs in which round-robin did not as its whole budget ({paired})"
+            f"in which round-robin did not as its whole budget ({paired})"
         )
     return f"Verdict: {label} reached {gain} with {compared} ({paired})"
 
@@ -600,7 +600,7 @@ def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list
         f"{spec.max_concurrency} in flight, {shard}; {fixable} fixable train tasks",
         f"  held-out reward {result.start:.3f} at the start, {result.attainable:.3f} attainable",
     ]
-    empty = [f"{r.no_rounds} of {r.seeds} runs of {r.label}"
+    empty = [f"{r.no_rounds} of {plural(r.seeds, 'run')} of {r.label}"
              for r in result.samplers if r.no_rounds]  # fmt: skip
     if empty:
         lines += textwrap.wrap(
