@@ -169,11 +169,13 @@ class Policy(NamedTuple):
         """
         for argument, given in (("disable", disable), ("only", only)):
             if isinstance(given, (str, bytes, bytearray)):
-                name = given if isinstance(given, str) else bytes(given).decode(errors="replace")
+                text = given if isinstance(given, str) else bytes(given).decode(errors="replace")
+                # As its environment variable would read it: comma-separated names.
+                names = [name.strip() for name in text.split(",") if name.strip()]
                 raise TypeError(
                     f"Registry({argument}=...) takes a list of names (str), not "
                     f"{type(given).__name__} {short_repr(given)}, which would be read as its "
-                    f"characters: write {argument}=[{short_repr(name)}]"
+                    f"characters: write {argument}={short_repr(names)}"
                 )
         if strict is not None and not isinstance(strict, bool):
             raise TypeError(

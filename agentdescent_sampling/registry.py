@@ -427,6 +427,10 @@ class Registry:
                         f"sampler {name!r} is {failure.message} ({failure.where}); "
                         f"unset or change that setting to use it"
                     )
+                if failure.status == "conflict":  # refused for one of its names
+                    return UnknownSamplerError(
+                        f"sampler {name!r} was refused: {failure.where}: {failure.message}"
+                    )
                 if failure.status == "failed":
                     error = PluginLoadError(
                         f"sampler {name!r} comes from a plugin that failed to load: "

@@ -169,8 +169,10 @@ def test_an_unregistered_name_is_still_unknown() -> None:
     [({"disable": "agentdescent-sampling-hardest"}, "write disable=\\['agentdescent-sampling"),
      ({"only": "agentdescent-sampling-extras"}, "write only=\\['agentdescent-sampling-extras'\\]"),
      ({"disable": b"rr"}, "not bytes b'rr', .*: write disable=\\['rr'\\]"),
+     ({"only": "a, b"}, "write only=\\['a', 'b'\\]$"),
+     ({"only": ","}, "write only=\\[\\]$"),
      ({"strict": "no"}, "takes True, False or None .*; got str 'no'")],
-    ids=["disable", "only", "bytes", "strict"],
+    ids=["disable", "only", "bytes", "comma-separated", "none-allowed", "strict"],
 )  # fmt: skip
 def test_a_policy_argument_of_the_wrong_shape_is_refused_not_read_by_its_characters(
     given: dict[str, Any], told: str

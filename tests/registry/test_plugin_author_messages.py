@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdescent_sampling import Registry
+from agentdescent_sampling import Registry, UnknownSamplerError
 from agentdescent_sampling.records import PluginFailure
 from tests.support.distinfo import install_plugins
 
@@ -119,3 +119,25 @@ def test_a_plugin_that_raises_at_import_or_in_its_hook_is_named_with_the_line_it
     assert hooked.message == (
         f"hook failed: RuntimeError: hook exploded (at {modules[1].name}:{hook_line})"
     )
+
+
+def test_a_name_refused_for_one_of_its_aliases_is_told_as_refused_not_as_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = """
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register(First, name="my-ff", aliases=("FixableFirst",))
+        register(First, name="my-rr")
+    """
+    plugin = {"kit-test-reserved-alias": (SAMPLER + hook, {"reserved-alias": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin)
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        registry.create("my-ff")
+    assert str(refused.value).startswith(
+        "sampler 'my-ff' was refused: kit-test-reserved-alias 0.1 (entry point "
+        "'reserved-alias = kit_test_plugin_"
+    )
+    assert "claims the built-in name FixableFirst, an alias of fixable-first" in str(refused.value)
+    assert "Did you mean" not in str(refused.value)
