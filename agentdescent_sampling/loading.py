@@ -282,6 +282,7 @@ class Plugins:
 
     def _load_hooks(self, ep: EntryPoint, plugin: object) -> None:
         registrations: list[tuple[Any, Any, Any, Any]] = []
+        hook_running = threading.Event()
 
         def register(
             factory: Callable[..., Any],
@@ -289,6 +290,15 @@ class Plugins:
             aliases: Iterable[str] = (),
             description: str | None = None,
         ) -> None:
+            # Kept by the plugin (a thread, a global) and called once its hook has returned,
+            # a registration would be dropped without a word.
+            if not hook_running.is_set():
+                raise RuntimeError(
+                    f"register({short_repr(name if name is not None else factory)}) was called "
+                    f"after the {ep.distribution} plugin's @hookimpl {_HOOK}(register) "
+                    f"returned, so nothing can take it; call register() inside that hook, "
+                    f"before it returns"
+                )
             registrations.append((factory, name, aliases, description))
 
         def call_hooks() -> None:
@@ -317,7 +327,11 @@ class Plugins:
                     manager.unregister(plugin)
                 raise
 
-        ok, _ = self._isolated(ep, "hook", call_hooks)
+        hook_running.set()
+        try:
+            ok, _ = self._isolated(ep, "hook", call_hooks)
+        finally:
+            hook_running.clear()
         if not ok:
             return
         if not registrations:

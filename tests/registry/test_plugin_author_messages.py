@@ -3,6 +3,7 @@ or name as written, where it is, and what to write instead, on one line."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,28 @@ def test_a_name_refused_for_one_of_its_aliases_is_told_as_refused_not_as_unknown
     )
     assert "claims the built-in name FixableFirst, an alias of fixable-first" in str(refused.value)
     assert "Did you mean" not in str(refused.value)
+
+
+def test_a_register_kept_and_called_after_its_hook_returned_raises_rather_than_drop_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = """
+    KEPT = []
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register(First, name="in-time")
+        KEPT.append(register)  # as a thread started at import would, to call it later
+    """
+    plugin = {"kit-test-late-register": (SAMPLER + hook, {"late-register": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin)
+    assert registry.create("in-time").pick(["a"], 0) == "a"
+    (module,) = tmp_path.glob("kit_test_plugin_*.py")
+    (register,) = sys.modules[module.stem].KEPT
+
+    with pytest.raises(RuntimeError, match=r"^register\('too-late'\) was called after the "
+                       r"kit-test-late-register plugin's @hookimpl agentdescent_register_samplers"
+                       r"\(register\) returned, so nothing can take it; call register\(\) "
+                       r"inside that hook"):  # fmt: skip
+        register(object, name="too-late")
+    assert "too-late" not in {getattr(record, "name", None) for record in registry.available()}
