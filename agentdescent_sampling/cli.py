@@ -13,7 +13,7 @@ from typing import Any
 
 from . import loading
 from ._display import safe_repr, shown, shown_data, shown_lines
-from ._files import reason_of, user_path
+from ._files import reason_of, user_file_path, user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import PluginLoadError, SamplerConflictError, SamplerError
@@ -185,7 +185,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     export.add_argument("path", type=user_path, help="the state file")
     export.add_argument(
-        "-o", "--output", type=user_path, metavar="FILE", help="write it to FILE instead of stdout"
+        "-o",
+        "--output",
+        type=user_file_path,
+        metavar="FILE",
+        help="write it to FILE instead of stdout",
     )
     export.set_defaults(run=_state_export)
     imported = actions.add_parser(
@@ -200,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     imported.add_argument(
         "-o",
         "--output",
-        type=user_path,
+        type=user_file_path,
         required=True,
         metavar="STATE",
         help="the state file to write; it must not exist yet",

@@ -285,6 +285,7 @@ class DurableSampler(ServedSampler):
                 f"evolve() does"
             )
         with self._lock:
+            self._refuse_closed("pick")
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
@@ -307,6 +308,7 @@ class DurableSampler(ServedSampler):
                 is written with the next one that succeeds).
         """
         with self._lock:
+            self._refuse_closed("record")
             started = time.perf_counter()
             self.wrapped.record(task_id, score)
             self._work += time.perf_counter() - started
@@ -345,8 +347,20 @@ class DurableSampler(ServedSampler):
             return state_document(self._name, self._records, self._next_round, state)
 
     def close(self) -> None:
-        """Release the file (it stays on disk); a closed sampler can no longer record."""
+        """Release the file (it stays on disk); a closed sampler can no longer pick, record
+        or be told anything (a :class:`~agentdescent_sampling.errors.StateError`)."""
         self._closer()
+
+    def _refuse_closed(self, call: str) -> None:
+        """Raise before ``call`` changes anything if the file was released: a pick would spend
+        a rollout whose record could not be kept, and a record would change the sampler in
+        memory only."""
+        if not self._closer.alive:
+            raise StateError(
+                f"{call}(): the sampler state {self._where} is closed (close(), or the end of "
+                f"its with block), so nothing more can be kept there; open the file again with "
+                f"create(spec, state={str(self.path)!r}) to go on"
+            )
 
     def __enter__(self) -> DurableSampler:
         return self
@@ -400,6 +414,7 @@ class DurableSampler(ServedSampler):
                 f"{str(self.path)!r}: its arguments are not JSON ({error}); nothing was told"
             ) from None
         with self._lock:
+            self._refuse_closed(name)
             started = time.perf_counter()
             answer = method(*args)
             self._work += time.perf_counter() - started

@@ -664,6 +664,12 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
             f" Parameters are keys beside 'name', not a table of their own: move those in "
             f"{short_repr(nested)} up beside 'name'."
         )
+    if "state" in params and "state" not in names and not signature.accepts_any:
+        # A run spec gives "state" beside "spec", and create() takes it beside the spec.
+        hints += (
+            " A state file is not a parameter: give it beside the spec, as "
+            'create(spec, state=PATH) or a run spec\'s "state".'
+        )
     valid = f"Valid parameters: {signature.describe()}"
     return f"sampler {name!r}: {'; '.join(problems)}.{hints} {valid}"
 

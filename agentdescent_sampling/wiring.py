@@ -71,7 +71,8 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
             committed)`` method, ``task_sampler`` or ``aggregator_factory`` is among
             ``yours``, ``policies`` is not agentdescent's ``Policies`` or is already
-            wired, or ``on_round`` is not callable.
+            wired, ``on_round`` is not callable, or ``self_verify`` or ``asynchronous`` is
+            not a bool (a string ``'false'`` would read as true).
     """
     if "task_sampler" in yours:
         raise TypeError(
@@ -98,6 +99,16 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
             f"wire(on_round=...) takes the function evolve() calls after each round, or None; "
             f"got {type(on_round).__name__} {short_repr(on_round)}"
         )
+    for switch in ("self_verify", "asynchronous"):
+        # Read here to decide what the sampler is told: a string from a config or the
+        # environment ('false', 'no') would be true, to this and to evolve().
+        if switch in yours and not isinstance(yours[switch], (bool, int)):
+            raise TypeError(
+                f"wire({switch}=...) takes True or False, as evolve() does; got "
+                f"{type(yours[switch]).__name__} {short_repr(yours[switch])}, which both would "
+                f"read as {'true' if yours[switch] else 'false'}: convert it first (a string "
+                f"'false' is true)"
+            )
     from dataclasses import replace
 
     from agentdescent.policies import Policies

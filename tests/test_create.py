@@ -110,6 +110,20 @@ def test_a_parameter_misspelt_by_case_or_dash_gets_the_name_meant(spec: str, hin
     assert hint in str(caught.value)
 
 
+def test_a_state_path_in_the_sampler_table_is_told_to_go_beside_the_spec(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(
+        '[task_sampler]\nname = "fixable-first"\nstate = "runs/sampler.sqlite"\n', encoding="utf-8"
+    )
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create(spec_from_file(path))
+    assert (
+        "unknown parameter 'state'. A state file is not a parameter: give it beside the "
+        'spec, as create(spec, state=PATH) or a run spec\'s "state".' in str(caught.value)
+    )
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_parameter_name_of_dashes_alone_is_not_told_to_become_underscores() -> None:
     with pytest.raises(InvalidSamplerConfig) as caught:
         create("fixable-first:---=1")

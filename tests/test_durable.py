@@ -826,6 +826,28 @@ def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_pa
     assert read_durable_state(state)["records"] == 1
 
 
+def test_a_closed_sampler_refuses_a_pick_and_a_record_before_either_changes_it(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    sampler = durable("fixable-first", state)
+    sampler.record(sampler.pick(["a", "b"], 0), 0.0)
+    sampler.close()
+    before = sampler.state_dict()
+
+    # A pick would spend a rollout whose record cannot be kept.
+    with pytest.raises(StateError, match=r"pick\(\): the sampler state .* is closed"):
+        sampler.pick(["a", "b"], 1)
+    with pytest.raises(StateError, match=r"record\(\): .* open the file again with create"):
+        sampler.record("b", 1.0)
+    with pytest.raises(StateError, match=r"end_round\(\): the sampler state .* is closed"):
+        sampler.end_round(0)
+
+    assert sampler.state_dict() == before
+    assert sampler.records == 1
+    assert read_durable_state(state)["records"] == 1
+
+
 def test_a_second_sampler_on_a_new_path_is_refused_when_built(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     with durable("difficulty-weighted", state) as first:  # a new path, claimed now

@@ -486,3 +486,21 @@ def test_a_json_export_given_as_a_state_is_told_the_command_that_imports_it(
     assert "'agentdescent-sampling state import EXPORT -o NEW_PATH --spec SPEC'" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_an_output_ending_with_a_separator_where_no_directory_is_makes_no_file_by_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    state, export = _exported(tmp_path)
+    output = f"{tmp_path / 'runs'}{os.sep}"
+    given = str(state) if command == "export" else str(export)
+    spec = ["--spec", "difficulty-weighted:c=0.1"] if command == "import" else []
+    capsys.readouterr()
+
+    with pytest.raises(SystemExit) as exited:
+        main(["state", command, given, "-o", output, *spec])
+
+    assert exited.value.code == 2
+    assert "so it names a directory, and no directory is there" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

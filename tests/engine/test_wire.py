@@ -320,6 +320,15 @@ def test_what_wire_cannot_use_is_a_type_error_that_names_it(
         wire(*args, **options)
 
 
+@pytest.mark.parametrize("switch", ["self_verify", "asynchronous"])
+@pytest.mark.parametrize("value", ["false", "no", None])
+def test_a_switch_wire_reads_given_as_text_is_a_type_error_not_read_as_true(
+    switch: str, value: Any
+) -> None:
+    with pytest.raises(TypeError, match=rf"wire\({switch}=...\) takes True or False, as evolve"):
+        wire(Listening(), **{switch: value})
+
+
 def test_on_the_asynchronous_path_your_on_round_is_passed_through_unchanged() -> None:
     def mine(info: Any) -> None:
         return None
