@@ -253,7 +253,8 @@ def _state_export(args: argparse.Namespace) -> int:
 
 
 def _state_import(args: argparse.Namespace) -> int:
-    from .state import load_state  # only this command reads an export
+    from .errors import StateError
+    from .state import load_state, read_state_file, sampler_name  # only this command
 
     if os.path.lexists(args.output):
         _error(
@@ -265,7 +266,23 @@ def _state_import(args: argparse.Namespace) -> int:
     # A new file, removed again if the export cannot be loaded: a sampler opened and
     # closed unused leaves nothing.
     with create(args.spec, state=args.output) as sampler:
-        load_state(sampler, args.export)
+        try:
+            load_state(sampler, args.export)
+        except StateError:
+            document = read_state_file(args.export)
+            saved, state = document.get("sampler"), document.get("state")
+            selected = sampler_name(sampler)
+            if not isinstance(saved, str) or saved == selected:
+                raise
+            # The library's advice (another state path) is for Python; here --spec decides.
+            params = state.get("params") if isinstance(state, dict) else None
+            spec = str(SamplerSpec(saved, params if isinstance(params, dict) else {}))
+            _error(
+                f"{str(args.export)!r} is an export of sampler {shown(saved)}, not "
+                f"{selected!r}: give --spec {shown(shlex.quote(spec))}, the sampler and "
+                f"parameters it was saved with"
+            )
+            return 2
         records, rounds = sampler.records, sampler.rounds
     state = os.path.abspath(args.output)
     spec = args.spec if isinstance(args.spec, str) else json.dumps(args.spec)

@@ -142,6 +142,26 @@ def test_import_with_other_parameters_than_the_exports_writes_nothing(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["export.json", "sampler.sqlite"]
 
 
+def test_import_of_another_samplers_export_names_the_spec_to_give_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, export = _exported(tmp_path)
+    imported = tmp_path / "imported.sqlite"
+
+    args = ["state", "import", str(export), "-o", str(imported), "--spec", "round-robin"]
+    assert main(args) == 2
+
+    assert capsys.readouterr().err == (
+        f"agentdescent-sampling: error: {str(export)!r} is an export of sampler "
+        f"difficulty-weighted, not 'round-robin': give --spec "
+        f"difficulty-weighted:c=0.1,pass_threshold=0.999, the sampler and parameters it was "
+        f"saved with\n"
+    )
+    assert not imported.exists()
+    told = ["state", "import", str(export), "-o", str(imported), "--spec"]
+    assert main([*told, "difficulty-weighted:c=0.1,pass_threshold=0.999"]) == 0
+
+
 def test_show_prints_an_export_too_saying_what_an_export_lacks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
