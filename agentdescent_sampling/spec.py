@@ -218,17 +218,22 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         # an OSError's strerror, since its text repeats the path, which may be huge.
         reason = reason_of(error)
         raise InvalidSamplerConfig(
-            f"cannot read a sampler spec from {where}: {reason}; "
-            f"expected a TOML file (or a .json or .yaml file) with a [{key}] table"
+            f"cannot read a sampler spec from {where}: {reason}; expected "
+            f"{_expected_file(file, key)}"
         ) from error
     value: Any = document
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
             found = _listed(value) if isinstance(value, Mapping) else "none"
+            elsewhere = _dotted_keys_ending(document, key)
+            read = (
+                f"read the one it has: key={short_repr(elsewhere[0])}"
+                if elsewhere
+                else "give the key of the table to read (key)"
+            )
             raise InvalidSamplerConfig(
                 f"{where} has no {key!r} entry (missing {part!r}; found keys: "
-                f"{found}); add {_example_entry(file, key)}, or give the key of the table to "
-                f"read (key)"
+                f"{found}); add {_example_entry(file, key)}, or {read}"
             )
         value = value[part]
     source = f"{where} under {key!r}"
@@ -236,6 +241,38 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         return attrs.evolve(parse_spec(value), source=source)
     except InvalidSamplerConfig as error:
         raise InvalidSamplerConfig(f"in {source}: {error}") from None
+
+
+def _expected_file(file: Path, key: str) -> str:
+    """What a config file of ``file``'s format should hold, for a message."""
+    suffix = file.suffix.lower()
+    if suffix == ".json":
+        return f"a JSON object with a {key!r} entry"
+    if suffix in (".yaml", ".yml"):
+        return f"a YAML mapping with a {key!r} entry"
+    return f"a TOML file (or a .json or .yaml file) with a [{key}] table"
+
+
+def _dotted_keys_ending(document: Any, key: str, depth: int = 4) -> list[str]:
+    """The dotted keys, at most ``depth`` levels deep, under which ``document`` holds an entry
+    named as ``key``'s last part: where a table nested one level more than asked is."""
+    last = key.rsplit(".", 1)[-1]
+    found: list[str] = []
+    level: list[tuple[str, Any]] = [("", document)]
+    for _ in range(depth):
+        deeper = []
+        for prefix, value in level:
+            if not isinstance(value, Mapping):
+                continue
+            for name, inner in value.items():
+                if not isinstance(name, str):
+                    continue
+                dotted = f"{prefix}{name}"
+                if name == last and dotted != key:
+                    found.append(dotted)
+                deeper.append((f"{dotted}.", inner))
+        level = deeper
+    return found
 
 
 def _example_entry(file: Path, key: str) -> str:

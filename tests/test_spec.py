@@ -135,6 +135,40 @@ def test_a_missing_key_names_the_file_the_keys_found_and_an_entry_in_its_format(
     assert f"; add {example}, or give the key of the table to read (key)" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [("run.toml", '[tool.agentdescent.task_sampler]\nname = "s"\n'),
+     ("run.json", '{"tool": {"agentdescent": {"task_sampler": "s"}}}')],
+)  # fmt: skip
+def test_a_missing_key_whose_table_is_nested_deeper_names_the_dotted_key_to_give(
+    tmp_path: Path, file: str, text: str
+) -> None:
+    path = tmp_path / file
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path)
+    told = ", or read the one it has: key='tool.agentdescent.task_sampler'"
+    assert str(caught.value).endswith(told)
+    assert spec_from_file(path, key="tool.agentdescent.task_sampler") == SamplerSpec("s")
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "expected"),
+    [("run.json", '{"task_sampler": {"name": "s",}}', "a JSON object with a 'task_sampler' entry"),
+     ("run.yaml", "task_sampler: [\n", "a YAML mapping with a 'task_sampler' entry"),
+     ("run.toml", "[task_sampler\n",
+      "a TOML file (or a .json or .yaml file) with a [task_sampler] table")],
+)  # fmt: skip
+def test_a_file_that_cannot_be_parsed_is_told_what_its_own_format_should_hold(
+    tmp_path: Path, file: str, text: str, expected: str
+) -> None:
+    path = tmp_path / file
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path)
+    assert str(caught.value).endswith(f"; expected {expected}")
+
+
 def test_unparseable_and_missing_files_raise_invalid_config(tmp_path: Path) -> None:
     broken = tmp_path / "broken.toml"
     broken.write_text("[task_sampler\n")
