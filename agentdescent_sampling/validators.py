@@ -141,7 +141,9 @@ def _message(
     where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
     got = f", got {type(value).__name__}" if typed else ""
     if typed and "number" in expected and isinstance(value, str) and _finite(value):
-        got += ": write the number without quotes"
+        # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
+        plain = value.isascii()
+        got += ": write the number without quotes" if plain else ": write it in ASCII digits"
         mantissa, e, exponent = value.strip().lower().partition("e")
         if e and "." not in mantissa:  # YAML 1.1 reads 1e-1 as a string, 1.0e-1 as a number
             got += f" (in YAML, with a dot: {mantissa}.0e{exponent}, not {value.strip()})"
