@@ -417,3 +417,22 @@ def test_an_interrupt_inside_evolve_leaves_no_scratch_ledger_in_the_temporary_di
     assert finished.returncode == -signal.SIGINT, finished.stderr
     assert finished.stderr.rstrip().endswith("KeyboardInterrupt")
     assert sorted(path.name for path in scratch.iterdir()) == []
+
+
+def test_when_every_sampler_but_round_robin_failed_the_report_says_there_is_no_verdict() -> None:
+    result = run_engine_bench(
+        EngineBenchConfig(
+            workloads=[SHORT],
+            samplers=[],
+            extra=[EngineEntrant("broken", lambda built: Broken())],
+            seeds=1,
+            processes=1,
+            ceilings=False,
+        )
+    )
+    text = format_engine_report(result)
+    assert [failure.label for failure in result.failures] == ["broken"]
+    assert "Verdict:" not in text
+    assert text.endswith(
+        "\n\nNo verdict: every sampler compared with round-robin was left out above."
+    )

@@ -338,6 +338,8 @@ def format_engine_report(result: EngineBenchResult) -> str:
         lines += ["", *_failure_lines(result)]
     if any(sampler.role == "sampler" for sampler in result.workloads[0].samplers):
         lines += ["", *textwrap.wrap(engine_verdict(result), WIDTH, break_on_hyphens=False)]
+    elif result.failures:
+        lines += ["", "No verdict: every sampler compared with round-robin was left out above."]
     return "\n".join(lines)
 
 
