@@ -72,8 +72,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="SPEC",
         help="a sampler to compare, as create() accepts it: a name, 'name:key=value,...' "
-        "or a JSON object; repeatable. Round-robin is always added, and the oracle with "
-        "--engine or 'share'.",
+        "or a JSON object; repeatable. Round-robin is always added, the learner ceiling and "
+        "the oracle with --engine, and the oracle with 'share'. In the artifact bench, a "
+        "sampler that takes the engine's evidence (fixable-first) runs twice: alone, and "
+        "as '<spec> + wired' to that evidence.",
     )
     parser.add_argument(
         "--lineup",

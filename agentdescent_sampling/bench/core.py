@@ -404,11 +404,12 @@ def draw_panels(
     ylim: tuple[float, float],
     *,
     steps: bool = False,
+    bands: bool = True,
 ) -> tuple[Figure, list[Axes], int]:
     """A figure of one titled panel per entry of ``panels``, at most four to a row, sharing
     the y axis; in each, every curve's mean and 95% band: round-robin grey, the ceilings
     black, dashed then dotted, the samplers in the palette. ``steps`` holds each value until
-    the next point.
+    the next point; ``bands=False`` draws the means alone (too few runs for an interval).
 
     Returns:
         The figure, its panels in reading order, and how many sit in a row.
@@ -445,6 +446,8 @@ def draw_panels(
                 linewidth=1.6,
                 drawstyle="steps-post" if steps else "default",
             )
+            if not bands:
+                continue
             axis.fill_between(
                 spent,
                 [point.low for point in points],

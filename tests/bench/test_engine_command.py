@@ -278,3 +278,13 @@ def test_reflector_async_and_latency_reach_the_artifact_bench_config(
         ("llm-like", False, None, 30),
         ("llm-like-wrong", True, 0.01, 6),
     ]
+
+
+def test_the_sampler_option_says_which_entrants_the_bench_adds_to_those_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    helped = " ".join(capsys.readouterr().out.split())
+    assert "the learner ceiling and the oracle with --engine" in helped
+    assert "runs twice: alone, and as '<spec> + wired'" in helped

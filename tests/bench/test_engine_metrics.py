@@ -578,3 +578,53 @@ def test_a_run_with_no_gain_to_measure_is_refused_naming_its_start_and_attainabl
                        r"from 1 to .*; a sampler buys only what lessons teach, for example "
                        r"lessons=6"):  # fmt: skip
         attrs.evolve(ENGINE_WORKLOADS["lessons"], lessons=0)
+
+
+def test_with_too_few_seeds_for_an_interval_final_lower_on_says_it_judges_by_the_mean() -> None:
+    # One seed on two workloads: the sampler ends 0.1 below round-robin on each. One run
+    # gives no 95% interval, so the across table must not claim one.
+    single = _result([("round-robin", [_run((40, 0.6))]), ("short", [_run((40, 0.5))])])
+    text = " ".join(format_engine_report(attrs.evolve(single, workloads=single.workloads * 2))
+                    .split())  # fmt: skip
+    assert "its 95% interval below 0" not in text
+    assert "round-robin's (its mean below 0: with too few seeds for a 95% interval" in text
+    assert "short 1.00x 1.00x 1.00x 1.00x 2 of 2: lessons, lessons" in text
+    # With six seeds the column is judged by the interval, and says so.
+    six = _result([("round-robin", [_run((40, 0.6))] * 6), ("short", [_run((40, 0.5))] * 6)])
+    text = " ".join(format_engine_report(attrs.evolve(six, workloads=six.workloads * 2)).split())
+    assert "round-robin's (its 95% interval below 0); then" in text
+
+
+def test_the_legend_explains_every_column_and_when_a_median_is_marked_censored(
+    result: EngineBenchResult,
+) -> None:
+    text = " ".join(format_engine_report(result).split())
+    assert "'>' when at least half missed" in text  # as metrics marks it: 1 of 2 is censored
+    assert "'final': mean held-out reward after the last round" in text
+    assert "'calls': mean agent calls a run made" in text
+
+
+def test_a_plot_of_too_few_seeds_for_an_interval_draws_no_band_and_says_why(
+    result: EngineBenchResult,
+    six_seeds: EngineBenchResult,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    from agentdescent_sampling.bench.engine import plot
+
+    drawn: list[tuple[int, str]] = []
+    finish = plot.finish
+
+    def spy(figure: Any, axes: Any, columns: int, ylabel: str, title: str, path: Any) -> Path:
+        drawn.append((sum(len(axis.collections) for axis in axes), title))
+        return finish(figure, axes, columns, ylabel, title, path)
+
+    monkeypatch.setattr(plot, "finish", spy)
+    plot_gains(result, tmp_path / "two.png")
+    plot_gains(six_seeds, tmp_path / "six.png")
+    (two_bands, two_title), (six_bands, six_title) = drawn
+    assert two_bands == 0
+    assert "mean over 2 seeds (too few for a 95% interval, which takes 6)" in two_title
+    assert six_bands == 2  # one band a sampler
+    assert "mean and 95% interval over 6 seeds" in six_title

@@ -355,3 +355,84 @@ def test_the_command_reports_the_others_and_exits_1_when_a_sampler_failed(
     out = capsys.readouterr().out
     assert "Left out of the tables above, with all its runs, for a run that raised:" in out
     assert "sampler 'broken-at-once' failed on engine workload lessons, seed 0" in out
+
+
+# Ctrl-C while the engine is inside evolve(): its scratch ledger, which it removes only when
+# evolve() returns (or, when evolve() raises, at exit, which a forked worker never reaches).
+_INTERRUPTED_IN_EVOLVE = textwrap.dedent(
+    """
+    import os, signal, sys, time
+
+    import attrs
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    from agentdescent_sampling.bench.engine import (
+        ENGINE_WORKLOADS, EngineBenchConfig, EngineEntrant, run_engine_bench,
+    )
+
+    class Interrupting:
+        name = "interrupting"
+
+        def __init__(self, seed):
+            self.seed = seed
+
+        def pick(self, keys, round_index):
+            if self.seed == 2 and round_index == 3:
+                os.killpg(os.getpgrp(), signal.SIGINT)
+                time.sleep(10)  # the interrupt ends this run long before
+            return keys[round_index % len(keys)]
+
+        def record(self, task_id, score):
+            return None
+
+    short = attrs.evolve(ENGINE_WORKLOADS["lessons"], rounds=6)
+    run_engine_bench(EngineBenchConfig(
+        workloads=[short], samplers=[],
+        extra=[EngineEntrant("mine", lambda built: Interrupting(built.seed))], seeds=30,
+        processes=2, ceilings=False,
+    ))
+    """
+)
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods() or not hasattr(os, "killpg"),
+    reason="the runs go one after another in this process without fork",
+)
+def test_an_interrupt_inside_evolve_leaves_no_scratch_ledger_in_the_temporary_directory(
+    tmp_path: Path,
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    finished = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_IN_EVOLVE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=True,  # its own process group, which the interrupt goes to
+        check=False,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
+    assert finished.returncode == -signal.SIGINT, finished.stderr
+    assert finished.stderr.rstrip().endswith("KeyboardInterrupt")
+    assert sorted(path.name for path in scratch.iterdir()) == []
+
+
+def test_when_every_sampler_but_round_robin_failed_the_report_says_there_is_no_verdict() -> None:
+    result = run_engine_bench(
+        EngineBenchConfig(
+            workloads=[SHORT],
+            samplers=[],
+            extra=[EngineEntrant("broken", lambda built: Broken())],
+            seeds=1,
+            processes=1,
+            ceilings=False,
+        )
+    )
+    text = format_engine_report(result)
+    assert [failure.label for failure in result.failures] == ["broken"]
+    assert "Verdict:" not in text
+    assert text.endswith(
+        "\n\nNo verdict: every sampler compared with round-robin was left out above."
+    )

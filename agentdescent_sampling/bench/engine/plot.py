@@ -9,6 +9,7 @@ from pathlib import Path
 from ..._display import plural
 from ..core import draw_panels, finish
 from .metrics import Measure
+from .report import _FEWEST_FOR_INTERVAL
 from .runner import EngineBenchResult
 
 __all__ = ["plot_gains"]
@@ -18,7 +19,8 @@ def plot_gains(
     result: EngineBenchResult, path: str | PathLike[str], x: Measure = "rollouts"
 ) -> Path:
     """Draw each sampler's held-out gain against the rollouts spent (or, with ``x="calls"``,
-    the agent calls made), with 95% bands.
+    the agent calls made), with 95% bands when there are seeds enough for an interval (6, as
+    in the text report; with fewer, the means alone, and the title says why).
 
     The gain is the fraction of the attainable held-out gain the artifact held. One
     panel per workload; round-robin is grey, the learner ceiling dashed black and the
@@ -38,12 +40,21 @@ def plot_gains(
         )
         for w in result.workloads
     ]
+    seeds = result.config.seeds
+    bands = seeds >= _FEWEST_FOR_INTERVAL
     figure, axes, columns = draw_panels(
         panels,
         (4.6, 4.0),
         "rollouts spent" if x == "rollouts" else "agent calls made",
         (-0.03, 1.05),
         steps=True,
+        bands=bands,
+    )
+    shown = (
+        f"mean and 95% interval over {plural(seeds, 'seed')}"
+        if bands
+        else f"mean over {plural(seeds, 'seed')} (too few for a 95% interval, which takes "
+        f"{_FEWEST_FOR_INTERVAL})"
     )
     return finish(
         figure,
@@ -51,7 +62,6 @@ def plot_gains(
         columns,
         "share of the attainable held-out gain",
         f"Held-out reward gain in evolve() against {'rollouts' if x == 'rollouts' else 'calls'}: "
-        f"mean and 95% interval over {plural(result.config.seeds, 'seed')}, "
-        f"reflector {result.config.reflector}",
+        f"{shown}, reflector {result.config.reflector}",
         path,
     )

@@ -313,13 +313,14 @@ def format_engine_report(result: EngineBenchResult) -> str:
         "",
         "Gain: how far the held-out reward rose from the empty artifact's toward the attainable",
         "(every rule committed). 'to 50/75/90%': median rollouts to first reach that fraction of",
-        "the gain, a run that never did counting as the budget ('missed' runs; '>' when over",
+        "the gain, a run that never did counting as the budget ('missed' runs; '>' when at least",
         "half missed). 'RR/it': round-robin's rollouts over the sampler's, the median of",
-        "per-seed ratios (>1 is fewer), with a bootstrap 95% interval. 'calls': the same in",
+        "per-seed ratios (>1 is fewer), with a bootstrap 95% interval. 'calls to': the same in",
         "agent calls (rollouts, proposals, self-verify re-runs and held-out measurements), what",
-        "a user pays for. 'vs RR': mean paired difference from round-robin with its 95%",
-        "interval. 'area': mean share of the gain held over the budget. 'useful': rollouts that",
-        "failed on a fixable task; 'taught': distinct fixable tasks that got one.",
+        "a user pays for. 'final': mean held-out reward after the last round. 'vs RR': mean",
+        "paired difference from round-robin with its 95% interval. 'area': mean share of the",
+        "gain held over the budget. 'useful': share of rollouts that failed on a fixable task;",
+        "'taught': distinct fixable tasks that got one. 'calls': mean agent calls a run made.",
     ]
     interval = config.seeds >= _FEWEST_FOR_INTERVAL
     if not interval:
@@ -332,11 +333,13 @@ def format_engine_report(result: EngineBenchResult) -> str:
     for workload in result.workloads:
         lines += ["", *_workload_lines(workload, interval)]
     if len(result.workloads) > 1:
-        lines += ["", *_across(result.workloads)]
+        lines += ["", *_across(result.workloads, interval)]
     if result.failures:
         lines += ["", *_failure_lines(result)]
     if any(sampler.role == "sampler" for sampler in result.workloads[0].samplers):
         lines += ["", *textwrap.wrap(engine_verdict(result), WIDTH, break_on_hyphens=False)]
+    elif result.failures:
+        lines += ["", "No verdict: every sampler compared with round-robin was left out above."]
     return "\n".join(lines)
 
 
@@ -657,14 +660,24 @@ def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list
     ]
 
 
-def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
+def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) -> list[str]:
     """Per sampler: its ratios over the workloads, the lowest, and where its final reward fell
-    short."""
+    short: by its 95% interval, or, with too few seeds for one (``interval`` false), by its
+    mean, and the text says so."""
+    below = (
+        "(its 95% interval below 0)"
+        if interval
+        else f"(its mean below 0: with too few seeds for a 95% interval, a difference no "
+        f"interval bears out; --seeds {_FEWEST_FOR_INTERVAL} or more to judge it)"
+    )
     lines = [
         f"Across the {len(workloads)} workloads: RR/it in rollouts and in calls at 75% and 90% "
         f"of the gain",
-        "(the median over the workloads), and where the final reward is lower than round-robin's",
-        "(its 95% interval below 0); then the lowest RR/it at 75% and its workload",
+        *textwrap.wrap(
+            f"(the median over the workloads), and where the final reward is lower than "
+            f"round-robin's {below}; then the lowest RR/it at 75% and its workload",
+            WIDTH,
+        ),
         "",
     ]
     medians = [["sampler", "RR/it 75%", "90%", "calls 75%", "90%", "final lower on"]]
@@ -677,7 +690,8 @@ def _across(workloads: Sequence[EngineWorkloadResult]) -> list[str]:
             for f in (0.75, 0.9)
         ]
         lower = [w.name for w, r in zip(workloads, results, strict=True)
-                 if r.final_vs_round_robin.high < 0]  # fmt: skip
+                 if (r.final_vs_round_robin.high if interval else r.final_vs_round_robin.value)
+                 < 0]  # fmt: skip
         medians.append(
             [
                 sampler.label,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import signal
+import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -421,34 +423,45 @@ def _pooled(
     context = multiprocessing.get_context("fork")
     waiting = deque(jobs)
     pending: dict[Future[EngineRun], _Job] = {}
-    with ProcessPoolExecutor(
-        processes, mp_context=context, initializer=_install_worker, initargs=(config, entrants)
-    ) as pool:
-        try:
-            while waiting or pending:
-                while waiting and len(pending) < processes:
-                    job = waiting.popleft()
-                    if tally.wanted(job):
-                        pending[pool.submit(_work, *job)] = job
-                if not pending:
-                    break
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    error = future.exception()
-                    if isinstance(error, _RunFailed):
-                        tally.fail(job, error.failure)
-                    elif error is not None:
-                        raise error
-                    else:
-                        tally.finished(job, future.result())
-        except BaseException:
-            # Ctrl-C, a failed baseline or a broken pool: start nothing more (a run handed
-            # out but not yet begun is cancelled). Leaving the block waits for the runs in
-            # progress, which Ctrl-C interrupts too.
-            for future in pending:
-                future.cancel()
-            raise
+    # evolve() removes its scratch ledger when it returns, and only at exit when it raises
+    # (Ctrl-C): a forked worker exits without running atexit, so every run interrupted there
+    # would leave a git repository in $TMPDIR. The workers make their temporary files in this
+    # directory, which goes once they have all exited.
+    scratch = tempfile.mkdtemp(prefix="agentdescent-sampling-bench-")
+    try:
+        with ProcessPoolExecutor(
+            processes,
+            mp_context=context,
+            initializer=_install_worker,
+            initargs=(config, entrants, scratch),
+        ) as pool:
+            try:
+                while waiting or pending:
+                    while waiting and len(pending) < processes:
+                        job = waiting.popleft()
+                        if tally.wanted(job):
+                            pending[pool.submit(_work, *job)] = job
+                    if not pending:
+                        break
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        job = pending.pop(future)
+                        error = future.exception()
+                        if isinstance(error, _RunFailed):
+                            tally.fail(job, error.failure)
+                        elif error is not None:
+                            raise error
+                        else:
+                            tally.finished(job, future.result())
+            except BaseException:
+                # Ctrl-C, a failed baseline or a broken pool: start nothing more (a run
+                # handed out but not yet begun is cancelled). Leaving the block waits for
+                # the runs in progress, which Ctrl-C interrupts too.
+                for future in pending:
+                    future.cancel()
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 _LINEUP: tuple[EngineBenchConfig | None, Sequence[EngineEntrant]] = (None, ())
@@ -461,9 +474,12 @@ def _install(config: EngineBenchConfig, entrants: Sequence[EngineEntrant]) -> No
     _LINEUP = (config, entrants)
 
 
-def _install_worker(config: EngineBenchConfig, entrants: Sequence[EngineEntrant]) -> None:
+def _install_worker(
+    config: EngineBenchConfig, entrants: Sequence[EngineEntrant], scratch: str
+) -> None:
     global _INTERRUPT
     _install(config, entrants)
+    tempfile.tempdir = scratch  # removed by the process that forked this one (see _pooled)
     # Ctrl-C reaches every process of the terminal's process group. A worker waiting for
     # its next run ignores it, or it would die with a traceback of its own; one that is
     # running is interrupted, as this process is (see _work).
