@@ -267,6 +267,29 @@ def test_the_across_workloads_table_has_rollouts_and_calls_at_75_and_90_percent(
     assert max(len(line) for line in text.splitlines()) <= 100
 
 
+def test_json_holds_the_summary_across_workloads_the_text_prints(
+    schema_errors: SchemaErrors,
+) -> None:
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))]
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))]
+    single = _result([("round-robin", slow), ("fast-sampler", fast)])
+    assert engine_to_json(single)["across"] is None  # one workload: no summary, in text either
+
+    two = attrs.evolve(single, workloads=single.workloads * 2)
+    document = json.loads(json.dumps(engine_to_json(two)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    baseline, sampler = document["across"]["samplers"]
+    assert document["across"]["judged_by"] == "mean"  # two seeds: too few for an interval
+    assert baseline["lowest"] is None
+    # As the text's row: 3.00x and 1.50x in rollouts and in calls at 75% and 90%.
+    assert sampler["medians"] == [
+        {"fraction": 0.75, "rollouts": 3.0, "calls": 3.0},
+        {"fraction": 0.9, "rollouts": 1.5, "calls": 1.5},
+    ]
+    assert sampler["lowest"]["rollouts"] == {"ratio": 3.0, "workload": "lessons"}
+    assert sampler["final_lower_on"] == []
+
+
 def test_plot_puts_calls_on_the_x_axis(result: EngineBenchResult, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     written = plot_gains(result, tmp_path / "calls.png", x="calls")

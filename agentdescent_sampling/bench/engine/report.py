@@ -3,7 +3,7 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/6",
+      "schema": "agentdescent-sampling/bench-engine/7",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
                  "reflector": "llm-like", "asynchronous": false, "latency": 0.0},
@@ -58,6 +58,16 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
         "calls": {"ratio_to_round_robin": {"median": 1.02, "ci95": [0.95, 1.1]},
                   "bound": "exact"},
         "text": "Verdict: informative-band reached 75% of the attainable held-out gain ..."
+      },
+      "across": {
+        "judged_by": "interval",
+        "samplers": [
+          {"label": "informative-band",
+           "medians": [{"fraction": 0.75, "rollouts": 1.09, "calls": 1.02}, ...],
+           "lowest": {"fraction": 0.75, "rollouts": {"ratio": 0.92, "workload": "flaky"},
+                      "calls": {"ratio": 0.97, "workload": "flaky"}},
+           "final_lower_on": []}, ...
+        ]
       }
     }
 
@@ -109,6 +119,12 @@ out below 6 paired runs), and ``bound``: ``exact`` when every run of both got th
 ``upper`` when only the sampler's runs fell short (the true ratio is at most this), ``lower``
 when only round-robin's did (at least this), ``neither`` when both did; and ``text``, the
 line the text report ends with.
+``across`` is the summary across workloads the text prints (``null`` with one workload):
+per sampler, the ``medians`` over the workloads of its ``ratio_to_round_robin`` at 75% and
+90% of the gain, in rollouts and in calls; its ``lowest`` at 75% and the workload it fell on
+(``null`` for round-robin); and the workloads where its final reward is lower than
+round-robin's (``final_lower_on``), judged by the 95% interval, or by the mean with fewer
+than 6 seeds (``judged_by``).
 """
 
 from __future__ import annotations
@@ -145,7 +161,7 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/6"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/7"
 
 #: The fraction of the attainable gain the verdict judges the samplers at.
 _JUDGED_AT = 0.75
@@ -258,6 +274,31 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
         ),
         "type": ["object", "null"],
     },
+    across={
+        **schema_object(
+            judged_by={"enum": ["interval", "mean"]},
+            samplers={
+                "type": "array",
+                "items": schema_object(
+                    label=_TEXT,
+                    medians={
+                        "type": "array",
+                        "items": schema_object(fraction=NUMBER, rollouts=NUMBER, calls=NUMBER),
+                    },
+                    lowest={
+                        **schema_object(
+                            fraction=NUMBER,
+                            rollouts=schema_object(ratio=NUMBER, workload=_TEXT),
+                            calls=schema_object(ratio=NUMBER, workload=_TEXT),
+                        ),
+                        "type": ["object", "null"],
+                    },
+                    final_lower_on={"type": "array", "items": _TEXT},
+                ),
+            },
+        ),
+        "type": ["object", "null"],
+    },
 )
 
 
@@ -284,6 +325,11 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
         processes=result.processes,
         failures=failures_json(result.failures),
         verdict=_verdict_json(_judge(result)),
+        across=(
+            _across_json(result.workloads, result.config.seeds >= _FEWEST_FOR_INTERVAL)
+            if len(result.workloads) > 1
+            else None
+        ),
     )
 
 
@@ -660,10 +706,45 @@ def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list
     ]
 
 
+def _across_json(workloads: Sequence[EngineWorkloadResult], interval: bool) -> dict[str, Any]:
+    """The summary across workloads as data: per sampler, the median over the workloads of
+    its ratios to round-robin, its lowest at 75% of the gain and where, and the workloads
+    where its final reward is lower than round-robin's, judged by the 95% interval, or by
+    the mean with too few seeds for one (``judged_by``)."""
+    samplers = []
+    for index, sampler in enumerate(workloads[0].samplers):
+        results = [(w.name, w.samplers[index]) for w in workloads]
+        medians = [
+            {"fraction": fraction}
+            | {
+                measure: statistics.median(
+                    r.at(fraction, measure).ratio_to_round_robin.value for _, r in results
+                )
+                for measure in MEASURES
+            }
+            for fraction in (0.75, 0.9)
+        ]
+        lowest: dict[str, Any] | None = None
+        if sampler.role != "baseline":
+            lowest = {"fraction": 0.75}
+            for measure in MEASURES:
+                ratio, name = min(
+                    (r.at(0.75, measure).ratio_to_round_robin.value, name) for name, r in results
+                )
+                lowest[measure] = {"ratio": ratio, "workload": name}
+        lower = [name for name, r in results
+                 if (r.final_vs_round_robin.high if interval else r.final_vs_round_robin.value)
+                 < 0]  # fmt: skip
+        samplers.append(
+            {"label": sampler.label, "medians": medians, "lowest": lowest, "final_lower_on": lower}
+        )
+    return {"judged_by": "interval" if interval else "mean", "samplers": samplers}
+
+
 def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) -> list[str]:
-    """Per sampler: its ratios over the workloads, the lowest, and where its final reward fell
-    short: by its 95% interval, or, with too few seeds for one (``interval`` false), by its
-    mean, and the text says so."""
+    """:func:`_across_json` as text: per sampler, its ratios over the workloads, the lowest,
+    and where its final reward fell short: by its 95% interval, or, with too few seeds for
+    one (``interval`` false), by its mean, and the text says so."""
     below = (
         "(its 95% interval below 0)"
         if interval
@@ -682,36 +763,24 @@ def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) ->
     ]
     medians = [["sampler", "RR/it 75%", "90%", "calls 75%", "90%", "final lower on"]]
     lowest = [["sampler", "lowest RR/it 75%", "lowest calls 75%"]]
-    for index, sampler in enumerate(workloads[0].samplers):
-        results = [w.samplers[index] for w in workloads]
-        cells = [
-            _ratio(statistics.median(r.at(f, m).ratio_to_round_robin.value for r in results))
-            for m in MEASURES
-            for f in (0.75, 0.9)
-        ]
-        lower = [w.name for w, r in zip(workloads, results, strict=True)
-                 if (r.final_vs_round_robin.high if interval else r.final_vs_round_robin.value)
-                 < 0]  # fmt: skip
+    for sampler in _across_json(workloads, interval)["samplers"]:
+        lower = sampler["final_lower_on"]
         medians.append(
             [
-                sampler.label,
-                *cells,
+                sampler["label"],
+                *(_ratio(m[measure]) for measure in MEASURES for m in sampler["medians"]),
                 f"{len(lower)} of {len(workloads)}" + (f": {', '.join(lower)}" if lower else ""),
             ]
         )
-        worst = [
-            min(
-                (r.at(0.75, m).ratio_to_round_robin.value, w.name)
-                for w, r in zip(workloads, results, strict=True)
-            )
-            for m in MEASURES
-        ]
+        worst = sampler["lowest"]
         lowest.append(
             [
-                sampler.label,
+                sampler["label"],
                 *(
-                    "-" if sampler.role == "baseline" else f"{_ratio(v)} {name}"
-                    for v, name in worst
+                    "-"
+                    if worst is None
+                    else f"{_ratio(worst[measure]['ratio'])} {worst[measure]['workload']}"
+                    for measure in MEASURES
                 ),
             ]
         )
