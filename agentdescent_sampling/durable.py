@@ -324,9 +324,11 @@ class DurableSampler(ServedSampler):
         and make it the durable state at once.
 
         Raises:
-            StateError: the sampler refused ``state``, or the file could not be written.
+            StateError: the sampler refused ``state``, the file could not be written, or
+                the sampler was closed (then before ``state`` changes it).
         """
         with self._lock:
+            self._refuse_closed("load_state_dict")
             self._stateful.load_state_dict(state)
             begun = self._next_round - self._round_base  # rounds this process has begun
             self._records, self._next_round = records, max(rounds, self._next_round)
@@ -347,8 +349,8 @@ class DurableSampler(ServedSampler):
             return state_document(self._name, self._records, self._next_round, state)
 
     def close(self) -> None:
-        """Release the file (it stays on disk); a closed sampler can no longer pick, record
-        or be told anything (a :class:`~agentdescent_sampling.errors.StateError`)."""
+        """Release the file (it stays on disk); a closed sampler can no longer pick, record,
+        load a state or be told anything (a :class:`~agentdescent_sampling.errors.StateError`)."""
         self._closer()
 
     def _refuse_closed(self, call: str) -> None:

@@ -451,17 +451,23 @@ class Plugins:
 def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
     """`` (at my_plugin/hooks.py:12)``: the innermost line of the plugin's own package that
     ``error`` came through, as a path from the package's folder, or ``""`` (a module that
-    is not there at all: the hint about the entry point says what to check)."""
+    is not there at all: the hint about the entry point says what to check). It never
+    raises, and runs none of the plugin's code: a frame's globals are read as a plain dict."""
     top = ep.value.partition(":")[0].partition(".")[0]
-    where = ""
-    for frame, line in traceback.walk_tb(error.__traceback__):
-        module = frame.f_globals.get("__name__")
-        if not isinstance(module, str) or module.partition(".")[0] != top:
-            continue
-        where = f" (at {_in_package(top, frame.f_code.co_filename)}:{line})"
-    if not where and isinstance(error, SyntaxError) and error.filename:  # never ran a line
-        where = f" (at {shown(os.path.basename(error.filename), 120)}:{error.lineno})"
-    return where
+    try:
+        found = None
+        for frame, line in traceback.walk_tb(error.__traceback__):
+            module = dict.get(frame.f_globals, "__name__")  # not a subclass's own get()
+            if isinstance(module, str) and module.partition(".")[0] == top:
+                found = (frame.f_code.co_filename, line)
+        if found is not None:
+            return f" (at {_in_package(top, found[0])}:{found[1]})"
+        filename = getattr(error, "filename", None) if isinstance(error, SyntaxError) else None
+        if isinstance(filename, str) and filename:  # never ran a line
+            return f" (at {shown(os.path.basename(filename), 120)}:{error.lineno})"  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001  # a failure's report must not fail on the error it reports
+        pass
+    return ""
 
 
 def _in_package(top: str, file: str) -> str:

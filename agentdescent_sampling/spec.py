@@ -225,10 +225,10 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
             found = _listed(value) if isinstance(value, Mapping) else "none"
-            elsewhere = _dotted_keys_ending(document, key)
+            elsewhere = _dotted_key_ending(document, key)
             read = (
-                f"read the one it has: key={short_repr(elsewhere[0])}"
-                if elsewhere
+                f"read the one it has: key={short_repr(elsewhere)}"
+                if elsewhere is not None
                 else "give the key of the table to read (key)"
             )
             raise InvalidSamplerConfig(
@@ -253,26 +253,30 @@ def _expected_file(file: Path, key: str) -> str:
     return f"a TOML file (or a .json or .yaml file) with a [{key}] table"
 
 
-def _dotted_keys_ending(document: Any, key: str, depth: int = 4) -> list[str]:
-    """The dotted keys, at most ``depth`` levels deep, under which ``document`` holds an entry
-    named as ``key``'s last part: where a table nested one level more than asked is."""
+def _dotted_key_ending(document: Any, key: str, depth: int = 4) -> str | None:
+    """The first dotted key, at most ``depth`` levels deep, under which ``document`` holds an
+    entry named as ``key``'s last part: where a table nested one level more than asked is.
+
+    A level's name holding a dot is passed over: no dotted key can name it. Paths are kept as
+    tuples and joined only for a match: a long name over many entries would otherwise be
+    copied into each of their paths (a 1 MiB file, gigabytes).
+    """
     last = key.rsplit(".", 1)[-1]
-    found: list[str] = []
-    level: list[tuple[str, Any]] = [("", document)]
+    level: list[tuple[tuple[str, ...], Any]] = [((), document)]
     for _ in range(depth):
         deeper = []
-        for prefix, value in level:
+        for path, value in level:
             if not isinstance(value, Mapping):
                 continue
             for name, inner in value.items():
-                if not isinstance(name, str):
+                if not isinstance(name, str) or "." in name:
                     continue
-                dotted = f"{prefix}{name}"
-                if name == last and dotted != key:
-                    found.append(dotted)
-                deeper.append((f"{dotted}.", inner))
+                parts = (*path, name)
+                if name == last and (dotted := ".".join(parts)) != key:
+                    return dotted
+                deeper.append((parts, inner))
         level = deeper
-    return found
+    return None
 
 
 def _example_entry(file: Path, key: str) -> str:

@@ -142,10 +142,12 @@ def _message(
     got = f", got {type(value).__name__}" if typed else ""
     if typed and "number" in expected and isinstance(value, str) and _finite(value):
         # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
-        plain = value.isascii()
+        # Whitespace around it (a no-break space, which float() strips too) is not a digit.
+        plain = value.strip().isascii()
         got += ": write the number without quotes" if plain else ": write it in ASCII digits"
         mantissa, e, exponent = value.strip().lower().partition("e")
-        if e and "." not in mantissa:  # YAML 1.1 reads 1e-1 as a string, 1.0e-1 as a number
+        # YAML 1.1 reads 1e-1 as a string, 1.0e-1 as a number; the form is told in ASCII.
+        if plain and e and "." not in mantissa:
             got += f" (in YAML, with a dot: {mantissa}.0e{exponent}, not {value.strip()})"
     return f"{where}: expected {expected}{got}{hint}"
 

@@ -848,6 +848,26 @@ def test_a_closed_sampler_refuses_a_pick_and_a_record_before_either_changes_it(
     assert read_durable_state(state)["records"] == 1
 
 
+def test_a_closed_sampler_refuses_a_state_to_load_before_it_changes_the_sampler(
+    tmp_path: Path,
+) -> None:
+    state, export = tmp_path / "sampler.sqlite", tmp_path / "fresh.json"
+    save_state(create("fixable-first"), export)
+    sampler = durable("fixable-first", state)
+    sampler.record(sampler.pick(["a", "b"], 0), 0.0)
+    sampler.close()
+    before = sampler.state_dict()
+
+    with pytest.raises(StateError, match=r"load_state_dict\(\): .* open the file again"):
+        sampler.load_state_dict(create("fixable-first").state_dict())
+    with pytest.raises(StateError, match=r"load_state_dict\(\): .* is closed"):
+        load_state(sampler, export)
+
+    assert sampler.state_dict() == before
+    assert sampler.records == 1
+    assert read_durable_state(state)["records"] == 1
+
+
 def test_a_second_sampler_on_a_new_path_is_refused_when_built(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     with durable("difficulty-weighted", state) as first:  # a new path, claimed now

@@ -2,6 +2,7 @@ import enum
 import json
 import re
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,33 @@ def test_a_missing_key_whose_table_is_nested_deeper_names_the_dotted_key_to_give
     told = ", or read the one it has: key='tool.agentdescent.task_sampler'"
     assert str(caught.value).endswith(told)
     assert spec_from_file(path, key="tool.agentdescent.task_sampler") == SamplerSpec("s")
+
+
+def test_a_table_under_a_dotted_name_is_not_told_a_dotted_key_that_cannot_reach_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text('{"tool.agentdescent": {"task_sampler": "s"}}')  # one level, named with a dot
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path)
+    assert str(caught.value).endswith(", or give the key of the table to read (key)")
+
+
+def test_looking_for_the_table_elsewhere_does_not_copy_a_long_name_into_every_entry(
+    tmp_path: Path,
+) -> None:
+    # 100 KB: a table with a long name holding 2,000 keys, and no task_sampler. Each key's
+    # dotted path copied the table's name: 200 MB for this file, gigabytes for 1 MiB.
+    path = tmp_path / "run.toml"
+    path.write_text(f"[{'a' * 50_000}]\n" + "".join(f"k{i} = 1\n" for i in range(2_000)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidSamplerConfig, match="give the key of the table to read"):
+            spec_from_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
 
 
 @pytest.mark.parametrize(

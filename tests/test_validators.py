@@ -45,6 +45,8 @@ def test_solved_threshold_names_the_value_and_the_engines_default(
          "1e-1); try 0.2"),
         ("fast", "got str; try 0.2"),
         ("\uff10.\uff12", "got str: write it in ASCII digits; try 0.2"),  # full-width 0.2
+        ("\uff11e-1", "got str: write it in ASCII digits; try 0.2"),  # no full-width YAML form
+        ("0.2\u00a0", "got str: write the number without quotes; try 0.2"),  # a no-break space
     ],
 )  # fmt: skip
 def test_a_number_given_as_a_string_is_told_to_drop_the_quotes(value: str, said: str) -> None:

@@ -167,3 +167,22 @@ def test_a_register_kept_and_called_after_its_hook_returned_raises_rather_than_d
                        r"inside that hook"):  # fmt: skip
         register(object, name="too-late")
     assert "too-late" not in {getattr(record, "name", None) for record in registry.available()}
+
+
+def test_a_plugin_failure_is_recorded_whatever_the_globals_of_the_frames_it_came_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Code run with globals of a dict subclass whose get() raises: the line looked for in
+    # the traceback must be read without it, and the failure recorded, not raised.
+    at_import = """
+    class Globals(dict):
+        def get(self, *args):
+            raise RuntimeError("the plugin's own get()")
+
+    exec(compile("raise ValueError('at import')", "<made>", "exec"), Globals())
+    """
+    plugins = {"kit-test-odd-globals": (at_import, {"odd-globals": "Sampler"})}
+    registry = install_plugins(tmp_path, monkeypatch, plugins, builtins=False)
+
+    (failure,) = _failures(registry, "kit-test-odd-globals")
+    assert failure.message.startswith("import failed: ValueError: at import (at kit_test_plugin_")
