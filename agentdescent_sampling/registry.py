@@ -43,7 +43,7 @@ from .policy import (
     of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
-from .spec import SamplerSpec, SpecLike, parse_spec
+from .spec import SamplerSpec, SpecLike, cut_read, parse_spec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,8 +77,6 @@ _BUILTIN_BY_KEY = {key: builtin for builtin in BUILTINS for key in builtin.keys}
 # Caps that keep a message about hundreds of plugins readable.
 _MAX_LISTED = 20
 _MAX_FAILURES_QUOTED = 3
-#: How much of an unknown name read from a file its message quotes (a name longer is cut).
-_SHOWN_READ_NAME = 20
 _RECORDS = ("PluginFailure", "Record", "SamplerInfo")
 
 
@@ -175,7 +173,8 @@ class Registry:
             if parsed.source is not None:
                 # A spec read from a file names it, as spec_from_file's own errors do; the
                 # error keeps its class, cause and traceback.
-                error.args = (f"in {parsed.source}: {_read_from_file(parsed.name, error)}",)
+                read = {"name": parsed.name, **parsed.params}
+                error.args = (f"in {parsed.source}: {cut_read(str(error), read)}",)
             raise
         if path is None:
             return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
@@ -536,19 +535,6 @@ class _Selected(NamedTuple):
     synchronized: bool
     #: Its record, made on demand: a built-in's only when building it fails.
     describe: Callable[[], SamplerInfo]
-
-
-def _read_from_file(name: str, error: SamplerError) -> str:
-    """``error``'s message, an unknown ``name`` read from a file quoted by a short prefix.
-
-    A key pointed at the wrong entry reads whatever is there, an API key or a password as
-    readily as a sampler name; every sampler name is whole within the prefix.
-    """
-    message = str(error)
-    if not isinstance(error, UnknownSamplerError):
-        return message
-    # A valid name holds no quote or backslash, so its repr is its only quoted form here.
-    return message.replace(repr(name), short_repr(name, _SHOWN_READ_NAME + 2))
 
 
 def _state_path(state: object) -> Path:

@@ -10,6 +10,7 @@ imports anything: a spec is only a name that the registry resolves.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import sys
@@ -181,9 +182,10 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     (``"tool.agentdescent.task_sampler"``). The value under it is a table
     (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string. The spec
     keeps where it was read (``source``), so that ``create()`` names the file when the
-    name, a parameter or a value in it is wrong, keeping its error's class. A name that no
-    sampler has is then quoted by its first 20 characters: a key pointed at the wrong entry
-    may have read a secret.
+    name, a parameter or a value in it is wrong, keeping its error's class. A key pointed at
+    the wrong entry may have read a secret, so a message quotes a text read from the file
+    only up to its first 20 characters if it has a name's form, and not at all otherwise
+    (``<43 characters, not shown>``).
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
@@ -240,7 +242,63 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     try:
         return attrs.evolve(parse_spec(value), source=source)
     except InvalidSamplerConfig as error:
-        raise InvalidSamplerConfig(f"in {source}: {error}") from None
+        raise InvalidSamplerConfig(f"in {source}: {cut_read(str(error), value)}") from None
+
+
+#: How much of a text read from a config file a message quotes: a key pointed at the wrong
+#: entry reads whatever is there, an API key or a password as readily as a sampler name.
+#: Every sampler name is whole within it.
+SHOWN_READ = 20
+
+#: The form of a sampler name, which a password or a URL seldom has.
+_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def cut_read(message: str, read: Any) -> str:
+    """``message`` with what it quotes of a text in ``read`` (a value read from a config
+    file: a string, or a table's string values) cut: a text in a name's form to its first
+    :data:`SHOWN_READ` characters, any other (a password, a URL) hidden whole."""
+    if isinstance(read, str):
+        texts = [read]
+    elif isinstance(read, Mapping):
+        texts = [text for text in itertools.islice(read.values(), 64) if isinstance(text, str)]
+    else:
+        return message
+    for text in texts:
+        # The spec parser quotes a string's parameters, after its colon, on their own too.
+        for part in dict.fromkeys((text, text.partition(":")[2])):
+            name_like = _NAME_LIKE.fullmatch(part) is not None
+            if not part or (name_like and len(part) <= SHOWN_READ):
+                continue
+            for form in dict.fromkeys((part, repr(part)[1:-1])):  # as written, as repr quotes it
+                # Quoted ('x', "x"), or a parameter's value in a spec string (c=x).
+                for opener in ("'", '"', "="):
+                    closer = "" if opener == "=" else opener
+                    shown = (
+                        f"{opener}{part[:SHOWN_READ]}...{closer}"
+                        if name_like
+                        else f"{'=' if opener == '=' else ''}<{len(part):,} characters, not shown>"
+                    )
+                    message = _cut_opened(message, opener + form, closer, shown)
+    return message
+
+
+def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
+    """``message`` with each ``opened`` (an opening quote or ``=``, then a text), as much of
+    the text as follows it, ``short_repr``'s ``...`` and the ``closer``, put as ``shown``."""
+    head = opened[: SHOWN_READ + 2]
+    start = message.find(head)
+    while start >= 0:
+        end = start + len(head)
+        while end < len(message) and end - start < len(opened):
+            if message[end] != opened[end - start]:
+                break
+            end += 1
+        end += 3 * message.startswith("...", end)
+        end += len(closer) * (bool(closer) and message.startswith(closer, end))
+        message = f"{message[:start]}{shown}{message[end:]}"
+        start = message.find(head, start + len(shown))
+    return message
 
 
 def _expected_file(file: Path, key: str) -> str:

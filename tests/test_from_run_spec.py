@@ -91,10 +91,48 @@ def test_an_unknown_name_read_from_a_file_is_quoted_by_a_short_prefix_not_whole(
     said = str(raised.value)
     assert said.startswith(
         f"policies.task_sampler: in {str(config)!r} under 'secrets.openai': no sampler named "
-        f"'sk-proj-Q7wQ7wQ7wQ...."
+        f"'sk-proj-Q7wQ7wQ7wQ7w...'. Available: "
     )
-    assert secret[:20] not in said
-    assert secret[:20] not in str(raised.value.__cause__)
+    assert secret[:21] not in said
+    assert secret[:21] not in str(raised.value.__cause__)
+
+
+@pytest.mark.parametrize(
+    ("secret", "told"),
+    [("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      "invalid sampler name <40 characters, not shown>: "),
+     ("hunter2!SuperSecret#2024", "invalid sampler name <24 characters, not shown>: "),
+     ("postgres://user:hunter2@db.example.com/prod", "cannot parse parameters <34 characters, not "
+      "shown> in sampler spec <43 characters, not shown>: ")],
+    ids=["key", "password", "url"],
+)  # fmt: skip
+def test_a_value_read_from_a_file_that_is_no_name_in_form_is_not_shown_at_all(
+    tmp_path: Path, secret: str, told: str
+) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text(f'[secrets]\nleaked = "{secret}"\n', encoding="utf-8")
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config), key="secrets.leaked")
+
+    assert told in str(raised.value)
+    assert not any(secret[i : i + 8] in str(raised.value) for i in range(len(secret) - 7))
+
+
+def test_a_parameter_value_read_from_a_file_is_cut_wherever_the_message_quotes_it(
+    tmp_path: Path,
+) -> None:
+    secret = "sk-proj-" + "Q7w" * 15
+    config = tmp_path / "run.toml"
+    config.write_text(f'[task_sampler]\nname = "difficulty-weighted"\nc = "{secret}"\n')
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config))
+
+    said = str(raised.value)
+    assert "rejected 'difficulty-weighted:c=sk-proj-Q7wQ7wQ7wQ7w...'" in said
+    assert "DifficultyWeighted(c='sk-proj-Q7wQ7wQ7wQ7w...')" in said
+    assert secret[:21] not in said
 
 
 def test_an_unknown_name_of_sampler_length_read_from_a_file_is_quoted_whole(
