@@ -245,25 +245,20 @@ def user_path(value: str) -> Path:
 
 
 def user_file_path(value: str) -> Path:
-    """A command-line path of a file to write, as :func:`user_path` reads it; one ending with a
-    separator where no directory is (``-o runs/``) is refused, as ``save_state`` and
-    ``create(spec, state=...)`` refuse it: ``Path`` would drop the separator, and the file
-    would be made under the directory's name.
+    """A command-line path of a file to write, checked as :func:`checked_path` checks a
+    library path: one ending with a separator where no directory is (``-o runs/``) is refused,
+    as ``save_state`` and ``create(spec, state=...)`` refuse it.
 
     Raises:
-        argparse.ArgumentTypeError: as :func:`user_path`, or ``value`` ends with a separator
-            and names no directory.
+        argparse.ArgumentTypeError: as :func:`user_path`, or :func:`checked_path` refuses it.
     """
     import argparse  # what a type= function raises for argparse to report
 
-    path = user_path(value)
-    if value.endswith(SEPARATORS) and not os.path.isdir(path):  # never raises
-        raise argparse.ArgumentTypeError(
-            f"{value!r} ends with {value[-1]!r}, so it names a directory, and no directory is "
-            f"there; name a file, such as {value + 'sampler-state.sqlite'!r} (make the "
-            f"directory first), or leave the {value[-1]!r} off"
-        )
-    return path
+    user_path(value)  # its own words for an empty path or an unknown user
+    try:
+        return checked_path(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{value!r}: {error}") from None
 
 
 def kind_of(mode: int) -> str:

@@ -253,7 +253,6 @@ def _state_export(args: argparse.Namespace) -> int:
 
 
 def _state_import(args: argparse.Namespace) -> int:
-    from .errors import StateError
     from .state import load_state, read_state_file, sampler_name  # only this command
 
     if os.path.lexists(args.output):
@@ -266,23 +265,23 @@ def _state_import(args: argparse.Namespace) -> int:
     # A new file, removed again if the export cannot be loaded: a sampler opened and
     # closed unused leaves nothing.
     with create(args.spec, state=args.output) as sampler:
-        try:
-            load_state(sampler, args.export)
-        except StateError:
-            document = read_state_file(args.export)
-            saved, state = document.get("sampler"), document.get("state")
-            selected = sampler_name(sampler)
-            if not isinstance(saved, str) or saved == selected:
-                raise
-            # The library's advice (another state path) is for Python; here --spec decides.
-            params = state.get("params") if isinstance(state, dict) else None
-            spec = str(SamplerSpec(saved, params if isinstance(params, dict) else {}))
+        document = read_state_file(args.export)
+        saved, kept = document.get("sampler"), document.get("state")
+        selected = sampler_name(sampler)
+        if isinstance(saved, str) and saved != selected:
+            # load_state's advice (another state path) is for Python; here --spec decides.
+            params = kept.get("params") if isinstance(kept, dict) else None
+            wanted = SamplerSpec(saved, params if isinstance(params, dict) else {})
+            text = str(wanted)
+            if parse_spec(text) != wanted:  # a value the string form cannot hold: JSON
+                text = json.dumps({"name": saved, **wanted.params})
             _error(
                 f"{str(args.export)!r} is an export of sampler {shown(saved)}, not "
-                f"{selected!r}: give --spec {shown(shlex.quote(spec))}, the sampler and "
+                f"{selected!r}: give --spec {shown(shlex.quote(text))}, the sampler and "
                 f"parameters it was saved with"
             )
             return 2
+        load_state(sampler, args.export)
         records, rounds = sampler.records, sampler.rounds
     state = os.path.abspath(args.output)
     spec = args.spec if isinstance(args.spec, str) else json.dumps(args.spec)

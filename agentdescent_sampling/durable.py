@@ -350,7 +350,8 @@ class DurableSampler(ServedSampler):
 
     def close(self) -> None:
         """Release the file (it stays on disk); a closed sampler can no longer pick, record,
-        load a state or be told anything (a :class:`~agentdescent_sampling.errors.StateError`)."""
+        load a state or be told anything (a :class:`~agentdescent_sampling.errors.StateError`),
+        and its statistics can still be read (``stats()``, ``state_dict()``)."""
         self._closer()
 
     def _refuse_closed(self, call: str) -> None:

@@ -142,13 +142,15 @@ def _builtin_claimed(name: str) -> str:
     """A reserved ``name`` as the built-in spells it, with the spelling given and the
     built-in it is an alias of: ``FixableFirst, an alias of fixable-first``,
     ``round-robin (as 'Round_Robin')``."""
-    for builtin in BUILTINS:
-        for spelled in (builtin.name, *builtin.aliases):
-            if normalize(spelled) == normalize(name):
-                given = "" if spelled == name else f" (as {short_repr(name)})"
-                alias = "" if spelled == builtin.name else f", an alias of {builtin.name}"
-                return f"{spelled}{given}{alias}"
-    return normalize(name)
+    builtin, spelled = next(
+        (builtin, spelled)
+        for builtin in BUILTINS
+        for spelled in (builtin.name, *builtin.aliases)
+        if normalize(spelled) == normalize(name)  # one does: RESERVED is the built-ins' names
+    )
+    given = "" if spelled == name else f" (as {short_repr(name)})"
+    alias = "" if spelled == builtin.name else f", an alias of {builtin.name}"
+    return f"{spelled}{given}{alias}"
 
 
 class Plugins:

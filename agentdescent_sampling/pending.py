@@ -30,9 +30,11 @@ class Pending:
         # The tasks held and how many rollouts of each, cut (reprlib) to a few of them.
         if not self._entries:
             return "Pending()"
+        import itertools
         import reprlib
 
-        held = {task: count for task, (count, _) in self._entries.items()}
+        # reprlib shows four of a dict's entries and '...' for a fifth: copy five, not all.
+        held = {task: count for task, (count, _) in itertools.islice(self._entries.items(), 5)}
         return f"Pending(in_flight={reprlib.repr(held)})"
 
     def add(self, task_id: str, pick: int) -> None:

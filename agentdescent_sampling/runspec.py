@@ -340,11 +340,9 @@ def _check_keys(slot: str, ref: Mapping[str, Any] | None) -> None:
     itself as the policy): whichever of the refs the engine resolves first says so."""
     if ref is None:
         return
-    call = ref.get("call", True)
-    if call is not True:
-        shown = "false" if call is False else short_repr(call)
+    if ref.get("call") is False:  # any other value but true the engine refuses itself
         raise InvalidSamplerConfig(
-            f'policies.{slot}: the {REFS_MODULE}:{_OURS[slot]} ref gives "call": {shown}, '
+            f'policies.{slot}: the {REFS_MODULE}:{_OURS[slot]} ref gives "call": false, '
             f"which hands the engine the function itself, not the policy it builds; remove "
             f"'call'"
         )

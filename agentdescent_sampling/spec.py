@@ -91,8 +91,9 @@ class SamplerSpec:
 
     A spec is checked as it is built: a ``name`` or ``provider`` that is not a string
     raises :class:`InvalidSamplerConfig` (the name's form is checked where it is used, by
-    :func:`parse_spec` and ``create()``). Specs
-    compare and hash by name, parameters and provider; a spec whose parameters hold an
+    :func:`parse_spec` and ``create()``). Specs compare and hash by name, parameters and
+    provider, each value as Python compares it (``c=1``, ``c=1.0`` and ``c=True`` are equal,
+    though a sampler may take one and refuse another); a spec whose parameters hold an
     unhashable value (a list, a dict) compares but cannot be hashed.
 
     Args:
@@ -129,9 +130,9 @@ class SamplerSpec:
             except TypeError:
                 raise TypeError(
                     f"cannot hash sampler spec {self.name!r}: parameter {short_repr(key)} holds "
-                    f"an unhashable {type(value).__name__} ({short_repr(value)}); give it as a "
-                    f"hashable value (a tuple for a list), or keep such specs in a list rather "
-                    f"than a set or dict"
+                    f"a value that cannot be hashed, {type(value).__name__} {short_repr(value)} "
+                    f"(a list or a dict, or one inside it); give it as a hashable value (a tuple "
+                    f"for a list), or keep such specs in a list rather than a set or dict"
                 ) from None
         return hash((self.name, frozenset(hashes), self.provider))
 

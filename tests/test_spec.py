@@ -310,9 +310,12 @@ def test_equal_specs_hash_alike_whatever_their_source_or_parameter_order() -> No
 def test_a_spec_with_an_unhashable_parameter_says_which_when_hashed() -> None:
     spec = SamplerSpec("s", {"a": 1, "tasks": ["x", "y"]})
 
-    with pytest.raises(TypeError, match=r"parameter 'tasks' holds an unhashable list"):
+    with pytest.raises(TypeError, match=r"parameter 'tasks' holds a value that cannot be "
+                       r"hashed, list \['x', 'y'\] \(a list or a dict"):  # fmt: skip
         hash(spec)
     assert spec == SamplerSpec("s", {"a": 1, "tasks": ["x", "y"]})
+    with pytest.raises(TypeError, match=r"holds a value that cannot be hashed, tuple \(\['x'\],\)"):
+        hash(SamplerSpec("s", {"tasks": (["x"],)}))  # the list inside the tuple
 
 
 class _Level(enum.IntEnum):

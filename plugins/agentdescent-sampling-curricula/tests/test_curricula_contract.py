@@ -231,4 +231,3 @@ THRESHOLDED = [
 @pytest.mark.parametrize("name", THRESHOLDED)
 def test_pass_threshold_none_is_the_engines_default_as_for_the_built_ins(name: str) -> None:
     assert create({"name": name, "pass_threshold": None}).pass_threshold == SOLVED
-    assert create({"name": "difficulty-weighted", "pass_threshold": None}).pass_threshold == SOLVED
