@@ -450,6 +450,17 @@ class Plugins:
         )
 
 
+def code_lines(error: BaseException) -> list[tuple[str, str, int]]:
+    """``(top-level package, file, line)`` of each frame ``error`` came through, outermost
+    first; a frame's globals are read as a plain dict, so no code of its module runs."""
+    lines = []
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        module = dict.get(frame.f_globals, "__name__")  # not a subclass's own get()
+        package = module.partition(".")[0] if isinstance(module, str) else ""
+        lines.append((package, frame.f_code.co_filename, line))
+    return lines
+
+
 def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
     """`` (at my_plugin/hooks.py:12)``: the innermost line of the plugin's own package that
     ``error`` came through, as a path from the package's folder, or ``""`` (a module that
@@ -457,13 +468,9 @@ def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
     raises, and runs none of the plugin's code: a frame's globals are read as a plain dict."""
     top = ep.value.partition(":")[0].partition(".")[0]
     try:
-        found = None
-        for frame, line in traceback.walk_tb(error.__traceback__):
-            module = dict.get(frame.f_globals, "__name__")  # not a subclass's own get()
-            if isinstance(module, str) and module.partition(".")[0] == top:
-                found = (frame.f_code.co_filename, line)
-        if found is not None:
-            return f" (at {_in_package(top, found[0])}:{found[1]})"
+        found = [(file, line) for package, file, line in code_lines(error) if package == top]
+        if found:
+            return f" (at {_in_package(top, found[-1][0])}:{found[-1][1]})"
         filename = getattr(error, "filename", None) if isinstance(error, SyntaxError) else None
         if isinstance(filename, str) and filename:  # never ran a line
             return f" (at {shown(os.path.basename(filename), 120)}:{error.lineno})"  # type: ignore[attr-defined]

@@ -34,7 +34,7 @@ import attrs
 
 from ._display import a_type, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError
-from .loading import describe
+from .loading import code_lines, describe
 from .params import signature_of
 from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
 from .records import PluginFailure, SamplerInfo
@@ -389,12 +389,9 @@ def _where(error: BaseException) -> str:
     that refused a score), the standard library's (a ``random.choice()`` of nothing) or
     another library's (an attrs validator) that the sampler called."""
     where, own = "", None
-    for frame, line in traceback.walk_tb(error.__traceback__):
-        module = frame.f_globals.get("__name__")
-        top = module.partition(".")[0] if isinstance(module, str) else ""
+    for top, file, line in code_lines(error):
         if own is None and top != _PACKAGE:
             own = top
-        file = frame.f_code.co_filename
         if top == own and not file.startswith("<"):  # not code made at run time (attrs')
             where = f" (at {shown(file, 200)}:{line})"
     return where
