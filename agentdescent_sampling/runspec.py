@@ -126,6 +126,8 @@ def from_run_spec(
 
             if _is_json(path):
                 message = _export_given(path, spec)  # the library's advice is for Python
+            elif any(said in message for said in _MISMATCH):
+                message += _mismatch_advice(path, _run_being_resumed())
         # Every error of this slot names it; the engine reports only a ValueError as a spec
         # error, so one that is not (an unknown name, a conflict) becomes InvalidSamplerConfig.
         kind = type(error) if isinstance(error, ValueError) else InvalidSamplerConfig
@@ -175,6 +177,29 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
             f"(a fresh run needs its own state path, or that file deleted)"
         )
     print(f"agentdescent-sampling: {note}", file=sys.stderr)
+
+
+#: What a state error says of a file kept by another sampler, or with other parameters
+#: (``state.check_owner``, ``protocol.check_state``).
+_MISMATCH = ("holds the state of sampler", "the state was saved with")
+
+
+def _mismatch_advice(path: Path, resumed: Path | None) -> str:
+    """What to do, in a run spec's terms, when the state file at ``path`` was kept by another
+    sampler or other parameters: a ``resumed`` run cannot change its spec."""
+    if resumed is None:
+        show = f"agentdescent-sampling state show {shlex.quote(str(path))}"
+        return (
+            f". In this run spec: give 'spec' the sampler and parameters the file was kept "
+            f"with ('{show}' names them), or give 'state' a new path for a fresh start"
+        )
+    run = resumed.name
+    return (
+        f". Run {run} is being resumed with the spec it started with, so the file at "
+        f"{path} is not the one it kept: put the run's own state file back there and "
+        f"'agentdescent resume {run}' again, or 'agentdescent cancel {run}' and start a new "
+        f"run"
+    )
 
 
 def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:

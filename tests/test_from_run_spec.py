@@ -152,8 +152,14 @@ def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
     other.close()
 
     with pytest.raises(StateError, match=r"^policies\.task_sampler: .*holds the state of sampler "
-                       r"'informative-band'"):  # fmt: skip
+                       r"'informative-band'") as told:  # fmt: skip
         from_run_spec("difficulty-weighted", state=str(state))
+    # In a run spec's own terms too: a new run (no resume) may change its spec or its path.
+    assert str(told.value).endswith(
+        f". In this run spec: give 'spec' the sampler and parameters the file was kept with "
+        f"('agentdescent-sampling state show {state}' names them), or give 'state' a new path "
+        f"for a fresh start"
+    )
 
 
 @pytest.mark.parametrize(

@@ -273,3 +273,26 @@ def test_a_resume_whose_state_file_is_gone_warns_that_the_sampler_starts_fresh(
         f"{run_id}', put the file back at {state}, and 'agentdescent resume {run_id}'\n"
     ) in log
     assert read_state(state)["records"] == WORKERS  # the resumed run's own, from none
+
+
+def test_a_resume_finding_another_samplers_state_says_to_put_the_runs_own_back(
+    workspace: Workspace,
+) -> None:
+    state = workspace.root / "sampler.sqlite"
+    run_id = _run_to_its_end(workspace, state)
+    state.unlink()
+    with create("informative-band", state=state) as other:  # another run's file, put there
+        other.record(other.pick(["a"], 0), 1.0)
+
+    workspace.wait_for_exit(run_id)
+    workspace.clear_stale_ledger_lock(run_id)
+    assert workspace.cli("resume", run_id).returncode == 0
+    status = workspace.wait_for_exit(run_id)
+
+    told = json.dumps(status) + workspace.log_tail(run_id)
+    assert status["state"] != "done", told
+    assert (
+        f"Run {run_id} is being resumed with the spec it started with, so the file at {state} "
+        f"is not the one it kept: put the run's own state file back there and 'agentdescent "
+        f"resume {run_id}' again"
+    ) in " ".join(told.split()), told
