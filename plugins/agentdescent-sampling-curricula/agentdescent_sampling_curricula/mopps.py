@@ -74,7 +74,9 @@ class ModelPredictivePromptSelection:
 
     name: ClassVar[str] = "mopps"
 
-    target: float = attrs.field(default=0.5, validator=number_in(0.0, 1.0))
+    target: float = attrs.field(
+        default=0.5, validator=number_in(0.0, 1.0, hint="; the paper's code uses 0.5")
+    )
     decay: float = attrs.field(
         default=0.5, validator=number_in(0.0, 1.0, hint="; the paper's scripts use 0.5")
     )

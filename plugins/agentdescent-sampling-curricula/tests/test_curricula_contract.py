@@ -223,6 +223,21 @@ def test_bad_parameters_say_what_was_expected(spec: str, message: str) -> None:
         create(spec)
 
 
+OUT_OF_RANGE = [
+    (name, field.name)
+    for name, rule in FACTORIES.items()
+    for field in attrs.fields(rule)
+    if field.init and field.name != "seed"
+]
+
+
+@pytest.mark.parametrize(("name", "parameter"), OUT_OF_RANGE)
+def test_every_out_of_range_parameter_is_told_a_value_to_try(name: str, parameter: str) -> None:
+    hint = rf"{parameter}=-5\): expected .*; (try|the paper|the engine)"
+    with pytest.raises(Exception, match=hint):  # InvalidSamplerConfig
+        create({"name": name, parameter: -5})
+
+
 THRESHOLDED = [
     name for name, rule in FACTORIES.items() if "pass_threshold" in attrs.fields_dict(rule)
 ]
