@@ -37,3 +37,13 @@ def test_seed_zero_is_honoured_and_differs_from_seed_one() -> None:
 def test_seed_must_be_an_int() -> None:
     with pytest.raises(TypeError, match=r"EpochShuffle\(seed='1'\): expected an int"):
         EpochShuffle(seed="1")  # type: ignore[arg-type]
+
+
+def test_the_readme_shows_the_hook_module_as_it_is() -> None:
+    """The README's hook, copied into a file, is this plugin's hooks.py and runs as it does."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    hooks = (root / "agentdescent_sampling_extras" / "hooks.py").read_text(encoding="utf-8")
+    assert f"```python\n{hooks}```" in readme
