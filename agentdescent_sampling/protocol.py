@@ -23,9 +23,12 @@ import numbers
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, SupportsIndex, TypeGuard, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, SupportsIndex, TypeGuard, runtime_checkable
 
 from .errors import StateError
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = [
     "MAX_COUNT",
@@ -47,6 +50,8 @@ __all__ = [
     "is_stateful",
     "is_tally",
     "method_problem",
+    "restore_rng",
+    "rng_state",
     "short_repr",
 ]
 
@@ -403,3 +408,38 @@ def short_repr(value: object, limit: int = 80) -> str:
     except Exception:  # noqa: BLE001  # a message must not fail on the value it reports
         text = f"<{type(value).__name__} that cannot be shown>"
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def rng_state(rng: random.Random) -> list[Any]:
+    """A ``random.Random``'s state as JSON-ready lists, for a seeded sampler's
+    ``state_dict()``; :func:`restore_rng` reads it back."""
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def restore_rng(name: str, value: object) -> random.Random:
+    """A generator in the state :func:`rng_state` saved, for ``load_state_dict()``.
+
+    Raises:
+        StateError: ``value`` is not such a state; ``name`` (the sampler's) begins the message.
+    """
+    import random  # only a seeded sampler's load needs it
+
+    rng = random.Random()
+    if (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[1], list)
+        and all(map(is_count, value[1]))
+        and (value[2] is None or is_real(value[2]))
+    ):
+        try:
+            rng.setstate((value[0], tuple(value[1]), value[2]))
+        except (TypeError, ValueError):
+            pass
+        else:
+            return rng
+    raise StateError(
+        f"{name}: bad generator state {str(value)[:60]!r}; expected the 'rng' list that "
+        f"state_dict() wrote"
+    )

@@ -10,7 +10,13 @@ from typing import Any, Generic, TypeVar
 
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import check_task_ids, is_count, is_real, short_repr
+from agentdescent_sampling.protocol import (
+    check_task_ids,
+    is_count,
+    restore_rng,
+    rng_state,
+    short_repr,
+)
 from agentdescent_sampling.validators import integer, whole_number_in
 
 __all__ = [
@@ -48,34 +54,6 @@ MAX_SIZE = 1_000_000
 def whole(low: int, example: int) -> Any:
     """An attrs validator: a whole number in [``low``, :data:`MAX_SIZE`] (not a bool)."""
     return whole_number_in(low, MAX_SIZE, hint=f"; try {example}")
-
-
-def rng_state(rng: random.Random) -> list[Any]:
-    """The generator's state as JSON-ready lists."""
-    version, internal, gauss = rng.getstate()
-    return [version, list(internal), gauss]
-
-
-def restore_rng(name: str, value: object) -> random.Random:
-    """A generator in the state :func:`rng_state` saved; raise :class:`StateError` if malformed."""
-    rng = random.Random()
-    if (
-        isinstance(value, list)
-        and len(value) == 3
-        and isinstance(value[1], list)
-        and all(map(is_count, value[1]))
-        and (value[2] is None or is_real(value[2]))
-    ):
-        try:
-            rng.setstate((value[0], tuple(value[1]), value[2]))
-        except (TypeError, ValueError):
-            pass
-        else:
-            return rng
-    raise StateError(
-        f"{name}: bad generator state {str(value)[:60]!r}; expected the 'rng' list that "
-        f"state_dict() wrote"
-    )
 
 
 def order_key(seed: int, visits: int, task: str) -> int:

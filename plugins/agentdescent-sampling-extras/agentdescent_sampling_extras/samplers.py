@@ -1,15 +1,22 @@
-"""EpochShuffle and UniformRandom: seeded, locked, and cheap."""
+"""EpochShuffle and UniformRandom: seeded, locked, cheap, and resumable."""
 
 from __future__ import annotations
 
 import random
 import threading
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.protocol import check_pick, check_score
+from agentdescent_sampling.errors import StateError
+from agentdescent_sampling.protocol import (
+    check_pick,
+    check_score,
+    check_state,
+    restore_rng,
+    rng_state,
+)
 from agentdescent_sampling.validators import integer
 
 __all__ = ["EpochShuffle", "UniformRandom"]
@@ -18,6 +25,8 @@ __all__ = ["EpochShuffle", "UniformRandom"]
 @attrs.define(eq=False)
 class _Seeded:
     """What both samplers share: a seed, their own generator, a lock, nothing to learn."""
+
+    name: ClassVar[str]
 
     seed: int = attrs.field(default=0, validator=integer("; for example seed=0"))
     _rng: random.Random = attrs.field(init=False, repr=False)
@@ -29,6 +38,28 @@ class _Seeded:
     def record(self, task_id: str, score: float) -> None:
         """Validate the score; the picks do not depend on outcomes."""
         check_score(task_id, score)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The seed and the generator's state, as JSON: a resumed run picks as if never
+        stopped."""
+        with self._lock:
+            return self._state()
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "sampler": self.name,
+            "version": 1,
+            "params": {"seed": self.seed},
+            "rng": rng_state(self._rng),
+        }
+
+    def load_state_dict(self, state: Any) -> None:
+        """Restore what :meth:`state_dict` saved; a malformed state raises
+        :class:`~agentdescent_sampling.errors.StateError` and changes nothing."""
+        state = check_state(state, self.name, 1, {"seed": self.seed})
+        rng = restore_rng(self.name, state.get("rng"))
+        with self._lock:
+            self._rng = rng
 
 
 @attrs.define(eq=False)
@@ -56,6 +87,22 @@ class EpochShuffle(_Seeded):
             picked = unseen[self._rng.randrange(len(unseen))]
             self._seen.add(picked)
             return picked
+
+    def _state(self) -> dict[str, Any]:
+        return {**super()._state(), "seen": sorted(self._seen)}  # and the epoch's tasks seen
+
+    def load_state_dict(self, state: Any) -> None:
+        """Restore what :meth:`state_dict` saved; a malformed state raises
+        :class:`~agentdescent_sampling.errors.StateError` and changes nothing."""
+        seen = state.get("seen") if isinstance(state, dict) else None
+        if not (isinstance(seen, list) and all(isinstance(task, str) for task in seen)):
+            raise StateError(
+                f"{self.name}: 'seen' must be the list of task ids state_dict() wrote, got "
+                f"{str(seen)[:60]!r}"
+            )
+        super().load_state_dict(state)  # checks the rest before changing anything
+        with self._lock:
+            self._seen = set(seen)
 
 
 @attrs.define(eq=False)

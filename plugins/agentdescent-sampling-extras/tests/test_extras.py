@@ -47,3 +47,33 @@ def test_the_readme_shows_the_hook_module_as_it_is() -> None:
     readme = (root / "README.md").read_text(encoding="utf-8")
     hooks = (root / "agentdescent_sampling_extras" / "hooks.py").read_text(encoding="utf-8")
     assert f"```python\n{hooks}```" in readme
+
+
+@pytest.mark.parametrize("factory", [EpochShuffle, UniformRandom])
+def test_a_run_saved_and_loaded_mid_epoch_picks_as_an_uninterrupted_one(factory, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agentdescent_sampling import load_state, save_state
+
+    keys = [f"t{i}" for i in range(10)]
+    uninterrupted = factory(seed=5)
+    expected = [uninterrupted.pick(keys, r) for r in range(25)]
+
+    first = factory(seed=5)
+    picked = [first.pick(keys, r) for r in range(13)]  # mid-epoch
+    save_state(first, tmp_path / "state.json")
+    resumed = factory(seed=5)
+    load_state(resumed, tmp_path / "state.json")
+    assert picked + [resumed.pick(keys, r) for r in range(13, 25)] == expected
+
+
+def test_a_malformed_state_is_refused_and_changes_nothing() -> None:
+    from agentdescent_sampling import StateError
+
+    sampler = EpochShuffle(seed=5)
+    keys = [f"t{i}" for i in range(10)]
+    sampler.pick(keys, 0)
+    before = sampler.state_dict()
+    for bad in ({**before, "seen": "t1"}, {**before, "rng": [3, [1], None]},
+                {**before, "params": {"seed": 6}}):  # fmt: skip
+        with pytest.raises(StateError):
+            sampler.load_state_dict(bad)
+        assert sampler.state_dict() == before
