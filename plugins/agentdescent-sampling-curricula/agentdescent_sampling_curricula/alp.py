@@ -38,9 +38,9 @@ class AbsoluteLearningProgress:
     arXiv:1910.07224).
 
     A rollout's absolute learning progress (ALP) is ``|score - the task's previous
-    score|``. The first ``fit_rate`` picks are uniformly random (the paper's
-    bootstrap); after that, every ``fit_rate`` records each task's mean ALP over the
-    last ``fit_rate`` rollouts is refitted, and a pick is uniformly random with
+    score|``. Until ``fit_rate`` rollouts are recorded, picks are uniformly random (the
+    paper's bootstrap); after that, every ``fit_rate`` records each task's mean ALP over
+    the last ``fit_rate`` rollouts is refitted, and a pick is uniformly random with
     probability ``random_ratio`` and otherwise draws a task in proportion to its
     mean ALP (uniformly if no task in the shard shows progress). Defaults are the
     paper's code (flowersteam/teachDeepRL): 20% random tasks, a refit every 250
