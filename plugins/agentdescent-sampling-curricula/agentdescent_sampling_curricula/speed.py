@@ -214,6 +214,17 @@ class Speed:
                     f"{self.name}: {what!r} must list [task, assigned, outcomes, passes, last]"
                 )
             phases.append({row[0]: _Cycle(*row[1:]) for row in rows})
+        screening, continuing = phases
+        if both := sorted(screening.keys() & continuing.keys())[:3]:
+            raise StateError(f"{self.name}: tasks {both} are both screening and continuing")
+        # A record needs no pick before it, so outcomes may outrun the rollouts handed out.
+        for task, cycle in screening.items():
+            if cycle.passes > cycle.outcomes or cycle.outcomes >= self.screen:
+                raise StateError(
+                    f"{self.name}: screening row of {task!r} has {cycle.passes} passes of "
+                    f"{cycle.outcomes} outcomes; expected passes <= outcomes < screen="
+                    f"{self.screen} (a screening ends at its screen-th outcome)"
+                )
         with self._lock:
             self._picks = picks
             self._stats = {key: (e[0], e[1]) for key, e in stats.items()}

@@ -202,6 +202,21 @@ def test_a_state_with_more_passes_than_trials_is_refused(name: str) -> None:
     assert sampler.state_dict() == good
 
 
+def test_a_speed_state_with_an_impossible_screening_is_refused() -> None:
+    sampler = create({"name": "speed", **RULES["speed"]})
+    run(sampler, range(5), random.Random(2))
+    good = sampler.state_dict()
+    task, assigned, outcomes, _, last = good["screening"][0]
+    for broken in (
+        {**good, "screening": [[task, assigned, outcomes, outcomes + 1, last]]},  # passes over
+        {**good, "screening": [[task, assigned, 2, 0, last]]},  # a screening of 2 ends at 2
+        {**good, "continuing": [[task, 0, 0, 0, last]]},  # screening and continuing at once
+    ):
+        with pytest.raises(StateError, match=r"speed: (screening row|tasks \[)"):
+            sampler.load_state_dict(broken)
+        assert sampler.state_dict() == good
+
+
 @pytest.mark.parametrize("name", RULES)
 def test_other_seeds_pick_differently(name: str) -> None:
     runs = [run(create({"name": name, "seed": s, **RULES[name]}), range(60), random.Random(0))
