@@ -106,3 +106,17 @@ def test_every_plugin_requires_the_core_below_its_next_minor_version(pyproject: 
     assert ours in core.specifier
     assert Version(f"{ours.major}.{ours.minor + 1}.0") not in core.specifier
     assert any(spec.operator == "<" for spec in core.specifier), core
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [REPO / "pyproject.toml", *sorted((REPO / "plugins").glob("*/pyproject.toml"))],
+    ids=lambda path: path.parent.name,
+)
+def test_every_distribution_ships_the_text_of_the_license_it_declares(pyproject: Path) -> None:
+    # MIT asks that its notice travel with the code: setuptools puts LICENSE in the wheel.
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    assert project["license"] == {"text": "MIT"}
+    notice = (pyproject.parent / "LICENSE").read_text(encoding="utf-8")
+    assert notice.startswith("MIT License\n\nCopyright (c) ")
+    assert notice == (REPO / "LICENSE").read_text(encoding="utf-8")
