@@ -68,6 +68,7 @@ import contextlib
 import functools
 import json
 import os
+import threading
 import time
 import warnings
 import weakref
@@ -227,10 +228,11 @@ class DurableSampler(ServedSampler):
         # A new file is made now, whole: its first snapshot is the sampler as given.
         spec_text = json.dumps(name if spec is None else spec)
         self._db = StateDB(target, name, spec_text, initial=self._state_json)
-        self._closer = weakref.finalize(self, self._db.close)
-        # One lock orders each change of the sampler with its entry in the log.
+        # One lock orders each change of the sampler with its entry in the log, and closing
+        # the file after any call in flight (see _close_under).
         assert self.lock is not None  # for mypy: lock=True made it
         self._lock = self.lock
+        self._closer = weakref.finalize(self, _close_under, self._db, self._lock)
         # Entries applied in memory and not yet committed: picks wait for the next record.
         self._unwritten: list[tuple[str, str, str]] = []
         self._shards: list[tuple[list[str], int]] = []
@@ -351,8 +353,13 @@ class DurableSampler(ServedSampler):
     def close(self) -> None:
         """Release the file (it stays on disk); a closed sampler can no longer pick, record,
         load a state or be told anything (a :class:`~agentdescent_sampling.errors.StateError`),
-        and its statistics can still be read (``stats()``, ``state_dict()``)."""
-        self._closer()
+        and its statistics can still be read (``stats()``, ``state_dict()``).
+
+        A call in flight in another thread finishes first: a record racing ``close()``
+        is either kept in the file before it closes or refused before it changes the
+        sampler."""
+        with self._lock:
+            self._closer()
 
     def _refuse_closed(self, call: str) -> None:
         """Raise before ``call`` changes anything if the file was released: a pick would spend
@@ -564,6 +571,26 @@ class DurableSampler(ServedSampler):
             self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)
         _, top = self._db.counts()
         return records, rounds, top + 1
+
+
+#: How long closing at the exit of the process waits for a call in flight in another thread.
+_EXIT_WAIT = 5.0
+
+
+def _close_under(db: StateDB, lock: threading.RLock) -> None:
+    """Close ``db`` holding the sampler's ``lock``: never under a call in flight in another
+    thread, whose transaction the closing would cut (SQLite's connection, closed under a
+    statement, crashed the process; a new file was removed with a record just committed).
+
+    :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
+    thread still recording) waits :data:`_EXIT_WAIT` seconds for it, and leaves the file to
+    the system if a call never returns: whatever was committed is in it."""
+    if not lock.acquire(timeout=_EXIT_WAIT):
+        return
+    try:
+        db.close()
+    finally:
+        lock.release()
 
 
 def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:

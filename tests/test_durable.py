@@ -848,6 +848,69 @@ def test_a_closed_sampler_refuses_a_pick_and_a_record_before_either_changes_it(
     assert read_durable_state(state)["records"] == 1
 
 
+class _HeldRecord:
+    """A sampler whose ``record`` waits, once ``entered`` is set, until ``release`` is."""
+
+    name = "held-record"
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.recorded: list[str] = []
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        self.entered.set()
+        assert self.release.wait(10)
+        self.recorded.append(task_id)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sampler": self.name, "recorded": list(self.recorded)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.recorded = list(state["recorded"])
+
+
+def test_a_record_racing_close_finishes_and_is_kept_before_the_file_closes(
+    tmp_path: Path,
+) -> None:
+    # close() from another thread waited for nothing: the record in flight then failed at
+    # the closed file after changing the sampler, a new file was removed under a record
+    # just committed, or SQLite's connection, closed under the commit, crashed the process.
+    state = tmp_path / "sampler.sqlite"
+    held = _HeldRecord()
+    sampler = DurableSampler(held, state)
+    outcome: list[BaseException | None] = []
+
+    def record() -> None:
+        try:
+            sampler.record("a", 1.0)
+        except BaseException as error:  # noqa: BLE001  # the test reads it
+            outcome.append(error)
+        else:
+            outcome.append(None)
+
+    recorder = threading.Thread(target=record)
+    recorder.start()
+    assert held.entered.wait(10)
+    closer = threading.Thread(target=sampler.close)
+    closer.start()
+    time.sleep(0.2)  # time for close() to close the file, if it does not wait
+    held.release.set()
+    recorder.join(10)
+    closer.join(10)
+
+    assert outcome == [None]
+    with pytest.raises(StateError, match=r"record\(\): .* is closed"):
+        sampler.record("a", 1.0)
+    reopened = _HeldRecord()
+    reopened.release.set()
+    with DurableSampler(reopened, state) as again:
+        assert again.records == 1
+        assert reopened.recorded == ["a"]
+
+
 def test_a_closed_sampler_refuses_a_state_to_load_before_it_changes_the_sampler(
     tmp_path: Path,
 ) -> None:
