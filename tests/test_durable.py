@@ -848,6 +848,54 @@ def test_a_closed_sampler_refuses_a_pick_and_a_record_before_either_changes_it(
     assert read_durable_state(state)["records"] == 1
 
 
+def test_a_full_disk_is_named_with_what_to_do_and_the_record_is_kept_for_the_next_write(
+    tmp_path: Path,
+) -> None:
+    # SQLite rolls a transaction back itself when the disk fills mid-statement: the
+    # ROLLBACK after it raised "cannot rollback - no transaction is active" in its place.
+    state = tmp_path / "sampler.sqlite"
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        connection = sampler._db.connection
+        assert connection is not None
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+        big = ["x" * 20_000, "b"]
+
+        with pytest.raises(StateError, match=r"disk is full; free space on its file system"):
+            sampler.record(sampler.pick(big, 1), 0.0)
+
+        connection.execute("PRAGMA max_page_count = 1000000")  # space freed
+        sampler.record(sampler.pick(["a"], 2), 1.0)
+        kept = sampler.state_dict()
+
+    with durable("difficulty-weighted", state) as resumed:
+        assert resumed.records == 3
+        assert resumed.state_dict() == kept
+
+
+def test_a_new_state_on_a_full_disk_is_told_to_free_space_not_called_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import _statedb
+
+    connect = _statedb.StateDB._connect
+
+    def on_a_full_disk(self: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(self, **kwargs)
+        connection.execute("PRAGMA max_page_count = 1")  # no room for its tables
+        return connection
+
+    monkeypatch.setattr(_statedb.StateDB, "_connect", on_a_full_disk)
+    state = tmp_path / "sampler.sqlite"
+
+    with pytest.raises(StateError, match=r"disk is full; free space on its file system") as caught:
+        create("difficulty-weighted", state=state)
+
+    assert "not a readable sampler state" not in str(caught.value)
+    assert not state.exists()
+
+
 class _HeldRecord:
     """A sampler whose ``record`` waits, once ``entered`` is set, until ``release`` is."""
 
