@@ -326,18 +326,32 @@ class DurableSampler(ServedSampler):
         and make it the durable state at once.
 
         Raises:
-            StateError: the sampler refused ``state``, the file could not be written, or
-                the sampler was closed (then before ``state`` changes it).
+            StateError: the sampler refused ``state``, the file could not be written (then
+                the sampler is given back what it held, so that it and the file stay in
+                step), or the sampler was closed (then before ``state`` changes it).
         """
         with self._lock:
             self._refuse_closed("load_state_dict")
+            counts = self._records, self._next_round, self._round_base
+            try:
+                before = self._stateful.state_dict()
+            except Exception:  # noqa: BLE001  # a sampler that cannot: it is not given back
+                before = None
             self._stateful.load_state_dict(state)
             begun = self._next_round - self._round_base  # rounds this process has begun
             self._records, self._next_round = records, max(rounds, self._next_round)
             # The round indexes this process is given go on from the loaded state's, as
             # they would in a process that opened the file afresh.
             self._round_base = self._next_round - begun
-            self._snapshot()
+            try:
+                self._snapshot()
+            except StateError:
+                # Not in the file (a full disk, say): the records that follow would be
+                # logged after the old snapshot, and replayed into what the sampler held.
+                self._records, self._next_round, self._round_base = counts
+                if before is not None:
+                    self._stateful.load_state_dict(before)
+                raise
 
     def document(self) -> dict[str, Any]:
         """The state as the JSON document :func:`~agentdescent_sampling.save_state` writes.

@@ -896,6 +896,38 @@ def test_a_new_state_on_a_full_disk_is_told_to_free_space_not_called_unreadable(
     assert not state.exists()
 
 
+def test_a_loaded_state_the_file_cannot_take_leaves_the_sampler_as_the_file_has_it(
+    tmp_path: Path,
+) -> None:
+    # The sampler kept the loaded state in memory while the file kept the old snapshot: the
+    # records that followed were replayed, on resume, into a state the run never had.
+    state, export = tmp_path / "sampler.sqlite", tmp_path / "export.json"
+    other = create("difficulty-weighted")
+    for k in range(2_000):
+        other.record(f"task-{k:05d}-" + "z" * 40, 1.0)
+    save_state(other, export)
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        before = sampler.state_dict()
+        connection = sampler._db.connection
+        assert connection is not None
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages + 2}")  # no room for the export
+
+        with pytest.raises(StateError, match="disk is full"):
+            load_state(sampler, export)
+
+        assert sampler.state_dict() == before
+        assert (sampler.records, sampler.rounds) == (1, 1)
+        connection.execute("PRAGMA max_page_count = 1000000")
+        sampler.record(sampler.pick(["a"], 1), 0.0)
+        kept = sampler.state_dict()
+
+    with durable("difficulty-weighted", state) as resumed:
+        assert resumed.state_dict() == kept
+        assert resumed.records == 2
+
+
 class _HeldRecord:
     """A sampler whose ``record`` waits, once ``entered`` is set, until ``release`` is."""
 
