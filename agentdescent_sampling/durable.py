@@ -486,10 +486,17 @@ class DurableSampler(ServedSampler):
             self._snapshot(deferred=deferred)
         except StateError as error:
             self._retry_at = 2 * self._logged
+            over = (
+                f". Its log now costs {self._log_cost:,} task ids to replay, over "
+                f"agentdescent_sampling.durable.REPLAY_LIMIT ({REPLAY_LIMIT:,}): raise it "
+                f"past that to open the file again"
+                if self._log_cost > REPLAY_LIMIT
+                else ""
+            )
             warnings.warn(
                 f"{error}. Nothing recorded is lost: {saved}, and the log of the state file "
                 f"keeps every record and is replayed whenever the file is opened; a snapshot "
-                f"is tried again each time the log doubles",
+                f"is tried again each time the log doubles{over}",
                 RuntimeWarning,
                 stacklevel=4,  # record() or a told call's caller
             )
@@ -709,10 +716,12 @@ def _refuse_costly(db: StateDB, cost: int) -> None:
             f"state may: its entries cost over {REPLAY_LIMIT:,} task ids, the limit (a pick "
             f"costs the tasks of its shard, and {_AGAIN} times as much for a shard used again "
             f"after {_SHARDS} others; any other entry {_ENTRY}). The state files this library "
-            f"writes fold their log into a snapshot long before that, so this one was made or "
-            f"changed by something else: give the run a new state path. If you trust the "
-            f"file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the "
-            f"file was left as it is)"
+            f"writes fold their log into a snapshot long before that, unless their sampler's "
+            f"state_dict() kept failing (a RuntimeWarning said so as the run went on); "
+            f"otherwise this one was made or changed by something else: give the run a new "
+            f"state path. If you trust the file, raise "
+            f"agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the file was left "
+            f"as it is)"
         )
 
 

@@ -1436,6 +1436,55 @@ def test_a_state_written_under_heavy_use_stays_far_within_the_replay_limit(
         assert reopened.pick(keys, 400) == uninterrupted.pick(keys, 400)
 
 
+def test_a_log_kept_past_the_replay_limit_by_a_failing_state_dict_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file was refused as "made or changed by something else", and no warning had
+    # said that the log the run kept could no longer be opened.
+    from agentdescent_sampling import durable as module
+
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 14)  # 128 records
+    state = tmp_path / "sampler.sqlite"
+    failing = _Counter()
+    sampler = DurableSampler(failing, state)
+    failing.broken = True
+    with pytest.warns(RuntimeWarning) as warned:
+        for _ in range(300):
+            sampler.record("a", 1.0)
+    sampler.close()
+    assert any("over agentdescent_sampling.durable.REPLAY_LIMIT" in str(w.message) for w in warned)
+
+    with pytest.raises(StateError, match=r"unless their sampler's state_dict\(\) kept failing"):
+        DurableSampler(_Counter(), state)
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 20)
+    reopened = _Counter()
+    with DurableSampler(reopened, state) as again:
+        assert again.records == reopened.records == 300
+
+
+class _Counter:
+    """Counts its records; its ``state_dict()`` raises once ``broken``."""
+
+    name = "counter"
+
+    def __init__(self) -> None:
+        self.records, self.broken = 0, False
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        self.records += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        if self.broken:
+            raise RuntimeError("cannot")
+        return {"sampler": self.name, "records": self.records}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.records = state["records"]
+
+
 def test_a_state_whose_making_was_killed_mid_commit_is_made_afresh(tmp_path: Path) -> None:
     # Killed as SQLite committed the new file: the file whole, its rollback journal still
     # there (hot), saying the file was empty before. SQLite undoes the commit when it opens
