@@ -443,14 +443,26 @@ class StateDB:
                     db.execute("INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)", _holder_row())
                 yield db
             except BaseException:
-                db.execute("ROLLBACK")
+                # SQLite may have rolled it back itself (a full disk, say): a ROLLBACK then
+                # raises "no transaction is active" in place of what went wrong.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
             self._written = self._claimed = True
         except sqlite3.Error as error:
             if "readonly" in str(error):
                 raise StateError(self._read_only(error)) from error
-            raise StateError(f"cannot write the sampler state {self.where!r}: {error}") from error
+            advice = (
+                "; free space on its file system, or stop the run and give it a state path on "
+                "one with room (nothing of this write is in the file: a record or told call "
+                "stays in memory and is written with the next one that succeeds)"
+                if "full" in str(error)
+                else ""
+            )
+            raise StateError(
+                f"cannot write the sampler state {self.where!r}: {error}{advice}"
+            ) from error
 
     def close(self) -> None:
         """Close the connection, then the descriptor (which releases the lock). A new state
@@ -650,6 +662,11 @@ class StateDB:
         """The error for a state SQLite could not read: read-only, or not a state."""
         if "readonly" in str(error) and self.writable:
             return StateError(self._read_only(error))
+        if "full" in str(error) and self.writable:
+            return StateError(
+                f"cannot write the sampler state {self.where!r}: {error}; free space on its "
+                f"file system, or give a state path on one with room (nothing was kept)"
+            )
         if "readonly" in str(error):  # a hot -journal, which only a writer rolls back
             return StateError(
                 f"cannot read the sampler state {self.where!r}: SQLite must first roll back "
@@ -762,7 +779,8 @@ class StateDB:
             db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (initial,))
             db.execute("INSERT INTO holder VALUES (1, ?, ?, ?)", _holder_row())
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
 

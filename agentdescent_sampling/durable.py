@@ -68,6 +68,7 @@ import contextlib
 import functools
 import json
 import os
+import threading
 import time
 import warnings
 import weakref
@@ -227,10 +228,11 @@ class DurableSampler(ServedSampler):
         # A new file is made now, whole: its first snapshot is the sampler as given.
         spec_text = json.dumps(name if spec is None else spec)
         self._db = StateDB(target, name, spec_text, initial=self._state_json)
-        self._closer = weakref.finalize(self, self._db.close)
-        # One lock orders each change of the sampler with its entry in the log.
+        # One lock orders each change of the sampler with its entry in the log, and closing
+        # the file after any call in flight (see _close_under).
         assert self.lock is not None  # for mypy: lock=True made it
         self._lock = self.lock
+        self._closer = weakref.finalize(self, _close_under, self._db, self._lock)
         # Entries applied in memory and not yet committed: picks wait for the next record.
         self._unwritten: list[tuple[str, str, str]] = []
         self._shards: list[tuple[list[str], int]] = []
@@ -324,18 +326,32 @@ class DurableSampler(ServedSampler):
         and make it the durable state at once.
 
         Raises:
-            StateError: the sampler refused ``state``, the file could not be written, or
-                the sampler was closed (then before ``state`` changes it).
+            StateError: the sampler refused ``state``, the file could not be written (then
+                the sampler is given back what it held, so that it and the file stay in
+                step), or the sampler was closed (then before ``state`` changes it).
         """
         with self._lock:
             self._refuse_closed("load_state_dict")
+            counts = self._records, self._next_round, self._round_base
+            try:
+                before = self._stateful.state_dict()
+            except Exception:  # noqa: BLE001  # a sampler that cannot: it is not given back
+                before = None
             self._stateful.load_state_dict(state)
             begun = self._next_round - self._round_base  # rounds this process has begun
             self._records, self._next_round = records, max(rounds, self._next_round)
             # The round indexes this process is given go on from the loaded state's, as
             # they would in a process that opened the file afresh.
             self._round_base = self._next_round - begun
-            self._snapshot()
+            try:
+                self._snapshot()
+            except StateError:
+                # Not in the file (a full disk, say): the records that follow would be
+                # logged after the old snapshot, and replayed into what the sampler held.
+                self._records, self._next_round, self._round_base = counts
+                if before is not None:
+                    self._stateful.load_state_dict(before)
+                raise
 
     def document(self) -> dict[str, Any]:
         """The state as the JSON document :func:`~agentdescent_sampling.save_state` writes.
@@ -351,8 +367,13 @@ class DurableSampler(ServedSampler):
     def close(self) -> None:
         """Release the file (it stays on disk); a closed sampler can no longer pick, record,
         load a state or be told anything (a :class:`~agentdescent_sampling.errors.StateError`),
-        and its statistics can still be read (``stats()``, ``state_dict()``)."""
-        self._closer()
+        and its statistics can still be read (``stats()``, ``state_dict()``).
+
+        A call in flight in another thread finishes first: a record racing ``close()``
+        is either kept in the file before it closes or refused before it changes the
+        sampler."""
+        with self._lock:
+            self._closer()
 
     def _refuse_closed(self, call: str) -> None:
         """Raise before ``call`` changes anything if the file was released: a pick would spend
@@ -465,10 +486,17 @@ class DurableSampler(ServedSampler):
             self._snapshot(deferred=deferred)
         except StateError as error:
             self._retry_at = 2 * self._logged
+            over = (
+                f". Its log now costs {self._log_cost:,} task ids to replay, over "
+                f"agentdescent_sampling.durable.REPLAY_LIMIT ({REPLAY_LIMIT:,}): raise it "
+                f"past that to open the file again"
+                if self._log_cost > REPLAY_LIMIT
+                else ""
+            )
             warnings.warn(
                 f"{error}. Nothing recorded is lost: {saved}, and the log of the state file "
                 f"keeps every record and is replayed whenever the file is opened; a snapshot "
-                f"is tried again each time the log doubles",
+                f"is tried again each time the log doubles{over}",
                 RuntimeWarning,
                 stacklevel=4,  # record() or a told call's caller
             )
@@ -564,6 +592,26 @@ class DurableSampler(ServedSampler):
             self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)
         _, top = self._db.counts()
         return records, rounds, top + 1
+
+
+#: How long closing at the exit of the process waits for a call in flight in another thread.
+_EXIT_WAIT = 5.0
+
+
+def _close_under(db: StateDB, lock: threading.RLock) -> None:
+    """Close ``db`` holding the sampler's ``lock``: never under a call in flight in another
+    thread, whose transaction the closing would cut (SQLite's connection, closed under a
+    statement, crashed the process; a new file was removed with a record just committed).
+
+    :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
+    thread still recording) waits :data:`_EXIT_WAIT` seconds for it, and leaves the file to
+    the system if a call never returns: whatever was committed is in it."""
+    if not lock.acquire(timeout=_EXIT_WAIT):
+        return
+    try:
+        db.close()
+    finally:
+        lock.release()
 
 
 def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:
@@ -668,10 +716,12 @@ def _refuse_costly(db: StateDB, cost: int) -> None:
             f"state may: its entries cost over {REPLAY_LIMIT:,} task ids, the limit (a pick "
             f"costs the tasks of its shard, and {_AGAIN} times as much for a shard used again "
             f"after {_SHARDS} others; any other entry {_ENTRY}). The state files this library "
-            f"writes fold their log into a snapshot long before that, so this one was made or "
-            f"changed by something else: give the run a new state path. If you trust the "
-            f"file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the "
-            f"file was left as it is)"
+            f"writes fold their log into a snapshot long before that, unless their sampler's "
+            f"state_dict() kept failing (a RuntimeWarning said so as the run went on); "
+            f"otherwise this one was made or changed by something else: give the run a new "
+            f"state path. If you trust the file, raise "
+            f"agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the file was left "
+            f"as it is)"
         )
 
 

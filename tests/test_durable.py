@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -848,6 +849,149 @@ def test_a_closed_sampler_refuses_a_pick_and_a_record_before_either_changes_it(
     assert read_durable_state(state)["records"] == 1
 
 
+def test_a_full_disk_is_named_with_what_to_do_and_the_record_is_kept_for_the_next_write(
+    tmp_path: Path,
+) -> None:
+    # SQLite rolls a transaction back itself when the disk fills mid-statement: the
+    # ROLLBACK after it raised "cannot rollback - no transaction is active" in its place.
+    state = tmp_path / "sampler.sqlite"
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        connection = sampler._db.connection
+        assert connection is not None
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+        big = ["x" * 20_000, "b"]
+
+        with pytest.raises(StateError, match=r"disk is full; free space on its file system"):
+            sampler.record(sampler.pick(big, 1), 0.0)
+
+        connection.execute("PRAGMA max_page_count = 1000000")  # space freed
+        sampler.record(sampler.pick(["a"], 2), 1.0)
+        kept = sampler.state_dict()
+
+    with durable("difficulty-weighted", state) as resumed:
+        assert resumed.records == 3
+        assert resumed.state_dict() == kept
+
+
+def test_a_new_state_on_a_full_disk_is_told_to_free_space_not_called_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import _statedb
+
+    connect = _statedb.StateDB._connect
+
+    def on_a_full_disk(self: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(self, **kwargs)
+        connection.execute("PRAGMA max_page_count = 1")  # no room for its tables
+        return connection
+
+    monkeypatch.setattr(_statedb.StateDB, "_connect", on_a_full_disk)
+    state = tmp_path / "sampler.sqlite"
+
+    with pytest.raises(StateError, match=r"disk is full; free space on its file system") as caught:
+        create("difficulty-weighted", state=state)
+
+    assert "not a readable sampler state" not in str(caught.value)
+    assert not state.exists()
+
+
+def test_a_loaded_state_the_file_cannot_take_leaves_the_sampler_as_the_file_has_it(
+    tmp_path: Path,
+) -> None:
+    # The sampler kept the loaded state in memory while the file kept the old snapshot: the
+    # records that followed were replayed, on resume, into a state the run never had.
+    state, export = tmp_path / "sampler.sqlite", tmp_path / "export.json"
+    other = create("difficulty-weighted")
+    for k in range(2_000):
+        other.record(f"task-{k:05d}-" + "z" * 40, 1.0)
+    save_state(other, export)
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        before = sampler.state_dict()
+        connection = sampler._db.connection
+        assert connection is not None
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages + 2}")  # no room for the export
+
+        with pytest.raises(StateError, match="disk is full"):
+            load_state(sampler, export)
+
+        assert sampler.state_dict() == before
+        assert (sampler.records, sampler.rounds) == (1, 1)
+        connection.execute("PRAGMA max_page_count = 1000000")
+        sampler.record(sampler.pick(["a"], 1), 0.0)
+        kept = sampler.state_dict()
+
+    with durable("difficulty-weighted", state) as resumed:
+        assert resumed.state_dict() == kept
+        assert resumed.records == 2
+
+
+class _HeldRecord:
+    """A sampler whose ``record`` waits, once ``entered`` is set, until ``release`` is."""
+
+    name = "held-record"
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.recorded: list[str] = []
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        self.entered.set()
+        assert self.release.wait(10)
+        self.recorded.append(task_id)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sampler": self.name, "recorded": list(self.recorded)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.recorded = list(state["recorded"])
+
+
+def test_a_record_racing_close_finishes_and_is_kept_before_the_file_closes(
+    tmp_path: Path,
+) -> None:
+    # close() from another thread waited for nothing: the record in flight then failed at
+    # the closed file after changing the sampler, a new file was removed under a record
+    # just committed, or SQLite's connection, closed under the commit, crashed the process.
+    state = tmp_path / "sampler.sqlite"
+    held = _HeldRecord()
+    sampler = DurableSampler(held, state)
+    outcome: list[BaseException | None] = []
+
+    def record() -> None:
+        try:
+            sampler.record("a", 1.0)
+        except BaseException as error:  # noqa: BLE001  # the test reads it
+            outcome.append(error)
+        else:
+            outcome.append(None)
+
+    recorder = threading.Thread(target=record)
+    recorder.start()
+    assert held.entered.wait(10)
+    closer = threading.Thread(target=sampler.close)
+    closer.start()
+    time.sleep(0.2)  # time for close() to close the file, if it does not wait
+    held.release.set()
+    recorder.join(10)
+    closer.join(10)
+
+    assert outcome == [None]
+    with pytest.raises(StateError, match=r"record\(\): .* is closed"):
+        sampler.record("a", 1.0)
+    reopened = _HeldRecord()
+    reopened.release.set()
+    with DurableSampler(reopened, state) as again:
+        assert again.records == 1
+        assert reopened.recorded == ["a"]
+
+
 def test_a_closed_sampler_refuses_a_state_to_load_before_it_changes_the_sampler(
     tmp_path: Path,
 ) -> None:
@@ -1291,6 +1435,57 @@ def test_a_state_written_under_heavy_use_stays_far_within_the_replay_limit(
     with durable("fixable-first", state) as reopened:
         assert reopened.records == 400
         assert reopened.pick(keys, 400) == uninterrupted.pick(keys, 400)
+
+
+def test_a_log_kept_past_the_replay_limit_by_a_failing_state_dict_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file was refused as "made or changed by something else", and no warning had
+    # said that the log the run kept could no longer be opened.
+    from agentdescent_sampling import durable as module
+
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 14)  # 128 records
+    state = tmp_path / "sampler.sqlite"
+    failing = _Counter()
+    sampler = DurableSampler(failing, state)
+    failing.broken = True
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        for _ in range(300):
+            sampler.record("a", 1.0)
+    sampler.close()
+    said = [str(warning.message) for warning in warned if warning.category is RuntimeWarning]
+    assert any("over agentdescent_sampling.durable.REPLAY_LIMIT" in text for text in said)
+
+    with pytest.raises(StateError, match=r"unless their sampler's state_dict\(\) kept failing"):
+        DurableSampler(_Counter(), state)
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 20)
+    reopened = _Counter()
+    with DurableSampler(reopened, state) as again:
+        assert again.records == reopened.records == 300
+
+
+class _Counter:
+    """Counts its records; its ``state_dict()`` raises once ``broken``."""
+
+    name = "counter"
+
+    def __init__(self) -> None:
+        self.records, self.broken = 0, False
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        self.records += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        if self.broken:
+            raise RuntimeError("cannot")
+        return {"sampler": self.name, "records": self.records}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.records = state["records"]
 
 
 def test_a_state_whose_making_was_killed_mid_commit_is_made_afresh(tmp_path: Path) -> None:
