@@ -80,8 +80,10 @@ class ServedSampler:
         return self._method(attribute, value)
 
     def __copy__(self) -> ServedSampler:
-        """A copy serving a copy of the sampler it serves (which learns apart, as the
-        built-ins' copies do), taken under the lock, with a lock of its own."""
+        """A copy serving ``copy.copy`` of the sampler it serves, taken under the lock, with a
+        lock of its own. A built-in's copy learns apart; a plugin's is what its own copying
+        makes, and Python's default shallow copy shares the plugin's statistics (give it a
+        ``__copy__``, or use ``copy.deepcopy``)."""
         with self._held():
             return ServedSampler(copy.copy(self.wrapped), name=self._renamed, lock=self._locked)
 
