@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -257,15 +257,10 @@ _NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 def cut_read(message: str, read: Any) -> str:
     """``message`` with what it quotes of a text in ``read`` (a value read from a config
-    file: a string, or a table's string values) cut: a text in a name's form to its first
+    file: a string, or a table, whose strings and those of its lists and tables are read) cut:
+    a text in a name's form to its first
     :data:`SHOWN_READ` characters, any other (a password, a URL) hidden whole."""
-    if isinstance(read, str):
-        texts = [read]
-    elif isinstance(read, Mapping):
-        texts = [text for text in itertools.islice(read.values(), 64) if isinstance(text, str)]
-    else:
-        return message
-    for text in texts:
+    for text in itertools.islice(_texts_in(read), 64):
         # The spec parser quotes a string's parameters, after its colon, on their own too.
         for part in dict.fromkeys((text, text.partition(":")[2])):
             name_like = _NAME_LIKE.fullmatch(part) is not None
@@ -282,6 +277,21 @@ def cut_read(message: str, read: Any) -> str:
                     )
                     message = _cut_opened(message, opener + form, closer, shown)
     return message
+
+
+def _texts_in(read: Any) -> Iterator[str]:
+    """The strings in ``read``, and in the lists and tables it holds, breadth first."""
+    level = [read]
+    for _ in range(8):  # deeper than any parameter a sampler takes
+        deeper: list[Any] = []
+        for value in level:
+            if isinstance(value, str):
+                yield value
+            elif isinstance(value, Mapping):
+                deeper += itertools.islice(value.values(), 64)
+            elif isinstance(value, list | tuple):
+                deeper += value[:64]
+        level = deeper[:256]  # a hostile file: a bounded walk
 
 
 def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
@@ -370,7 +380,7 @@ def _dotted_key_ending(document: Any, key: str, depth: int = 4) -> str | None:
                 if name == last and (dotted := ".".join(parts)) != key:
                     return dotted
                 deeper.append((parts, inner))
-        level = deeper
+        level = deeper[:256]  # a hostile file: a bounded walk
     return None
 
 

@@ -348,3 +348,15 @@ def test_hiding_a_value_read_from_a_file_takes_one_pass_over_the_message() -> No
     cut = cut_read(message, {"c": "1"})
     assert time.perf_counter() - started < 5
     assert cut == "got <1 characters, not shown>, " * 200_000
+
+
+def test_a_text_in_a_list_read_from_a_file_is_not_shown_either(tmp_path: Path) -> None:
+    secret = "hunter2!SuperSecret#2024"
+    config = tmp_path / "run.toml"
+    config.write_text(f'[task_sampler]\nname = "difficulty-weighted"\nc = ["{secret}"]\n')
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config))
+
+    assert "DifficultyWeighted(c=[<24 characters, not shown>])" in str(raised.value)
+    assert "SuperSecret" not in str(raised.value)
