@@ -258,8 +258,8 @@ _NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 def cut_read(message: str, read: Any) -> str:
     """``message`` with what it quotes of a text in ``read`` (a value read from a config
     file: a string, or a table, whose strings and those of its lists and tables are read) cut:
-    a text in a name's form to its first
-    :data:`SHOWN_READ` characters, any other (a password, a URL) hidden whole."""
+    a text in a name's form to its first :data:`SHOWN_READ` characters, any other (a password,
+    a URL) hidden whole."""
     for text in itertools.islice(_texts_in(read), 64):
         # The spec parser quotes a string's parameters, after its colon, on their own too.
         for part in dict.fromkeys((text, text.partition(":")[2])):
