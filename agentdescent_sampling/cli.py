@@ -273,7 +273,11 @@ def _state_import(args: argparse.Namespace) -> int:
             params = kept.get("params") if isinstance(kept, dict) else None
             wanted = SamplerSpec(saved, params if isinstance(params, dict) else {})
             text = str(wanted)
-            if parse_spec(text) != wanted:  # a value the string form cannot hold: JSON
+            try:
+                same = parse_spec(text) == wanted
+            except SamplerError:  # a value ('[1, 2]', 'a,b') or a name the form breaks
+                same = False
+            if not same:  # a value the string form cannot hold: JSON
                 text = json.dumps({"name": saved, **wanted.params})
             _error(
                 f"{str(args.export)!r} is an export of sampler {shown(saved)}, not "

@@ -333,9 +333,11 @@ class DurableSampler(ServedSampler):
         with self._lock:
             self._refuse_closed("load_state_dict")
             counts = self._records, self._next_round, self._round_base
+            # As JSON, as the file holds it: a state_dict() may return the sampler's own
+            # dicts, which loading ``state`` would change in place.
             try:
-                before = self._stateful.state_dict()
-            except Exception:  # noqa: BLE001  # a sampler that cannot: it is not given back
+                before = json.loads(self._state_json())
+            except StateError:  # a sampler that cannot: it is not given back
                 before = None
             self._stateful.load_state_dict(state)
             begun = self._next_round - self._round_base  # rounds this process has begun

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, SupportsIndex, TypeGuard, runtime_checkable
 
+from ._display import safe_repr
 from .errors import StateError
 
 if TYPE_CHECKING:
@@ -410,6 +411,11 @@ def short_repr(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
+#: How many numbers a ``random.Random``'s state holds (the Mersenne Twister's 624 and its
+#: index).
+_RNG_WORDS = 625
+
+
 def rng_state(rng: random.Random) -> list[Any]:
     """A ``random.Random``'s state as JSON-ready lists, for a seeded sampler's
     ``state_dict()``; :func:`restore_rng` reads it back."""
@@ -430,6 +436,7 @@ def restore_rng(name: str, value: object) -> random.Random:
         isinstance(value, list)
         and len(value) == 3
         and isinstance(value[1], list)
+        and len(value[1]) == _RNG_WORDS  # before walking a list of any length
         and all(map(is_count, value[1]))
         and (value[2] is None or is_real(value[2]))
     ):
@@ -440,6 +447,6 @@ def restore_rng(name: str, value: object) -> random.Random:
         else:
             return rng
     raise StateError(
-        f"{name}: bad generator state {str(value)[:60]!r}; expected the 'rng' list that "
+        f"{name}: bad generator state {safe_repr(value, 60)}; expected the 'rng' list that "
         f"state_dict() wrote"
     )

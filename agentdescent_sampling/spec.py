@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -257,15 +257,10 @@ _NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 def cut_read(message: str, read: Any) -> str:
     """``message`` with what it quotes of a text in ``read`` (a value read from a config
-    file: a string, or a table's string values) cut: a text in a name's form to its first
-    :data:`SHOWN_READ` characters, any other (a password, a URL) hidden whole."""
-    if isinstance(read, str):
-        texts = [read]
-    elif isinstance(read, Mapping):
-        texts = [text for text in itertools.islice(read.values(), 64) if isinstance(text, str)]
-    else:
-        return message
-    for text in texts:
+    file: a string, or a table, whose strings and those of its lists and tables are read) cut:
+    a text in a name's form to its first :data:`SHOWN_READ` characters, any other (a password,
+    a URL) hidden whole."""
+    for text in itertools.islice(_texts_in(read), 64):
         # The spec parser quotes a string's parameters, after its colon, on their own too.
         for part in dict.fromkeys((text, text.partition(":")[2])):
             name_like = _NAME_LIKE.fullmatch(part) is not None
@@ -284,22 +279,73 @@ def cut_read(message: str, read: Any) -> str:
     return message
 
 
+def _texts_in(read: Any) -> Iterator[str]:
+    """The strings in ``read``, and in the lists and tables it holds, breadth first."""
+    level = [read]
+    for _ in range(8):  # deeper than any parameter a sampler takes
+        deeper: list[Any] = []
+        for value in level:
+            if isinstance(value, str):
+                yield value
+            elif isinstance(value, Mapping):
+                deeper += itertools.islice(value.values(), 64)
+            elif isinstance(value, list | tuple):
+                deeper += value[:64]
+        level = deeper[:256]  # a hostile file: a bounded walk
+
+
 def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
-    """``message`` with each ``opened`` (an opening quote or ``=``, then a text), as much of
-    the text as follows it, ``short_repr``'s ``...`` and the ``closer``, put as ``shown``."""
+    """``message`` with each ``opened`` (an opening quote or ``=``, then a text) put as
+    ``shown``: the whole text and the ``closer`` (after ``=``, no character that would go on
+    with a value: ``=1`` is not ``=10``), or as much of the text as ``short_repr`` kept and
+    its ``...``. A text that only begins the same way is another, and is left as it is."""
     head = opened[: SHOWN_READ + 2]
+    pieces: list[str] = []
+    done = 0
     start = message.find(head)
     while start >= 0:
-        end = start + len(head)
-        while end < len(message) and end - start < len(opened):
-            if message[end] != opened[end - start]:
-                break
-            end += 1
-        end += 3 * message.startswith("...", end)
-        end += len(closer) * (bool(closer) and message.startswith(closer, end))
-        message = f"{message[:start]}{shown}{message[end:]}"
-        start = message.find(head, start + len(shown))
-    return message
+        same = _common(message, start, opened, len(head))
+        end = start + same
+        if same == len(opened) and (
+            message.startswith(closer, end) if closer else not _goes_on(message, end)
+        ):
+            end += len(closer)
+        elif message.startswith("...", end):  # cut by short_repr
+            end += 3
+            end += len(closer) * (bool(closer) and message.startswith(closer, end))
+        else:  # another text that begins as this one does: looked past, as a match is
+            start = message.find(head, end)
+            continue
+        pieces += [message[done:start], shown]
+        done = end
+        start = message.find(head, end)
+    return "".join([*pieces, message[done:]])
+
+
+def _common(message: str, start: int, text: str, known: int) -> int:
+    """How many characters of ``text`` ``message`` holds from ``start``, the first ``known``
+    of them known to be there: compared a doubling span at a time, then halving, not one
+    character at a time."""
+    low, high = known, min(len(text), len(message) - start)  # held; at most
+    step = max(known, 1)
+    while low < high:
+        probe = min(high, low + step)
+        if not message.startswith(text[low:probe], start + low):
+            high = probe - 1
+            break
+        low, step = probe, 2 * step
+    while low < high:
+        middle = (low + high + 1) // 2
+        if message.startswith(text[low:middle], start + low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _goes_on(message: str, at: int) -> bool:
+    """Whether the character at ``at`` would go on with an unquoted value before it."""
+    return at < len(message) and (message[at].isalnum() or message[at] in "_.-")
 
 
 def _expected_file(file: Path, key: str) -> str:
@@ -334,7 +380,7 @@ def _dotted_key_ending(document: Any, key: str, depth: int = 4) -> str | None:
                 if name == last and (dotted := ".".join(parts)) != key:
                     return dotted
                 deeper.append((parts, inner))
-        level = deeper
+        level = deeper[:256]  # a hostile file: a bounded walk
     return None
 
 

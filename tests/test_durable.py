@@ -1891,3 +1891,48 @@ def test_a_round_index_the_file_cannot_hold_is_refused_and_every_record_still_sa
         sampler.record("b", 0.0)
     with create("difficulty-weighted", state=path) as sampler:
         assert sampler.stats() == {"a": (1, 1), "b": (0, 1)}
+
+
+class _LiveState:
+    """A sampler whose ``state_dict()`` returns its own dict, which loading fills in place."""
+
+    name = "live-state"
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        self.counts[task_id] = self.counts.get(task_id, 0) + 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sampler": self.name, "counts": self.counts}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        counts = dict(state["counts"])
+        self.counts.clear()
+        self.counts.update(counts)
+
+
+def test_a_loaded_state_the_file_cannot_take_is_undone_whatever_state_dict_shares(
+    tmp_path: Path,
+) -> None:
+    live = _LiveState()
+    with DurableSampler(live, tmp_path / "sampler.sqlite") as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+        connection = sampler._db.connection
+        assert connection is not None
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+        loaded = {
+            "sampler": "live-state",
+            "counts": {f"t{i:05d}" + "x" * 50: 1 for i in range(3000)},
+        }
+
+        with pytest.raises(StateError, match="disk is full"):
+            sampler.load_state_dict(loaded)
+
+        assert live.counts == {"a": 1}
+        connection.execute("PRAGMA max_page_count = 1000000")

@@ -135,3 +135,35 @@ def test_a_round_index_that_is_no_whole_number_is_refused_naming_pick_and_the_va
     with pytest.raises(TypeError, match=r"pick\(keys, round_index\) expects round_index as a "
                        r"whole number.*; got "):  # fmt: skip
         create(name).pick(["a", "b"], round_index)  # type: ignore[arg-type]
+
+
+def test_restore_rng_reads_back_every_state_rng_state_writes() -> None:
+    import json
+    import random
+
+    from agentdescent_sampling.protocol import restore_rng, rng_state
+
+    for seed in range(20):
+        rng = random.Random(seed)
+        if seed % 2:
+            rng.gauss(0, 1)  # a gauss_next kept in the state
+        restored = restore_rng("s", json.loads(json.dumps(rng_state(rng))))
+        assert [restored.random() for _ in range(3)] == [rng.random() for _ in range(3)]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[3, list(range(1_000_000)), None], [3, [0] * 624 + [10**5000], None], 10**5000,
+     [3, [[[]]] * 10, None]],
+    ids=["long", "huge-int-inside", "huge-int", "nested"],
+)  # fmt: skip
+def test_restore_rng_refuses_a_hostile_state_with_a_state_error_at_once(value: object) -> None:
+    import time
+
+    from agentdescent_sampling.errors import StateError
+    from agentdescent_sampling.protocol import restore_rng
+
+    started = time.perf_counter()
+    with pytest.raises(StateError, match=r"^s: bad generator state "):
+        restore_rng("s", value)
+    assert time.perf_counter() - started < 0.1

@@ -524,3 +524,25 @@ def test_an_output_ending_with_a_separator_where_no_directory_is_makes_no_file_b
     assert exited.value.code == 2
     assert "so it names a directory, and no directory is there" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("saved", "params"),
+    [("difficulty-weighted", {"c": [1, 2]}), ("x y", {})],
+    ids=["list", "name"],
+)  # fmt: skip
+def test_import_of_an_export_whose_spec_the_string_form_breaks_names_it_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], saved: str, params: dict[str, Any]
+) -> None:
+    export, imported = tmp_path / "export.json", tmp_path / "imported.sqlite"
+    document = {"format": "agentdescent-sampling/state", "sampler": saved, "records": 0,
+                "rounds": 0, "state": {"params": params}}  # fmt: skip
+    export.write_text(json.dumps(document), encoding="utf-8")
+
+    args = ["state", "import", str(export), "-o", str(imported), "--spec", "round-robin"]
+    assert main(args) == 2
+
+    err = capsys.readouterr().err
+    assert f"is an export of sampler {saved}, not 'round-robin': give --spec '" in err
+    assert json.dumps({"name": saved, **params}) in err
+    assert not imported.exists()

@@ -95,10 +95,15 @@ class EpochShuffle(_Seeded):
         """Restore what :meth:`state_dict` saved; a malformed state raises
         :class:`~agentdescent_sampling.errors.StateError` and changes nothing."""
         seen = state.get("seen") if isinstance(state, dict) else None
-        if not (isinstance(seen, list) and all(isinstance(task, str) for task in seen)):
+        if not isinstance(seen, list):
             raise StateError(
                 f"{self.name}: 'seen' must be the list of task ids state_dict() wrote, got "
-                f"{str(seen)[:60]!r}"
+                f"{type(seen).__name__}"
+            )
+        if odd := [type(task).__name__ for task in seen if not isinstance(task, str)][:1]:
+            raise StateError(
+                f"{self.name}: 'seen' must be the list of task ids state_dict() wrote; it "
+                f"holds {odd[0]}"
             )
         super().load_state_dict(state)  # checks the rest before changing anything
         with self._lock:

@@ -77,3 +77,16 @@ def test_a_malformed_state_is_refused_and_changes_nothing() -> None:
         with pytest.raises(StateError):
             sampler.load_state_dict(bad)
         assert sampler.state_dict() == before
+
+
+@pytest.mark.parametrize(
+    ("seen", "told"),
+    [(10**5000, "got int"), ([None], "it holds NoneType"), ("t1", "got str")],
+    ids=["huge-int", "none", "text"],
+)  # fmt: skip
+def test_a_hostile_seen_is_a_state_error_naming_its_type(seen: object, told: str) -> None:
+    from agentdescent_sampling import StateError
+
+    sampler = EpochShuffle(seed=5)
+    with pytest.raises(StateError, match=rf"^epoch-shuffle: 'seen' must be .*{told}$"):
+        sampler.load_state_dict({**sampler.state_dict(), "seen": seen})
