@@ -328,7 +328,8 @@ class DurableSampler(ServedSampler):
         Raises:
             StateError: the sampler refused ``state``, the file could not be written (then
                 the sampler is given back what it held, so that it and the file stay in
-                step), or the sampler was closed (then before ``state`` changes it).
+                step, unless its ``state_dict()`` could not say what that was), or the
+                sampler was closed (then before ``state`` changes it).
         """
         with self._lock:
             self._refuse_closed("load_state_dict")

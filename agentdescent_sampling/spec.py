@@ -264,7 +264,7 @@ def cut_read(message: str, read: Any) -> str:
         # The spec parser quotes a string's parameters, after its colon, on their own too.
         for part in dict.fromkeys((text, text.partition(":")[2])):
             name_like = _NAME_LIKE.fullmatch(part) is not None
-            if not part or (name_like and len(part) <= SHOWN_READ):
+            if not part or (name_like and len(part) <= SHOWN_READ) or _number_text(part):
                 continue
             for form in dict.fromkeys((part, repr(part)[1:-1])):  # as written, as repr quotes it
                 # Quoted ('x', "x"), or a parameter's value in a spec string (c=x).
@@ -294,6 +294,16 @@ def _texts_in(read: Any) -> Iterator[str]:
         level = deeper[:256]  # a hostile file: a bounded walk
 
 
+def _number_text(text: str) -> bool:
+    """Whether ``text`` is a short number, such as a value written in quotes (``"0.5"``):
+    shown, since the advice for it (drop the quotes) quotes it, as the defaults beside it."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return len(text) <= 40
+
+
 def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
     """``message`` with each ``opened`` (an opening quote or ``=``, then a text) put as
     ``shown``: the whole text and the ``closer`` (after ``=``, no character that would go on
@@ -304,43 +314,22 @@ def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
     done = 0
     start = message.find(head)
     while start >= 0:
-        same = _common(message, start, opened, len(head))
-        end = start + same
-        if same == len(opened) and (
+        end = start + len(opened)
+        dots = message.find("...", start + len(head), end + 3)  # where short_repr cut it
+        if message.startswith(opened, start) and (
             message.startswith(closer, end) if closer else not _goes_on(message, end)
         ):
             end += len(closer)
-        elif message.startswith("...", end):  # cut by short_repr
-            end += 3
+        elif dots >= 0 and opened.startswith(message[start:dots]):
+            end = dots + 3
             end += len(closer) * (bool(closer) and message.startswith(closer, end))
-        else:  # another text that begins as this one does: looked past, as a match is
-            start = message.find(head, end)
+        else:  # another text that begins as this one does
+            start = message.find(head, start + len(head))
             continue
         pieces += [message[done:start], shown]
         done = end
         start = message.find(head, end)
     return "".join([*pieces, message[done:]])
-
-
-def _common(message: str, start: int, text: str, known: int) -> int:
-    """How many characters of ``text`` ``message`` holds from ``start``, the first ``known``
-    of them known to be there: compared a doubling span at a time, then halving, not one
-    character at a time."""
-    low, high = known, min(len(text), len(message) - start)  # held; at most
-    step = max(known, 1)
-    while low < high:
-        probe = min(high, low + step)
-        if not message.startswith(text[low:probe], start + low):
-            high = probe - 1
-            break
-        low, step = probe, 2 * step
-    while low < high:
-        middle = (low + high + 1) // 2
-        if message.startswith(text[low:middle], start + low):
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _goes_on(message: str, at: int) -> bool:

