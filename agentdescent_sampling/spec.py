@@ -185,8 +185,8 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     keeps where it was read (``source``), so that ``create()`` names the file when the
     name, a parameter or a value in it is wrong, keeping its error's class. A key pointed at
     the wrong entry may have read a secret, so a message quotes a text read from the file
-    only up to its first 20 characters if it has a name's form, and not at all otherwise
-    (``<43 characters, not shown>``).
+    only up to its first 20 characters if it has a name's form, whole if it is a number
+    written as text, and not at all otherwise (``<43 characters, not shown>``).
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
