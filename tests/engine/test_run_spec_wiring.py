@@ -280,14 +280,9 @@ def test_a_link_that_differs_is_shown_escaped_and_cut_in_the_error() -> None:
     assert len(said) < 2_000
 
 
-def test_the_evidence_refs_wrap_the_rules_the_specs_algorithm_builds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # rrsi builds its own acceptance rule (a historical-best floor): the ref must wrap it,
-    # not put the engine's default in its place.
-    from agentdescent.defaults import DefaultAcceptance, DefaultPromotion
-    from agentdescent.evolvespec import compose, load_spec
-
+def _linked_text_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, algorithm: str) -> str:
+    """A text-kind run spec with an ``algorithm`` and the three linked refs, its offline model
+    importable; the spec file's path."""
     (tmp_path / "textmodel.py").write_text(
         "def model():\n    return lambda prompt: 'ok'\n\ndef reflect(prompt):\n    return 'RULE'\n",
         encoding="utf-8",
@@ -299,15 +294,26 @@ def test_the_evidence_refs_wrap_the_rules_the_specs_algorithm_builds(
         "version": 1, "kind": "text", "target": str(tmp_path / "skill.txt"),
         "data": {"path": str(tmp_path / "cases.jsonl"), "prompt": "prompt", "gold": "gold"},
         "score": "exact", "agent": {"ref": "textmodel:model"},
-        "reflect": {"ref": "textmodel:reflect", "call": False}, "algorithm": "rrsi",
+        "reflect": {"ref": "textmodel:reflect", "call": False}, "algorithm": algorithm,
         "policies": {"task_sampler": {"ref": REF, "spec": "fixable-first", "link": "main"},
                      **_evidence_policies()},
         "allow": ["agentdescent_sampling.refs", "textmodel"],
     }  # fmt: skip
     (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
+    return str(tmp_path / "spec.json")
 
-    policies = compose(load_spec(str(tmp_path / "spec.json"))).kwargs["policies"]
+
+def test_the_evidence_refs_wrap_the_rules_the_specs_algorithm_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rrsi builds its own acceptance rule (a historical-best floor): the ref must wrap it,
+    # not put the engine's default in its place.
+    from agentdescent.defaults import DefaultAcceptance, DefaultPromotion
+    from agentdescent.evolvespec import compose, load_spec
+
+    spec = _linked_text_spec(tmp_path, monkeypatch, "rrsi")
+    policies = compose(load_spec(spec)).kwargs["policies"]
 
     assert type(policies.acceptance.inner).__name__ == "RRsiAcceptance"
     assert not isinstance(policies.acceptance.inner, DefaultAcceptance)
@@ -391,27 +397,9 @@ def test_an_algorithm_that_replaces_the_merge_is_refused_with_the_evidence_refs(
     # refuses an aggregator_factory for the same reason.
     from agentdescent.evolvespec import compose, load_spec
 
-    (tmp_path / "textmodel.py").write_text(
-        "def model():\n    return lambda prompt: 'ok'\n\ndef reflect(prompt):\n    return 'RULE'\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "skill.txt").write_text("be brief\n", encoding="utf-8")
-    cases = [{"prompt": f"q{i}", "gold": "ok"} for i in range(6)]
-    (tmp_path / "cases.jsonl").write_text("".join(f"{json.dumps(c)}\n" for c in cases))
-    spec = {
-        "version": 1, "kind": "text", "target": str(tmp_path / "skill.txt"),
-        "data": {"path": str(tmp_path / "cases.jsonl"), "prompt": "prompt", "gold": "gold"},
-        "score": "exact", "agent": {"ref": "textmodel:model"},
-        "reflect": {"ref": "textmodel:reflect", "call": False}, "algorithm": algorithm,
-        "policies": {"task_sampler": {"ref": REF, "spec": "fixable-first", "link": "main"},
-                     **_evidence_policies()},
-        "allow": ["agentdescent_sampling.refs", "textmodel"],
-    }  # fmt: skip
-    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-
+    spec = _linked_text_spec(tmp_path, monkeypatch, algorithm)
     with pytest.raises(ValueError, match="replaces the engine's merge") as raised:
-        compose(load_spec(str(tmp_path / "spec.json")))
+        compose(load_spec(spec))
 
     assert str(raised.value) == (
         f"policies: the spec's algorithm {algorithm!r} replaces the engine's merge with an "
