@@ -260,12 +260,15 @@ def cut_read(message: str, read: Any) -> str:
     file: a string, or a table, whose strings and those of its lists and tables are read) cut:
     a text in a name's form to its first :data:`SHOWN_READ` characters, any other (a password,
     a URL) hidden whole."""
+    from ._display import plural  # only an error path cuts
+
     for text in itertools.islice(_texts_in(read), 64):
         # The spec parser quotes a string's parameters, after its colon, on their own too.
         for part in dict.fromkeys((text, text.partition(":")[2])):
             name_like = _NAME_LIKE.fullmatch(part) is not None
             if not part or (name_like and len(part) <= SHOWN_READ) or _number_text(part):
                 continue
+            hidden = f"<{plural(len(part), 'character')}, not shown>"
             for form in dict.fromkeys((part, repr(part)[1:-1])):  # as written, as repr quotes it
                 # Quoted ('x', "x"), or a parameter's value in a spec string (c=x).
                 for opener in ("'", '"', "="):
@@ -273,7 +276,7 @@ def cut_read(message: str, read: Any) -> str:
                     shown = (
                         f"{opener}{part[:SHOWN_READ]}...{closer}"
                         if name_like
-                        else f"{'=' if opener == '=' else ''}<{len(part):,} characters, not shown>"
+                        else f"{'=' if opener == '=' else ''}{hidden}"
                     )
                     message = _cut_opened(message, opener + form, closer, shown)
     return message

@@ -331,7 +331,7 @@ def test_a_value_read_from_a_file_hides_only_itself_not_a_text_that_begins_as_it
 
     said = str(raised.value)
     assert "sampler 'difficulty-weighted' rejected" in said
-    assert "DifficultyWeighted(c=<1 characters, not shown>)" in said
+    assert "DifficultyWeighted(c=<1 character, not shown>)" in said
 
 
 def test_hiding_a_value_read_from_a_file_spares_texts_that_begin_as_it_does() -> None:
