@@ -16,7 +16,7 @@ from ._display import safe_repr, shown, shown_data, shown_lines
 from ._files import reason_of, user_file_path, user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
-from .errors import PluginLoadError, SamplerConflictError, SamplerError
+from .errors import PluginLoadError, SamplerConflictError, SamplerError, StateError
 from .listing import Listing, describe_sampler, sampler_json
 from .registry import available, create, default_registry, wrong_parameters
 from .scaffold import write_plugin
@@ -253,7 +253,7 @@ def _state_export(args: argparse.Namespace) -> int:
 
 
 def _state_import(args: argparse.Namespace) -> int:
-    from .state import load_state, read_state_file, sampler_name  # only this command
+    from .state import load_state, sampler_name  # only this command reads an export
 
     if os.path.lexists(args.output):
         _error(
@@ -265,27 +265,19 @@ def _state_import(args: argparse.Namespace) -> int:
     # A new file, removed again if the export cannot be loaded: a sampler opened and
     # closed unused leaves nothing.
     with create(args.spec, state=args.output) as sampler:
-        document = read_state_file(args.export)
-        saved, kept = document.get("sampler"), document.get("state")
-        selected = sampler_name(sampler)
-        if isinstance(saved, str) and saved != selected:
+        try:
+            load_state(sampler, args.export)
+        except StateError:
             # load_state's advice (another state path) is for Python; here --spec decides.
-            params = kept.get("params") if isinstance(kept, dict) else None
-            wanted = SamplerSpec(saved, params if isinstance(params, dict) else {})
-            text = str(wanted)
-            try:
-                same = parse_spec(text) == wanted
-            except SamplerError:  # a value ('[1, 2]', 'a,b') or a name the form breaks
-                same = False
-            if not same:  # a value the string form cannot hold: JSON
-                text = json.dumps({"name": saved, **wanted.params})
+            other = _saved_spec(args.export, sampler_name(sampler))
+            if other is None:
+                raise
             _error(
-                f"{str(args.export)!r} is an export of sampler {shown(saved)}, not "
-                f"{selected!r}: give --spec {shown(shlex.quote(text))}, the sampler and "
-                f"parameters it was saved with"
+                f"{str(args.export)!r} is an export of sampler {shown(other[0])}, not "
+                f"{sampler_name(sampler)!r}: give --spec {shown(shlex.quote(other[1]))}, the "
+                f"sampler and parameters it was saved with"
             )
             return 2
-        load_state(sampler, args.export)
         records, rounds = sampler.records, sampler.rounds
     state = os.path.abspath(args.output)
     spec = args.spec if isinstance(args.spec, str) else json.dumps(args.spec)
@@ -295,6 +287,29 @@ def _state_import(args: argparse.Namespace) -> int:
         f"{json.dumps(args.spec)}"
     )
     return 0
+
+
+def _saved_spec(export: str | os.PathLike[str], selected: str) -> tuple[str, str] | None:
+    """The sampler an export was saved by, if another than ``selected``, and the ``--spec``
+    that selects it with the parameters it was saved with (JSON where the string form cannot
+    hold them); None if the export names ``selected`` or cannot be read."""
+    from .state import read_state_file
+
+    try:
+        document = read_state_file(export)
+    except StateError:
+        return None
+    saved, kept = document.get("sampler"), document.get("state")
+    if not isinstance(saved, str) or saved == selected:
+        return None
+    params = kept.get("params") if isinstance(kept, dict) else None
+    wanted = SamplerSpec(saved, params if isinstance(params, dict) else {})
+    text = str(wanted)
+    try:
+        same = parse_spec(text) == wanted
+    except SamplerError:  # a value ('[1, 2]', 'a,b') or a name the form breaks
+        same = False
+    return saved, text if same else json.dumps({"name": saved, **wanted.params})
 
 
 def _run_spec_spec(value: str) -> str | dict[str, Any]:
