@@ -56,6 +56,7 @@ from ..core import CurvePoint, Role, t95
 from .run import EngineRun
 
 __all__ = [
+    "FEWEST_FOR_INTERVAL",
     "FRACTIONS",
     "MEASURES",
     "EngineSamplerResult",
@@ -74,6 +75,11 @@ FRACTIONS = (0.5, 0.75, 0.9)
 Measure = Literal["rollouts", "calls"]
 #: Both measures, rollouts first.
 MEASURES: tuple[Measure, ...] = ("rollouts", "calls")
+#: The fewest seeds (or paired runs, for the verdict) a 95% interval is shown for, in the
+#: report and the plot. With fewer, the bootstrap interval of a median collapses onto the
+#: few ratios there are, and a Student t interval runs past what the figure can be. The quick
+#: bench runs 6.
+FEWEST_FOR_INTERVAL = 6
 _RESAMPLES = 2000
 _BOOTSTRAP_SEED = 20260101
 _CURVE_POINTS = 40

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from ..._display import plural
 from ..core import draw_panels, finish
-from .metrics import Measure
-from .report import _FEWEST_FOR_INTERVAL
+from .metrics import FEWEST_FOR_INTERVAL, Measure
 from .runner import EngineBenchResult
 
 __all__ = ["plot_gains"]
@@ -41,7 +40,7 @@ def plot_gains(
         for w in result.workloads
     ]
     seeds = result.config.seeds
-    bands = seeds >= _FEWEST_FOR_INTERVAL
+    bands = seeds >= FEWEST_FOR_INTERVAL
     figure, axes, columns = draw_panels(
         panels,
         (4.6, 4.0),
@@ -54,7 +53,7 @@ def plot_gains(
         f"mean and 95% interval over {plural(seeds, 'seed')}"
         if bands
         else f"mean over {plural(seeds, 'seed')} (too few for a 95% interval, which takes "
-        f"{_FEWEST_FOR_INTERVAL})"
+        f"{FEWEST_FOR_INTERVAL})"
     )
     return finish(
         figure,

@@ -147,7 +147,15 @@ from ..core import (
     schema_object,
 )
 from ..report import WIDTH
-from .metrics import MEASURES, EngineSamplerResult, Interval, Measure, Reach, median_ratio
+from .metrics import (
+    FEWEST_FOR_INTERVAL,
+    MEASURES,
+    EngineSamplerResult,
+    Interval,
+    Measure,
+    Reach,
+    median_ratio,
+)
 from .run import agent_latency
 from .runner import EngineBenchResult, EngineWorkloadResult
 from .workloads import REFLECTOR_SUMMARIES
@@ -326,7 +334,7 @@ def engine_to_json(result: EngineBenchResult) -> dict[str, Any]:
         failures=failures_json(result.failures),
         verdict=_verdict_json(_judge(result)),
         across=(
-            _across_json(result.workloads, result.config.seeds >= _FEWEST_FOR_INTERVAL)
+            _across_json(result.workloads, result.config.seeds >= FEWEST_FOR_INTERVAL)
             if len(result.workloads) > 1
             else None
         ),
@@ -368,12 +376,12 @@ def format_engine_report(result: EngineBenchResult) -> str:
         "gain held over the budget. 'useful': share of rollouts that failed on a fixable task;",
         "'taught': distinct fixable tasks that got one. 'calls': mean agent calls a run made.",
     ]
-    interval = config.seeds >= _FEWEST_FOR_INTERVAL
+    interval = config.seeds >= FEWEST_FOR_INTERVAL
     if not interval:
         lines += textwrap.wrap(
             f"With {plural(config.seeds, 'seed')}, too few for a 95% "
-            f"interval, none is shown in the tables; one takes {_FEWEST_FOR_INTERVAL} seeds "
-            f"or more (--seeds {_FEWEST_FOR_INTERVAL}). The verdict pools the workloads' runs.",
+            f"interval, none is shown in the tables; one takes {FEWEST_FOR_INTERVAL} seeds "
+            f"or more (--seeds {FEWEST_FOR_INTERVAL}). The verdict pools the workloads' runs.",
             WIDTH,
         )
     for workload in result.workloads:
@@ -476,7 +484,7 @@ def _judge(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> _Verdict 
 
 
 def _worded(verdict: _Verdict) -> str:
-    interval = verdict.runs >= _FEWEST_FOR_INTERVAL
+    interval = verdict.runs >= FEWEST_FOR_INTERVAL
     compared = _compared(
         [
             _versus(versus, what, interval)
@@ -485,7 +493,7 @@ def _worded(verdict: _Verdict) -> str:
     )
     runs = plural(verdict.runs, "run")  # "1 run", "6 runs"
     paired = plural(verdict.runs, "paired run") + (
-        "" if interval else f"; too few for a 95% interval, which takes {_FEWEST_FOR_INTERVAL}"
+        "" if interval else f"; too few for a 95% interval, which takes {FEWEST_FOR_INTERVAL}"
     )
     label, gain = verdict.label, f"{verdict.fraction:.0%} of the attainable held-out gain"
     short, behind = verdict.rollouts.short, verdict.rollouts.behind
@@ -524,12 +532,6 @@ def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
         "calls": versus(verdict.calls),
         "text": _worded(verdict),
     }
-
-
-#: The fewest seeds (or paired runs, for the verdict) a 95% interval is shown for. With
-#: fewer, the bootstrap interval of a median collapses onto the few ratios there are, and
-#: a Student t interval runs past what the figure can be. The quick bench runs 6.
-_FEWEST_FOR_INTERVAL = 6
 
 
 def _ratios(
@@ -749,7 +751,7 @@ def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) ->
         "(its 95% interval below 0)"
         if interval
         else f"(its mean below 0: with too few seeds for a 95% interval, a difference no "
-        f"interval bears out; --seeds {_FEWEST_FOR_INTERVAL} or more to judge it)"
+        f"interval bears out; --seeds {FEWEST_FOR_INTERVAL} or more to judge it)"
     )
     lines = [
         f"Across the {len(workloads)} workloads: RR/it in rollouts and in calls at 75% and 90% "
