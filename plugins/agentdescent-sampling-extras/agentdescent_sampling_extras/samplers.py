@@ -100,11 +100,12 @@ class EpochShuffle(_Seeded):
                 f"{self.name}: 'seen' must be the list of task ids state_dict() wrote, got "
                 f"{type(seen).__name__}"
             )
-        if odd := [type(task).__name__ for task in seen if not isinstance(task, str)][:1]:
-            raise StateError(
-                f"{self.name}: 'seen' must be the list of task ids state_dict() wrote; it "
-                f"holds {odd[0]}"
-            )
+        for task in seen:
+            if not isinstance(task, str):
+                raise StateError(
+                    f"{self.name}: 'seen' must be the list of task ids state_dict() wrote; it "
+                    f"holds {type(task).__name__}"
+                )
         super().load_state_dict(state)  # checks the rest before changing anything
         with self._lock:
             self._seen = set(seen)
