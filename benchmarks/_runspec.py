@@ -109,6 +109,35 @@ class Workspace:
             return "\n(no log.txt)"
         return "\n" + "\n".join(log.read_text(encoding="utf-8").splitlines()[-lines:])
 
+    def resume(self, run_id: str) -> dict[str, Any]:
+        """``agentdescent resume RUN_ID``, waited for: how the resumed run ended (:meth:`ended`)."""
+        before = _stamp(self.store / run_id / "result.json")
+        done = self.cli("resume", run_id)
+        if done.returncode != 0:
+            raise RuntimeError(f"agentdescent resume {run_id} failed:\n{done.stdout}{done.stderr}")
+        return self.ended(run_id, before)
+
+    def ended(self, run_id: str, result_before: tuple[int, int] | None) -> dict[str, Any]:
+        """:meth:`wait_for_exit`, then the run's status, mended where the engine overwrote it.
+
+        agentdescent 0.7.0 writes a launched run's pid and ``"state": "running"`` after the
+        run's process has started, so a run that ends first (a resume of 4 rounds, seen
+        beside three CI lanes) has its ``done`` or ``failed`` overwritten and reads
+        ``running`` with no process left. Then the run's result file says how it ended: if
+        it changed since ``result_before`` (:func:`_stamp` of it before the launch), the run
+        finished (``done``, or ``failed`` with the error it saved); if not, it failed, and
+        the engine's own ``status`` puts the error from its log in.
+        """
+        status = self.wait_for_exit(run_id)
+        if status["state"] != "running":
+            return status
+        result = self.store / run_id / "result.json"
+        if _stamp(result) == result_before:
+            self.cli("status", run_id)  # the engine marks a run with no process failed
+            return self.status(run_id)
+        error = json.loads(result.read_text(encoding="utf-8"))["error"]
+        return {**status, "state": "failed" if error else "done", "error": error}
+
     def wait_for_exit(self, run_id: str) -> dict[str, Any]:
         """Poll a detached run until every process it started has exited; its last status.
 
@@ -152,6 +181,15 @@ class Workspace:
             timeout=TIMEOUT,
             check=False,
         )
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """A file's modification time and size, or None if there is no file."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _group_alive(pgid: int | None) -> bool:

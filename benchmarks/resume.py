@@ -82,10 +82,7 @@ def picks_of(
     )
     run_id = workspace.evolve(spec)["run_id"]
     if resume:
-        done = workspace.cli("resume", run_id)
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr)
-        status = workspace.wait_for_exit(run_id)
+        status = workspace.resume(run_id)
         if status["state"] != "done":
             raise RuntimeError(f"resumed run ended {status['state']}: {status['error']}")
     return [entry["pick"] for entry in read_log(log) if "pick" in entry]

@@ -146,9 +146,7 @@ def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         patience=1000,
     )
     summary = workspace.evolve(path)
-    resumed = workspace.cli("resume", summary["run_id"])
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    status = workspace.wait_for_exit(summary["run_id"])
+    status = workspace.resume(summary["run_id"])
     assert status["state"] == "done", json.dumps(status) + workspace.log_tail(summary["run_id"])
     return Path(summary["dir"])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -81,9 +82,7 @@ def _resume_once(workspace: Workspace, run_id: str, failures: list[str]) -> bool
     fails the test at once. A finish after earlier failures is reported as a warning."""
     workspace.wait_for_exit(run_id)
     workspace.clear_stale_ledger_lock(run_id)
-    done = workspace.cli("resume", run_id)
-    assert done.returncode == 0, done.stdout + done.stderr
-    status = workspace.wait_for_exit(run_id)
+    status = workspace.resume(run_id)
     if status["state"] == "done":
         if failures:
             message = "a resume finished after the engine failed:\n" + "\n\n".join(failures)
@@ -133,8 +132,7 @@ def test_cancel_and_resume_keep_the_sampler_statistics_and_a_stale_lock_loses_no
     # and the failed resume loses nothing. Removing the lock, as the README says, fixes it.
     workspace.clear_stale_ledger_lock(run_id)
     (workspace.store / run_id / "ledger" / ".git" / "index.lock").touch()
-    assert workspace.cli("resume", run_id).returncode == 0
-    failed = workspace.wait_for_exit(run_id)
+    failed = workspace.resume(run_id)
     assert failed["state"] == "failed"
     assert "index.lock" in failed["error"]
     assert read_state(state) == stopped
@@ -286,8 +284,7 @@ def test_a_resume_finding_another_samplers_state_says_to_put_the_runs_own_back(
 
     workspace.wait_for_exit(run_id)
     workspace.clear_stale_ledger_lock(run_id)
-    assert workspace.cli("resume", run_id).returncode == 0
-    status = workspace.wait_for_exit(run_id)
+    status = workspace.resume(run_id)
 
     told = json.dumps(status) + workspace.log_tail(run_id)
     assert status["state"] != "done", told
@@ -296,3 +293,27 @@ def test_a_resume_finding_another_samplers_state_says_to_put_the_runs_own_back(
         f"is not the one it kept: put the run's own state file back there and 'agentdescent "
         f"resume {run_id}' again"
     ) in " ".join(told.split()), told
+
+
+@pytest.mark.parametrize("rewritten", [True, False], ids=["result-rewritten", "result-unchanged"])
+def test_a_run_whose_end_the_engines_launch_overwrote_is_read_from_its_result(
+    workspace: Workspace, rewritten: bool
+) -> None:
+    from agentdescent.runstore import RunDir
+
+    summary = workspace.evolve(workspace.spec("RoundRobin", rounds=1, **STEADY))
+    run_dir = RunDir(summary["dir"])
+    result = Path(run_dir.result_path)
+    before = None if rewritten else (result.stat().st_mtime_ns, result.stat().st_size)
+    with subprocess.Popen(["true"]) as gone:  # a pid with no process left
+        gone.wait()
+    # What agentdescent 0.7.0's launch writes once the run it started has already ended.
+    run_dir.update_status(state="running", pid=gone.pid, finished=None, error=None)
+
+    status = workspace.ended(summary["run_id"], before)
+
+    if rewritten:
+        assert (status["state"], status["error"]) == ("done", None)
+    else:
+        assert status["state"] == "failed"
+        assert status["error"]
