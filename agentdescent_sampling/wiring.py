@@ -27,10 +27,11 @@ from __future__ import annotations
 import json
 import math
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .protocol import TaskSampler, refuse_a_class, short_repr
+from .protocol import TaskSampler, is_real, refuse_a_class, short_repr
 
 __all__ = ["EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
 
@@ -51,7 +52,8 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     replaced: each decides exactly as before, and the sampler is told each evidence card's
     task, its self-verify gain and whether it was committed. On the synchronous path, a
     sampler that also has ``end_round(committed)`` is told each round's commit count by an
-    ``on_round`` that then calls yours (yours is called even if the sampler's raises).
+    ``on_round`` that then calls yours (yours is called even if the sampler's raises, which
+    is reported in a warning of its own, as the engine reports what yours raises).
 
     Pass here every one of these that you give: ``self_verify``, ``artifact_id``
     (so the cards of ``extra_artifacts`` are told apart), ``asynchronous``, ``max_tokens``
@@ -70,9 +72,11 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     Raises:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
             committed)`` method, ``task_sampler`` or ``aggregator_factory`` is among
-            ``yours``, ``policies`` is not agentdescent's ``Policies`` or is already
-            wired, ``on_round`` is not callable, or ``self_verify`` or ``asynchronous`` is
-            not a bool (a string ``'false'`` would read as true).
+            ``yours``, ``policies`` is not agentdescent's ``Policies``, is already wired,
+            has an ``aggregator_factory`` or a ``task_sampler`` other than ``sampler`` (which
+            ``evolve()`` would run instead), ``on_round`` is not callable, ``self_verify`` or
+            ``asynchronous`` is not a bool (a string ``'false'`` would read as true), or
+            ``max_tokens`` is not a number.
     """
     if "task_sampler" in yours:
         raise TypeError(
@@ -109,6 +113,14 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
                 f"read as {'true' if yours[switch] else 'false'}: convert it first (a string "
                 f"'false' is true)"
             )
+    max_tokens = yours.get("max_tokens")
+    if max_tokens is not None and not is_real(max_tokens):
+        # Read here to know when the engine may skip a re-run, as evolve() reads it.
+        raise TypeError(
+            f"wire(max_tokens=...) takes the run's token budget, a number, as evolve() does, "
+            f"or None for none; got {type(max_tokens).__name__} {short_repr(max_tokens)}: "
+            f"convert it first, for example max_tokens=int(...)"
+        )
     from dataclasses import replace
 
     from agentdescent.policies import Policies
@@ -126,6 +138,21 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
         raise TypeError(
             "wire(policies=...) got policies an earlier wire() returned, so each card would "
             "be told twice: pass wire() your own policies, and what it returns to evolve()"
+        )
+    elif policies.aggregator_factory is not None:
+        raise TypeError(
+            f"wire() wraps the merge policies, and your policies' aggregator_factory "
+            f"({short_repr(policies.aggregator_factory)}) replaces them, so the sampler would "
+            f"be told nothing: pass evolve(policies=...) and task_sampler=sampler without wire()"
+        )
+    elif policies.task_sampler is not None and policies.task_sampler is not sampler:
+        # evolve()'s task_sampler, which wire() returns, wins over the bundle's.
+        raise TypeError(
+            f"wire(policies=...) got policies whose task_sampler is "
+            f"{short_repr(policies.task_sampler)}, but wire() sets task_sampler to the sampler "
+            f"it wires, {short_repr(sampler)}, which evolve() would run instead: wire the "
+            f"sampler you mean to run, and leave task_sampler out of your policies "
+            f"(dataclasses.replace(policies, task_sampler=None))"
         )
     wired = {**_READ, **yours}
     self_verify = bool(wired["self_verify"])
@@ -147,7 +174,12 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
     )
     end_round = getattr(sampler, "end_round", None)
     if synchronous and (callable(end_round) or tap.budgeted):
-        wired["on_round"] = _closing(tap, end_round if callable(end_round) else None, on_round)
+        wired["on_round"] = _closing(
+            tap,
+            end_round if callable(end_round) else None,
+            on_round,
+            str(getattr(sampler, "name", type(sampler).__name__)),
+        )
     return wired
 
 
@@ -166,19 +198,36 @@ def _closing(
     tap: EvidenceTap,
     end_round: Callable[[int], object] | None,
     then: Callable[[Any], object] | None,
+    name: str,
 ) -> Callable[[Any], None]:
     """An ``on_round`` that tells the tap the round's token spend and the sampler its commit
-    count, then calls yours, whatever the sampler's ``end_round`` raised."""
+    count, then calls yours, whatever the sampler's ``end_round`` raised.
+
+    What yours raises reaches the engine as it is, which reports it as your ``on_round``'s
+    (a warning; the run goes on). What the sampler's ``end_round`` raises is reported as
+    the sampler's, in a warning of its own, not as yours."""
 
     def on_round(info: Any) -> None:
+        failed: Exception | None = None
         try:
             if tap.budgeted:
                 tap.round_ended(getattr(info, "tokens", None))
             if end_round is not None:
                 end_round(info.committed)
-        finally:
+        except Exception as error:  # noqa: BLE001 - reported below, as the engine would
+            failed = error
+        try:
             if then is not None:
                 then(info)
+        finally:
+            if failed is not None:
+                yours = "; not your on_round, which was called" if then is not None else ""
+                warnings.warn(
+                    f"wire(): the end_round() of sampler {name!r} raised "
+                    f"{type(failed).__name__}: {failed} (the run goes on{yours})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
     return on_round
 
@@ -268,7 +317,7 @@ class EvidenceTap:
         share = HARD_FLOOR
         if callable(getattr(allocator, "decide", None)):
             share = min(share, 1.0 - float(getattr(allocator, "budget_start", 0.5)))
-        self._limit = max_tokens * share
+        self._limit = float(max_tokens) * share
 
     def round_ended(self, tokens: object) -> None:
         """The run's cumulative token spend at the end of a round (``RoundInfo.tokens``);

@@ -228,7 +228,7 @@ def test_the_samplers_failing_hooks_leave_your_on_round_and_promotion_called(
             return super().observe(reports)
 
     wired = wire(Failing(), on_round=lambda info: rounds.append(info.round))
-    with pytest.raises(RuntimeError, match="the sampler's end_round"):  # the engine warns
+    with pytest.warns(RuntimeWarning, match="end_round\\(\\) of sampler 'fixable-first' raised"):
         wired["on_round"](type("Info", (), {"round": 0, "committed": 0, "tokens": 0})())
     assert rounds == [0]
     with pytest.warns(RuntimeWarning, match="stopped early"):
@@ -238,6 +238,43 @@ def test_the_samplers_failing_hooks_leave_your_on_round_and_promotion_called(
         )  # fmt: skip
     assert "the sampler's evidence" in str(result.error)
     assert observed, "your promotion policy was not called"
+
+
+def test_the_samplers_failing_end_round_is_reported_as_its_own_not_as_your_on_round(
+    toy: ToyWorkload,
+) -> None:
+    import warnings
+
+    from agentdescent import evolve
+
+    class Failing(Listening):
+        def end_round(self, committed: int) -> None:
+            raise KeyError("the sampler's end_round")
+
+    def run(mine: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = evolve(
+                toy.tasks, toy.reward, agent=NoteAgent(), rounds=2,
+                held_out_frac=toy.held_out_frac, **wire(Failing(), on_round=mine),
+            )  # fmt: skip
+        assert result.error is None
+        return [str(warning.message) for warning in caught if "raised" in str(warning.message)]
+
+    rounds: list[int] = []
+    said = run(lambda info: rounds.append(info.round))
+    assert rounds == [0, 1]
+    assert all("on_round callback raised" not in message for message in said), said
+    assert len(said) == 2
+    assert all("end_round() of sampler 'fixable-first' raised KeyError" in m for m in said), said
+
+    def yours(info: Any) -> None:
+        raise ValueError(f"your on_round, round {info.round}")
+
+    # Both fail: each is reported, as its own.
+    said = run(yours)
+    assert sum("on_round callback raised: ValueError: your on_round" in m for m in said) == 2
+    assert sum("end_round() of sampler 'fixable-first' raised" in m for m in said) == 2, said
 
 
 def test_wiring_twice_or_around_an_aggregator_factory_is_a_type_error() -> None:
@@ -251,6 +288,38 @@ def test_wiring_twice_or_around_an_aggregator_factory_is_a_type_error() -> None:
         wire(Listening(), **first)
     with pytest.raises(TypeError, match="an aggregator_factory replaces them"):
         wire(Listening(), aggregator_factory=lambda *args: None)
+
+
+def test_policies_with_an_aggregator_factory_are_a_type_error_as_the_argument_is() -> None:
+    from agentdescent.policies import Policies
+
+    def factory(*args: Any) -> None:
+        return None
+
+    # evolve() would only warn that the wrapped policies go unused: the sampler told nothing.
+    with pytest.raises(TypeError, match=r"your policies' aggregator_factory \(<function .*factory"):
+        wire(Listening(), policies=Policies(aggregator_factory=factory))
+
+
+def test_policies_with_another_task_sampler_is_a_type_error_not_a_sampler_silently_replaced(
+    toy: ToyWorkload,
+) -> None:
+    from agentdescent.policies import Policies
+
+    from agentdescent_sampling import create
+
+    mine = create("round-robin")
+    with pytest.raises(
+        TypeError,
+        match=r"got policies whose task_sampler is RoundRobin\(.*\), but wire\(\) sets "
+        r"task_sampler to the sampler it wires, Listening\(.*leave task_sampler out",
+    ):
+        wire(Listening(), policies=Policies(task_sampler=mine))
+    # The sampler wired, given in the policies too, is the one that runs and is told.
+    sampler = Listening()
+    result = _evolve(toy, sampler, policies=Policies(task_sampler=sampler))
+    assert result.error is None
+    assert sampler.told
 
 
 @pytest.mark.parametrize("record", [True, False], ids=["recorded", "not-recorded"])
@@ -310,8 +379,10 @@ def test_a_sampler_without_evidence_gets_a_type_error_that_names_the_fix() -> No
          r"agentdescent.policies.Policies, .*; got int 5"),
         ((Listening(),), {"on_round": 5}, r"wire\(on_round=...\) takes the function evolve\(\) "
          r"calls after each round, or None; got int 5"),
+        ((Listening(),), {"max_tokens": "1000"}, r"wire\(max_tokens=...\) takes the run's "
+         r"token budget, a number, .*; got str '1000': convert it first"),
     ],
-    ids=["no-sampler", "a-name", "a-class", "policies", "on-round"],
+    ids=["no-sampler", "a-name", "a-class", "policies", "on-round", "max-tokens"],
 )  # fmt: skip
 def test_what_wire_cannot_use_is_a_type_error_that_names_it(
     args: tuple[Any, ...], options: dict[str, Any], message: str
