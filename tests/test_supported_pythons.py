@@ -71,9 +71,12 @@ def test_the_sessions_build_with_the_backend_every_project_names() -> None:
 
 
 def test_the_development_guide_names_exactly_the_tests_the_fast_sessions_run() -> None:
-    fast = noxfile_constants("FAST_TESTS", "FAST_PYTHONS")
+    found = noxfile_constants("FAST_TESTS", "FAST_PYTHONS")
+    tests, pythons = found["FAST_TESTS"], found["FAST_PYTHONS"]
+    assert isinstance(tests, list), found
+    assert isinstance(pythons, list), found
+    sessions = ", ".join(f"`fast-{version}`" for version in pythons)
     text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
-    sessions = ", ".join(f"`fast-{version}`" for version in fast["FAST_PYTHONS"])  # type: ignore[union-attr]
     (row,) = [line for line in text.splitlines() if line.startswith(f"| {sessions} |")]
     named = re.findall(r"`(tests/[^`]+)`", row)
-    assert named == fast["FAST_TESTS"], f"docs/development.md's fast row names {named}"
+    assert named == tests, f"docs/development.md's fast row names {named}, noxfile.py {tests}"
