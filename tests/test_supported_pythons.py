@@ -1,4 +1,5 @@
-"""The Pythons the package declares are the ones CI tests, and CI runs the README's command."""
+"""The Pythons the package declares are the ones CI tests, CI runs the README's command, and
+docs/development.md names what each session runs."""
 
 from __future__ import annotations
 
@@ -67,3 +68,15 @@ def test_the_sessions_build_with_the_backend_every_project_names() -> None:
     for project in projects:
         system = tomllib.loads(project.read_text(encoding="utf-8"))["build-system"]
         assert system["requires"] == [backend], project
+
+
+def test_the_development_guide_names_exactly_the_tests_the_fast_sessions_run() -> None:
+    found = noxfile_constants("FAST_TESTS", "FAST_PYTHONS")
+    tests, pythons = found["FAST_TESTS"], found["FAST_PYTHONS"]
+    assert isinstance(tests, list), found
+    assert isinstance(pythons, list), found
+    sessions = ", ".join(f"`fast-{version}`" for version in pythons)
+    text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| {sessions} |")]
+    named = re.findall(r"`(tests/[^`]+)`", row)
+    assert named == tests, f"docs/development.md's fast row names {named}, noxfile.py {tests}"
