@@ -102,9 +102,14 @@ def _valid_names(
 ) -> list[str]:
     """The registration's names (``name`` first, no duplicates) if it keeps every rule."""
     if not callable(factory):
+        kind = type(factory).__name__
+        instead = (  # a sampler instance: the registry builds a fresh one for each create()
+            f"; register the class ({kind}), not an instance of it: create() builds one each time"
+            if method_problem(factory) is None
+            else ""
+        )
         raise Refused(
-            "failed",
-            f"registered {type(factory).__name__} {short_repr(factory)}, which is not callable",
+            "failed", f"registered {kind} {short_repr(factory)}, which is not callable{instead}"
         )
     if inspect.isclass(factory):
         problem = method_problem(factory)

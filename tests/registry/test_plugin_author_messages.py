@@ -234,3 +234,22 @@ def test_a_preset_registered_without_a_description_is_described_by_what_it_wraps
 
     # Not functools.partial's own: "partial(func, *args, **keywords) - new function with ...".
     assert registry.get("explores-more").description == "Explore a random task now and then."
+
+
+def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_class() -> None:
+    class First:
+        name = "first"
+
+        def pick(self, keys: list[str], round_index: int) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            pass
+
+    registry = Registry(only=[])
+    with pytest.raises(Exception, match=r"registered First .*, which is not callable; register "
+                       r"the class \(First\), not an instance of it: create\(\) builds one "
+                       r"each time$"):  # fmt: skip
+        registry.register(First())  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=r"registered int 3, which is not callable$"):
+        registry.register(3, name="three")  # type: ignore[arg-type]
