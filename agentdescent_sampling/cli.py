@@ -18,6 +18,8 @@ from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import PluginLoadError, SamplerConflictError, SamplerError, StateError
 from .listing import Listing, describe_sampler, sampler_json
+from .policy import normalize
+from .records import PluginFailure, SamplerInfo
 from .registry import available, create, default_registry, wrong_parameters
 from .scaffold import write_plugin
 from .spec import SamplerSpec, parse_spec
@@ -395,7 +397,27 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     print(checking(info, spec))
     print(report)
-    return 0 if report.ok else 1
+    claims = _claims_on(info) if info.form == "built-in" else []
+    for claim in claims:  # its author, checking the name it chose, checked the built-in
+        print(f"{info.name} is the built-in; {shown(claim.where)} claims it too, refused: "
+              f"{shown(claim.message)}")  # fmt: skip
+    return 0 if report.ok and not claims else 1
+
+
+def _claims_on(builtin: SamplerInfo) -> list[PluginFailure]:
+    """The installed plugins refused for claiming one of ``builtin``'s names."""
+    registry = default_registry()
+    try:
+        records: Sequence[object] = registry.available()  # loads every plugin: a hook may claim it
+    except PluginLoadError:  # AGENTDESCENT_SAMPLERS_STRICT, once every plugin was loaded
+        records = registry.failures()
+    return [
+        record
+        for record in records
+        if isinstance(record, PluginFailure)
+        and record.status == "conflict"
+        and builtin.keys & {normalize(name) for name in record.names}
+    ]
 
 
 def _check_all() -> int:

@@ -47,7 +47,7 @@ class Register(Protocol):
                 samplers it builds answer to this name.
             aliases: further names that select it: a tuple or list, never one string.
             description: one line for ``list`` and ``show``; defaults to the first
-                line of the factory's docstring.
+                line of the factory's docstring (a preset's: of what it wraps).
         """
 
 

@@ -11,6 +11,7 @@ names, a text description, and no built-in name.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import threading
@@ -78,7 +79,7 @@ def vet(
         name=names[0],
         factory=factory,
         aliases=tuple(names[1:]),
-        description=summary(description if description is not None else inspect.getdoc(factory)),
+        description=summary(description if description is not None else _doc(factory)),
         distribution=distribution,
         version=version,
         entry_point=entry_point,
@@ -88,14 +89,27 @@ def vet(
     )
 
 
+def _doc(factory: object) -> str | None:
+    """``factory``'s docstring; a :func:`functools.partial`'s is what it wraps, not
+    functools' own (``partial(func, *args, **keywords) - new function with ...``)."""
+    while isinstance(factory, functools.partial):  # a preset: its function documents it
+        factory = factory.func
+    return inspect.getdoc(factory)
+
+
 def _valid_names(
     factory: object, name: object, aliases: object, description: object, policy: Policy, form: Form
 ) -> list[str]:
     """The registration's names (``name`` first, no duplicates) if it keeps every rule."""
     if not callable(factory):
+        kind = type(factory).__name__
+        instead = (  # a sampler instance: the registry builds a fresh one for each create()
+            f"; register the class ({kind}), not an instance of it: create() builds one each time"
+            if method_problem(factory) is None
+            else ""
+        )
         raise Refused(
-            "failed",
-            f"registered {type(factory).__name__} {short_repr(factory)}, which is not callable",
+            "failed", f"registered {kind} {short_repr(factory)}, which is not callable{instead}"
         )
     if inspect.isclass(factory):
         problem = method_problem(factory)
@@ -284,6 +298,7 @@ class Plugins:
 
     def _load_hooks(self, ep: EntryPoint, plugin: object) -> None:
         registrations: list[tuple[Any, Any, Any, Any]] = []
+        returned: list[object] = []  # what a hook returned: samplers meant for register()?
         hook_running = threading.Event()
 
         def register(
@@ -323,7 +338,7 @@ class Plugins:
                     ) from error
                 others = [other for other in manager.get_plugins() if other is not plugin]
                 caller = manager.subset_hook_caller(_HOOK, others)
-                caller(register=register)
+                returned.extend(caller(register=register))  # pluggy leaves out each None
             except BaseException:
                 if manager.is_registered(plugin):
                     manager.unregister(plugin)
@@ -336,7 +351,15 @@ class Plugins:
             hook_running.clear()
         if not ok:
             return
-        if not registrations:
+        if not registrations and returned:
+            self._fail(
+                ep,
+                "failed",
+                f"its hooks registered no sampler: @hookimpl {_HOOK}(register) returned "
+                f"{short_repr(returned[0])}, and what it returns is ignored; call "
+                f"register(SamplerClass) once for each sampler instead of returning them",
+            )
+        elif not registrations:
             self._fail(
                 ep,
                 "failed",

@@ -92,7 +92,9 @@ def _checked(name: str) -> tuple[str, str]:
         )
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     cls = "".join(part.capitalize() for part in slug.split("_"))
-    if not cls.isidentifier() or keyword.iskeyword(cls) or keyword.iskeyword(slug):
+    # The slug is only ever a suffix (agentdescent_sampling_class, test_class.py): a keyword
+    # there is fine; the class name is the one Python must take.
+    if not cls.isidentifier() or keyword.iskeyword(cls):
         raise ScaffoldError(
             f"{name!r} would make the class {cls!r}, which Python cannot define (a keyword, "
             f"or a name starting with a digit); start the name with a letter and avoid "

@@ -35,7 +35,8 @@ import attrs
 from ._display import a_type, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError
 from .loading import code_lines, describe
-from .params import signature_of
+from .params import Signature, signature_of
+from .policy import BUILTINS, RESERVED, normalize
 from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
@@ -414,6 +415,7 @@ def _resolve(
         # factory that is not a class) to the name it is registered under, as served.
         build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]
         build.selected = info.name  # type: ignore[attr-defined]  # for the report's words
+        build.signature = info.signature  # type: ignore[attr-defined]  # its own: **given hides it
 
         parameters = {parameter.name for parameter in info.signature.parameters}
         return build, info.name, "seed" in parameters, info.form == "built-in"
@@ -437,9 +439,13 @@ def _label(factory: object) -> str:
     name = getattr(factory, "name", None)
     if isinstance(name, str):
         try:
-            return check_name(name)
+            checked = check_name(name)
         except ValueError:
             pass
+        else:  # a built-in's name on another class would pass that class off as the built-in
+            ours = str(getattr(factory, "__module__", None)).partition(".")[0] == _PACKAGE
+            if ours or normalize(checked) not in RESERVED:
+                return checked
     attribute = "__qualname__" if isinstance(factory, type) else "__name__"
     found = getattr(factory, attribute, None)
     return found if isinstance(found, str) else safe_repr(factory)
@@ -550,7 +556,12 @@ def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
     """The parameters declared ``int`` or ``float`` (or either or None) that ``factory``
     builds a sampler with when set to a string."""
     loose = []
-    for parameter in signature_of(factory).parameters:
+    # A sampler checked by name is built through the registry, whose build(**given) hides
+    # the sampler's own parameters: the registry's description of them is the one to read.
+    signature = getattr(factory, "signature", None)
+    if not isinstance(signature, Signature):
+        signature = signature_of(factory)
+    for parameter in signature.parameters:
         if not _is_number_type(parameter.annotation):
             continue
         try:
@@ -612,6 +623,15 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
     except ValueError as error:
         yield Violation("name", f"the sampler's name attribute is wrong: {error}")
         return
+    builtin = next((each.name for each in BUILTINS if normalize(name) in each.keys), None)
+    if builtin is not None and type(first).__module__.partition(".")[0] != _PACKAGE:
+        yield Violation(
+            "name",
+            f"{cls}'s name {name!r} selects the built-in {builtin}, and built-in names are "
+            f"reserved: the registry refuses a plugin that registers it, and a config naming it "
+            f"gets the built-in; rename it (name = {_suffixed_name(suggested)!r})",
+        )
+        return
     first.pick(list(_SHARD), 0)
     first.record(_SHARD[0], 1.0)
     if getattr(first, "name", None) != name or getattr(second, "name", None) != name:
@@ -619,6 +639,11 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
 
 
 _MISSING = object()
+
+
+def _suffixed_name(name: str) -> str:
+    """``name``, or ``my-<name>`` if it is a built-in's: a name the registry takes."""
+    return name if normalize(name) not in RESERVED else check_name(f"my-{name}"[:64])
 
 
 def _suggested_name(class_name: str) -> str:
@@ -1031,6 +1056,16 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
             f"with str keys, lists, str, finite numbers, bools and None",
         )
         return
+    try:
+        unsteady = _difference(saved, original.state_dict(), "state", _IN_A_ROW)
+    except Exception as error:  # noqa: BLE001  # the violation
+        yield Violation(
+            "state", f"a second state_dict() in a row raised {describe(error)}{_where(error)}"
+        )
+        return
+    if unsteady:
+        yield _unsteady("state", "state_dict()", unsteady)
+        return
     restored = factory(**params)
     given = f"the state_dict() of one that made {history}"
     try:
@@ -1072,6 +1107,21 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
             f"same records pick alike; the state leaves out something pick() depends on "
             f"(a generator's state?)",
         )
+
+
+#: What :func:`_difference` calls two reads of one method, made one after the other.
+_IN_A_ROW = ("on one call", "on the next")
+
+
+def _unsteady(check: str, method: str, difference: str) -> Violation:
+    """The violation of a ``method`` whose two calls in a row, with nothing between, differ."""
+    return Violation(
+        check,
+        f"two calls of {method} in a row, with no pick or record between, returned different "
+        f"values: {difference}. Return only what the sampler learned from its picks and records "
+        f"(no clock, no count of its own calls, no random id), so that one that learned "
+        f"nothing new reports the same",
+    )
 
 
 def _not_plain_json(state: object) -> str:
@@ -1143,10 +1193,17 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
         return
     try:
         before = copy.deepcopy(report())
+        unsteady = _difference(before, report(), f"{method}()", _IN_A_ROW)
         _scripted_picks(first)
         after = report()
     except Exception:  # noqa: BLE001  # the checks of those calls report it
         yield _NOT_APPLICABLE  # it saw nothing, so it did not pass
+        return
+    if unsteady:  # it changes by itself, so no change another instance made can be told
+        if method == "state_dict" and is_stateful(other):
+            yield _NOT_APPLICABLE  # the state check reports it
+        else:
+            yield _unsteady("instances-apart", f"{method}()", unsteady)
         return
     difference = _difference(before, after, f"{method}()", ("before", "after"))
     if difference:

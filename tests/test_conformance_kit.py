@@ -824,6 +824,49 @@ def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
     assert expected in violation.message
 
 
+class StampsItsState(Counts):
+    """Saves a clock reading in its state: two states of one sampler never compare equal."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "saved_at": time.perf_counter_ns()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        super().load_state_dict(state)
+
+
+class StampsItsStats(Counts):
+    """Reports a clock reading among its statistics, and has no state."""
+
+    state_dict = None  # type: ignore[assignment]
+    load_state_dict = None  # type: ignore[assignment]
+
+    def stats(self) -> dict[str, Any]:
+        return {"calls": time.perf_counter_ns()}
+
+
+@pytest.mark.parametrize(
+    ("factory", "check", "method"),
+    [(StampsItsState, "state", "state_dict()"), (StampsItsStats, "instances-apart", "stats()")],
+    ids=["state_dict", "stats"],
+)
+def test_a_report_that_changes_between_two_calls_in_a_row_is_named_as_that(
+    factory: type, check: str, method: str
+) -> None:
+    # Not "load_state_dict() must restore everything", nor "a mutable default argument":
+    # neither is the author's mistake, and neither fix would make the check pass.
+    report = check_sampler(factory)
+
+    (violation,) = [each for each in report.violations if each.check in ("state", check)]
+    assert violation.check == check
+    assert violation.message.startswith(
+        f"two calls of {method} in a row, with no pick or record between, returned different "
+        f"values: "
+    )
+    assert "no clock" in violation.message
+    assert "mutable default" not in str(report)
+    assert "must restore everything" not in str(report)
+
+
 class LoadsAnotherKey(Counts):
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.trials = dict(state["counts"])  # the bug: state_dict() saves "trials"
@@ -975,6 +1018,41 @@ def test_a_class_without_a_name_is_told_to_add_one_and_labelled_by_its_class(
     assert str(report).startswith(f"{factory.__qualname__}: 1 violation(s)")
 
 
+class ClaimsRoundRobin(FirstKey):
+    """Calls itself by a built-in's name, which the registry would refuse."""
+
+    name = "Round_Robin"
+
+
+class SubclassOfABuiltin(RoundRobin):
+    """Inherits the built-in's name, and so claims it."""
+
+
+@pytest.mark.parametrize(
+    ("factory", "expected"),
+    [
+        (ClaimsRoundRobin, "ClaimsRoundRobin's name 'Round_Robin' selects the built-in "
+         "round-robin, and built-in names are reserved: the registry refuses a plugin that "
+         "registers it, and a config naming it gets the built-in; rename it (name = "
+         "'claims-round-robin')"),
+        (SubclassOfABuiltin, "SubclassOfABuiltin's name 'round-robin' selects the built-in "
+         "round-robin, and built-in names are reserved"),
+    ],
+    ids=["its-own", "inherited"],
+)  # fmt: skip
+def test_a_class_named_like_a_builtin_is_told_to_rename_and_labelled_by_its_class(
+    factory: type, expected: str
+) -> None:
+    report = check_sampler(factory)
+
+    assert report.sampler == factory.__qualname__
+    (violation,) = report.violations
+    assert violation.check == "name"
+    assert violation.message.startswith(expected)
+    assert check_sampler(RoundRobin).ok  # the built-in itself keeps its name
+    assert check_sampler("RoundRobin").ok
+
+
 def test_check_sampler_takes_the_spec_or_mapping_the_conflict_error_advises(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1027,6 +1105,39 @@ def test_number_parameters_that_accept_a_string_get_a_note_naming_them() -> None
     assert note.startswith("parameters: epsilon, window, declared a number, accepted the string")
     assert "(loose-numbers:epsilon=abc) passes create()" in note
     assert "validators.number_in" in note
+
+
+LOOSE_NUMBERS_PLUGIN = """
+    from agentdescent_sampling import check_keys, check_score
+
+    class LooseNumbers:
+        name = "loose-numbers"
+
+        def __init__(self, epsilon: float = 0.1, label: str = "x") -> None:
+            self.epsilon, self.label = epsilon, label
+
+        def pick(self, keys, round_index):
+            return check_keys(keys)[0]
+
+        def record(self, task_id, score):
+            check_score(task_id, score)
+"""
+
+
+def test_an_installed_sampler_checked_by_name_gets_the_note_on_its_unchecked_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # check NAME (and the scaffold's own test) checks a sampler through the registry, whose
+    # build(**given) has no parameters of its own: the note must read the sampler's.
+    plugin = {"kit-test-loose": (LOOSE_NUMBERS_PLUGIN, {"loose-numbers": "LooseNumbers"})}
+    install_plugins(tmp_path, monkeypatch, plugin)
+
+    report = check_sampler("loose-numbers")
+
+    assert report.ok, str(report)
+    (note,) = [note for note in report.notes if note.startswith("parameters:")]
+    assert note.startswith("parameters: epsilon, declared a number, accepted the string")
+    assert "(loose-numbers:epsilon=abc) passes create()" in note
 
 
 def test_validated_number_parameters_and_the_built_ins_get_no_parameters_note() -> None:

@@ -94,6 +94,21 @@ def test_new_plugin_refuses_a_name_python_cannot_make_a_class_of(tmp_path: Path,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("name", ["class", "import", "pass", "lambda"])
+@pytest.mark.parametrize("hooks", [True, False])
+def test_new_plugin_takes_a_keyword_whose_class_python_can_define(
+    tmp_path: Path, name: str, hooks: bool
+) -> None:
+    # "pass" makes the class Pass in agentdescent_sampling_pass: neither is a keyword.
+    written = write_plugin(name, directory=tmp_path / "out", hooks=hooks)
+
+    for source in written.rglob("*.py"):
+        compile(source.read_text(encoding="utf-8"), str(source), "exec")
+    assert f"class {name.capitalize()}:" in (
+        written / f"agentdescent_sampling_{name}" / "__init__.py"
+    ).read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     "name",
     ["round-robin", "Round_Robin", "Fixable_First", "InformativeBand", "difficulty-weighted"],

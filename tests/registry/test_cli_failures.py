@@ -70,3 +70,22 @@ def test_check_all_fails_on_a_violation_or_a_failed_plugin(zoo: Venv) -> None:
     assert "sloppy: 1 violation(s) of the sampler contract" in out  # empty-shard; bad scores a note
     assert "== broken: ads-test-broken-import 1.2.3" in out
     assert "not checked" in out
+
+
+def test_check_of_a_builtin_name_a_plugin_claims_says_the_plugin_was_refused_and_fails(
+    zoo: Venv,
+) -> None:
+    # The author of ads-test-impostor, checking the name they chose, would otherwise read
+    # "all checks passed" about the built-in, and ship a plugin nobody can select.
+    result = zoo.run("agentdescent-sampling", "check", "Round_Robin", check=False)
+
+    assert result.returncode == 1, result.stdout
+    assert "round-robin: all 10 checks passed" in result.stdout
+    assert (
+        "round-robin is the built-in; ads-test-impostor 1.2.3 (entry point 'round-robin = "
+        "ads_impostor:Impostor') claims it too, refused: its entry point is named 'round-robin', "
+        "which selects a built-in"
+    ) in result.stdout
+    unclaimed = zoo.run("agentdescent-sampling", "check", "informative-band", check=False)
+    assert unclaimed.returncode == 0, unclaimed.stdout
+    assert "is the built-in;" not in unclaimed.stdout

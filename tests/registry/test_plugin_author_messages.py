@@ -186,3 +186,70 @@ def test_a_plugin_failure_is_recorded_whatever_the_globals_of_the_frames_it_came
 
     (failure,) = _failures(registry, "kit-test-odd-globals")
     assert failure.message.startswith("import failed: ValueError: at import (at kit_test_plugin_")
+
+
+def test_a_hook_that_returns_its_samplers_instead_of_registering_them_is_told_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Many pluggy hooks collect what their implementations return; this one does not.
+    hook = """
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        return [First]
+    """
+    plugin = {"kit-test-returns-samplers": (SAMPLER + hook, {"returns-samplers": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    (failure,) = _failures(registry, "kit-test-returns-samplers")
+    assert failure.message.startswith(
+        "its hooks registered no sampler: @hookimpl agentdescent_register_samplers(register) "
+        "returned [<class 'kit_test_plugin_"
+    )
+    assert failure.message.endswith(
+        ".First'>], and what it returns is ignored; call register(SamplerClass) once for each "
+        "sampler instead of returning them"
+    )
+
+
+def test_a_preset_registered_without_a_description_is_described_by_what_it_wraps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = """
+    import functools
+
+    class Explores(First):
+        '''Explore a random task now and then.'''
+
+        name = "explores"
+
+        def __init__(self, epsilon=0.1):
+            self.epsilon = epsilon
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register(functools.partial(Explores, epsilon=0.5), name="explores-more")
+    """
+    plugin = {"kit-test-preset": (SAMPLER + hook, {"preset-hooks": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    # Not functools.partial's own: "partial(func, *args, **keywords) - new function with ...".
+    assert registry.get("explores-more").description == "Explore a random task now and then."
+
+
+def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_class() -> None:
+    class First:
+        name = "first"
+
+        def pick(self, keys: list[str], round_index: int) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            pass
+
+    registry = Registry(only=[])
+    with pytest.raises(Exception, match=r"registered First .*, which is not callable; register "
+                       r"the class \(First\), not an instance of it: create\(\) builds one "
+                       r"each time$"):  # fmt: skip
+        registry.register(First())  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=r"registered int 3, which is not callable$"):
+        registry.register(3, name="three")  # type: ignore[arg-type]
