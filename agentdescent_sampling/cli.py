@@ -405,18 +405,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _claims_on(builtin: SamplerInfo) -> list[PluginFailure]:
-    """The installed plugins refused for claiming one of ``builtin``'s names."""
-    registry = default_registry()
-    try:
-        records: Sequence[object] = registry.available()  # loads every plugin: a hook may claim it
-    except PluginLoadError:  # AGENTDESCENT_SAMPLERS_STRICT, once every plugin was loaded
-        records = registry.failures()
+    """The installed plugins refused by their metadata for claiming one of ``builtin``'s
+    names, read without importing any: the user selected the built-in, not them."""
     return [
-        record
-        for record in records
-        if isinstance(record, PluginFailure)
-        and record.status == "conflict"
-        and builtin.keys & {normalize(name) for name in record.names}
+        failure
+        for failure in default_registry()._refused_by_metadata()
+        if failure.status == "conflict" and builtin.keys & set(map(normalize, failure.names))
     ]
 
 

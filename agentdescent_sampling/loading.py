@@ -213,6 +213,10 @@ class Plugins:
             ]
         )
 
+    def scan(self) -> None:
+        """Read the installed entry points, refusing some by their metadata; import none."""
+        self._scanned()
+
     def load_all(self) -> None:
         """Import every plugin that may load."""
         self._load(list(self._scanned()))

@@ -241,6 +241,13 @@ class Registry:
         with self._lock:
             return list(self._plugins.failures)
 
+    def _refused_by_metadata(self) -> list[PluginFailure]:
+        """:meth:`failures`, once the installed entry points are read: those refused by their
+        metadata alone (a built-in's name) are among them. Imports no plugin."""
+        with self._lock:
+            self._plugins.scan()
+            return list(self._plugins.failures)
+
     def register(
         self,
         factory: Callable[..., Any],

@@ -163,6 +163,91 @@ def test_a_victim_that_passes_when_taken_for_broken_is_left_out_again(bound: Mod
     assert sampler._found[6] == 0
 
 
+SEARCHED = {
+    "lesson-train": Plan(kind="lesson", failures_needed=1, breaks="victim"),
+    "victim-train": Plan(kind="victim", failures_needed=1, breaks=None),
+    "always-train": Plan(kind="always", failures_needed=1, breaks=None),
+}
+
+
+def test_a_searchers_victims_are_among_the_tasks_that_pass(bound: ModuleType) -> None:
+    from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS
+
+    workload = ENGINE_WORKLOADS["regressions"]
+    planners = bound.planners_for(workload, search=True)
+    assert {(p.solved, p.breakers) for p in planners} == {(13, 3)}
+    assert bound.start_pool(workload, search=True) == (29, 0, 0, 0)
+
+
+def test_a_searcher_takes_a_task_that_passed_before_a_commit_for_broken_by_the_make_ups_odds(
+    bound: ModuleType,
+) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 2, 0, goal=2, breakers=1, weight=1)
+    sampler = _searcher(bound, planner)
+    sampler.pick(list(SEARCHED), 0)
+    sampler.record("always-train", 1.0)
+    sampler.record("lesson-train", 0.0)  # the rule, committed at the round's end
+    sampler.pick(list(SEARCHED), 1)
+    assert sampler._placings() == [(1.0, 1, 0)]  # the one rule committed is the breaker
+    # Its victim is one of the 2 tasks that pass, the untried one included.
+    assert sampler._broken_chance("always-train", 1) == pytest.approx(1 / 2)
+    sampler.record("always-train", 1.0)  # seen passing since: not broken
+    assert sampler._broken_chance("always-train", 1) == 0
+
+
+def test_the_breakers_lie_among_committed_new_and_unfound_rules_as_a_hypergeometric_draw(
+    bound: ModuleType,
+) -> None:
+    planner = bound.BreakPlanner((4, 0, 0), 0, 0, goal=4, breakers=2, weight=1)
+    plans = {f"lesson{i}-train": Plan(kind="lesson", failures_needed=1) for i in range(4)}
+    built = Plan(agent=Plan(by_id=plans), tasks=[Plan(id=t) for t in plans], pass_threshold=1)
+    sampler = bound.SearchSampler(built, [planner])
+    sampler.pick(list(plans), 0)
+    sampler.record("lesson0-train", 0.0)
+    sampler.pick(list(plans), 1)  # lesson0's rule is committed
+    sampler.record("lesson1-train", 0.0)  # lesson1's is new this round; 2 rules unfound
+    placings = {(k, j): p for p, k, j in sampler._placings()}
+    # 2 breakers among 4 rules, 6 ways: committed and new 1, each with an unfound 2, both 1.
+    assert placings == pytest.approx({(0, 0): 1 / 6, (0, 1): 2 / 6, (1, 0): 2 / 6, (1, 1): 1 / 6})
+
+
+def test_a_searcher_retests_a_passing_task_when_nothing_else_is_left_and_its_failure_is_a_patch(
+    bound: ModuleType,
+) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 2, 0, goal=2, breakers=1, weight=1)
+    sampler = _searcher(bound, planner)
+    keys = list(SEARCHED)
+    for task_id, score in (("lesson-train", 0.0), ("victim-train", 1.0), ("always-train", 1.0)):
+        sampler.pick(keys, 0)
+        sampler.record(task_id, score)
+    sampler.pick(keys, 1)  # at the round's first, the round's second rollout could patch
+    # The lesson's rule is in; only a re-test of a task that passed can reach the goal.
+    assert sampler.pick(keys, 1) in ("victim-train", "always-train")
+    sampler.record("victim-train", 0.0)
+    assert sampler._found[6] == 1  # its patch, told at once as any fix is when wired
+    assert planner.done(tuple(sampler._found))
+
+
+def test_a_victims_first_look_that_fails_is_a_patch_of_a_task_the_make_up_counts_as_passing(
+    bound: ModuleType,
+) -> None:
+    planner = bound.BreakPlanner((1, 0, 0), 2, 0, goal=2, breakers=1, weight=1)
+    sampler = _searcher(bound, planner)
+    sampler.pick(list(SEARCHED), 3)
+    sampler.record("victim-train", 0.0)
+    assert (sampler._found[4], sampler._found[6]) == (1, 1)
+    assert sampler._state["victim-train"] == "done"
+
+
+def _searcher(bound: ModuleType, planner: Any) -> Any:
+    built = Plan(
+        agent=Plan(by_id=SEARCHED),
+        tasks=[Plan(id=task_id) for task_id in SEARCHED],
+        pass_threshold=0.999,
+    )
+    return bound.SearchSampler(built, [planner])
+
+
 def test_workloads_without_breaks_are_refused_by_name(bound: ModuleType) -> None:
     from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS
 

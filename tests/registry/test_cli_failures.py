@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from tests.registry.probes import IMPORTED_PLUGINS
 from tests.support.venv import Venv
 
 #: Leaves the slow samplers out of ``check --all`` (the kit's threads check takes seconds on
@@ -89,3 +90,7 @@ def test_check_of_a_builtin_name_a_plugin_claims_says_the_plugin_was_refused_and
     unclaimed = zoo.run("agentdescent-sampling", "check", "informative-band", check=False)
     assert unclaimed.returncode == 0, unclaimed.stdout
     assert "is the built-in;" not in unclaimed.stdout
+    # The user selected the built-in: no plugin was imported to look for claims on it.
+    checked = "from agentdescent_sampling.cli import main\nmain(['check', 'Round_Robin'])\n"
+    imported = zoo.python(checked + IMPORTED_PLUGINS).stdout.splitlines()[-1]
+    assert json.loads(imported) == []
