@@ -30,6 +30,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from functools import cache
+from math import comb
 from pathlib import Path
 from typing import ClassVar
 
@@ -217,11 +218,131 @@ class BreakSampler(PlannerSampler):
             self._state[self._victim_of[task_id]] = "breaking"
 
 
-def planners_for(workload: EngineWorkload) -> list[BreakPlanner]:
-    """Planners for 75% of the gain, then for all of it, for ``workload``'s make-up."""
+class SearchSampler(PlannerSampler):
+    """A sampler told the make-up and each fix at once, as wired, that must search for victims.
+
+    It is told nothing of which rules break a task, nor which task a commit broke, nor which
+    tasks that pass are victims. What it knows is counts: of the lessons not yet shown to be
+    breakers (by a patch), the rules committed, the rules found this round and the rest hold
+    the breakers left in the proportions of a hypergeometric draw. Each way the breakers can
+    lie is a state of the :class:`BreakPlanner`'s table (victims broken, breakers found this
+    round), and an action is valued as the mean over them. Re-testing a task that passed is
+    the table's patch ("v") with the chance that it is one of the broken victims, and an idle
+    rollout otherwise: the broken victims are any of the tasks that pass, untried ones
+    included, as likely as another, but a task seen passing after only some of the commits
+    can be broken only by those. A re-test that fails is a patch, told at once as wired.
+
+    A heuristic, not an optimum: what it reaches is what a searcher can, not what one must.
+    """
+
+    def __init__(self, built: Built, planners: Sequence[BreakPlanner]) -> None:
+        super().__init__(built, planners)
+        self._found += [0, 0]  # breakers found this round (never known here), victims patched
+        self._seen: dict[str, int] = {}  # a task that passed -> rules committed at that pass
+        self._patched: set[str] = set()
+        self._commits = 0
+        self._round_index = -1
+        self._breakers = planners[0].breakers
+        self._rules = sum(planners[0].lessons)
+        self._solved = planners[0].solved
+
+    def _shard(self, keys: Sequence[str]) -> Shard:
+        return (*super()._shard(keys), 0)
+
+    def _placings(self) -> list[tuple[float, int, int]]:
+        """Each way the breakers left can lie, with its chance: ``(chance, broken, new)``,
+        broken among the committed rules not shown to be breakers, new among this round's."""
+        patched = self._found[6]
+        committed = self._commits - patched
+        new = sum(self._found[1:4]) - self._commits
+        rest = self._rules - patched - committed - new
+        left = self._breakers - patched
+        ways = comb(self._rules - patched, left)
+        return [
+            (comb(committed, k) * comb(new, j) * comb(rest, left - k - j) / ways, k, j)
+            for k in range(min(committed, left) + 1)
+            for j in range(min(new, left - k) + 1)
+            if left - k - j <= rest
+        ]
+
+    def _broken_chance(self, task_id: str, broken: int) -> float:
+        """The chance that ``task_id``, which passed, is one of ``broken`` victims now."""
+        committed = self._commits - self._found[6]
+        since = min(committed, self._commits - self._seen[task_id])
+        if not broken or since <= 0:
+            return 0.0
+        return min(1.0, broken / max(1, self._solved - self._found[6]) * since / committed)
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        """The planner's best action over the ways the breakers can lie, or a re-test of the
+        task that passed likeliest to be broken, where that is worth more."""
+        if round_index != self._round_index:
+            self._round_index = round_index
+            self._commits = sum(self._found[1:4])
+        first = self._picks.get(round_index, 0) == 0
+        self._picks[round_index] = self._picks.get(round_index, 0) + 1
+        base: Found = tuple(self._found[:5])  # type: ignore[assignment]
+        patched = self._found[6]
+        planner = next((p for p in self._planners if not p.done((*base, 0, patched))), None)
+        if planner is None:
+            return keys[0]
+        assert isinstance(planner, BreakPlanner)
+        after = planner._after_first if first else planner._after_second
+        pool = self._shard(self._train)[:3]
+        placings = self._placings()
+
+        def value(action: str, candidate: str | None = None) -> float:
+            """The action's expected rollouts to the goal; with a ``candidate``, its re-test."""
+            total = 0.0
+            for p, broken, new in placings:
+                state, found = (*pool, broken), (*base, new, patched)
+                if candidate is None:
+                    total += p * after(state, found, action)
+                    continue
+                hit = self._broken_chance(candidate, broken)
+                total += p * (1 - hit) * after(state, found, "idle")
+                if hit:
+                    total += p * hit * after(state, found, "v")
+            return total
+
+        best = min(Planner.actions(planner, self._shard(keys)[:3]), key=value)
+        wanted = self.WANTED.get(best)
+        chosen = next((key for key in keys if self._state[key] == wanted), keys[0])
+        candidates = [key for key in keys if key in self._seen and key not in self._patched]
+        if not candidates:
+            return chosen
+        likeliest = min(candidates, key=self._seen.__getitem__)
+        return likeliest if value("v", likeliest) < value(best) else chosen
+
+    def record(self, task_id: str, score: float) -> None:
+        """A pass makes a task a candidate, seen now; a candidate's failure is its patch (and
+        a victim's first look that fails); the rest as for :class:`PlannerSampler`."""
+        passed = score >= self._threshold
+        victim = self._plans[task_id].kind == "victim"
+        if task_id in self._seen or (self._state[task_id] == "u" and victim):
+            if self._state[task_id] == "u":
+                self._found[4] += 1  # a first look: passing, as the make-up counts it
+                self._state[task_id] = "done"
+            if passed:
+                self._seen[task_id] = self._commits
+            elif task_id not in self._patched:
+                self._patched.add(task_id)
+                self._seen.setdefault(task_id, self._commits)
+                self._found[6] += 1
+            return
+        was = self._state[task_id]
+        super().record(task_id, score)
+        if was == "u" and passed:
+            self._seen[task_id] = self._commits
+
+
+def planners_for(workload: EngineWorkload, *, search: bool = False) -> list[BreakPlanner]:
+    """Planners for 75% of the gain, then for all of it, for ``workload``'s make-up; for a
+    searcher (``search``) the victims are among the tasks that pass, as it sees them."""
     if workload.name not in WORKLOADS:
         raise SystemExit(f"{workload.name}: the bound models {' and '.join(WORKLOADS)}")
-    make_up = (lessons_by_failures(workload), workload.always, workload.never)
+    solved = workload.always + (workload.regressions if search else 0)
+    make_up = (lessons_by_failures(workload), solved, workload.never)
     units = workload.lessons + workload.regressions * workload.victim_weight
     return [
         BreakPlanner(*make_up, goal, workload.regressions, workload.victim_weight)
@@ -229,24 +350,33 @@ def planners_for(workload: EngineWorkload) -> list[BreakPlanner]:
     ]
 
 
-def start_pool(workload: EngineWorkload) -> Shard:
-    """The pool at the start of a run: every task untried but the victims, none broken."""
-    return (workload.lessons + workload.always + workload.never, 0, 0, 0)
+def start_pool(workload: EngineWorkload, *, search: bool = False) -> Shard:
+    """The pool at the start of a run: every task untried, but the victims unless ``search``
+    (the told planner never looks at one before it breaks), none broken."""
+    victims = workload.regressions if search else 0
+    return (workload.lessons + workload.always + workload.never + victims, 0, 0, 0)
 
 
-def entrant(workload: EngineWorkload) -> EngineEntrant:
-    """The engine bench entrant of the planner for ``workload``, its tables computed now."""
-    planners = planners_for(workload)
-    pool = start_pool(workload)
+#: Each entrant's name, and whether it searches for its victims.
+PLANNERS = {"break-planner": False, "search-planner": True}
+
+
+def entrant(workload: EngineWorkload, name: str = "break-planner") -> EngineEntrant:
+    """The engine bench entrant ``name`` (:data:`PLANNERS`) for ``workload``, its tables
+    computed now."""
+    search = PLANNERS[name]
+    planners = planners_for(workload, search=search)
+    pool = start_pool(workload, search=search)
     for planner in planners:  # fill the tables before the bench forks its workers
         expected = planner.value(pool, (0, 0, 0, 0, 0, 0, 0))
-        print(f"{workload.name}: {BreakPlanner.__name__} expects {expected:.2f} rollouts to "
+        print(f"{workload.name}: {name}'s table expects {expected:.2f} rollouts to "
               f"{planner.goal} units", file=sys.stderr)  # fmt: skip
+    kind = SearchSampler if search else BreakSampler
 
-    def make(built: Built) -> BreakSampler:
-        return BreakSampler(built, planners)
+    def make(built: Built) -> PlannerSampler:
+        return kind(built, planners)
 
-    return EngineEntrant("break-planner", make, "ceiling")
+    return EngineEntrant(name, make, "ceiling")
 
 
 def main() -> None:
@@ -254,13 +384,14 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--workload", action="append", choices=WORKLOADS)
+    parser.add_argument("--planner", action="append", choices=list(PLANNERS), help="default: both")
     args = parser.parse_args()
     for name in args.workload or WORKLOADS:
         workload = ENGINE_WORKLOADS[name]
         config = EngineBenchConfig(
             workloads=[workload],
             samplers=["fixable-first"],
-            extra=[entrant(workload)],
+            extra=[entrant(workload, planner) for planner in args.planner or PLANNERS],
             seeds=args.seeds,
             first_seed=args.first_seed,
         )
