@@ -232,7 +232,10 @@ class SearchSampler(PlannerSampler):
     included, as likely as another, but a task seen passing after only some of the commits
     can be broken only by those. A re-test that fails is a patch, told at once as wired.
 
-    A heuristic, not an optimum: what it reaches is what a searcher can, not what one must.
+    Like the other planners' samplers it reads each task's kind to keep its counts, and so it
+    knows one thing a sampler does not: that a broken victim failing at its first look made a
+    patch, not a one-failure rule. A heuristic, not an optimum: what it reaches is what a
+    searcher can, not what one must.
     """
 
     def __init__(self, built: Built, planners: Sequence[BreakPlanner]) -> None:
