@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 from ._files import reason_of
+from ._version import __version__
 from .errors import ScaffoldError
 from .policy import RESERVED, normalize
 from .protocol import check_name, short_repr
@@ -50,6 +51,7 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
         if hooks
         else f'"{name}" = "{package}:{cls}"',
         "form": "hook" if hooks else "class",
+        "core": _compatible_core(),
     }
     files = {
         "pyproject.toml": _PYPROJECT,
@@ -69,6 +71,14 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
             f"directory"
         ) from None
     return target
+
+
+def _compatible_core() -> str:
+    """The versions of this package a new plugin may run on: from this release's minor to
+    the next (``>=0.1,<0.2``), whose plugin contract may differ, as 0.x releases' may."""
+    major, minor = (int(part) for part in __version__.split(".")[:2])
+    upper = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
+    return f">={major}.{minor},<{upper}"
 
 
 def _checked(name: str) -> tuple[str, str]:
@@ -150,7 +160,8 @@ _PYPROJECT = """\
     description = "The {name} task sampler for agentdescent's evolve(), as a plugin"
     readme = "README.md"
     requires-python = ">=3.10"
-    dependencies = ["agentdescent-sampling>=0.1", "attrs>=23.1"]
+    # Below the next release that may change the plugin contract, as 0.x releases may.
+    dependencies = ["agentdescent-sampling{core}", "attrs>=23.1"]
 
     [project.optional-dependencies]
     test = ["pytest>=8"]

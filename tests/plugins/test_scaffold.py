@@ -104,3 +104,16 @@ def test_a_new_plugins_readme_installs_agentdescent_sampling_from_a_clone_first(
     assert readme.index("not on PyPI yet: install it from a clone") < first_command
     assert "agentdescent==0.7.0" in readme
     assert "pypi.org/project/agentdescent-sampling" not in readme
+
+
+def test_a_new_plugin_requires_this_release_of_the_core_up_to_the_next_minor(
+    tmp_path: Path,
+) -> None:
+    from agentdescent_sampling import __version__
+
+    pyproject = write_plugin("least-tried", directory=tmp_path / "plugin") / "pyproject.toml"
+    major, minor = __version__.split(".")[:2]
+    assert (
+        f'"agentdescent-sampling>={major}.{minor},<{major}.{int(minor) + 1}"'
+        in pyproject.read_text()
+    )
