@@ -115,7 +115,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--budget", type=_whole("--budget", 200, 1_000_000), metavar="N",
                         help="with 'share': rollouts per run (default 200)")  # fmt: skip
-    parser.add_argument("--seeds", type=_whole("--seeds", 100, 10_000), metavar="N",
+    parser.add_argument("--seeds", type=_whole("--seeds", 6, 10_000), metavar="N",
                         help="seeds per sampler and workload (default 6; 30 with "
                         "--engine; 100 with 'share')")  # fmt: skip
     parser.add_argument("--first-seed", type=_whole("--first-seed", 0, 10**9, low=0), default=0,
@@ -361,7 +361,8 @@ def _from_0_to_1(expected: str, example: str) -> Callable[[str], float]:
             number = -1.0
         if not 0.0 <= number <= 1.0:  # NaN fails this comparison too
             raise argparse.ArgumentTypeError(
-                f"expected {expected} from 0 to 1, got {value!r}; for example {example}"
+                f"expected {expected} from 0 to 1, got {short_repr(value, 40)}; for example "
+                f"{example}"
             )
         return number
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 import attrs
 
 from ..errors import BenchError
+from ..policy import BUILTINS, normalize
 from ..protocol import SOLVED, TaskSampler, short_repr
 from ..registry import Registry
 from ..spec import SamplerSpec, SpecLike, parse_spec
@@ -79,6 +80,9 @@ def bare_name(given: object) -> str | None:
     ``"oracle"``, ``{"name": "oracle"}`` (a ``--sampler`` JSON object) and
     ``SamplerSpec("oracle")`` are all ``"oracle"``, so the bench's own names (round-robin,
     the ceilings) read alike in every form; a spec with parameters or a provider is ``None``.
+    A name that selects a built-in or a ceiling in another spelling, as the registry reads
+    names (``ROUND_ROBIN``, the alias ``RoundRobin``, ``Oracle``), is given as the bench
+    spells it.
     """
     name: object = None
     if isinstance(given, str):
@@ -87,7 +91,12 @@ def bare_name(given: object) -> str | None:
         name = given.name if not given.params and given.provider is None else None
     elif isinstance(given, Mapping) and list(given) == ["name"]:
         name = given["name"]
-    return name.strip() if isinstance(name, str) and ":" not in name else None
+    if not isinstance(name, str) or ":" in name:
+        return None
+    key = normalize(name.strip())
+    own = {normalize(each): each for each in (ORACLE, LEARNER_CEILING)}
+    built_in = next((builtin.name for builtin in BUILTINS if key in builtin.keys), None)
+    return own.get(key) or built_in or name.strip()
 
 
 # Two-sided 95% Student t critical values for 1..30 degrees of freedom; beyond 30

@@ -165,6 +165,7 @@ def format_report(result: BenchResult) -> str:
     lines = [
         f"Share of rollouts on informative tasks (true p in [{low}, {high}]), "
         f"mean over {plural(config.seeds, 'seed')}",
+        *(["too few for a 95% interval, which takes 2 seeds: none is shown"] * (config.seeds < 2)),
         f"budget {loop.budget} rollouts, {plural(loop.n_workers, 'worker')} ({shard}), "
         f"{path} path, up to {loop.in_flight} in flight",
         f"{result.seconds:.1f} s on {plural(result.machine.cpus, 'CPU')}, "
@@ -274,7 +275,8 @@ def _details(workload: WorkloadResult, labels: Sequence[str]) -> list[str]:
             [
                 label,
                 _percent(share.mean),
-                f"{_percent(share.low)}-{_percent(share.high)}",
+                # One seed gives no interval: its ends would be the mean.
+                f"{_percent(share.low)}-{_percent(share.high)}" if sampler.seeds > 1 else "-",
                 _percent(share.p10),
                 _percent(share.p50),
                 _percent(share.p90),

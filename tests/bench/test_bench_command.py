@@ -27,6 +27,10 @@ SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-wei
         (["--budget", "lots"], "argument --budget: expected a whole number from 1 to 1,000,000, "
          "got 'lots'; for example --budget 200"),
         (["--seeds", "0"], "argument --seeds: expected a whole number from 1 to 10,000, got '0'"),
+        # Not 100, the share measure's default: the full artifact bench over 100 seeds takes hours.
+        (["--engine", "--seeds", "0"], "got '0'; for example --seeds 6\n"),
+        (["--noise", "9" * 5000], "got '999999999999999999999999999999999999...; for example"),
+        (["--latency", "9" * 5000], "got '999999999999999999999999999999999999...; for example"),
         (["--seeds", "100000000"], "argument --seeds: expected a whole number from 1 to 10,000, "
          "got '100000000'"),
         (["--tasks", "99999999999"], "argument --tasks: expected a whole number from 1 to "

@@ -122,6 +122,38 @@ def test_text_report_details_interval_percentiles_ratio_and_duplicates(
     ]  # fmt: skip
 
 
+def test_one_seed_shows_no_interval_in_the_table_or_the_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One seed's "interval" is the mean at both ends: shown, it would read as certainty.
+    config = BenchConfig(samplers=["informative-band"], workloads=(WORKLOADS["noisy"],), seeds=1)
+    one = run_bench(config)
+    lines = format_report(one).splitlines()
+    assert "too few for a 95% interval, which takes 2 seeds: none is shown" in lines
+    header = next(line for line in lines if line.startswith("sampler") and "share" in line)
+    rows = lines[lines.index(header) + 1 : lines.index(header) + 4]
+    assert [row.split()[2] for row in rows] == ["-", "-", "-"]
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    from agentdescent_sampling.bench import plot
+
+    drawn: dict[str, Any] = {}
+    draw = plot.draw_panels
+
+    def finish(*args: Any) -> Path:
+        drawn["title"] = args[4]
+        return tmp_path / "shares.png"
+
+    def draw_panels(*args: Any, **options: Any) -> Any:
+        drawn["bands"] = options.get("bands", True)
+        return draw(*args, **options)
+
+    monkeypatch.setattr(plot, "draw_panels", draw_panels)
+    monkeypatch.setattr(plot, "finish", finish)
+    plot.plot_shares(one, tmp_path / "shares.png")
+    assert drawn["bands"] is False
+    assert "mean over 1 seed (too few for a 95% interval, which takes 2)" in drawn["title"]
+
+
 def test_text_report_gives_pick_and_record_latency_per_workload(result: BenchResult) -> None:
     lines = format_report(result).splitlines()
     start = lines.index("Latency per call in microseconds, p50/p99")

@@ -117,6 +117,23 @@ def test_a_bad_parameter_of_the_engines_difficulty_weighted_is_named_with_what_i
     assert "engine-difficulty-weighted" not in err  # the stand-in the parameters are read under
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["agentdescent.difficultyweighted", "agentdescent.DifficultyWieghted:c=0.4",
+     '{"name": "Agentdescent.DifficultyWeighted", "c": 0.4}'],
+)  # fmt: skip
+def test_a_misspelled_engine_sampler_is_named_with_the_spelling_the_bench_takes(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    pytest.importorskip("agentdescent", reason="the engine extra (agentdescent) is not installed")
+    argv = ["bench", "--sampler", value, "--workload", "lessons", "--seeds", "1"]
+    assert main(argv) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the engine's own sampler the bench runs is agentdescent.DifficultyWeighted" in err
+    assert "'agentdescent.DifficultyWeighted:c=0.4'" in err
+    assert "never imports code" not in err  # the registry's word on a config's name
+
+
 def test_fixable_first_runs_alone_and_wired_to_the_engines_evidence(
     bench_args: Args, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -184,6 +201,29 @@ def test_a_quick_bench_that_would_drop_what_was_asked_is_refused_before_it_runs(
 ) -> None:
     with pytest.raises(BenchError, match=re.escape(message)):
         bench_command(bench_args(*argv))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [("RoundRobin", "round-robin is the baseline every run compares with"),
+     ("ROUND_ROBIN", "round-robin is the baseline every run compares with"),
+     ('{"name": "round_robin"}', "round-robin is the baseline every run compares with"),
+     ("Oracle", "--sampler oracle runs only in the full bench"),
+     ("LEARNER_CEILING", "--sampler learner-ceiling runs only in the full bench")],
+)  # fmt: skip
+def test_round_robin_or_a_ceiling_spelled_as_the_registry_reads_names_is_refused_as_itself(
+    bench_args: Args, spec: str, message: str
+) -> None:
+    # The registry reads RoundRobin and ROUND_ROBIN as round-robin: the quick bench would
+    # run round-robin alone, with nothing to compare and no verdict.
+    with pytest.raises(BenchError, match=re.escape(message)):
+        bench_command(bench_args("--sampler", spec))
+
+
+def test_the_ceilings_in_another_spelling_take_their_fixed_places() -> None:
+    given = ["ORACLE", {"name": "Learner_Ceiling"}, "RoundRobin"]
+    labels = [entrant.label for entrant in engine_lineup(given, default_registry())]
+    assert labels == ["round-robin", "learner-ceiling", "oracle"]
 
 
 def test_the_benchs_own_names_in_json_or_spec_form_take_their_fixed_places() -> None:

@@ -214,7 +214,17 @@ def _engine_spec(given: SpecLike) -> SamplerSpec | None:
         name, stand_in = given.name, attrs.evolve(given, name=_STAND_IN)
     else:
         return None  # Registered.resolve refuses it, saying what a spec is
-    if not isinstance(name, str) or name.strip() != ENGINE_DIFFICULTY_WEIGHTED:
+    if not isinstance(name, str):
+        return None
+    if name.strip() != ENGINE_DIFFICULTY_WEIGHTED:
+        engine, dot, _ = name.strip().partition(".")
+        if dot and engine.lower() == _ENGINE:  # a registered name has no dot: a misspelling
+            raise InvalidSamplerConfig(
+                f"{short_repr(given)}: the engine's own sampler the bench runs is "
+                f"{ENGINE_DIFFICULTY_WEIGHTED}, spelled so, as in "
+                f"'{ENGINE_DIFFICULTY_WEIGHTED}:c=0.4'; a registered sampler's name has no dot "
+                f"(run 'agentdescent-sampling list' to see them)"
+            )
         return None
     try:
         spec = parse_spec(stand_in)
