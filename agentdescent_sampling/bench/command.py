@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from .._files import parse_bounded, strict_json, user_path
+from .._files import parse_bounded, reason_of, strict_json, user_path
 from ..errors import BenchError
 from ..protocol import short_repr
 from ..registry import default_registry
@@ -266,6 +266,17 @@ def _check_plot_path(plot: Path) -> None:
             f"--plot {shown}: the directory {str(plot.parent)!r} is not writable by this user; "
             f"write the plot elsewhere"
         )
+    existed = written.exists()
+    try:  # the directory may still refuse it: a read-only file, or a mount such as /proc
+        with written.open("ab"):
+            pass
+    except OSError as error:
+        raise BenchError(
+            f"--plot {shown}: {str(written)!r} cannot be written ({reason_of(error)}); write "
+            f"the plot elsewhere"
+        ) from None
+    if not existed:
+        written.unlink(missing_ok=True)
 
 
 def _spec(value: str) -> SpecLike:

@@ -190,6 +190,7 @@ def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
     bench_command(bench_args(*SMALL, "--plot", str(target)))
     [(result, path)] = drawn
     assert path == target
+    assert not target.exists()  # the check that it can be written left nothing behind
     assert result.config.seeds == 2
     assert f"wrote {target}" in capsys.readouterr().err
 
@@ -213,6 +214,16 @@ def test_a_plot_path_it_could_not_write_fails_before_the_run(
     (tmp_path / "here").mkdir()
     with pytest.raises(BenchError, match=message):  # 100,000 seeds would take minutes
         bench_command(bench_args("share", "--seeds", "10000", "--plot", plot))
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_plot_path_its_directory_refuses_fails_before_the_run(bench_args: Args) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    # /proc refuses a new file even to root, for whom its directory reads as writable.
+    with pytest.raises(
+        BenchError, match=r"--plot '/proc/x\.png'.*(cannot be written|not writable)"
+    ):
+        bench_command(bench_args(*SMALL, "--plot", "/proc/x.png"))
 
 
 def test_a_plot_name_whose_png_is_a_directory_fails_before_the_run(
