@@ -236,6 +236,11 @@ class StateDB:
             self._initial = self._initial_text = None
 
     @property
+    def written(self) -> bool:
+        """Whether this opening has written anything to the file (a record, a told call)."""
+        return self._written
+
+    @property
     def exists(self) -> bool:
         """Whether the file is open: False only for a reader of a file being made."""
         return self.connection is not None

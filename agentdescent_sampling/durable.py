@@ -13,12 +13,13 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   otherwise, and its resume is as close as its ``state_dict()`` allows.
 - **Cost.** A record writes one row and commits: O(1), whatever the number of tasks (see
   ``benchmarks/resume.md``). A pick is written with the next record or told call, in the
-  same transaction; it compares its shard with the few it has logged (O(keys), as the
-  pick itself is) and stores a new one once. A new snapshot replaces the log once it
-  holds 64 entries and either replaying it would take as long as the last snapshot took
-  to write, or it holds an entry per 16 bytes of that snapshot (about one per task). So
-  snapshots cost at most about as much again as the sampler's own work, amortised O(1)
-  per record, and opening replays no more than that. A sampler with ``end_round`` is
+  same transaction (or, once a record was written, when the file is closed); it compares
+  its shard with the few it has logged (O(keys), as the pick itself is) and stores a new
+  one once. A new snapshot replaces the log once it holds 64 entries and either
+  replaying it would take as long as the last snapshot took to write, or it holds an
+  entry per 16 bytes of that snapshot (about one per task). So snapshots cost at most
+  about as much again as the sampler's own work, amortised O(1) per record, and opening
+  replays no more than that. A sampler with ``end_round`` is
   snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
   whole, or at four times the log if it is not being told of rounds. Whatever the sampler,
   the log is snapshotted once its entries would cost a replay an eighth of
@@ -232,9 +233,10 @@ class DurableSampler(ServedSampler):
         # the file after any call in flight (see _close_under).
         assert self.lock is not None  # for mypy: lock=True made it
         self._lock = self.lock
-        self._closer = weakref.finalize(self, _close_under, self._db, self._lock)
-        # Entries applied in memory and not yet committed: picks wait for the next record.
-        self._unwritten: list[tuple[str, str, str]] = []
+        # Applied in memory and not yet committed: picks wait for the next record, and are
+        # written at the latest when the file is closed (the finalizer shares them).
+        self._queue = _Unwritten()
+        self._closer = weakref.finalize(self, _close_under, self._db, self._lock, self._queue)
         self._shards: list[tuple[list[str], int]] = []
         self._logged = 0  # entries since the snapshot
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
@@ -244,9 +246,6 @@ class DurableSampler(ServedSampler):
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
-        # The snapshot the log replayed at opening became, (records, rounds, JSON text):
-        # written with the first entry, in its transaction, so that opening writes nothing.
-        self._pending: tuple[int, int, str] | None = None
         self._rounds_told = callable(getattr(sampler, ROUND_END, None))
         try:
             self._records, self._next_round, self._next_shard = self._restore()
@@ -293,7 +292,7 @@ class DurableSampler(ServedSampler):
             self._work += time.perf_counter() - started
             shard, new = self._shard_id(keys)
             self._log_cost += _pick_cost(len(keys), new)  # as a replay counts it
-            self._unwritten.append(("event", "pick", json.dumps([shard, shifted, picked])))
+            self._queue.entries.append(("event", "pick", json.dumps([shard, shifted, picked])))
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
             return picked
@@ -450,19 +449,10 @@ class DurableSampler(ServedSampler):
 
     def _append(self, name: str, args: str) -> None:
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
-        self._unwritten.append(("event", name, args))
+        self._queue.entries.append(("event", name, args))
         self._logged += 1
         self._log_cost += _ENTRY  # as a replay counts it
-        with self._db.transaction() as db:
-            if self._pending is not None:  # first, the log replayed at opening, folded
-                _write_snapshot(db, *self._pending)
-            for table, first, second in self._unwritten:
-                if table == "shard":
-                    db.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
-                else:
-                    db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (first, second))
-        self._pending = None
-        self._unwritten.clear()
+        self._queue.commit(self._db)
         if self._snapshot_due(name):
             saved = "the record" if name == "record" else f"the {name}() call"
             self._fold(f"{saved} was saved")
@@ -516,12 +506,12 @@ class DurableSampler(ServedSampler):
         text = self._state_json()
         snapshot = (self._records, self._next_round, text)
         if deferred:
-            self._pending = snapshot
+            self._queue.snapshot = snapshot
         else:
             with self._db.transaction() as db:
                 _write_snapshot(db, *snapshot)
-            self._pending = None
-        self._unwritten.clear()
+            self._queue.snapshot = None
+        self._queue.entries.clear()
         self._shards.clear()
         self._logged, self._work, self._retry_at, self._log_cost = 0, 0.0, 0, 0
         self._snapshot_cost = time.perf_counter() - started
@@ -557,7 +547,7 @@ class DurableSampler(ServedSampler):
                 return shard_id, False
         shard_id = self._next_shard
         self._next_shard += 1
-        self._unwritten.append(("shard", str(shard_id), json.dumps(shard)))
+        self._queue.entries.append(("shard", str(shard_id), json.dumps(shard)))
         self._shards = [(shard, shard_id), *self._shards[: _SHARDS - 1]]
         return shard_id, True
 
@@ -601,10 +591,48 @@ class DurableSampler(ServedSampler):
 _EXIT_WAIT = 5.0
 
 
-def _close_under(db: StateDB, lock: threading.RLock) -> None:
+class _Unwritten:
+    """What a durable sampler applied in memory and has not committed yet: its picks since
+    its last record or told call (``entries``: rows of the ``event`` and ``shard`` tables),
+    and the snapshot the log replayed at opening became (``snapshot``: records, rounds and
+    JSON text), which the first entry written carries, so that opening writes nothing."""
+
+    __slots__ = ("entries", "snapshot")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, str, str]] = []
+        self.snapshot: tuple[int, int, str] | None = None
+
+    def commit(self, db: StateDB) -> None:
+        """Write it all to ``db`` in one transaction, the snapshot first, then forget it.
+
+        Raises:
+            StateError: as :meth:`StateDB.transaction`; it is then kept, for the next try.
+        """
+        with db.transaction() as connection:
+            if self.snapshot is not None:
+                _write_snapshot(connection, *self.snapshot)
+            for table, first, second in self.entries:
+                if table == "shard":
+                    connection.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
+                else:
+                    connection.execute(
+                        "INSERT INTO event (name, args) VALUES (?, ?)", (first, second)
+                    )
+        self.snapshot = None
+        self.entries.clear()
+
+
+def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> None:
     """Close ``db`` holding the sampler's ``lock``: never under a call in flight in another
     thread, whose transaction the closing would cut (SQLite's connection, closed under a
     statement, crashed the process; a new file was removed with a record just committed).
+
+    The picks made since the last record or told call are written first, so that the file
+    reopens as the sampler that made them (its pick count, its random draws), if this opening
+    wrote anything: one that only picked (``agentdescent plan``) leaves the file as it found
+    it, and a new file nothing was recorded in is removed. If the file cannot be written, only
+    those picks are lost, whose rollouts never came back.
 
     :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
     thread still recording) waits :data:`_EXIT_WAIT` seconds for it, and leaves the file to
@@ -612,6 +640,9 @@ def _close_under(db: StateDB, lock: threading.RLock) -> None:
     if not lock.acquire(timeout=_EXIT_WAIT):
         return
     try:
+        if unwritten.entries and db.written:
+            with contextlib.suppress(StateError):
+                unwritten.commit(db)
         db.close()
     finally:
         lock.release()

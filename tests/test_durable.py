@@ -1936,3 +1936,17 @@ def test_a_loaded_state_the_file_cannot_take_is_undone_whatever_state_dict_share
 
         assert live.counts == {"a": 1}
         connection.execute("PRAGMA max_page_count = 1000000")
+
+
+@pytest.mark.parametrize("name", ["difficulty-weighted", "informative-band", "fixable-first"])
+def test_picks_made_after_the_last_record_are_kept_when_the_state_is_closed(
+    tmp_path: Path, name: str
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with durable(name, state) as first:
+        drive(first, range(3), {})
+        first.pick(SHARDS[0], 3)  # its rollout failed: the engine records nothing for it
+        stopped = first.state_dict()
+    # The pick counted (a pick count, a task's last pick): the state reopens as it stopped.
+    with durable(name, state) as second:
+        assert second.state_dict() == stopped
