@@ -46,14 +46,7 @@ def test_the_readmes_first_example_runs_offline_and_prints_the_learnt_reward(
     pytest.importorskip("agentdescent", reason="the example runs the real evolve()")
     script = tmp_path / "first_example.py"
     script.write_text(first_python_block(README.read_text(encoding="utf-8")), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=tmp_path,  # self-contained: it needs no file of this repository
-    )
+    done = _run(script)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "held-out reward: 0.83\n"
 
@@ -72,15 +65,21 @@ def test_docs_engines_blocks_run_after_the_readmes_first_run(tmp_path: Path) -> 
     for number, block in enumerate(runs):
         script = tmp_path / f"engine_{number}.py"
         script.write_text("\n".join([readme, *ENGINE_SETUP, block]), encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, str(script)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            cwd=tmp_path,
-        )
+        done = _run(script)
         assert done.returncode == 0, f"docs/engine.md's block {number + 1}:\n{done.stderr}"
+
+
+def _run(script: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` with this Python in its own directory: it needs no file of this
+    repository."""
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=script.parent,
+    )
 
 
 def examples() -> list[tuple[str, str, str]]:
