@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/regressions_bound.py [--seeds 30] [--first-seed 0] [--workload W ...]
+        [--planner {break-planner,search-planner} ...]
 
 What a wired sampler could reach at best on ``regressions`` and ``regressions-held-out``. Wired,
 a sampler learns each fix at once from its self-verify verdict. What it must find by rolling
@@ -20,8 +21,12 @@ units on ``regressions`` and 11 of 14 on ``regressions-held-out``.
 
 Told more, and free of shards, its table's expected rollouts are a floor under any wired
 sampler's. In the engine each worker takes the best action its own shard offers; that run is
-the figure to compare with the bench's rows, as for ``outcome_ceiling.py``. Needs the
-``engine`` extra.
+the figure to compare with the bench's rows, as for ``outcome_ceiling.py``.
+
+:class:`SearchSampler` (``search-planner``) is told only what a wired sampler is, and the
+make-up: it must find the victims by re-testing tasks that passed, and weighs each re-test
+against the break planner's best action. A heuristic, it reaches what a searcher can; the
+optimum for a searcher lies between the two. Needs the ``engine`` extra.
 """
 
 from __future__ import annotations
