@@ -293,6 +293,9 @@ class DurableSampler(ServedSampler):
             shard, new = self._shard_id(keys)
             self._log_cost += _pick_cost(len(keys), new)  # as a replay counts it
             self._queue.entries.append(("event", "pick", json.dumps([shard, shifted, picked])))
+            # Written at close only while the log stays as far within the replay limit as
+            # a fold keeps it: no record follows them to fold it.
+            self._queue.fits = self._log_cost < REPLAY_LIMIT // _FOLD_SHARE
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
             return picked
@@ -512,6 +515,7 @@ class DurableSampler(ServedSampler):
                 _write_snapshot(db, *snapshot)
             self._queue.snapshot = None
         self._queue.entries.clear()
+        self._queue.fits = True
         self._shards.clear()
         self._logged, self._work, self._retry_at, self._log_cost = 0, 0.0, 0, 0
         self._snapshot_cost = time.perf_counter() - started
@@ -595,13 +599,16 @@ class _Unwritten:
     """What a durable sampler applied in memory and has not committed yet: its picks since
     its last record or told call (``entries``: rows of the ``event`` and ``shard`` tables),
     and the snapshot the log replayed at opening became (``snapshot``: records, rounds and
-    JSON text), which the first entry written carries, so that opening writes nothing."""
+    JSON text), which the first entry written carries, so that opening writes nothing;
+    ``fits``: whether the log with those picks stays as far within :data:`REPLAY_LIMIT` as
+    a fold keeps it (picks written at close are never folded)."""
 
-    __slots__ = ("entries", "snapshot")
+    __slots__ = ("entries", "fits", "snapshot")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, str, str]] = []
         self.snapshot: tuple[int, int, str] | None = None
+        self.fits = True
 
     def commit(self, db: StateDB) -> None:
         """Write it all to ``db`` in one transaction, the snapshot first, then forget it.
@@ -631,7 +638,8 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     The picks made since the last record or told call are written first, so that the file
     reopens as the sampler that made them (its pick count, its random draws), if this opening
     wrote anything: one that only picked (``agentdescent plan``) leaves the file as it found
-    it, and a new file nothing was recorded in is removed. If the file cannot be written, only
+    it, and a new file nothing was recorded in is removed. If the file cannot be written, or
+    so many picks followed the last record that the log would near :data:`REPLAY_LIMIT`, only
     those picks are lost, whose rollouts never came back.
 
     :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
@@ -640,7 +648,7 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     if not lock.acquire(timeout=_EXIT_WAIT):
         return
     try:
-        if unwritten.entries and db.written:
+        if unwritten.entries and unwritten.fits and db.written:
             with contextlib.suppress(StateError):
                 unwritten.commit(db)
         db.close()

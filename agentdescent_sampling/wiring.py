@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .protocol import TaskSampler, is_real, refuse_a_class, short_repr
+from .protocol import TaskSampler, refuse_a_class, short_repr
 
 __all__ = ["EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
 
@@ -114,7 +115,7 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
                 f"'false' is true)"
             )
     max_tokens = yours.get("max_tokens")
-    if max_tokens is not None and not is_real(max_tokens):
+    if max_tokens is not None and not _a_budget(max_tokens):
         # Read here to know when the engine may skip a re-run, as evolve() reads it.
         raise TypeError(
             f"wire(max_tokens=...) takes the run's token budget, a number, as evolve() does, "
@@ -192,6 +193,17 @@ _READ: dict[str, Any] = {
     "max_tokens": None,
     "allocator": None,
 }
+
+
+def _a_budget(value: object) -> bool:
+    """Whether ``value`` is a token budget the engine compares its spend with: any real
+    number (a NumPy int, a Fraction, an infinity), not a bool, NaN or an int past floats."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return not math.isnan(float(value))
+    except OverflowError:
+        return False
 
 
 def _closing(

@@ -1950,3 +1950,22 @@ def test_picks_made_after_the_last_record_are_kept_when_the_state_is_closed(
     # The pick counted (a pick count, a task's last pick): the state reopens as it stopped.
     with durable(name, state) as second:
         assert second.state_dict() == stopped
+
+
+def test_picks_kept_at_close_never_make_a_state_its_own_release_refuses_to_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import durable as module
+
+    # Picks with no record after them are never folded into a snapshot: written at close,
+    # as many as these (300 picks of 4,000 tasks, past a limit 32 times smaller) made a file
+    # refused as "made or changed by something else".
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 20)
+    state, keys = tmp_path / "sampler.sqlite", [f"task-{k}" for k in range(4000)]
+    with durable("fixable-first", state) as sampler:
+        sampler.record(sampler.pick(keys, 0), 1.0)
+        for step in range(1, 300):
+            sampler.pick(keys, step)
+
+    with durable("fixable-first", state) as reopened:
+        assert reopened.records == 1

@@ -266,9 +266,11 @@ def _check_plot_path(plot: Path) -> None:
             f"--plot {shown}: the directory {str(plot.parent)!r} is not writable by this user; "
             f"write the plot elsewhere"
         )
-    existed = written.exists()
+    # The file itself, where a symlink points: the probe made there is removed, not the link.
+    probe = Path(os.path.realpath(written))
+    existed = probe.exists()
     try:  # the directory may still refuse it: a read-only file, or a mount such as /proc
-        with written.open("ab"):
+        with probe.open("ab"):
             pass
     except OSError as error:
         raise BenchError(
@@ -276,7 +278,7 @@ def _check_plot_path(plot: Path) -> None:
             f"the plot elsewhere"
         ) from None
     if not existed:
-        written.unlink(missing_ok=True)
+        probe.unlink(missing_ok=True)
 
 
 def _spec(value: str) -> SpecLike:

@@ -195,6 +195,21 @@ def test_plot_hands_the_result_to_the_plotter_and_says_where_it_wrote(
     assert f"wrote {target}" in capsys.readouterr().err
 
 
+def test_checking_a_plot_path_that_is_a_dangling_symlink_keeps_the_symlink(
+    tmp_path: Path,
+) -> None:
+    # The check's probe file is created where the link points; removing what it created
+    # removed the user's link instead, and the plot replaced it with a file of its own.
+    link, target = tmp_path / "latest.png", tmp_path / "runs" / "shares.png"
+    target.parent.mkdir()
+    link.symlink_to(target)
+
+    command._check_plot_path(link)
+
+    assert link.is_symlink()
+    assert not target.exists()  # nor is the probe left where it points
+
+
 @pytest.mark.parametrize(
     ("plot", "message"),
     [

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
+from fractions import Fraction
 from typing import Any
 
 import attrs
 import pytest
 
-from agentdescent_sampling import FixableFirst, wire
+from agentdescent_sampling import FixableFirst, create, wire
 from tests.engine.conftest import ASYNC_SECONDS, HintAgent, ToyWorkload
 
 pytest.importorskip(
@@ -389,6 +391,27 @@ def test_what_wire_cannot_use_is_a_type_error_that_names_it(
 ) -> None:
     with pytest.raises(TypeError, match=message):
         wire(*args, **options)
+
+
+@pytest.mark.parametrize(
+    "max_tokens",
+    [Fraction(50_000), math.inf],
+    ids=["fraction", "infinity"],
+)
+def test_a_token_budget_evolve_takes_as_a_number_is_taken_by_wire_too(max_tokens: Any) -> None:
+    # evolve() compares the spend with any real number; wire() refused one that is no int or
+    # float subclass (a Fraction, a NumPy int) and an infinite budget as "not a number".
+    wired = wire(create("fixable-first"), max_tokens=max_tokens, self_verify=True)
+
+    assert wired["max_tokens"] is max_tokens
+
+
+@pytest.mark.parametrize("max_tokens", [math.nan, True, 10**400], ids=["nan", "bool", "huge"])
+def test_a_token_budget_that_is_no_usable_number_is_a_type_error_naming_it(
+    max_tokens: Any,
+) -> None:
+    with pytest.raises(TypeError, match=r"wire\(max_tokens=...\) takes the run's token budget"):
+        wire(create("fixable-first"), max_tokens=max_tokens, self_verify=True)
 
 
 @pytest.mark.parametrize("switch", ["self_verify", "asynchronous"])
