@@ -628,8 +628,9 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
         yield Violation(
             "name",
             f"{cls}'s name {name!r} selects the built-in {builtin}, and built-in names are "
-            f"reserved: the registry refuses a plugin that registers it, and a config naming it "
-            f"gets the built-in; rename it (name = {_suffixed_name(suggested)!r})",
+            f"reserved: registered under it, the plugin is refused and a config naming it gets "
+            f"the built-in, and under another name its samplers would still call themselves the "
+            f"built-in; give the class its own (name = {_suffixed_name(suggested)!r})",
         )
         return
     first.pick(list(_SHARD), 0)

@@ -1040,8 +1040,9 @@ class SubclassOfABuiltin(RoundRobin):
     ("factory", "expected"),
     [
         (ClaimsRoundRobin, "ClaimsRoundRobin's name 'Round_Robin' selects the built-in "
-         "round-robin, and built-in names are reserved: the registry refuses a plugin that "
-         "registers it, and a config naming it gets the built-in; rename it (name = "
+         "round-robin, and built-in names are reserved: registered under it, the plugin is "
+         "refused and a config naming it gets the built-in, and under another name its samplers "
+         "would still call themselves the built-in; give the class its own (name = "
          "'claims-round-robin')"),
         (SubclassOfABuiltin, "SubclassOfABuiltin's name 'round-robin' selects the built-in "
          "round-robin, and built-in names are reserved"),

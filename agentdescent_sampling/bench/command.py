@@ -269,6 +269,11 @@ def _check_plot_path(plot: Path) -> None:
     # The file itself, where a symlink points: the probe made there is removed, not the link.
     probe = Path(os.path.realpath(written))
     existed = probe.exists()
+    if existed and not probe.is_file():  # a FIFO would block the probe until read
+        raise BenchError(
+            f"--plot {shown}: {str(written)!r} is not a regular file (a pipe or a device); "
+            f"write the plot to a file"
+        )
     try:  # the directory may still refuse it: a read-only file, or a mount such as /proc
         with probe.open("ab"):
             pass

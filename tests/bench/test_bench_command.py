@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,24 @@ def test_a_plot_path_its_directory_refuses_fails_before_the_run(bench_args: Args
         BenchError, match=r"--plot '/proc/x\.png'.*(cannot be written|not writable)"
     ):
         bench_command(bench_args(*SMALL, "--plot", "/proc/x.png"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_plot_path_that_is_a_named_pipe_is_refused_before_the_run_without_opening_it(
+    bench_args: Args, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    pipe = tmp_path / "plot.png"
+    os.mkfifo(pipe)  # opened for writing with no reader, it would wait forever
+    # A reader, so that a check that opened the pipe would pass instead of hanging the test,
+    # and the plot is drawn nowhere.
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    monkeypatch.setattr(command, "plot_shares", lambda result, path: path)
+    try:
+        with pytest.raises(BenchError, match=r"is not a regular file \(a pipe or a device\)"):
+            bench_command(bench_args(*SMALL, "--plot", str(pipe)))
+    finally:
+        os.close(reader)
 
 
 def test_a_plot_name_whose_png_is_a_directory_fails_before_the_run(
