@@ -7,9 +7,13 @@ examples and the plugins' READMEs) and fails naming the doc and what it names wr
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import shlex
 import string
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -128,6 +132,32 @@ def test_a_plugins_readme_names_nothing_outside_its_folder_by_a_relative_path(
     ]
     assert not outside, f"{rel(readme)} links outside its folder: {outside}"
     assert "../" not in text, f"{rel(readme)} names a path outside its folder ('../')"
+
+
+#: Names a plugin README's usage block leaves to the reader, as the README's first run does.
+_READERS_OWN = ("tasks", "reward", "agent")
+
+
+@pytest.mark.parametrize("readme", sorted(REPO.glob("plugins/*/README.md")), ids=rel)
+def test_every_python_block_of_a_plugins_readme_imports_what_it_uses(readme: Path) -> None:
+    blocks = re.findall(
+        r"^( *)```python\n(.*?)^\1```$",
+        readme.read_text(encoding="utf-8"),
+        re.MULTILINE | re.DOTALL,
+    )
+    ruff = Path(sys.executable).with_name("ruff")
+    for number, (_, block) in enumerate(blocks, 1):
+        code = textwrap.dedent(block)
+        found = subprocess.run(
+            [str(ruff), "check", "--no-cache", "--isolated", "--select", "F821",
+             "--config", f"builtins = {json.dumps(_READERS_OWN)}", "--output-format", "concise",
+             "--stdin-filename", f"block{number}.py", "-"],
+            input=code, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert found.returncode == 0, (
+            f"{rel(readme)}'s python block {number} uses a name it does not import:\n"
+            f"{found.stdout}{found.stderr}"
+        )
 
 
 @pytest.mark.parametrize("doc", [*DOCS, *EXAMPLES], ids=rel)
