@@ -474,10 +474,27 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         try:
             return yaml.load(text, Loader=Loader)  # Loader is a SafeLoader: plain data only
+        except yaml.MarkedYAMLError as error:
+            raise ValueError(_yaml_reason(error)) from None
         except yaml.YAMLError as error:
             raise ValueError(str(error)) from None
 
     return parse
+
+
+def _yaml_reason(error: Any) -> str:
+    """What PyYAML says of a YAML error, on one line, with where it is by line and column but
+    none of the file's text: its own message quotes the line, and a line of a wrong file (or
+    of the next entry) may hold a secret."""
+    said = [
+        f"{words} at line {mark.line + 1}, column {mark.column + 1}" if mark else str(words)
+        for words, mark in (
+            (error.context, error.context_mark),
+            (error.problem, error.problem_mark),
+        )
+        if words
+    ]
+    return "; ".join(said) or "it is not valid YAML"
 
 
 def _listed(mapping: Mapping[Any, Any]) -> str:
