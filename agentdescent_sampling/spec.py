@@ -10,7 +10,6 @@ imports anything: a spec is only a name that the registry resolves.
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import json
 import re
@@ -301,7 +300,12 @@ def _quoted_by(show: Callable[[str], str]) -> tuple[Callable[[str], str], Callab
 
 
 def _composed(escapes: tuple[Callable[[str], str], ...]) -> Callable[[str], str]:
-    return functools.reduce(lambda inner, outer: lambda text: outer(inner(text)), escapes, str)
+    def escaped(text: str) -> str:
+        for escape in escapes:
+            text = escape(text)
+        return text
+
+    return escaped
 
 
 _REPRS = _quoted_by(repr)
