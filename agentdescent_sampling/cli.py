@@ -13,7 +13,7 @@ from typing import Any
 
 from . import loading
 from ._display import safe_repr, shown, shown_data, shown_lines
-from ._files import reason_of, user_file_path, user_path
+from ._files import parse_bounded, reason_of, strict_json, user_file_path, user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
 from .errors import PluginLoadError, SamplerConflictError, SamplerError, StateError
@@ -319,10 +319,12 @@ def _run_spec_spec(value: str) -> str | dict[str, Any]:
     if not value.lstrip().startswith("{"):
         return value
     try:
-        spec = json.loads(value)
+        # As every JSON config is read: a key given twice, or nesting past the depth limit,
+        # is refused (json.loads kept the last 'name' and raised RecursionError).
+        spec = parse_bounded(value, strict_json)
     except ValueError as error:
         raise argparse.ArgumentTypeError(
-            f"{shown(value)} starts with '{{' but is not a JSON object ({error}); give "
+            f"{shown(value)} starts with '{{' but cannot be read as a JSON object ({error}); give "
             f"'name:key=value' or a JSON object such as '{{\"name\": \"fixable-first\"}}'"
         ) from None
     if not isinstance(spec, dict):

@@ -281,7 +281,7 @@ class Plugins:
                 self._fail(
                     ep,
                     "failed",
-                    f"{ep.value} is {type(loaded).__name__} {short_repr(loaded)}, neither a "
+                    f"{ep.value} is {safe_repr(type(loaded))} {safe_repr(loaded, 80)}, neither a "
                     f"sampler factory nor a module of @hookimpl functions (a hook-form entry "
                     f"point names a module, without ':')",
                 )
@@ -501,7 +501,9 @@ def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
         filename = getattr(error, "filename", None) if isinstance(error, SyntaxError) else None
         if isinstance(filename, str) and filename:  # never ran a line
             return f" (at {shown(os.path.basename(filename), 120)}:{error.lineno})"  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001  # a failure's report must not fail on the error it reports
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  # a report must not fail on the error it reports
         pass
     return ""
 
@@ -565,8 +567,11 @@ def describe(error: BaseException) -> str:
     """``Type: text`` of ``error``, short, escaped, and safe against a hostile ``__str__``."""
     try:
         text = str(error)
-    except Exception:  # noqa: BLE001  # a hostile __str__ must not escape isolation
-        return "an exception that could not be printed"
+    except KeyboardInterrupt:
+        raise
+    # A hostile __str__ must not escape isolation, whatever it raises: SystemExit included.
+    except BaseException:  # noqa: BLE001
+        return f"{safe_repr(type(error))}: an exception that could not be printed"
     return shown(f"{safe_repr(type(error))}: {shown(text, MAX_MESSAGE)}", MAX_MESSAGE)
 
 

@@ -259,7 +259,7 @@ def cut_read(message: str, read: Any) -> str:
     """``message`` with what it quotes of a text in ``read`` (a value read from a config
     file: a string, or a table, whose strings and those of its lists and tables are read) cut:
     a text in a name's form to its first :data:`SHOWN_READ` characters, any other (a password,
-    a URL) hidden whole."""
+    a URL) hidden whole, in each form a message may quote it in (:data:`_ESCAPES`)."""
     from ._display import plural  # only an error path cuts
 
     for text in itertools.islice(_texts_in(read), 64):
@@ -269,17 +269,59 @@ def cut_read(message: str, read: Any) -> str:
             if not part or (name_like and len(part) <= SHOWN_READ) or _number_text(part):
                 continue
             hidden = f"<{plural(len(part), 'character')}, not shown>"
-            for form in dict.fromkeys((part, repr(part)[1:-1])):  # as written, as repr quotes it
-                # Quoted ('x', "x"), or a parameter's value in a spec string (c=x).
-                for opener in ("'", '"', "="):
-                    closer = "" if opener == "=" else opener
-                    shown = (
-                        f"{opener}{part[:SHOWN_READ]}...{closer}"
-                        if name_like
-                        else f"{'=' if opener == '=' else ''}{hidden}"
-                    )
-                    message = _cut_opened(message, opener + form, closer, shown)
+            # Quoted ('x', "x"), or a parameter's value in a spec string (c=x); each as
+            # written, and as each escape (a repr, and a repr of a message quoting it) has it.
+            quoted = {
+                (outer(opener), outer(base(part)), outer(closer)): opener
+                for base, outer in _ESCAPES
+                for opener, closer in (("'", "'"), ('"', '"'), ("=", ""))
+            }
+            for (opener, form, closer), plain in quoted.items():
+                shown = (
+                    f"{opener}{part[:SHOWN_READ]}...{closer}"
+                    if name_like
+                    else f"{'=' if plain == '=' else ''}{hidden}"
+                )
+                message = _cut_opened(message, opener + form, closer, shown)
     return message
+
+
+def _quoted_by(show: Callable[[str], str]) -> tuple[Callable[[str], str], Callable[[str], str]]:
+    """The escapes ``show`` (``repr`` or ``ascii``) gives a text inside a string it quotes
+    with ``'`` (escaping ``'``), and with ``"`` (as it does a string holding ``'`` only)."""
+
+    def single(text: str) -> str:
+        return show(text + "'\"")[1:-4]  # holding both quotes: quoted with ', ' escaped
+
+    def double(text: str) -> str:
+        return single(text) if '"' in text else show(text)[1:-1]
+
+    return single, double
+
+
+def _composed(escapes: tuple[Callable[[str], str], ...]) -> Callable[[str], str]:
+    def escaped(text: str) -> str:
+        for escape in escapes:
+            text = escape(text)
+        return text
+
+    return escaped
+
+
+_REPRS = _quoted_by(repr)
+#: How a message may quote a text: a form of the text itself (as written, or as JSON writes
+#: it, in a spec's string form), then escaped with its quotes by ``repr`` or ``ascii`` (which a
+#: name error uses, escaping every non-ASCII character), and by a ``repr`` of a message that
+#: quoted it so (a sampler's refusal, quoted in ours).
+_ESCAPES: tuple[tuple[Callable[[str], str], Callable[[str], str]], ...] = tuple(
+    (base, _composed(layers))
+    for base in (str, lambda text: json.dumps(text)[1:-1])
+    for layers in (
+        (),
+        *((first,) for first in (*_REPRS, *_quoted_by(ascii))),
+        *((first, second) for first in (*_REPRS, *_quoted_by(ascii)) for second in _REPRS),
+    )
+)
 
 
 def _texts_in(read: Any) -> Iterator[str]:
@@ -436,10 +478,27 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         try:
             return yaml.load(text, Loader=Loader)  # Loader is a SafeLoader: plain data only
+        except yaml.MarkedYAMLError as error:
+            raise ValueError(_yaml_reason(error)) from None
         except yaml.YAMLError as error:
             raise ValueError(str(error)) from None
 
     return parse
+
+
+def _yaml_reason(error: Any) -> str:
+    """What PyYAML says of a YAML error, on one line, with where it is by line and column but
+    none of the file's text: its own message quotes the line, and a line of a wrong file (or
+    of the next entry) may hold a secret."""
+    said = [
+        f"{words} at line {mark.line + 1}, column {mark.column + 1}" if mark else str(words)
+        for words, mark in (
+            (error.context, error.context_mark),
+            (error.problem, error.problem_mark),
+        )
+        if words
+    ]
+    return "; ".join(said) or "it is not valid YAML"
 
 
 def _listed(mapping: Mapping[Any, Any]) -> str:

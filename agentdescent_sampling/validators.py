@@ -144,7 +144,10 @@ def _message(
         # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
         # Whitespace around it (a no-break space, which float() strips too) is not a digit.
         plain = value.strip().isascii()
-        got += ": write the number without quotes" if plain else ": write it in ASCII digits"
+        if plain and "_" in value:  # Python, TOML and YAML read 1_000; a spec string does not
+            got += f": write the number without '_' or quotes, as {value.strip().replace('_', '')}"
+        else:
+            got += ": write the number without quotes" if plain else ": write it in ASCII digits"
         mantissa, e, exponent = value.strip().lower().partition("e")
         # YAML 1.1 reads 1e-1 as a string, 1.0e-1 as a number; the form is told in ASCII.
         if plain and e and "." not in mantissa:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -367,3 +368,38 @@ def test_a_text_in_a_list_read_from_a_file_is_not_shown_either(tmp_path: Path) -
 
     assert "DifficultyWeighted(c=[<24 characters, not shown>])" in str(raised.value)
     assert "SuperSecret" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("secret", "table"),
+    [("hunter2-P\u00e4ssw\u00f6rd-xyz", False),  # non-ASCII: a name error shows it by ascii()
+     ("\u00c4\u00d6\u00dc-key-2024-xx-yy-zz", False),
+     ("abc'def\"ghi jkl mno", True),  # quotes: repr inside repr escapes them again
+     ("pa ss\\word 12345 67890", True),  # a backslash, doubled at each repr
+     ("tab\tHunter2-Zq9x-8812", True),  # a control character, escaped at each repr
+     ("p\u00e4ss, w\u00f6rd 12345", True)],  # non-ASCII and a comma: written as JSON, then repr
+    ids=["non-ascii-name", "non-ascii-start", "quotes", "backslash", "tab", "json-escaped"],
+)  # fmt: skip
+def test_a_value_read_from_a_file_is_not_shown_in_any_escaped_form(
+    tmp_path: Path, secret: str, table: bool
+) -> None:
+    # The cut looked for the text as written and as repr quotes it once, but a message also
+    # quotes it by ascii() (an invalid name), as JSON (the spec's string form) and through a
+    # repr of a message that already quoted it (a sampler's refusal, inside ours).
+    config = tmp_path / "run.json"
+    escape = json.dumps(secret)
+    config.write_text(
+        f'{{"task_sampler": {{"name": "difficulty-weighted", "c": {escape}}}}}'
+        if table
+        else f'{{"task_sampler": {escape}}}',
+        encoding="utf-8",
+    )
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config))
+
+    said = str(raised.value)
+    assert "not shown>" in said
+    words = [word for word in re.split(r"[^A-Za-z0-9]+", secret) if len(word) >= 3]
+    assert words  # what is left of the secret whatever its escapes
+    assert not any(word in said for word in words), said

@@ -399,6 +399,32 @@ def test_yaml_is_read_safely_plain_data_only(tmp_path: Path, text: str, fragment
 
 
 @pytest.mark.parametrize(
+    ("text", "where"),
+    [("task_sampler:\n  name: round-robin\napi_key: @sk-Zq9x8812-Hunter2\n",
+      "found character '@' that cannot start any token at line 3, column 10"),
+     ("task_sampler:\n  name: round-robin\npassword: p:a\n  ss: Zq9x8812-Hunter2\n",
+      "mapping values are not allowed here at line 4, column 5"),
+     ("task_sampler: {name: round-robin}\ntoken: !!binary Zq9x8812-Hunter2 !!str\n",
+      "at line 2, column")],
+    ids=["scanner", "parser", "constructor"],
+)  # fmt: skip
+def test_a_yaml_error_says_where_without_quoting_the_files_line(
+    tmp_path: Path, text: str, where: str
+) -> None:
+    # PyYAML's message quotes the line it stopped at, and a line of a wrong file, or the
+    # next one, may hold a secret: the line and column say where, and nothing of the text.
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        spec_from_file(path)
+
+    assert where in str(raised.value)
+    assert "Zq9x8812" not in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
     ("text", "meant"),
     [
         ("fixable-first,failure_cost=2", "fixable-first:failure_cost=2"),

@@ -47,6 +47,8 @@ def test_solved_threshold_names_the_value_and_the_engines_default(
         ("\uff10.\uff12", "got str: write it in ASCII digits; try 0.2"),  # full-width 0.2
         ("\uff11e-1", "got str: write it in ASCII digits; try 0.2"),  # no full-width YAML form
         ("0.2\u00a0", "got str: write the number without quotes; try 0.2"),  # a no-break space
+        # A spec string reads 1_000 as text (its numbers are digits only), with no quotes to drop.
+        ("1_000", "got str: write the number without '_' or quotes, as 1000; try 0.2"),
     ],
 )  # fmt: skip
 def test_a_number_given_as_a_string_is_told_to_drop_the_quotes(value: str, said: str) -> None:

@@ -101,6 +101,30 @@ def test_import_takes_the_spec_as_a_json_object_as_a_run_spec_gives_it(
         assert continued.records == 4
 
 
+@pytest.mark.parametrize(
+    ("spec", "told"),
+    [('{"name": "round-robin", "name": "difficulty-weighted", "c": 0.1}',
+      "the key 'name' is given twice"),
+     ('{"name": ' + "[" * 20_000 + "]" * 20_000 + "}", "more than 32 levels deep")],
+    ids=["key-twice", "deep"],
+)  # fmt: skip
+def test_import_reads_a_json_spec_as_every_json_config_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: str, told: str
+) -> None:
+    # json.loads took the last of two 'name' keys and raised RecursionError past its depth.
+    _, export = _exported(tmp_path)
+    imported = tmp_path / "imported.sqlite"
+
+    with pytest.raises(SystemExit) as exited:
+        main(["state", "import", str(export), "-o", str(imported), "--spec", spec])
+
+    assert exited.value.code == 2
+    said = capsys.readouterr().err
+    assert told in said
+    assert len(said) < 1_000
+    assert not imported.exists()
+
+
 def test_import_refuses_an_output_that_exists_and_leaves_it_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

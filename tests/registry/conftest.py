@@ -368,6 +368,28 @@ ZOO.update(
             },
             {"base-import": "ads_base_import:X", "base-hook": "ads_base_hook"},
         ),
+        # Text the registry reads to word a failure, raising SystemExit: an import error
+        # whose __str__ does, and a class-form entry point naming an object (not callable)
+        # whose __repr__ does.
+        "ads-test-raising-text": (
+            {
+                "ads_raising_str.py": """
+                    class Unprintable(Exception):
+                        def __str__(self):
+                            raise SystemExit("__str__ escaped")
+
+                    raise Unprintable()
+                """,
+                "ads_raising_repr.py": """
+                    class Unshowable:
+                        def __repr__(self):
+                            raise SystemExit("__repr__ escaped")
+
+                    VALUE = Unshowable()
+                """,
+            },
+            {"raising-str": "ads_raising_str:X", "raising-repr": "ads_raising_repr:VALUE"},
+        ),
         # A factory that validates its parameters CLI-style, with sys.exit().
         "ads-test-factory-exits": (
             {

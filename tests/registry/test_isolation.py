@@ -70,6 +70,32 @@ def test_base_exceptions_at_import_and_in_a_hook_are_recorded(zoo: Venv) -> None
     assert failure_of(records(zoo), "ads-test-exits")["status"] == "failed"
 
 
+def test_a_plugin_whose_error_or_object_raises_when_shown_is_recorded(zoo: Venv) -> None:
+    # Wording the failure read the exception's __str__ and the object's __repr__, plugin
+    # code outside the isolation: their SystemExit ended the host.
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import PluginLoadError, available, create
+        from agentdescent_sampling.registry import default_registry
+        said = []
+        for name in ("raising-str", "raising-repr"):
+            try:
+                create(name)
+            except PluginLoadError as error:
+                said.append(str(error))
+        available()
+        said += sorted(f.message for f in default_registry().failures()
+                       if f.distribution == "ads-test-raising-text")
+        print(json.dumps(said))
+        """
+    )
+    assert "import failed: Unprintable: an exception that could not be printed" in outcome[0]
+    assert "VALUE is Unshowable <Unshowable object>, neither a sampler factory" in outcome[1]
+    assert "escaped" not in " ".join(outcome)
+    assert len(outcome) == 4
+
+
 def test_a_factory_calling_sys_exit_is_our_error_and_the_host_goes_on(zoo: Venv) -> None:
     outcome = zoo.json(
         """
