@@ -62,16 +62,19 @@ def test_a_hook_whose_signature_pluggy_refuses_is_named_as_written_with_its_line
     assert "\\x0a" not in failure.message  # pluggy's line breaks, escaped, read as noise
 
 
+class First:
+    """A sampler that always picks the shard's first task."""
+
+    name = "first"
+
+    def pick(self, keys: list[str], round_index: int) -> str:
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+
 def test_a_reserved_alias_is_named_as_the_builtin_spells_it_with_its_builtin() -> None:
-    class First:
-        name = "first"
-
-        def pick(self, keys: list[str], round_index: int) -> str:
-            return keys[0]
-
-        def record(self, task_id: str, score: float) -> None:
-            pass
-
     registry = Registry(only=[])
     with pytest.raises(Exception, match=r"claims the built-in name FixableFirst, an alias of "
                        r"fixable-first; "):  # fmt: skip
@@ -237,15 +240,6 @@ def test_a_preset_registered_without_a_description_is_described_by_what_it_wraps
 
 
 def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_class() -> None:
-    class First:
-        name = "first"
-
-        def pick(self, keys: list[str], round_index: int) -> str:
-            return keys[0]
-
-        def record(self, task_id: str, score: float) -> None:
-            pass
-
     registry = Registry(only=[])
     with pytest.raises(Exception, match=r"registered First .*, which is not callable; register "
                        r"the class \(First\), not an instance of it: create\(\) builds one "
