@@ -85,6 +85,13 @@ def check_owner(owner: object, name: str, where: str) -> None:
     Raises:
         StateError: ``owner`` is another sampler's name (or missing); ``where`` names the file.
     """
+    if not isinstance(owner, str) or not owner:
+        raise StateError(
+            f'{where!r} names no sampler its state belongs to (its "sampler" is '
+            f"{short_repr(owner)}, not a name), so it cannot be loaded into {name!r}: it was not "
+            f"written by save_state() or a state file; give this sampler another state path "
+            f"(the file was left as it is)"
+        )
     if owner != name:
         raise StateError(
             f"{where!r} holds the state of sampler {short_repr(owner)}, not {name!r}; "

@@ -118,6 +118,19 @@ def test_a_bad_state_file_raises_state_error_and_changes_nothing(
     assert path.read_text() == text
 
 
+@pytest.mark.parametrize("owner", [None, "", 3], ids=["null", "empty", "a-number"])
+def test_a_state_naming_no_sampler_is_refused_without_advice_to_select_it(
+    tmp_path: Path, owner: object
+) -> None:
+    path = good_state_file(tmp_path)
+    document = json.loads(path.read_text())
+    document["sampler"] = owner
+    path.write_text(json.dumps(document))
+    with pytest.raises(StateError, match="names no sampler its state belongs to") as raised:
+        load_state(create("difficulty-weighted"), path)  # type: ignore[arg-type]
+    assert "select" not in str(raised.value)
+
+
 def test_a_missing_file_raises_state_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(StateError, match=r"nothing-here\.json"):
         load_state(create("round-robin"), tmp_path / "nothing-here.json")  # type: ignore[arg-type]
