@@ -437,7 +437,8 @@ def restore_rng(name: str, value: object) -> random.Random:
         and len(value) == 3
         and isinstance(value[1], list)
         and len(value[1]) == _RNG_WORDS  # before walking a list of any length
-        and all(map(is_count, value[1]))
+        and all(is_count(word) and word < 1 << 32 for word in value[1])  # 32-bit words
+        and (value[1][0] & 1 << 31 or any(value[1][1:-1]))  # all zero: 0.0 for ever
         and (value[2] is None or is_real(value[2]))
     ):
         try:

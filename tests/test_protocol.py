@@ -154,8 +154,8 @@ def test_restore_rng_reads_back_every_state_rng_state_writes() -> None:
 @pytest.mark.parametrize(
     "value",
     [[3, list(range(1_000_000)), None], [3, [0] * 624 + [10**5000], None], 10**5000,
-     [3, [[[]]] * 10, None]],
-    ids=["long", "huge-int-inside", "huge-int", "nested"],
+     [3, [[[]]] * 10, None], [3, [0] * 624 + [624], None], [3, [1 << 40] * 624 + [624], None]],
+    ids=["long", "huge-int-inside", "huge-int", "nested", "all-zero-words", "wider-than-32-bits"],
 )  # fmt: skip
 def test_restore_rng_refuses_a_hostile_state_with_a_state_error(value: object) -> None:
     from agentdescent_sampling.errors import StateError
