@@ -154,3 +154,57 @@ def test_a_pick_never_recorded_stops_counting_as_in_flight_after_the_ttl() -> No
         assert picked == "b"
         sampler.record("b", 0.0)
     assert sampler.pick(["lost", "b"], 0) == "lost"
+
+
+def test_the_prior_never_changes_a_pick() -> None:
+    # The guide: an untried task keeps the optimistic prior p = 0.5. In the engine's rule an
+    # untried task wins outright, so a prior of 0 or 0.3 must pick exactly as the default.
+    import random
+
+    rng = random.Random(5)
+    samplers = [DifficultyWeighted(prior=prior) for prior in (0.5, 0.0, 0.3)]
+    tasks = [f"t{i}" for i in range(12)]
+    for r in range(300):
+        shard = rng.sample(tasks, rng.randint(1, 12))
+        picks = {sampler.pick(shard, r) for sampler in samplers}
+        assert len(picks) == 1, (r, picks)
+        [picked] = picks
+        score = float(rng.random() < 0.5)
+        for sampler in samplers:
+            sampler.record(picked, score)
+
+
+class _HeldLock:
+    """A lock that knows whether it is held: to see that a method changes state under it."""
+
+    def __init__(self) -> None:
+        self.held = False
+
+    def __enter__(self) -> None:
+        self.held = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.held = False
+
+
+class _GuardedStats(dict[str, tuple[int, int]]):
+    def __init__(self, lock: _HeldLock) -> None:
+        super().__init__()
+        self.lock = lock
+
+    def __setitem__(self, key: str, value: tuple[int, int]) -> None:
+        assert self.lock.held, "statistics changed without the lock"
+        super().__setitem__(key, value)
+
+
+def test_statistics_change_only_under_the_lock() -> None:
+    # The guide: "DifficultyWeighted guards its statistics with a lock", since the workers of
+    # evolve(max_concurrency > 1) call pick and record on one instance at once.
+    sampler = DifficultyWeighted()
+    lock = _HeldLock()
+    sampler._lock = lock  # type: ignore[assignment]
+    sampler._stats = _GuardedStats(lock)
+    for r in range(6):
+        picked = sampler.pick(["a", "b", "c"], r)
+        sampler.record(picked, float(r % 2))
+    assert sum(trials for _, trials in sampler.stats().values()) == 6
