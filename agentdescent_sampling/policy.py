@@ -30,6 +30,7 @@ __all__ = [
     "VERSION",
     "EntryPoint",
     "Policy",
+    "builtin_of",
     "known_apart",
     "normalize",
     "of_provider",
@@ -124,15 +125,19 @@ BUILTINS: tuple[EntryPoint, ...] = (
 RESERVED: frozenset[str] = frozenset().union(*(builtin.keys for builtin in BUILTINS))
 
 
+def builtin_of(name: str) -> str | None:
+    """The built-in that ``name`` selects, in any of its spellings and aliases (``RoundRobin``
+    is ``round-robin``), or ``None``."""
+    key = normalize(name)
+    return next((builtin.name for builtin in BUILTINS if key in builtin.keys), None)
+
+
 def known_apart(first: str, second: str) -> bool:
     """Whether the sampler names ``first`` and ``second`` are known, without importing
     anything, to select different samplers: one of them is a built-in's name (any of them:
     ``RoundRobin`` is ``round-robin``), and the other is not that built-in's. A plugin's
     aliases are known only once it is imported."""
-    built_ins = [
-        next((builtin.name for builtin in BUILTINS if normalize(name) in builtin.keys), None)
-        for name in (first, second)
-    ]
+    built_ins = [builtin_of(first), builtin_of(second)]
     return any(built_ins) and built_ins[0] != built_ins[1]
 
 

@@ -36,7 +36,7 @@ from ._display import a_type, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError
 from .loading import code_lines, describe
 from .params import Signature, signature_of
-from .policy import BUILTINS, RESERVED, normalize
+from .policy import RESERVED, builtin_of, normalize
 from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
@@ -443,8 +443,7 @@ def _label(factory: object) -> str:
         except ValueError:
             pass
         else:  # a built-in's name on another class would pass that class off as the built-in
-            ours = str(getattr(factory, "__module__", None)).partition(".")[0] == _PACKAGE
-            if ours or normalize(checked) not in RESERVED:
+            if _claimed_builtin(checked, factory) is None:
                 return checked
     attribute = "__qualname__" if isinstance(factory, type) else "__name__"
     found = getattr(factory, attribute, None)
@@ -623,8 +622,8 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
     except ValueError as error:
         yield Violation("name", f"the sampler's name attribute is wrong: {error}")
         return
-    builtin = next((each.name for each in BUILTINS if normalize(name) in each.keys), None)
-    if builtin is not None and type(first).__module__.partition(".")[0] != _PACKAGE:
+    builtin = _claimed_builtin(name, type(first))
+    if builtin is not None:
         yield Violation(
             "name",
             f"{cls}'s name {name!r} selects the built-in {builtin}, and built-in names are "
@@ -640,6 +639,14 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
 
 
 _MISSING = object()
+
+
+def _claimed_builtin(name: str, owner: object) -> str | None:
+    """The built-in ``name`` selects, when ``owner`` (a class or a factory) is not this
+    package's own: a name that would pass it off as the built-in."""
+    if str(getattr(owner, "__module__", None)).partition(".")[0] == _PACKAGE:
+        return None
+    return builtin_of(name)
 
 
 def _suffixed_name(name: str) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 import attrs
 
 from ..errors import BenchError
-from ..policy import BUILTINS, normalize
+from ..policy import builtin_of, normalize
 from ..protocol import SOLVED, TaskSampler, short_repr
 from ..registry import Registry
 from ..spec import SamplerSpec, SpecLike, parse_spec
@@ -95,8 +95,7 @@ def bare_name(given: object) -> str | None:
         return None
     key = normalize(name.strip())
     own = {normalize(each): each for each in (ORACLE, LEARNER_CEILING)}
-    built_in = next((builtin.name for builtin in BUILTINS if key in builtin.keys), None)
-    return own.get(key) or built_in or name.strip()
+    return own.get(key) or builtin_of(name.strip()) or name.strip()
 
 
 # Two-sided 95% Student t critical values for 1..30 degrees of freedom; beyond 30
