@@ -254,9 +254,6 @@ class SearchSampler(PlannerSampler):
         self._rules = sum(planners[0].lessons)
         self._solved = planners[0].solved
 
-    def _shard(self, keys: Sequence[str]) -> Shard:
-        return (*super()._shard(keys), 0)
-
     def _placings(self) -> list[tuple[float, int, int]]:
         """Each way the breakers left can lie, with its chance: ``(chance, broken, new)``,
         broken among the committed rules not shown to be breakers, new among this round's."""
@@ -296,7 +293,7 @@ class SearchSampler(PlannerSampler):
             return keys[0]
         assert isinstance(planner, BreakPlanner)
         after = planner._after_first if first else planner._after_second
-        pool = self._shard(self._train)[:3]
+        pool = self._shard(self._train)
         placings = self._placings()
 
         def value(action: str, candidate: str | None = None) -> float:
@@ -313,7 +310,7 @@ class SearchSampler(PlannerSampler):
                     total += p * hit * after(state, found, "v")
             return total
 
-        best = min(Planner.actions(planner, self._shard(keys)[:3]), key=value)
+        best = min(Planner.actions(planner, self._shard(keys)), key=value)
         wanted = self.WANTED.get(best)
         chosen = next((key for key in keys if self._state[key] == wanted), keys[0])
         candidates = [key for key in keys if key in self._seen and key not in self._patched]
