@@ -271,11 +271,12 @@ def cut_read(message: str, read: Any) -> str:
             hidden = f"<{plural(len(part), 'character')}, not shown>"
             # Quoted ('x', "x"), or a parameter's value in a spec string (c=x); each as
             # written, and as each escape (a repr, and a repr of a message quoting it) has it.
-            quoted = {
-                (outer(opener), outer(base(part)), outer(closer)): opener
-                for base, outer in _ESCAPES
-                for opener, closer in (("'", "'"), ('"', '"'), ("=", ""))
-            }
+            bases = {base: base(part) for base in dict.fromkeys(base for base, _ in _ESCAPES)}
+            quoted = {}
+            for base, outer in _ESCAPES:
+                form = outer(bases[base])  # escaped once, whatever quotes it
+                for opener, closer in (("'", "'"), ('"', '"'), ("=", "")):
+                    quoted[outer(opener), form, outer(closer)] = opener
             for (opener, form, closer), plain in quoted.items():
                 shown = (
                     f"{opener}{part[:SHOWN_READ]}...{closer}"
