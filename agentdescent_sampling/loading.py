@@ -17,6 +17,7 @@ import os
 import threading
 import traceback
 from collections.abc import Callable, Iterable
+from types import FrameType
 from typing import Any, Literal, TextIO
 
 from ._display import safe_repr, shown
@@ -301,7 +302,7 @@ class Plugins:
         return self._manager
 
     def _load_hooks(self, ep: EntryPoint, plugin: object) -> None:
-        registrations: list[tuple[Any, Any, Any, Any]] = []
+        registrations: list[tuple[Any, Any, Any, Any, str]] = []
         returned: list[object] = []  # what a hook returned: samplers meant for register()?
         hook_running = threading.Event()
 
@@ -320,7 +321,8 @@ class Plugins:
                     f"returned, so nothing can take it; call register() inside that hook, "
                     f"before it returns"
                 )
-            registrations.append((factory, name, aliases, description))
+            # Vetted once the hook returns, when the plugin's call is no longer on the stack.
+            registrations.append((factory, name, aliases, description, _calling_line(ep)))
 
         def call_hooks() -> None:
             import pluggy
@@ -371,8 +373,8 @@ class Plugins:
                 f"@hookimpl {_HOOK}(register) calls register(); a class-form one is written "
                 f"'module:Class'",
             )
-        for factory, name, aliases, description in registrations:
-            self._register(ep, "hook", factory, name, aliases, description)
+        for factory, name, aliases, description, where in registrations:
+            self._register(ep, "hook", factory, name, aliases, description, where)
 
     def _register(
         self,
@@ -382,7 +384,11 @@ class Plugins:
         name: object,
         aliases: object,
         description: object,
+        where: str = "",
     ) -> None:
+        """Vet and add one registration; ``where`` is the line of a hook's ``register()``
+        call (`` (at my_plugin/hooks.py:12)``), told with a failure."""
+
         def make() -> SamplerInfo:
             return vet(
                 factory,
@@ -397,7 +403,7 @@ class Plugins:
             )
 
         claimed = (name,) if isinstance(name, str) else ()
-        ok, info = self._isolated(ep, "registration", make, claimed)
+        ok, info = self._isolated(ep, "registration", make, claimed, where)
         if not ok:
             return
         mine = [
@@ -411,7 +417,7 @@ class Plugins:
                 ep,
                 "failed",
                 f"registers {info.name!r}, a name its distribution already registered "
-                f"(as {mine[0].name!r} from {mine[0].entry_point!r}); the first is kept",
+                f"(as {mine[0].name!r} from {mine[0].entry_point!r}); the first is kept{where}",
                 names=(info.name, *info.aliases),
             )
             return
@@ -423,8 +429,10 @@ class Plugins:
         stage: str,
         call: Callable[[], Any],
         names: tuple[str, ...] | None = None,
+        where: str = "",
     ) -> tuple[bool, Any]:
-        """Run plugin code; record whatever it raises as this plugin's failure."""
+        """Run plugin code; record whatever it raises as this plugin's failure, at the line
+        of the plugin's it came through, else at ``where``."""
         outer = getattr(_running, "plugin", None)
         _running.plugin = ep.label
         try:
@@ -433,7 +441,8 @@ class Plugins:
             with contextlib.redirect_stdout(plugin_output):
                 return True, call()
         except Refused as refused:
-            self._fail(ep, refused.status, refused.message, names=refused.names or names)
+            at = "" if refused.status == "disabled" else where  # the user's choice, no fault
+            self._fail(ep, refused.status, refused.message + at, names=refused.names or names)
         except KeyboardInterrupt:
             # The user's interrupt is not the plugin's failure: let it end the call, but
             # keep the plugin in failures() rather than have it vanish half-loaded.
@@ -448,10 +457,8 @@ class Plugins:
                     f"; check the entry point ({ep.label}) against the package's code, or "
                     f"reinstall {ep.distribution}"
                 )
-            where = _plugin_line(ep, error)
-            self._fail(
-                ep, "failed", f"{stage} failed: {describe(error)}{where}{hint}", error, names
-            )
+            at = _plugin_line(ep, error) or where
+            self._fail(ep, "failed", f"{stage} failed: {describe(error)}{at}{hint}", error, names)
         finally:
             _running.plugin = outer
         return False, None
@@ -480,8 +487,13 @@ class Plugins:
 def code_lines(error: BaseException) -> list[tuple[str, str, int]]:
     """``(top-level package, file, line)`` of each frame ``error`` came through, outermost
     first; a frame's globals are read as a plain dict, so no code of its module runs."""
+    return _frame_lines(traceback.walk_tb(error.__traceback__))
+
+
+def _frame_lines(frames: Iterable[tuple[FrameType, int]]) -> list[tuple[str, str, int]]:
+    """``(top-level package, file, line)`` of each of ``frames``, in their order."""
     lines = []
-    for frame, line in traceback.walk_tb(error.__traceback__):
+    for frame, line in frames:
         module = dict.get(frame.f_globals, "__name__")  # not a subclass's own get()
         package = module.partition(".")[0] if isinstance(module, str) else ""
         lines.append((package, frame.f_code.co_filename, line))
@@ -495,9 +507,9 @@ def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
     raises, and runs none of the plugin's code: a frame's globals are read as a plain dict."""
     top = ep.value.partition(":")[0].partition(".")[0]
     try:
-        found = [(file, line) for package, file, line in code_lines(error) if package == top]
+        found = _innermost(top, code_lines(error))
         if found:
-            return f" (at {_in_package(top, found[-1][0])}:{found[-1][1]})"
+            return found
         filename = getattr(error, "filename", None) if isinstance(error, SyntaxError) else None
         if isinstance(filename, str) and filename:  # never ran a line
             return f" (at {shown(os.path.basename(filename), 120)}:{error.lineno})"  # type: ignore[attr-defined]
@@ -506,6 +518,27 @@ def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
     except BaseException:  # noqa: BLE001  # a report must not fail on the error it reports
         pass
     return ""
+
+
+def _calling_line(ep: EntryPoint) -> str:
+    """`` (at my_plugin/hooks.py:12)``: the innermost line of the plugin's own package on
+    this thread's stack, where the plugin called what runs now (a hook's ``register()``),
+    or ``""``; read as :func:`_plugin_line` reads a traceback."""
+    top = ep.value.partition(":")[0].partition(".")[0]
+    try:
+        stack = list(traceback.walk_stack(inspect.currentframe()))  # innermost first
+        return _innermost(top, _frame_lines(reversed(stack)))
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  # a registration must not fail on where it was made
+        return ""
+
+
+def _innermost(top: str, lines: list[tuple[str, str, int]]) -> str:
+    """`` (at my_plugin/hooks.py:12)``: the last of ``lines`` (outermost first) in the
+    package ``top``, or ``""``."""
+    found = [(file, line) for package, file, line in lines if package == top]
+    return f" (at {_in_package(top, found[-1][0])}:{found[-1][1]})" if found else ""
 
 
 def _in_package(top: str, file: str) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentdescent_sampling import Registry, UnknownSamplerError
+from agentdescent_sampling.cli import main
 from agentdescent_sampling.records import PluginFailure
 from tests.support.distinfo import install_plugins
 
@@ -123,6 +124,36 @@ def test_a_plugin_that_raises_at_import_or_in_its_hook_is_named_with_the_line_it
     assert hooked.message == (
         f"hook failed: RuntimeError: hook exploded (at {modules[1].name}:{hook_line})"
     )
+
+
+def test_a_registration_a_hook_refuses_is_named_with_the_line_of_its_register_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hook = """
+    def register_all(register):
+        register(42, name="forty-two")  # refused once the hook returns, after this line ran
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register_all(register)
+        register(First, name="first")
+        register(First, name="first-again", aliases=("first",))
+    """
+    plugin = {"kit-test-refused-registrations": (SAMPLER + hook, {"refused-hooks": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+    (module,) = tmp_path.glob("kit_test_plugin_*.py")
+    lines = module.read_text(encoding="utf-8").splitlines()
+
+    def at(text: str) -> str:
+        return f" (at {module.name}:{1 + next(n for n, line in enumerate(lines) if text in line)})"
+
+    not_callable = f"registered int 42, which is not callable{at('forty-two')}"
+    failures = _failures(registry, "kit-test-refused-registrations")
+    by_name = {failure.names[0]: failure.message for failure in failures}
+    assert by_name["forty-two"] == not_callable
+    assert by_name["first-again"].endswith(f"the first is kept{at('first-again')}")
+    assert main(["check", "forty-two"]) == 1
+    assert capsys.readouterr().err.endswith(f": {not_callable}\n")
 
 
 def test_a_name_refused_for_one_of_its_aliases_is_told_as_refused_not_as_unknown(
