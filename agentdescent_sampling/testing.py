@@ -232,8 +232,12 @@ def check_sampler(
     if _is_spec(factory_or_name):
         try:
             built = _finishes(lambda: factory(**params))
-        except InvalidSamplerConfig:
-            raise
+        except InvalidSamplerConfig as error:
+            if wrong_parameters(label, _signature(factory), params) is None:
+                raise  # a value refused, chained to what refused it, as create() chains it
+            # create()'s words name the parameter, the valid ones and the closest match: the
+            # factory's TypeError beneath them would only repeat them, in a second traceback.
+            raise error from None
         except Exception:  # noqa: BLE001  # the sampler's own failure: the checks report it
             built = True
         if not built:
@@ -291,7 +295,7 @@ def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any
         raise InvalidSamplerConfig(
             f"{wrong}. check_sampler()'s keyword arguments are the sampler's parameters, "
             f"passed to {called}: give each one it requires and none it does not take"
-        ) from outcome[0]
+        ) from None  # the message says all the TypeError did, naming the parameter meant
 
 
 def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Finding]:
@@ -555,12 +559,7 @@ def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
     """The parameters declared ``int`` or ``float`` (or either or None) that ``factory``
     builds a sampler with when set to a string."""
     loose = []
-    # A sampler checked by name is built through the registry, whose build(**given) hides
-    # the sampler's own parameters: the registry's description of them is the one to read.
-    signature = getattr(factory, "signature", None)
-    if not isinstance(signature, Signature):
-        signature = signature_of(factory)
-    for parameter in signature.parameters:
+    for parameter in _signature(factory).parameters:
         if not _is_number_type(parameter.annotation):
             continue
         try:
@@ -569,6 +568,14 @@ def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
             continue
         loose.append(parameter.name)
     return loose
+
+
+def _signature(factory: Factory) -> Signature:
+    """The parameters ``factory`` takes. A sampler checked by name is built through the
+    registry, whose ``build(**given)`` hides the sampler's own: the registry's description
+    of them is the one to read."""
+    signature = getattr(factory, "signature", None)
+    return signature if isinstance(signature, Signature) else signature_of(factory)
 
 
 def _is_number_type(annotation: str) -> bool:

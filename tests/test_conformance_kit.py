@@ -521,6 +521,39 @@ def test_the_pytest_fixture_fails_with_the_whole_report(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*[[]empty-shard[]] pick([[][]], 0) returned None*"])
 
 
+@pytest.mark.parametrize(
+    ("checked", "meant"),
+    [("Windowed, windw=3", "window"), ("'difficulty-weighted', cc=0.1", "c")],
+    ids=["a-class", "a-name"],
+)
+def test_a_misspelt_parameter_fails_the_fixture_with_one_error_naming_the_one_meant(
+    pytester: pytest.Pytester, checked: str, meant: str
+) -> None:
+    pytester.makepyfile(
+        f"""
+        class Windowed:
+            name = "windowed"
+            def __init__(self, window=3):
+                self.window = window
+            def pick(self, keys, round_index):
+                return keys[0]
+            def record(self, task_id, score):
+                pass
+
+        def test_conforms(sampler_conformance):
+            sampler_conformance({checked})
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "During handling of the above exception" not in output
+    assert "The above exception was the direct cause" not in output
+    assert "got an unexpected keyword argument" not in output  # the TypeError beneath it
+    said = f"unknown parameter *. Did you mean '{meant}'? Valid parameters: {meant}=*"
+    result.stdout.fnmatch_lines([f"E *InvalidSamplerConfig: sampler *: {said}"])
+
+
 def test_an_instance_is_refused_with_how_to_pass_its_class() -> None:
     with pytest.raises(TypeError, match=r"it is a RoundRobin instance, and each check needs a "
                        r"fresh one: pass the class \(check_sampler\(RoundRobin\)\)"):  # fmt: skip
@@ -555,7 +588,8 @@ def test_a_parameter_a_class_does_not_take_is_a_config_error_not_a_violation() -
         "check_sampler()'s keyword arguments are the sampler's parameters, passed to "
         "FirstKey(...): give each one it requires and none it does not take"
     )
-    assert isinstance(raised.value.__cause__, TypeError)
+    assert raised.value.__cause__ is None  # one error: the TypeError beneath adds nothing
+    assert raised.value.__suppress_context__
 
 
 def test_a_misspelt_or_missing_parameter_of_a_class_is_named_with_the_one_meant() -> None:
