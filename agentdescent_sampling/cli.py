@@ -401,18 +401,25 @@ def _check(args: argparse.Namespace) -> int:
     print(report)
     claims = _claims_on(info) if info.form == "built-in" else []
     for claim in claims:  # its author, checking the name it chose, checked the built-in
-        print(f"{info.name} is the built-in; {shown(claim.where)} claims it too, refused: "
-              f"{shown(claim.message)}")  # fmt: skip
-    return 0 if report.ok and not claims else 1
+        if claim.status == "disabled":  # the user's choice: said, and no failure
+            print(f"  note: {info.name} is the built-in; {shown(claim.where)} claims it too: "
+                  f"{shown(claim.message)}")  # fmt: skip
+        else:
+            print(f"{info.name} is the built-in; {shown(claim.where)} claims it too, refused: "
+                  f"{shown(claim.message)}")  # fmt: skip
+    failed = [claim for claim in claims if claim.status != "disabled"]
+    return 0 if report.ok and not failed else 1
 
 
 def _claims_on(builtin: SamplerInfo) -> list[PluginFailure]:
     """The installed plugins refused by their metadata for claiming one of ``builtin``'s
-    names, read without importing any: the user selected the built-in, not them."""
+    names, read without importing any: the user selected the built-in, not them. Those the
+    user disabled too are among them, with the status ``disabled``."""
     return [
         failure
         for failure in default_registry()._refused_by_metadata()
-        if failure.status == "conflict" and builtin.keys & set(map(normalize, failure.names))
+        if failure.status in ("conflict", "disabled")
+        and builtin.keys & set(map(normalize, failure.names))
     ]
 
 

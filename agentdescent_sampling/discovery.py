@@ -70,10 +70,15 @@ def _refusal(
             f"uninstall the distribution that installed this entry point"
         )
     if normalize(ep.name) in RESERVED:
-        return "conflict", (
+        claim = (
             f"its entry point is named {ep.name!r}, which selects a built-in; built-in names are "
-            f"reserved, so it was refused and never imported. Rename it"
+            f"reserved, so it was refused and never imported"
         )
+        # The user turned this very distribution off: their choice, not a fault to fail on. A
+        # built-in's name in DISABLE disables the built-in, and leaves the claim a conflict.
+        if normalize(ep.distribution) in policy.disable:
+            return "disabled", f"disabled by {policy.disable_by}; also, {claim}"
+        return "conflict", f"{claim}. Rename it"
     if ep.form == "class":
         try:
             check_name(ep.name)

@@ -95,7 +95,8 @@ class PluginFailure:
     ``status`` is ``"failed"`` (it raised, or registered something invalid),
     ``"conflict"`` (it claimed a built-in's name or this package's identity) or
     ``"disabled"`` (blocked by ``AGENTDESCENT_SAMPLERS_DISABLE`` or
-    ``AGENTDESCENT_SAMPLERS_ONLY``). Only ``"failed"`` plugins were ever imported.
+    ``AGENTDESCENT_SAMPLERS_ONLY``; a claim on a built-in's name, too, when ``DISABLE``
+    names its distribution). Only ``"failed"`` plugins were ever imported.
     """
 
     entry_point: str

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 import agentdescent_sampling
+from agentdescent_sampling import registry as registry_module
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.testing import check_sampler
 from tests.support.distinfo import FIRST_KEY, TWO_PROVIDERS, install_plugins
 from tests.support.venv import REPO
@@ -410,3 +412,35 @@ def test_a_provider_that_lacks_the_sampler_is_told_who_provides_it_not_to_mean_i
     err = capsys.readouterr().err
     assert "'kit-dup' is not provided by 'kit-test-lacks'; it is provided by kit-test-has" in err
     assert "Did you mean 'kit-dup'" not in err
+
+
+@pytest.mark.parametrize(
+    ("disabled", "status"), [(True, 0), (False, 1)], ids=["disabled", "enabled"]
+)
+def test_a_plugin_claiming_a_built_ins_name_fails_check_and_list_strict_unless_the_user_disabled_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    disabled: bool,
+    status: int,
+) -> None:
+    plugin = {"kit-test-claimant": (FIRST_KEY, {"round-robin": "FirstKey"})}
+    install_plugins(tmp_path, monkeypatch, plugin)
+    if disabled:
+        monkeypatch.setenv("AGENTDESCENT_SAMPLERS_DISABLE", "kit-test-claimant")
+    monkeypatch.setattr(registry_module, "_default", Registry(only=["kit-test-claimant"]))
+    claims = "kit-test-claimant 0.1 (entry point 'round-robin = kit_test_plugin_"
+
+    assert main(["check", "round-robin"]) == status
+    out = capsys.readouterr().out
+    assert "round-robin: all 10 checks passed" in out
+    if disabled:  # the user's choice: said in a note
+        assert f"  note: round-robin is the built-in; {claims}" in out
+        assert "claims it too: disabled by AGENTDESCENT_SAMPLERS_DISABLE; also, its entry " in out
+    else:
+        assert f"\nround-robin is the built-in; {claims}" in out
+        assert "claims it too, refused: its entry point is named 'round-robin'" in out
+    assert main(["list", "--strict"]) == status
+    listed = capsys.readouterr().out
+    assert ("disabled  disabled by AGENTDESCENT_SAMPLERS_DISABLE" in listed) is disabled
+    assert ("conflict  its entry point is named 'round-robin'" in listed) is not disabled
