@@ -177,7 +177,7 @@ def format_report(result: BenchResult) -> str:
     if any(label.endswith(DEFAULT_MARK) for label in labels):
         lines.append(f"{DEFAULT_MARK.strip()} the sampler's default setting")
     for workload in result.workloads:
-        lines += ["", workload.label, *_details(workload, labels)]
+        lines += ["", workload.label, *_details(workload, labels, config.seeds)]
     lines += ["", *_latencies(result.workloads, labels)]
     if result.skipped:
         lines += ["", "Not benched:"]
@@ -266,17 +266,21 @@ def _summary(workloads: Sequence[WorkloadResult], labels: Sequence[str]) -> list
     return aligned(rows, numbers=True, width=WIDTH)
 
 
-def _details(workload: WorkloadResult, labels: Sequence[str]) -> list[str]:
+def _details(workload: WorkloadResult, labels: Sequence[str], seeds: int) -> list[str]:
+    """Per sampler: the share, its interval, percentiles, ratio to round-robin and
+    duplicate rate. ``seeds`` is the run's: a sampler with fewer than 2 of its own in a run
+    of more says so in its row, which the report's heading does not explain."""
     rows = [["sampler", "share", "95% interval", "p10", "p50", "p90", "vs RR", "dup"]]
     for label, sampler in zip(labels, workload.samplers, strict=True):
         share = sampler.share
         ratio = sampler.ratio_to_round_robin
+        # One seed gives no interval: its ends would be the mean.
+        none = "-" if seeds < 2 else f"- ({plural(sampler.seeds, 'seed')})"
         rows.append(
             [
                 label,
                 _percent(share.mean),
-                # One seed gives no interval: its ends would be the mean.
-                f"{_percent(share.low)}-{_percent(share.high)}" if sampler.seeds > 1 else "-",
+                f"{_percent(share.low)}-{_percent(share.high)}" if sampler.seeds > 1 else none,
                 _percent(share.p10),
                 _percent(share.p50),
                 _percent(share.p90),

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from agentdescent_sampling.bench import (
@@ -152,6 +153,22 @@ def test_one_seed_shows_no_interval_in_the_table_or_the_plot(
     plot.plot_shares(one, tmp_path / "shares.png")
     assert drawn["bands"] is False
     assert "mean over 1 seed (too few for a 95% interval, which takes 2)" in drawn["title"]
+
+
+def test_a_sampler_with_one_seed_in_a_run_of_more_says_why_its_row_shows_no_interval(
+    result: BenchResult,
+) -> None:
+    # The heading says nothing of intervals for a run of 3 seeds: the row must say it.
+    workload = result.workloads[0]
+    alone = attrs.evolve(workload.samplers[0], seeds=1)
+    mixed = attrs.evolve(result, workloads=(attrs.evolve(workload, samplers=(alone,
+                         *workload.samplers[1:])),))  # fmt: skip
+    lines = format_report(mixed).splitlines()
+    assert not any("too few for a 95% interval" in line for line in lines)
+    header = next(line for line in lines if line.startswith("sampler") and "share" in line)
+    rows = [re.split(r"\s{2,}", row) for row in lines[lines.index(header) + 1 :][:2]]
+    assert (rows[0][0], rows[0][2]) == ("difficulty-weighted:c=1.4", "- (1 seed)")
+    assert re.fullmatch(r"\d+\.\d%-\d+\.\d%", rows[1][2])  # 3 seeds: an interval
 
 
 def test_text_report_gives_pick_and_record_latency_per_workload(result: BenchResult) -> None:

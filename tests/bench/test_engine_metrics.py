@@ -317,6 +317,18 @@ def test_a_verdict_over_one_seed_says_one_paired_run_not_runs() -> None:
     assert "No round was recorded in 1 of 1 run of round-robin, 1 of 1 run of idle:" in text
 
 
+def test_a_one_seed_run_names_its_seed_rather_than_a_range_of_one(
+    result: EngineBenchResult,
+) -> None:
+    quick = [_run((20, 0.6), (40, 0.6))]
+    one = _result([("round-robin", quick), ("quick", quick)])
+    later = attrs.evolve(one, config=attrs.evolve(one.config, first_seed=7))
+    head = "Held-out reward bought in agentdescent 0.7.0's evolve(): "
+    assert format_engine_report(one).startswith(f"{head}1 seed (seed 0), paired with")
+    assert format_engine_report(later).startswith(f"{head}1 seed (seed 7), paired with")
+    assert format_engine_report(result).startswith(f"{head}2 seeds (0-1), paired with")
+
+
 def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_calls() -> None:
     # Two seeds three times over: six, enough for 95% intervals.
     slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))] * 3

@@ -356,9 +356,11 @@ def format_engine_report(result: EngineBenchResult) -> str:
     latency = agent_latency(config.asynchronous, config.latency)
     default = " (the asynchronous path's default)" if config.latency is None else ""
     last = config.first_seed + config.seeds - 1
+    # One seed is named as itself: "(0-0)" reads as a range of none.
+    which = f"seed {config.first_seed}" if config.seeds == 1 else f"{config.first_seed}-{last}"
     lines = [
         f"Held-out reward bought in agentdescent {result.engine}'s {path}: "
-        f"{plural(config.seeds, 'seed')} ({config.first_seed}-{last}), paired with round-robin",
+        f"{plural(config.seeds, 'seed')} ({which}), paired with round-robin",
         f"reflector {config.reflector}: {REFLECTOR_SUMMARIES[config.reflector]}",
         *([f"each agent call takes {latency:g} s{default}"] if latency or default == "" else []),
         f"{result.seconds:.0f} s in {result.processes} process"
