@@ -186,7 +186,9 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     name, a parameter or a value in it is wrong, keeping its error's class. A key pointed at
     the wrong entry may have read a secret, so a message quotes a text read from the file
     only up to its first 20 characters if it has a name's form, whole if it is a number
-    written as text, and not at all otherwise (``<43 characters, not shown>``).
+    written as text, and not at all otherwise (``<43 characters, not shown>``); so is each
+    piece the spec string form cuts from it at ``:``, ``,`` and ``=``, and any piece after one
+    not shown whole, which may be the rest of a secret that holds a comma.
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
@@ -259,32 +261,84 @@ def cut_read(message: str, read: Any) -> str:
     """``message`` with what it quotes of a text in ``read`` (a value read from a config
     file: a string, or a table, whose strings and those of its lists and tables are read) cut:
     a text in a name's form to its first :data:`SHOWN_READ` characters, any other (a password,
-    a URL) hidden whole, in each form a message may quote it in (:data:`_ESCAPES`)."""
+    a URL) hidden whole, in each form a message may quote it in (:data:`_ESCAPES`). So are the
+    pieces the spec parser cuts from a text (:func:`_read_parts`), and a piece after one not
+    shown whole is hidden whatever its form: it may be the rest of a secret cut at a comma."""
     from ._display import plural  # only an error path cuts
 
-    for text in itertools.islice(_texts_in(read), 64):
-        # The spec parser quotes a string's parameters, after its colon, on their own too.
-        for part in dict.fromkeys((text, text.partition(":")[2])):
-            name_like = _NAME_LIKE.fullmatch(part) is not None
-            if not part or (name_like and len(part) <= SHOWN_READ) or _number_text(part):
-                continue
-            hidden = f"<{plural(len(part), 'character')}, not shown>"
-            # Quoted ('x', "x"), or a parameter's value in a spec string (c=x); each as
-            # written, and as each escape (a repr, and a repr of a message quoting it) has it.
-            bases = {base: base(part) for base in dict.fromkeys(base for base, _ in _ESCAPES)}
-            quoted = {}
-            for base, outer in _ESCAPES:
-                form = outer(bases[base])  # escaped once, whatever quotes it
-                for opener, closer in (("'", "'"), ('"', '"'), ("=", "")):
-                    quoted[outer(opener), form, outer(closer)] = opener
-            for (opener, form, closer), plain in quoted.items():
-                shown = (
-                    f"{opener}{part[:SHOWN_READ]}...{closer}"
-                    if name_like
-                    else f"{'=' if plain == '=' else ''}{hidden}"
-                )
-                message = _cut_opened(message, opener + form, closer, shown)
+    for part, after_hidden in _read_parts(read):  # each one not empty
+        if not after_hidden and _shown_whole(part):
+            continue
+        cut = not after_hidden and _NAME_LIKE.fullmatch(part) is not None
+        hidden = f"<{plural(len(part), 'character')}, not shown>"
+        # Quoted ('x', "x"), or a parameter's value in a spec string (c=x); each as
+        # written, and as each escape (a repr, and a repr of a message quoting it) has it.
+        bases = {base: base(part) for base in dict.fromkeys(base for base, _ in _ESCAPES)}
+        quoted = {}
+        for base, outer in _ESCAPES:
+            form = outer(bases[base])  # escaped once, whatever quotes it
+            for opener, closer in (("'", "'"), ('"', '"'), ("=", "")):
+                quoted[outer(opener), form, outer(closer)] = opener
+        for (opener, form, closer), plain in quoted.items():
+            shown = (
+                f"{opener}{part[:SHOWN_READ]}...{closer}"
+                if cut
+                else f"{'=' if plain == '=' else ''}{hidden}"
+            )
+            message = _cut_opened(message, opener + form, closer, shown)
     return message
+
+
+def _shown_whole(part: str) -> bool:
+    """Whether a message may quote ``part``, read from a config file, whole: it is empty, a
+    name of at most :data:`SHOWN_READ` characters, or a number written as text."""
+    name_like = _NAME_LIKE.fullmatch(part) is not None
+    return not part or (name_like and len(part) <= SHOWN_READ) or _number_text(part)
+
+
+def _read_parts(read: Any) -> Iterator[tuple[str, bool]]:
+    """Each text in ``read`` and each piece of it a message may quote, with whether it comes
+    after a piece not shown whole (:func:`_shown_whole`).
+
+    An unquoted value in a spec string ends at the first comma, so a secret holding
+    ``,key=`` is read as a value and then further parameters, whose names a message quotes
+    (``unknown parameter 'key'``): a name after a value not shown whole, in a table as
+    :func:`parse_spec` made it, and a piece of a spec string after one, count as its rest.
+    """
+    parts: list[tuple[str, bool]] = []
+    if isinstance(read, Mapping):  # a table, or the parameters of a spec string as parsed
+        after_hidden = False
+        for key, value in itertools.islice(read.items(), _MAX_PARAMS + 2):
+            if after_hidden and isinstance(key, str):
+                parts.append((key, True))
+            after_hidden |= isinstance(value, str) and not _shown_whole(value)
+    for text in itertools.islice(_texts_in(read), 64):
+        parts.append((text, False))
+        if len(text) > _MAX_SPEC:  # refused whole, unread
+            continue
+        # The parser quotes the parameters, after the colon, whole; and the spec a name
+        # error suggests (``name,key=value`` as ``name:key=value``).
+        parts += [(text.partition(":")[2], False), (_colon_meant(text) or "", False)]
+        after_hidden = False
+        for piece in _spec_pieces(text):
+            parts.append((piece, after_hidden))
+            after_hidden |= not _shown_whole(piece)
+    yield from (part for part in dict.fromkeys(parts) if part[0])
+
+
+def _spec_pieces(text: str) -> Iterator[str]:
+    """What the spec parser cuts from ``text``, in order: the name, each parameter's name
+    and value (as written, and as read), and the rest that it cannot read."""
+    name, _, rest = text.strip().partition(":")
+    yield name.strip()
+    pairs, unread = _pairs(rest)
+    for key, value in pairs[: _MAX_PARAMS + 1]:
+        yield key
+        yield value
+        with contextlib.suppress(InvalidSamplerConfig):  # a bad quoted value is quoted as is
+            if isinstance(parsed := _parse_value(value), str):
+                yield parsed
+    yield unread
 
 
 def _quoted_by(show: Callable[[str], str]) -> tuple[Callable[[str], str], Callable[[str], str]]:
@@ -527,21 +581,32 @@ def _parse_string(text: str) -> SamplerSpec:
             f"{error}. Parameters follow the name after a colon: {short_repr(meant)}"
         ) from None
     params: dict[str, Any] = {}
-    position = 0
-    while sep and position < len(rest):
-        match = re.compile(_PAIR).match(rest, position)
-        if match is None or match.end() == position:
-            raise InvalidSamplerConfig(
-                f"cannot parse parameters {short_repr(rest[position:])} in sampler spec "
-                f"{short_repr(text)}: expected 'name:key=value,key=value', for example "
-                f"'difficulty-weighted:c=0.1,pass_threshold=0.8'"
-            )
-        key = match["key"].strip()
+    pairs, unread = _pairs(rest) if sep else ([], "")
+    for key, value in pairs:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
-        params[key] = _parse_value(match["value"].strip())
-        position = match.end()
+        params[key] = _parse_value(value)
+    if unread:
+        raise InvalidSamplerConfig(
+            f"cannot parse parameters {short_repr(unread)} in sampler spec "
+            f"{short_repr(text)}: expected 'name:key=value,key=value', for example "
+            f"'difficulty-weighted:c=0.1,pass_threshold=0.8'"
+        )
     return _validated(name.strip(), params, None)
+
+
+def _pairs(rest: str) -> tuple[list[tuple[str, str]], str]:
+    """The ``key=value`` pairs of a spec string's parameters (``rest``, after its colon),
+    each key and value stripped, and the rest, from where no pair can be read (or ``""``)."""
+    pairs: list[tuple[str, str]] = []
+    position = 0
+    while position < len(rest):
+        match = re.compile(_PAIR).match(rest, position)
+        if match is None or match.end() == position:
+            return pairs, rest[position:]
+        pairs.append((match["key"].strip(), match["value"].strip()))
+        position = match.end()
+    return pairs, ""
 
 
 def _colon_meant(text: str) -> str | None:

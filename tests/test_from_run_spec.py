@@ -403,3 +403,40 @@ def test_a_value_read_from_a_file_is_not_shown_in_any_escaped_form(
     words = [word for word in re.split(r"[^A-Za-z0-9]+", secret) if len(word) >= 3]
     assert words  # what is left of the secret whatever its escapes
     assert not any(word in said for word in words), said
+
+
+@pytest.mark.parametrize(
+    ("secret", "told"),
+    [("difficulty-weighted:c=hunter2!Super,Secret=2024", "unknown parameter <6 characters"),
+     ("difficulty-weighted:c=hunter2!Super,Sxq!Rvt=2024", "bad parameter name <7 characters"),
+     ("difficulty-weighted:c=hunter2!Super,Secret2024", "cannot parse parameters <10 char"),
+     ("difficulty-weighted:c=hunter2!Super,c=2024", "parameter <1 character, not shown> is"),
+     ("postgres://admin:hunter2@db.example.com/prod?sslmode=require,x=1",
+      "bad parameter name <43 characters"),
+     ("Zq9x8812,pass=Hunter2!x", "after a colon: <23 characters, not shown>"),
+     ("hunter2!Pass:Zqx9=1", "invalid sampler name <12 characters, not shown>")],
+    ids=["key-after-a-comma", "bad-key-after-a-comma", "rest-after-a-comma", "key-twice",
+         "url-with-a-query", "colon-form-suggested", "name-before-a-colon"],
+)  # fmt: skip
+@pytest.mark.parametrize("suffix", [".toml", ".json", ".yaml"])
+def test_a_secret_read_from_a_file_shows_no_piece_the_spec_parser_cuts_from_it(
+    tmp_path: Path, secret: str, told: str, suffix: str
+) -> None:
+    # The spec string form splits at ':', ',' and '=' before anything is hidden, and a message
+    # quoted a piece (a parameter name, what could not be parsed) that was part of the secret.
+    config = tmp_path / f"run{suffix}"
+    text = json.dumps(secret)  # a TOML, JSON and YAML string alike
+    config.write_text(
+        f'{{"secrets": {{"leaked": {text}}}}}' if suffix == ".json" else
+        f"[secrets]\nleaked = {text}\n" if suffix == ".toml" else f"secrets:\n  leaked: {text}\n",
+        encoding="utf-8",
+    )  # fmt: skip
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config), key="secrets.leaked")
+
+    said = str(raised.value)
+    assert told in said
+    # No piece of the secret but the sampler name (a name, shown) that it begins with.
+    pieces = set(re.split(r"[^A-Za-z0-9]+", secret)) - {"difficulty", "weighted", "postgres"}
+    assert not any(piece in said for piece in pieces if len(piece) >= 4), said
