@@ -192,8 +192,9 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
-            is over 1 MiB or nested over 32 levels deep, the key is missing, or the
-            spec under it is malformed.
+            is over 1 MiB or nested over 32 levels deep, the key is missing, the spec
+            under it is malformed, or (YAML) it holds a number YAML 1.1 and YAML 1.2 read
+            apart, such as ``010`` or ``1:30``.
         TypeError: ``path`` is not a file path (a ``str`` or a ``pathlib.Path``).
     """
     # Imported here: create() by name reads no file.
@@ -241,6 +242,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
                 f"{found}); add {_example_entry(file, key)}, or {read}"
             )
         value = value[part]
+    _refuse_yaml_1_1(value, where, key)
     source = f"{where} under {key!r}"
     try:
         return attrs.evolve(parse_spec(value), source=source)
@@ -530,6 +532,15 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
                 unique_keys([(key, None) for key in keys])
             return super().construct_mapping(node, deep)
 
+        def construct_yaml_int(self, node: Any) -> Any:
+            return _yaml_1_1_only(node, super().construct_yaml_int(node))
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            return _yaml_1_1_only(node, super().construct_yaml_float(node))
+
+    for tag in ("int", "float"):  # PyYAML's table holds the SafeLoader's own functions
+        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", getattr(Loader, f"construct_yaml_{tag}"))
+
     def parse(text: str) -> Any:
         try:
             return yaml.load(text, Loader=Loader)  # Loader is a SafeLoader: plain data only
@@ -554,6 +565,66 @@ def _yaml_reason(error: Any) -> str:
         if words
     ]
     return "; ".join(said) or "it is not valid YAML"
+
+
+class _Yaml11Number:
+    """A plain YAML scalar that YAML 1.1, which PyYAML follows, reads as a number and
+    YAML 1.2 does not: ``010`` (octal, 8; 10 in YAML 1.2) and ``1:30`` (base 60, 90; the text
+    ``'1:30'`` in YAML 1.2). Kept as written, so that a spec holding one is refused rather
+    than given either reading without a word; neither a number nor a text, so that nothing
+    takes it for one. A plain class: an attrs class costs start-up time to define."""
+
+    __slots__ = ("line", "read", "text")
+
+    def __init__(self, text: str, read: int | float, line: int) -> None:
+        self.text, self.read, self.line = text, read, line
+
+
+def _yaml_1_1_only(node: Any, read: int | float) -> int | float | _Yaml11Number:
+    """``read``, what PyYAML made of the scalar ``node``, unless YAML 1.2 reads its text
+    otherwise: then a :class:`_Yaml11Number`. Hex, binary and ``1_000`` are left as read:
+    Python and TOML read them so too."""
+    text = node.value.replace("_", "")
+    octal = re.fullmatch(r"[-+]?0[0-7]+", text) is not None and int(text, 8) != int(text, 10)
+    if octal or ":" in text:
+        return _Yaml11Number(node.value, read, node.start_mark.line + 1)
+    return read
+
+
+def _refuse_yaml_1_1(value: Any, where: str, key: str) -> None:
+    """Refuse a :class:`_Yaml11Number` in ``value``, read from ``where`` under ``key``,
+    naming its key, its text and what to write instead.
+
+    Raises:
+        InvalidSamplerConfig: ``value``, or a list or table in it, holds one.
+    """
+    level: list[tuple[str, Any]] = [(key, value)]
+    for _ in range(8):  # deeper than any parameter a sampler takes
+        deeper: list[tuple[str, Any]] = []
+        for path, item in level:
+            if isinstance(item, _Yaml11Number):
+                raise InvalidSamplerConfig(_yaml_1_1_message(item, where, path))
+            if isinstance(item, Mapping):
+                deeper += [(f"{path}.{name}", inner) for name, inner in item.items()][:64]
+            elif isinstance(item, list):
+                deeper += [(f"{path}[{index}]", inner) for index, inner in enumerate(item[:64])]
+        level = deeper[:256]  # a hostile file: a bounded walk
+
+
+def _yaml_1_1_message(number: _Yaml11Number, where: str, path: str) -> str:
+    """What is ambiguous about ``number`` at ``path`` in ``where``, and what to write."""
+    text, read = number.text, number.read
+    if ":" in text:
+        readings = f"as {read!r}, in base 60 as a time, and YAML 1.2 as the text {text!r}"
+        fix = f'write {read!r} for the number, or "{text}" in quotes for the text'
+    else:
+        decimal = int(text.replace("_", ""), 10)
+        readings = f"as octal {read}, and YAML 1.2 as {decimal}"
+        fix = f"write {decimal}, or {read} if octal was meant"
+    return (
+        f"in {where}: {short_repr(path, 120)} is {text} at line {number.line}, which YAML 1.1 "
+        f"(PyYAML, which reads this file) reads {readings}; {fix}"
+    )
 
 
 def _listed(mapping: Mapping[Any, Any]) -> str:

@@ -376,6 +376,54 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
 
 
 @pytest.mark.parametrize(
+    ("entry", "told"),
+    [("window: 010", "'task_sampler.window' is 010 at line 3, which YAML 1.1 (PyYAML, which "
+      "reads this file) reads as octal 8, and YAML 1.2 as 10; write 10, or 8 if octal was meant"),
+     ("window: -0_10", "'task_sampler.window' is -0_10 at line 3, which YAML 1.1 (PyYAML, which "
+      "reads this file) reads as octal -8, and YAML 1.2 as -10; write -10, or -8 if octal was "
+      "meant"),
+     ("c: 1:30", "'task_sampler.c' is 1:30 at line 3, which YAML 1.1 (PyYAML, which reads this "
+      "file) reads as 90, in base 60 as a time, and YAML 1.2 as the text '1:30'; write 90 for "
+      'the number, or "1:30" in quotes for the text'),
+     ("c: 1:30.5", "'task_sampler.c' is 1:30.5 at line 3, which YAML 1.1 (PyYAML, which reads "
+      "this file) reads as 90.5, in base 60"),
+     ("windows: [10, 010]", "'task_sampler.windows[1]' is 010 at line 3"),
+     ("by: {round: 2:00}", "'task_sampler.by.round' is 2:00 at line 3")],
+    ids=["octal", "octal-signed", "base-60", "base-60-float", "in-a-list", "in-a-table"],
+)  # fmt: skip
+def test_a_yaml_number_that_yaml_1_2_reads_otherwise_is_refused_naming_the_key_and_the_fix(
+    tmp_path: Path, entry: str, told: str
+) -> None:
+    # PyYAML follows YAML 1.1, which took window: 010 as 8 and c: 1:30 as 90, without a word.
+    path = tmp_path / "run.yaml"
+    path.write_text(f"task_sampler:\n  name: round-robin\n  {entry}\n")
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        spec_from_file(path)
+
+    assert str(raised.value).startswith(f"in {str(path)!r}: {told}")
+
+
+def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as_before(
+    tmp_path: Path,
+) -> None:
+    # Only what YAML 1.2 reads otherwise is refused, and only under the key read: a file
+    # mode elsewhere in the file (octal, for another tool) is no concern of the spec's.
+    path = tmp_path / "run.yaml"
+    path.write_text(
+        "task_sampler:\n  name: round-robin\n  a: 07\n  b: 0x10\n  c: 0b10\n  d: 1_000\n"
+        "  e: '010'\n  f: yes\n  g: off\n  h: 0.5\n  i: '1:30'\nother:\n  mode: 0644\n  at: 1:30\n"
+    )
+
+    spec = spec_from_file(path)
+
+    assert dict(spec.params) == {
+        "a": 7, "b": 16, "c": 2, "d": 1000, "e": "010", "f": True, "g": False, "h": 0.5,
+        "i": "1:30",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
     ("text", "fragment"),
     [
         pytest.param(
