@@ -29,10 +29,12 @@ __all__ = [
     "open_regular",
     "parse_bounded",
     "read_bytes",
+    "read_only_mount",
     "reason_of",
     "strict_json",
     "too_deep",
     "unique_keys",
+    "write_refused",
 ]
 
 #: Deeper documents are refused. The deepest one this package writes (a state file) is 6.
@@ -217,6 +219,33 @@ def reason_of(error: BaseException) -> str:
         digits = sys.get_int_max_str_digits()
         return f"it holds a whole number of over {digits:,} digits, more than any value here"
     return text
+
+
+def write_refused(error: OSError) -> str:
+    """Why a write was refused, and what to try, for a message: a read-only file system
+    (``EROFS``, Errno 30) or a permission this user lacks (``EACCES``, ``EPERM``) said in
+    words with the fix; any other error as :func:`reason_of` gives it."""
+    import errno  # only an error path words it
+
+    if error.errno == errno.EROFS:
+        return (
+            "its file system is mounted read-only (Errno 30); remount it read-write, or give "
+            "a path on a writable file system"
+        )
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return (
+            f"this user may not write there ({reason_of(error)}); make it writable for this "
+            f"user, or give a path this user can write"
+        )
+    return reason_of(error)
+
+
+def read_only_mount(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is on a file system mounted read-only, where no mode can help."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # AttributeError: Windows has no statvfs
+        return False
 
 
 #: Why a path starting with ``~user`` cannot be used.

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ._display import a_type
-from ._files import kind_of, reason_of
+from ._files import kind_of, read_only_mount, reason_of, write_refused
 from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
@@ -158,6 +158,12 @@ def _check_makeable(path: Path, where: str) -> None:
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: {str(ancestor)!r} is "
             f"{kind_of(os.lstat(ancestor).st_mode)}, not a directory; give a path in a directory"
+        )
+    if read_only_mount(ancestor):
+        raise StateError(
+            f"cannot make the sampler state {short_repr(where)}: the directory "
+            f"{str(ancestor)!r} is on a file system mounted read-only; give a path on a "
+            f"writable file system, or remount it read-write"
         )
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise StateError(
@@ -316,7 +322,8 @@ class StateDB:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StateError(
-                f"cannot create the directory of the sampler state {self.where!r}: {error}"
+                f"cannot create the directory of the sampler state {self.where!r}: "
+                f"{write_refused(error)}"
             ) from error
         self._made_directories = missing  # deepest first
 
@@ -567,7 +574,8 @@ class StateDB:
                     f"the sampler state {self.where!r} is a symbolic link (to "
                     f"{os.readlink(self.path)!r}); {why}: give the file's own path"
                 ) from None
-            raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
+            why = write_refused(error) if self.writable else reason_of(error)
+            raise StateError(f"cannot open the sampler state {self.where!r}: {why}") from error
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             os.close(fd)

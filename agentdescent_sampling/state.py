@@ -215,7 +215,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     """
     import secrets  # imported here: a sampler that is never saved never needs it
 
-    from ._files import checked_path
+    from ._files import checked_path, write_refused
 
     cannot = f"cannot write sampler state to {short_repr(str(path), 1000)}"
     try:
@@ -251,7 +251,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         # than the file it replaces.
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as error:
-        raise StateError(f"{cannot}: {error.strerror or error}") from error
+        raise StateError(f"{cannot}: {write_refused(error)}") from error
     try:
         os.chmod(temporary, mode)  # by path: Windows has no fchmod
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
@@ -263,7 +263,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     except BaseException as error:
         temporary.unlink(missing_ok=True)
         if isinstance(error, OSError):
-            raise StateError(f"{cannot}: {error.strerror or error}") from error
+            raise StateError(f"{cannot}: {write_refused(error)}") from error
         if isinstance(error, (ValueError, TypeError)):  # not JSON
             raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
         raise
@@ -277,7 +277,7 @@ def _write_through(
     socket. A name of one of this process's descriptors (``/dev/stdout``, ``/dev/fd/N``) is
     written through that descriptor, so that a file it appends to (``>> run.log``) keeps what
     it holds. A pipe with no reader waits for one, as a shell's ``> pipe`` does."""
-    from ._files import kind_of
+    from ._files import kind_of, write_refused
 
     if kind is not None and (stat.S_ISBLK(kind) or stat.S_ISSOCK(kind)):
         raise StateError(f"{cannot}: it is {kind_of(kind)}; name a file")
@@ -297,7 +297,7 @@ def _write_through(
         with handle:
             handle.write(text)
     except OSError as error:
-        raise StateError(f"{cannot}: {error.strerror or error}") from error
+        raise StateError(f"{cannot}: {write_refused(error)}") from error
 
 
 #: A name of a descriptor of this process: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N.

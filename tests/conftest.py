@@ -2,7 +2,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,40 @@ def unprivileged() -> list[str]:
     if subprocess.run(probe, capture_output=True, check=False).returncode != 0:
         pytest.skip("another user cannot run this Python and its packages here")
     return nobody
+
+
+#: Runs ``sh -c SCRIPT sh SOURCE TARGET COMMAND...``: a tmpfs over TARGET holding SOURCE's files,
+#: mounted read-only, then COMMAND, in a user and mount namespace of its own (no root needed).
+_ON_READ_ONLY = (
+    'mount -t tmpfs tmpfs "$2" && cp -a "$1"/. "$2"/ && mount -o remount,ro "$2" && shift 2 '
+    '&& exec "$@"'
+)
+
+
+@pytest.fixture(scope="session")
+def read_only_file_system() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run(source, target, *command)``: run ``command`` with the directory ``target`` on a
+    file system mounted read-only that holds ``source``'s files (Errno 30 on every write).
+
+    Made by ``unshare`` in namespaces of the command's own; a skip where this machine cannot.
+    """
+
+    def run(source: Path, target: Path, *command: str) -> subprocess.CompletedProcess[str]:
+        target.mkdir(exist_ok=True)
+        return subprocess.run(
+            ["unshare", "-rm", "sh", "-c", _ON_READ_ONLY, "sh", str(source), str(target), *command],
+            capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare to mount a read-only file system with")
+    with tempfile.TemporaryDirectory() as probe:
+        Path(probe, "files").mkdir()
+        target = Path(probe, "ro")
+        done = run(Path(probe, "files"), target, "sh", "-c", f"! touch {target}/x 2>/dev/null")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a read-only file system here: {done.stderr.strip()[:200]}")
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ from agentdescent_sampling import (
     save_state,
 )
 from agentdescent_sampling.durable import REPLAY_LIMIT, TOLD, read_durable_state
-from agentdescent_sampling.protocol import check_state
+from agentdescent_sampling.protocol import check_state, short_repr
 from tests.support.holder import holding
 
 BUILT_INS = ["round-robin", "difficulty-weighted", "informative-band", "fixable-first"]
@@ -1969,3 +1969,31 @@ def test_picks_kept_at_close_never_make_a_state_its_own_release_refuses_to_open(
 
     with durable("fixable-first", state) as reopened:
         assert reopened.records == 1
+
+
+def test_a_state_on_a_read_only_file_system_is_refused_naming_it_the_cause_and_what_to_try(
+    tmp_path: Path, read_only_file_system: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    # Opening an existing state said only "[Errno 30] Read-only file system: '<the path again>'".
+    files = tmp_path / "files"
+    files.mkdir()
+    _saved(files, "round-robin")
+    mounted = tmp_path / "ro"
+    state, new = mounted / "sampler.sqlite", mounted / "runs" / "new.sqlite"
+    opening = (
+        "import sys\nfrom agentdescent_sampling import StateError, create\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n        create('round-robin', state=path)\n"
+        "    except StateError as error:\n        print(error)\n"
+    )
+
+    run = read_only_file_system(files, mounted, sys.executable, "-c", opening, str(state), str(new))
+
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        f"cannot open the sampler state {str(state)!r}: its file system is mounted read-only "
+        f"(Errno 30); remount it read-write, or give a path on a writable file system",
+        f"cannot make the sampler state {short_repr(str(new))}: the directory {str(mounted)!r} is "
+        f"on a file system mounted read-only; give a path on a writable file system, or remount "
+        f"it read-write",
+    ]

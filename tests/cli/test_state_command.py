@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -570,3 +571,27 @@ def test_import_of_an_export_whose_spec_the_string_form_breaks_names_it_as_json(
     assert f"is an export of sampler {saved}, not 'round-robin': give --spec '" in err
     assert json.dumps({"name": saved, **params}) in err
     assert not imported.exists()
+
+
+def test_export_to_a_read_only_file_system_is_one_line_naming_the_file_the_cause_and_the_fix(
+    tmp_path: Path, read_only_file_system: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    files = tmp_path / "files"
+    files.mkdir()
+    state = _state(files / "sampler.sqlite", 2)
+    mounted = tmp_path / "ro"
+    output = mounted / "sampler.json"
+    export = "import sys; from agentdescent_sampling.cli import main; sys.exit(main(sys.argv[1:]))"
+
+    run = read_only_file_system(
+        files, mounted, sys.executable, "-c", export, "state", "export", str(state), "-o",
+        str(output),
+    )  # fmt: skip
+
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr == (
+        f"agentdescent-sampling: error: cannot write sampler state to {str(output)!r}: its file "
+        f"system is mounted read-only (Errno 30); remount it read-write, or give a path on a "
+        f"writable file system\n"
+    )
