@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # What a plugin prints while it loads goes to stderr: it would break --json output.
         loading.plugin_output = sys.stderr
         try:
-            status: int = args.run(args)
+            with warnings.catch_warnings():
+                warnings.showwarning = _warning
+                status: int = args.run(args)
         except SamplerError as error:
             _error(str(error))
             status = 2
@@ -78,6 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _error(message: str) -> None:
     """Print ``message`` as this command's error, shown safely: it may quote a plugin."""
     print(f"agentdescent-sampling: error: {shown_lines(message, _MESSAGE)}", file=sys.stderr)
+
+
+def _warning(message: Warning | str, *_: object, **__: object) -> None:
+    """Print a warning as this command's one line, not Python's two naming its source line."""
+    print(f"agentdescent-sampling: warning: {shown_lines(str(message), _MESSAGE)}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
 from .policy import OWN_DISTRIBUTION, RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name
 from .records import PluginFailure
 
-__all__ = ["scan"]
+__all__ = ["known_names", "scan", "unmatched", "unmatched_disabled"]
 
 
 def scan(group: str, policy: Policy) -> tuple[list[EntryPoint], list[PluginFailure]]:
@@ -46,6 +46,75 @@ def scan(group: str, policy: Policy) -> tuple[list[EntryPoint], list[PluginFailu
                 )
             )
     return loadable, refused
+
+
+def unmatched(
+    policy: Policy, found: Collection[EntryPoint | PluginFailure]
+) -> tuple[list[str], frozenset[str]]:
+    """What of ``policy``'s ONLY and DISABLE lists matches nothing ``found`` (every entry
+    point :func:`scan` read: those that may load, and the failures it refused) declares;
+    read from metadata, importing nothing.
+
+    Returns a warning for each ONLY entry that is no installed plugin distribution, and for
+    each DISABLE entry that is neither that, nor a built-in's name, nor an entry point's; but
+    while a hook-form plugin may load (a hook names its samplers only once imported), the
+    DISABLE entries are returned instead, to check with :func:`unmatched_disabled` once the
+    hooks have registered their samplers.
+    """
+    known = known_names(found)
+    warnings: list[str] = []
+    if policy.only is not None:
+        distributions = {normalize(each.distribution) for each in found}
+        warnings += [
+            _unmatched(entry, policy.only_by, "allows", "is no installed plugin distribution",
+                       distributions)
+            for entry in sorted(policy.only - distributions - {OWN_DISTRIBUTION})
+        ]  # fmt: skip
+    left = policy.disable - known
+    if any(isinstance(each, EntryPoint) and each.form == "hook" for each in found):
+        return warnings, left
+    return warnings + unmatched_disabled(policy, left, known), frozenset()
+
+
+def unmatched_disabled(policy: Policy, left: frozenset[str], known: Collection[str]) -> list[str]:
+    """A warning for each DISABLE entry in ``left`` that is none of the normalized names
+    ``known`` (:func:`known_names`, and the samplers the plugins registered)."""
+    return [
+        _unmatched(
+            entry,
+            policy.disable_by,
+            "disables",
+            "matches no built-in, installed plugin distribution or sampler name (a plugin "
+            "that may not load names none)",
+            known,
+        )
+        for entry in sorted(left - set(known))
+    ]
+
+
+def known_names(found: Collection[EntryPoint | PluginFailure]) -> set[str]:
+    """The normalized names DISABLE may give of ``found``: each distribution, and each name
+    its metadata or registrations carry; and the built-ins' and this package's."""
+    known = set(RESERVED) | {OWN_DISTRIBUTION}
+    for each in found:
+        known.add(normalize(each.distribution))
+        names = (each.name,) if isinstance(each, EntryPoint) else each.names
+        known.update(normalize(name) for name in names)
+    return known
+
+
+def _unmatched(entry: str, by: str, effect: str, nothing: str, known: Collection[str]) -> str:
+    """``ONLY names 'x', which is no ...; did you mean 'y'? Correct or remove it ...``."""
+    import difflib  # only a policy naming nothing installed needs it
+
+    from ._display import ascii_name
+
+    close = difflib.get_close_matches(entry, sorted(known), n=1, cutoff=0.75)
+    meant = f"; did you mean {close[0]!r}?" if close else "."
+    return (
+        f"{by} names {ascii_name(entry)}, which {nothing}, so it {effect} nothing{meant} "
+        f"Correct or remove it; 'agentdescent-sampling list' shows what is installed"
+    )
 
 
 #: A distribution name as PEP 508 writes it; pip installs no other.

@@ -16,12 +16,13 @@ import inspect
 import os
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any, Literal, TextIO
 
 from ._display import safe_repr, shown
-from .discovery import scan
+from .discovery import known_names, scan, unmatched, unmatched_disabled
 from .params import signature_of
 from .policy import BUILTINS, RESERVED, EntryPoint, Policy, normalize, of_provider
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
@@ -184,6 +185,8 @@ class Plugins:
         self.failures: list[PluginFailure] = []
         self._pending: list[EntryPoint] | None = None
         self._manager: Any = None
+        #: DISABLE entries to check once the hook-form plugins have registered their samplers.
+        self._disable_left: frozenset[str] = frozenset()
 
     def load_named(self, key: str, provider: str | None = None) -> None:
         """Import the class-form plugins whose entry point carries the normalized name
@@ -266,9 +269,28 @@ class Plugins:
                     )
                 ]  # fmt: skip
             self.failures.extend(refused)
+            told, self._disable_left = unmatched(self.policy, [*self._pending, *refused])
+            _warn(told)
         return self._pending
 
     def _load(self, entry_points: list[EntryPoint]) -> None:
+        self._load_each(entry_points)
+        self._check_disabled()
+
+    def _check_disabled(self) -> None:
+        """Warn of the DISABLE entries that match nothing, once no hook-form plugin is left
+        to register a sampler they may name."""
+        pending = self._scanned()
+        if not self._disable_left or any(ep.form == "hook" for ep in pending):
+            return
+        known = known_names([*pending, *self.failures])
+        known.update(self.samplers)
+        known.update(normalize(info.distribution) for infos in self.samplers.values()
+                     for info in infos)  # fmt: skip
+        left, self._disable_left = self._disable_left, frozenset()
+        _warn(unmatched_disabled(self.policy, left, known))
+
+    def _load_each(self, entry_points: list[EntryPoint]) -> None:
         for ep in entry_points:
             if ep not in self._scanned():
                 continue
@@ -606,6 +628,12 @@ def describe(error: BaseException) -> str:
     except BaseException:  # noqa: BLE001
         return f"{safe_repr(type(error))}: an exception that could not be printed"
     return shown(f"{safe_repr(type(error))}: {shown(text, MAX_MESSAGE)}", MAX_MESSAGE)
+
+
+def _warn(told: list[str]) -> None:
+    """Warn of each entry of the environment's plugin lists that matches nothing installed."""
+    for message in told:
+        warnings.warn(message, UserWarning, stacklevel=5)  # the caller of create(), say
 
 
 def _named(entry_point: EntryPoint, key: str, provider: str | None) -> bool:
