@@ -14,11 +14,12 @@ import contextlib
 import functools
 import inspect
 import os
+import sys
 import threading
 import traceback
+import types
 import warnings
 from collections.abc import Callable, Iterable
-from types import FrameType
 from typing import Any, Literal, TextIO
 
 from ._display import safe_repr, shown
@@ -475,10 +476,7 @@ class Plugins:
         except BaseException as error:  # noqa: BLE001
             hint = ""
             if stage == "import" and isinstance(error, (ImportError, AttributeError)):
-                hint = (
-                    f"; check the entry point ({ep.label}) against the package's code, or "
-                    f"reinstall {ep.distribution}"
-                )
+                hint = _entry_point_hint(ep, error)
             at = _plugin_line(ep, error) or where
             self._fail(ep, "failed", f"{stage} failed: {describe(error)}{at}{hint}", error, names)
         finally:
@@ -512,7 +510,7 @@ def code_lines(error: BaseException) -> list[tuple[str, str, int]]:
     return _frame_lines(traceback.walk_tb(error.__traceback__))
 
 
-def _frame_lines(frames: Iterable[tuple[FrameType, int]]) -> list[tuple[str, str, int]]:
+def _frame_lines(frames: Iterable[tuple[types.FrameType, int]]) -> list[tuple[str, str, int]]:
     """``(top-level package, file, line)`` of each of ``frames``, in their order."""
     lines = []
     for frame, line in frames:
@@ -520,6 +518,39 @@ def _frame_lines(frames: Iterable[tuple[FrameType, int]]) -> list[tuple[str, str
         package = module.partition(".")[0] if isinstance(module, str) else ""
         lines.append((package, frame.f_code.co_filename, line))
     return lines
+
+
+def _entry_point_hint(ep: EntryPoint, error: ImportError | AttributeError) -> str:
+    """What to write instead of an entry point whose target its package lacks: a class
+    written ``module.Class`` (with a dot, so read as a hook-form module), or a misspelt
+    attribute; else where to look. Reads the modules' dicts only: no plugin code runs."""
+    module, _, attribute = ep.value.partition(":")
+    fix = ""
+    if isinstance(error, ModuleNotFoundError) and error.name == module and not attribute:
+        parent, _, last = module.rpartition(".")
+        if last in _names_in(sys.modules.get(parent)):
+            fix = f"{parent}:{last}, with a colon before a class ({module} is no module)"
+    elif isinstance(error, AttributeError) and attribute:
+        names = _names_in(error.obj) if error.obj is sys.modules.get(module) else []
+        if error.name == attribute.partition(".")[0] and names:
+            import difflib  # only on this error path
+
+            close = difflib.get_close_matches(error.name, names, n=1, cutoff=0.6)
+            fix = f"{module}:{close[0]}" if close else ""
+    if fix:
+        return f"; write the entry point as {ep.name} = {fix}, and reinstall {ep.distribution}"
+    return (
+        f"; check the entry point ({ep.label}) against the package's code, or reinstall "
+        f"{ep.distribution}"
+    )
+
+
+def _names_in(module: object) -> list[str]:
+    """The public names a plain module holds, read from its dict (a module's own
+    ``__getattr__`` or ``__dir__`` is plugin code); none for anything else."""
+    if type(module) is not types.ModuleType:
+        return []
+    return [name for name in vars(module) if not name.startswith("_")]
 
 
 def _plugin_line(ep: EntryPoint, error: BaseException) -> str:

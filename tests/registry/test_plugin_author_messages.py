@@ -278,3 +278,36 @@ def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_cla
         registry.register(First())  # type: ignore[arg-type]
     with pytest.raises(Exception, match=r"registered int 3, which is not callable$"):
         registry.register(3, name="three")  # type: ignore[arg-type]
+
+
+def test_a_class_entry_point_written_with_a_dot_is_told_to_write_a_colon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin = {"kit-test-dotted": (SAMPLER, {"first": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+    module = next(tmp_path.glob("kit_test_plugin_*.py")).stem
+    # `first = module.First`, as an author writes a class path out of habit: a dot, no colon.
+    (entry_points,) = tmp_path.glob("kit_test_plugin_*.dist-info/entry_points.txt")
+    written = entry_points.read_text(encoding="utf-8")
+    entry_points.write_text(written.replace(f"= {module}\n", f"= {module}.First\n"))
+
+    (failure,) = _failures(registry, "kit-test-dotted")
+    assert failure.message == (
+        f"import failed: ModuleNotFoundError: No module named '{module}.First'; '{module}' is "
+        f"not a package; write the entry point as first = {module}:First, with a colon before "
+        f"a class ({module}.First is no module), and reinstall kit-test-dotted"
+    )
+
+
+def test_a_misspelt_class_in_an_entry_point_is_told_the_name_its_module_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin = {"kit-test-misspelt": (SAMPLER, {"first": "Frist"})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+    module = next(tmp_path.glob("kit_test_plugin_*.py")).stem
+
+    (failure,) = _failures(registry, "kit-test-misspelt")
+    assert failure.message == (
+        f"import failed: AttributeError: module '{module}' has no attribute 'Frist'; write the "
+        f"entry point as first = {module}:First, and reinstall kit-test-misspelt"
+    )
