@@ -392,9 +392,7 @@ class Plugins:
             self._fail(
                 ep,
                 "failed",
-                f"its hooks registered no sampler: a hook-form entry point names a module whose "
-                f"@hookimpl {_HOOK}(register) calls register(); a class-form one is written "
-                f"'module:Class'",
+                f"its hooks registered no sampler: {_registered_nothing(plugin)}",
             )
         for factory, name, aliases, description, where in registrations:
             self._register(ep, "hook", factory, name, aliases, description, where)
@@ -610,20 +608,56 @@ def _one_line(error: BaseException) -> str:
 def _wrong_signature(plugin: object, error: BaseException) -> str:
     """What pluggy refused a hook-form plugin's hook for, with the function as written,
     where it is, and what to write instead; pluggy's own words last."""
-    hook = getattr(plugin, _HOOK, None)
+    return (
+        f"@hookimpl {_as_written(plugin, getattr(plugin, _HOOK, None))} does not take what "
+        f"the hook passes: write @hookimpl {_HOOK}(register), one argument named register; "
+        f"pluggy said: {_one_line(error)}"
+    )
+
+
+def _registered_nothing(plugin: object) -> str:
+    """Why a hook-form plugin whose hooks ran registered no sampler, as far as its module's
+    dict tells: its hook left unmarked, taking no ``register`` or never calling it, or no
+    hook at all (a class-form entry point written without ``:Class``, say)."""
+    from .hookspecs import PROJECT
+
+    hook = vars(plugin).get(_HOOK) if type(plugin) is types.ModuleType else None
+    if inspect.isfunction(hook) and f"{PROJECT}_impl" not in vars(hook):
+        return (
+            f"{_as_written(plugin, hook)} is not marked with agentdescent_sampling's "
+            f"@hookimpl, so it was never called: decorate it with @hookimpl (from "
+            f"agentdescent_sampling import hookimpl)"
+        )
+    if inspect.isfunction(hook) and not inspect.signature(hook).parameters:
+        return (
+            f"@hookimpl {_as_written(plugin, hook)} takes no register, so it can register "
+            f"nothing: write @hookimpl {_HOOK}(register) and call register(SamplerClass) in it"
+        )
+    if inspect.isfunction(hook):
+        return (
+            f"@hookimpl {_as_written(plugin, hook)} returned without calling register(): "
+            f"call register(SamplerClass) in it once for each sampler (or, for one class, "
+            f"write a class-form entry point: 'module:Class')"
+        )
+    return (
+        f"a hook-form entry point names a module whose @hookimpl {_HOOK}(register) calls "
+        f"register(); a class-form one is written 'module:Class'"
+    )
+
+
+def _as_written(plugin: object, hook: object) -> str:
+    """``agentdescent_register_samplers(reg) (at my_plugin/hooks.py:12)``: the plugin's
+    hook with its parameters as written, and where it begins when that can be read."""
     written, where = f"{_HOOK}(...)", ""
     try:
         written = f"{_HOOK}{inspect.signature(hook)}"  # type: ignore[arg-type]
         file = inspect.getsourcefile(hook)  # type: ignore[arg-type]
         top = str(getattr(plugin, "__name__", "")).partition(".")[0]
         if file:
-            where = f" (at {_in_package(top, file)}:{hook.__code__.co_firstlineno})"  # type: ignore[union-attr]
+            where = f" (at {_in_package(top, file)}:{hook.__code__.co_firstlineno})"  # type: ignore[attr-defined]
     except (TypeError, ValueError, AttributeError):
         pass
-    return (
-        f"@hookimpl {written}{where} does not take what the hook passes: write @hookimpl "
-        f"{_HOOK}(register), one argument named register; pluggy said: {_one_line(error)}"
-    )
+    return written + where
 
 
 #: The entry point whose code this thread is running, if any (see :func:`running_plugin`).

@@ -311,3 +311,42 @@ def test_a_misspelt_class_in_an_entry_point_is_told_the_name_its_module_has(
         f"import failed: AttributeError: module '{module}' has no attribute 'Frist'; write the "
         f"entry point as first = {module}:First, and reinstall kit-test-misspelt"
     )
+
+
+@pytest.mark.parametrize(
+    ("hook", "told"),
+    [
+        (
+            "def agentdescent_register_samplers(register):\n        register(First)",
+            "agentdescent_register_samplers(register) (at {at}) is not marked with "
+            "agentdescent_sampling's @hookimpl, so it was never called: decorate it with "
+            "@hookimpl (from agentdescent_sampling import hookimpl)",
+        ),
+        (
+            "@hookimpl\n    def agentdescent_register_samplers():\n        pass",
+            "@hookimpl agentdescent_register_samplers() (at {at}) takes no register, so it can "
+            "register nothing: write @hookimpl agentdescent_register_samplers(register) and "
+            "call register(SamplerClass) in it",
+        ),
+        (
+            "@hookimpl\n    def agentdescent_register_samplers(register):\n        pass",
+            "@hookimpl agentdescent_register_samplers(register) (at {at}) returned without "
+            "calling register(): call register(SamplerClass) in it once for each sampler (or, "
+            "for one class, write a class-form entry point: 'module:Class')",
+        ),
+    ],
+    ids=["not-marked", "no-register", "never-calls-register"],
+)
+def test_a_hook_that_registers_nothing_is_told_what_its_function_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str, told: str
+) -> None:
+    plugin = {"kit-test-registers-nothing": (SAMPLER + f"\n    {hook}\n", {"nothing-hooks": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+    (module,) = tmp_path.glob("kit_test_plugin_*.py")
+    lines = module.read_text(encoding="utf-8").splitlines()
+    first = 1 + next(n for n, line in enumerate(lines) if "agentdescent_register" in line)
+    line = first - 1 if lines[first - 2] == "@hookimpl" else first  # where the function begins
+
+    (failure,) = _failures(registry, "kit-test-registers-nothing")
+    at = f"{module.name}:{line}"
+    assert failure.message == f"its hooks registered no sampler: {told.format(at=at)}"
