@@ -119,9 +119,9 @@ def _valid_names(
         if problem is not None:
             raise Refused("failed", f"registered class {factory.__name__}: {problem}")
     if name is None:
+        what = f"class {factory.__name__}" if inspect.isclass(factory) else short_repr(factory)
         raise Refused(
-            "failed",
-            "registered a factory without a name: pass name= or give it a 'name' attribute",
+            "failed", f"registered {what} without a name: pass name= or give it a 'name' attribute"
         )
     if isinstance(aliases, (str, bytes)) or not isinstance(aliases, Iterable):
         raise Refused(

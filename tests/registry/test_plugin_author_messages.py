@@ -350,3 +350,36 @@ def test_a_hook_that_registers_nothing_is_told_what_its_function_lacks(
     (failure,) = _failures(registry, "kit-test-registers-nothing")
     at = f"{module.name}:{line}"
     assert failure.message == f"its hooks registered no sampler: {told.format(at=at)}"
+
+
+def test_a_registration_without_a_name_names_the_factory_it_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = """
+    import functools
+
+    class Unnamed:
+        def pick(self, keys, round_index):
+            return keys[0]
+
+        def record(self, task_id, score):
+            pass
+
+    def build(**params):
+        return Unnamed()
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register(Unnamed)
+        register(build)
+        register(First)
+    """
+    plugin = {"kit-test-unnamed": (SAMPLER + hook, {"unnamed-hooks": ""})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    unnamed, built = _failures(registry, "kit-test-unnamed")
+    assert unnamed.message == (
+        "registered class Unnamed without a name: pass name= or give it a 'name' attribute"
+    )
+    assert built.message.startswith("registered <function build at ")
+    assert registry.get("first").distribution == "kit-test-unnamed"  # the named one survives
