@@ -645,6 +645,12 @@ def _parse_string(text: str) -> SamplerSpec:
     try:
         _check_name(name.strip())
     except InvalidSamplerConfig as error:
+        if text.lstrip().startswith("{"):  # a run spec's "spec" and state import take one
+            raise InvalidSamplerConfig(
+                "a sampler spec string is a name or 'name:key=value,...', and this one starts "
+                "with '{' as a JSON object does: give the mapping it holds instead (a dict, a "
+                "config's table), or write it as 'name:key=value,...'"
+            ) from None
         meant = _colon_meant(text)
         if meant is None:
             raise

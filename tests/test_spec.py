@@ -550,3 +550,17 @@ def test_parameters_nested_in_a_table_of_their_own_are_told_to_move_beside_the_n
 
     assert f"unknown parameter {nested!r}" in str(caught.value)
     assert f"move those in {nested!r} up beside 'name'." in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "text", ['{"name": "difficulty-weighted", "c": 0.1}', ' {"name": "round-robin"}', "{oops"]
+)
+def test_a_json_object_given_as_a_spec_string_is_told_to_give_its_mapping(text: str) -> None:
+    # As a run spec's "spec" and `state import --spec` take it; create() and check do not.
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(text)
+    assert str(caught.value) == (
+        "a sampler spec string is a name or 'name:key=value,...', and this one starts with '{' "
+        "as a JSON object does: give the mapping it holds instead (a dict, a config's table), "
+        "or write it as 'name:key=value,...'"
+    )
