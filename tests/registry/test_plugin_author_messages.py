@@ -3,6 +3,7 @@ or name as written, where it is, and what to write instead, on one line."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -378,8 +379,10 @@ def test_a_registration_without_a_name_names_the_factory_it_registered(
     registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
 
     unnamed, built = _failures(registry, "kit-test-unnamed")
-    assert unnamed.message == (
-        "registered class Unnamed without a name: pass name= or give it a 'name' attribute"
-    )
+    assert re.fullmatch(
+        r"registered class Unnamed without a name: pass name= or give it a 'name' attribute"
+        r" \(at kit_test_plugin_\d+\.py:\d+\)",  # the line of its register() call
+        unnamed.message,
+    ), unnamed.message
     assert built.message.startswith("registered <function build at ")
     assert registry.get("first").distribution == "kit-test-unnamed"  # the named one survives
