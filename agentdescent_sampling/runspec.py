@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["evidence_acceptance", "evidence_promotion", "from_run_spec"]
 
 #: One tap per ``link`` name: the three refs of a spec are resolved apart, in any order.
+#: A tap the three have joined is forgotten (:func:`_forget_if_joined`).
 _TAPS: dict[str, EvidenceTap] = {}
 #: Each state path this process built a sampler on: that sampler, with its record and
 #: round counts when built. ``agentdescent evolve`` builds a spec twice in one process (to
@@ -287,7 +288,9 @@ def evidence_acceptance(
     tap = _tap(link, "acceptance")
     _check_links()
     tap.self_verify = None if self_verify else False
-    return tap.acceptance(_algorithms_rule("acceptance"))
+    acceptance = tap.acceptance(_algorithms_rule("acceptance"))
+    _forget_if_joined(tap)
+    return acceptance
 
 
 def evidence_promotion(link: str | None = None, **unknown: Any) -> EvidencePromotion:
@@ -303,7 +306,9 @@ def evidence_promotion(link: str | None = None, **unknown: Any) -> EvidencePromo
     _refuse_wide_allow("promotion")
     tap = _tap(link, "promotion")
     _check_links()
-    return tap.promotion(_algorithms_rule("promotion"))
+    promotion = tap.promotion(_algorithms_rule("promotion"))
+    _forget_if_joined(tap)
+    return promotion
 
 
 def _refuse_unknown(slot: str, unknown: Mapping[str, Any]) -> None:
@@ -344,6 +349,7 @@ def _link(sampler: Sampler, link: str) -> None:
         raise InvalidSamplerConfig(f"policies.task_sampler: {no_evidence(sampler, unwire)}")
     _check_links()
     tap.attach(sampler)
+    _forget_if_joined(tap)
 
 
 def _check_links() -> None:
@@ -568,6 +574,18 @@ def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
     if tap is None or slot in tap._parts:
         tap = _TAPS[link] = EvidenceTap(link=link)
     return tap
+
+
+def _forget_if_joined(tap: EvidenceTap) -> None:
+    """Drop ``tap`` from :data:`_TAPS` once the three refs have joined it.
+
+    The spec's policies hold it from then on, and it holds the sampler: kept here, it would
+    keep the sampler, and its state file, open for as long as the process lives, so that a
+    process which builds specs and stays up (agentdescent's MCP server, for its plan and
+    start tools) would hold the state file of the run it starts.
+    """
+    if tap._parts.issuperset(LINKED) and tap._link is not None and _TAPS.get(tap._link) is tap:
+        del _TAPS[tap._link]
 
 
 def _absolute(path: object, field: str) -> Path:

@@ -408,3 +408,26 @@ def test_an_algorithm_that_replaces_the_merge_is_refused_with_the_evidence_refs(
         f"and the policies.acceptance and policies.promotion refs (the sampler then learns "
         f"from outcomes alone), or choose an algorithm that keeps the engine's merge"
     )
+
+
+def test_a_linked_spec_planned_by_a_long_lived_process_leaves_its_state_file_to_the_run(
+    workspace: Workspace,
+) -> None:
+    # agentdescent's MCP server (`agentdescent mcp`) builds a spec in its own process for its
+    # plan and start tools, and stays up while the run it starts, or one started from a
+    # shell, opens the spec's state file: the sampler it built must not still hold the file.
+    from agentdescent.mcp import Tools
+
+    state = workspace.root / "sampler.sqlite"
+    spec = workspace.spec(
+        {"ref": REF, "spec": "fixable-first", "link": "planned", "state": str(state)},
+        policies=_evidence_policies("planned"),
+    )
+    planned = Tools(store=str(workspace.store)).plan(json.loads(spec.read_text("utf-8")))
+    assert planned["ok"] is True, planned
+
+    done = workspace.cli("--json", "evolve", spec)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["state"] == "done"
+    assert read_state(state)["records"] > 0
