@@ -245,6 +245,14 @@ class Plugins:
         found.update(ep.distribution for ep in self._scanned() if _named(ep, key, None))
         return found
 
+    def distributions(self) -> set[str]:
+        """The distributions whose samplers may load: each installed one with an entry point
+        in the group that the policy allows, and the provider of each registered sampler;
+        read without importing any."""
+        found = {ep.distribution for ep in self._scanned()}
+        found.update(info.distribution for infos in self.samplers.values() for info in infos)
+        return found
+
     def add(self, info: SamplerInfo) -> None:
         """Make ``info`` selectable by each of its names."""
         for key in info.keys:

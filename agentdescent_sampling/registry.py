@@ -456,6 +456,19 @@ class Registry:
             )
         import difflib  # only on this error path: selecting a sampler never needs it
 
+        if provider is not None:
+            installed = self._plugins.distributions() | {OWN_DISTRIBUTION}
+            known = installed | {failure.distribution for failure in failures}  # refused too
+            if not any(of_provider(distribution, provider) for distribution in known):
+                by_key = {normalize(distribution): distribution for distribution in known}
+                close = difflib.get_close_matches(normalize(provider), list(by_key), n=1)
+                return UnknownSamplerError(
+                    f"no sampler named {name!r} provided by {ascii_name(provider)}. No "
+                    f"installed distribution of that name provides samplers."
+                    + (f" Did you mean {ascii_name(by_key[close[0]])}?" if close else "")
+                    + f" Those that may load: {_listing(sorted(installed))}; set provider to "
+                    f"one of them, or leave it out"
+                )
         usable = self._usable()
         names = sorted(set(usable.values()))
         others = sorted(other for other in usable if other != key)  # never itself

@@ -16,6 +16,7 @@ from agentdescent_sampling import (
     create,
     spec_from_file,
 )
+from tests.support.distinfo import install_plugins
 
 
 @pytest.mark.parametrize(
@@ -153,6 +154,44 @@ def test_round_robin_takes_only_spread_in_flight() -> None:
 def test_an_unknown_provider_names_the_real_one() -> None:
     with pytest.raises(UnknownSamplerError, match="provided by agentdescent-sampling"):
         create({"name": "round-robin", "provider": "someone-else"})
+
+
+HOOK_FORM = """
+    from agentdescent_sampling import hookimpl
+
+    class Shuffled:
+        name = "shuffled"
+
+        def pick(self, keys, round_index):
+            return keys[0]
+
+        def record(self, task_id, score):
+            pass
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register(Shuffled)
+"""
+
+
+def test_a_misspelt_provider_of_a_hook_form_plugin_is_suggested_the_installed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hook-form plugin's names are known only once it is imported, and a provider imports
+    # only its own: the misspelt provider must be told from its metadata, not said to lack
+    # the name while its distribution "may not be installed".
+    install_plugins(tmp_path, monkeypatch, {"kit-test-curricula": (HOOK_FORM, {"hooks": ""})})
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        create({"name": "shuffled", "provider": "kit-test-curricul"})
+
+    message = str(refused.value)
+    assert message.startswith(
+        "no sampler named 'shuffled' provided by 'kit-test-curricul'. No installed "
+        "distribution of that name provides samplers. Did you mean 'kit-test-curricula'?"
+    )
+    assert "may not be installed" not in message
+    assert create({"name": "shuffled", "provider": "kit-test-curricula"}).name == "shuffled"
 
 
 def test_available_describes_both_builtins() -> None:
