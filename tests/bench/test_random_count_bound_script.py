@@ -1,0 +1,62 @@
+"""benchmarks/random_count_bound.py: the floor's values, checked by hand."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+SCRIPT = "random_count_bound"
+
+
+@pytest.fixture(scope="module")
+def bound(benchmark_script: ModuleType) -> ModuleType:
+    return benchmark_script
+
+
+def make_up(
+    bound: ModuleType, lessons: dict[tuple[int, int], int], others: int, goal: int
+) -> object:
+    return bound.MakeUp(tuple(sorted(lessons.items())), others, goal)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_lesson_costs_its_k_failures_in_expectation_either_way(
+    bound: ModuleType, exact: bool
+) -> None:
+    for k in (1, 2, 3, 5):
+        assert bound.floor(make_up(bound, {(k, 0): 1}, 0, 1), exact) == pytest.approx(k)
+
+
+def test_first_looks_are_spent_until_a_lesson_is_found(bound: ModuleType) -> None:
+    # One lesson fixed by its first failure among three tasks: found on the 1st, 2nd or 3rd
+    # look, each as likely.
+    assert bound.floor(make_up(bound, {(1, 0): 1}, 2, 1), True) == pytest.approx(2)
+
+
+def test_a_lesson_found_is_retried_before_another_task_is_looked_at(bound: ModuleType) -> None:
+    # A k=2 lesson and a task with nothing to teach. The first look finds the lesson with
+    # chance 1/2; at random counts its rule comes then with chance 1/2, else two more
+    # rollouts expected (retried at once, not after a look at the other task, which would
+    # cost 3): 1 + 1/2 * (1/2 * 2) + 1/2 * 2 = 2.5, the last term the lesson alone (1 + 1/2 * 2).
+    assert bound.floor(make_up(bound, {(2, 0): 1}, 1, 1), False) == pytest.approx(2.5)
+    # At exact counts its rule comes on the second failure: 1 + 1/2 * 1 + 1/2 * 2 = 2.5.
+    assert bound.floor(make_up(bound, {(2, 0): 1}, 1, 1), True) == pytest.approx(2.5)
+
+
+def test_a_breakers_victim_costs_one_rollout_for_its_weight_in_units(bound: ModuleType) -> None:
+    # The breaker's rule nets one unit while its victim is broken; the patch brings back the
+    # victim's weight (2): three units in two rollouts, one unit in one.
+    assert bound.floor(make_up(bound, {(1, 2): 1}, 0, 3), True) == pytest.approx(2)
+    assert bound.floor(make_up(bound, {(1, 2): 1}, 0, 1), True) == pytest.approx(1)
+
+
+def test_the_goal_is_the_units_behind_three_quarters_of_the_gain(bound: ModuleType) -> None:
+    from agentdescent_sampling.bench.engine import ENGINE_WORKLOADS
+
+    goals = {
+        name: bound.MakeUp.of(ENGINE_WORKLOADS[name], 0).goal
+        for name in ("lessons", "regressions", "regressions-held-out", "graded")
+    }
+    # 4.5 of 6 rules; 8.25 of 8 rules and 3 patches; 10.5 of 8 rules and 3 patches of 2.
+    assert goals == {"lessons": 5, "regressions": 9, "regressions-held-out": 11, "graded": 6}
