@@ -685,7 +685,14 @@ def _replay(
     for seq, call, args in db.events():
         try:
             if call == "pick":
-                shard_id, round_index, _ = args
+                logged = _logged_pick(args)
+                if logged is None:
+                    raise ValueError(
+                        "this library logs a pick as [shard id, round index, task id], both "
+                        "ids whole numbers, so something else wrote this one: give the run a "
+                        "new state path"
+                    )
+                shard_id, round_index = logged
                 if shard_id not in shards:
                     if len(shards) >= _SHARDS:
                         del shards[next(iter(shards))]
@@ -712,6 +719,21 @@ def _replay(
     return records, rounds, replayed, cost
 
 
+def _logged_pick(args: object) -> tuple[int, int] | None:
+    """``(shard id, round index)`` of a pick logged as :meth:`DurableSampler.pick` logs one,
+    ``[shard id, round index, task id]``; None for anything else. The one reading of a pick,
+    for its cost and its replay alike: SQLite would find shard 1 by a shard id of ``"1"``,
+    ``1.0`` or ``true`` too."""
+    if not (isinstance(args, list) and len(args) == 3):
+        return None
+    shard_id, round_index, _ = args
+    if type(shard_id) is not int or not 0 <= shard_id < 1 << 63:
+        return None
+    if type(round_index) is not int or not -MAX_COUNT <= round_index < MAX_COUNT:
+        return None
+    return shard_id, round_index
+
+
 def _pick_cost(size: int, new: bool) -> int:
     """What replaying one pick of a shard of ``size`` tasks costs, in task ids: the shard,
     :data:`_PICK`, and :data:`_NEW_SHARD` more for a shard's first pick."""
@@ -734,9 +756,10 @@ def _replay_cost(db: StateDB) -> int:
     sizes: dict[int, int] = {}
     recent: collections.deque[int] = collections.deque(maxlen=_SHARDS)
     for args in db.picks():
-        shard_id = args[0] if isinstance(args, list) and args else None
-        if type(shard_id) is not int or not 0 <= shard_id < 1 << 63:
-            continue  # not a pick: the replay says so, naming the entry
+        logged = _logged_pick(args)
+        if logged is None:
+            continue  # not a pick: the replay says so, naming the entry, before replaying it
+        shard_id, _ = logged
         if shard_id in recent:
             cost += _pick_cost(sizes[shard_id], new=False)
         elif shard_id not in sizes:

@@ -1413,6 +1413,54 @@ def test_a_log_of_more_records_than_a_replay_may_take_is_refused_unreplayed(
         read_durable_state(state)
 
 
+@pytest.mark.parametrize("shard_id", ["1", 1.0, True], ids=["text", "float", "bool"])
+def test_a_pick_that_names_its_shard_by_anything_but_a_whole_number_is_refused_unreplayed(
+    tmp_path: Path, shard_id: object
+) -> None:
+    # SQLite finds shard 1 by "1", 1.0 or true too, and the replay limit counted only picks
+    # whose shard id is a whole number: a small file of such picks of a large shard opened,
+    # after as long a replay as it liked.
+    state = tmp_path / "sampler.sqlite"
+    _hostile_log(state, shards=2, keys=10_000, picks=0)
+    with sqlite3.connect(state) as db:
+        db.executemany(
+            "INSERT INTO event (name, args) VALUES ('pick', ?)",
+            [(json.dumps([shard_id, 0, "s1-0"]),)] * 3,
+        )
+    db.close()
+    before = state.read_bytes()
+
+    with pytest.raises(StateError, match=r"cannot replay entry 2 of its log, pick\["):
+        read_durable_state(state)
+    replayed = _Picks()
+    with pytest.raises(StateError, match=r"cannot replay entry 2 of its log, pick\["):
+        DurableSampler(replayed, state)
+    assert replayed.picks == 0
+    assert state.read_bytes() == before
+
+
+class _Picks:
+    """Counts its picks: fixable-first's state, as far as a replay needs one."""
+
+    name = "fixable-first"
+
+    def __init__(self) -> None:
+        self.picks = 0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.picks += 1
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sampler": self.name}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        pass
+
+
 def test_a_state_written_under_heavy_use_stays_far_within_the_replay_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
