@@ -363,14 +363,26 @@ class StateDB:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def _reads(self) -> Iterator[sqlite3.Connection]:
+        """The connection, to read with: what SQLite cannot read (a damaged page, text that
+        is not UTF-8, a missing table) is a :class:`StateError` naming the file."""
+        db = self._db()
+        try:
+            yield db
+        except sqlite3.Error as error:
+            raise self._unreadable(error) from error
+
     def meta(self, key: str) -> str | None:
         """The ``meta`` value of ``key``."""
-        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        with self._reads() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def snapshot(self) -> tuple[int, int, Any] | None:
         """``(records, rounds, state)`` of the snapshot, or None before the first."""
-        row = self._db().execute("SELECT records, rounds, state FROM snapshot").fetchone()
+        with self._reads() as db:
+            row = db.execute("SELECT records, rounds, state FROM snapshot").fetchone()
         if row is None:
             return None
         records, rounds, text = row
@@ -384,23 +396,27 @@ class StateDB:
 
     def events(self) -> Iterator[tuple[int, str, Any]]:
         """``(seq, name, args)`` of every event after the snapshot, in order."""
-        for seq, name, text in self._db().execute("SELECT seq, name, args FROM event ORDER BY seq"):
-            yield seq, name, loads(text, self.where, f"event {seq}")
+        with self._reads() as db:
+            for seq, name, text in db.execute("SELECT seq, name, args FROM event ORDER BY seq"):
+                yield seq, name, loads(text, self.where, f"event {seq}")
 
     def entries_besides_picks(self) -> int:
         """How many entries of the log are not picks (records, told calls)."""
-        row = self._db().execute("SELECT COUNT(*) FROM event WHERE name != 'pick'").fetchone()
+        with self._reads() as db:
+            row = db.execute("SELECT COUNT(*) FROM event WHERE name != 'pick'").fetchone()
         return int(row[0])
 
     def picks(self) -> Iterator[Any]:
         """The arguments of every logged pick, in order."""
         query = "SELECT seq, args FROM event WHERE name = 'pick' ORDER BY seq"
-        for seq, text in self._db().execute(query):
-            yield loads(text, self.where, f"event {seq}")
+        with self._reads() as db:
+            for seq, text in db.execute(query):
+                yield loads(text, self.where, f"event {seq}")
 
     def shard(self, shard_id: int) -> list[str]:
         """The keys of a logged shard."""
-        row = self._db().execute("SELECT keys FROM shard WHERE id = ?", (shard_id,)).fetchone()
+        with self._reads() as db:
+            row = db.execute("SELECT keys FROM shard WHERE id = ?", (shard_id,)).fetchone()
         keys = None if row is None else loads(row[0], self.where, f"shard {shard_id}")
         if not (isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys)):
             raise StateError(
@@ -411,9 +427,9 @@ class StateDB:
 
     def counts(self) -> tuple[int, int]:
         """How many events follow the snapshot, and the largest shard id logged (0 if none)."""
-        db = self._db()
-        (events,) = db.execute("SELECT count(*) FROM event").fetchone()
-        (top,) = db.execute("SELECT coalesce(max(id), 0) FROM shard").fetchone()
+        with self._reads() as db:
+            (events,) = db.execute("SELECT count(*) FROM event").fetchone()
+            (top,) = db.execute("SELECT coalesce(max(id), 0) FROM shard").fetchone()
         return int(events), int(top)
 
     def holder(self) -> str | None:
@@ -687,7 +703,9 @@ class StateDB:
                 f"nothing; open it for a run (create(spec, state=PATH)), which does"
             )
         return StateError(
-            f"{self.where!r} is not a readable sampler state: {error} (the file was left as it is)"
+            f"{self.where!r} is not a readable sampler state: {error} (the file was left as it "
+            f"is); it is damaged, or was changed by something else: restore it from a copy, or "
+            f"give the run a new state path"
         )
 
     def _unwritable(self) -> list[str]:

@@ -1461,6 +1461,49 @@ class _Picks:
         pass
 
 
+def _damage(path: Path, damage: str) -> None:
+    """Damage the log of the state at ``path`` as a disk, a copy or another program may."""
+    with sqlite3.connect(path) as db:
+        if damage == "a-damaged-page":
+            (size,) = db.execute("PRAGMA page_size").fetchone()
+            query = "SELECT rootpage FROM sqlite_master WHERE name = 'event'"
+            (page,) = db.execute(query).fetchone()
+        elif damage == "text-that-is-not-utf-8":
+            db.execute("UPDATE event SET args = CAST(X'5B22FF222C20305D' AS TEXT) WHERE seq = 2")
+        else:
+            db.execute("DROP TABLE event")
+    db.close()
+    if damage == "a-damaged-page":
+        with open(path, "r+b") as file:
+            file.seek((page - 1) * size)
+            file.write(bytes(16))
+
+
+@pytest.mark.parametrize("damage", ["a-damaged-page", "text-that-is-not-utf-8", "a-missing-table"])
+def test_a_damaged_state_is_a_state_error_naming_the_file_not_sqlites_own_error(
+    tmp_path: Path, damage: str
+) -> None:
+    # SQLite's DatabaseError ("database disk image is malformed") or OperationalError
+    # escaped from reading the log, naming neither the file nor what to do.
+    state = tmp_path / "sampler.sqlite"
+    with durable("fixable-first", state) as sampler:
+        for step in range(3):
+            sampler.record(sampler.pick(["a", "b"], step), 0.0)
+    _damage(state, damage)
+    before = state.read_bytes()
+
+    for opening in (
+        lambda: create("fixable-first", state=state),
+        lambda: read_durable_state(state),
+    ):
+        with pytest.raises(StateError) as raised:
+            opening()
+        message = str(raised.value)
+        assert message.startswith(f"{str(state)!r} is not a readable sampler state: "), message
+        assert "give the run a new state path" in message
+    assert state.read_bytes() == before
+
+
 def test_a_state_written_under_heavy_use_stays_far_within_the_replay_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
