@@ -8,6 +8,7 @@ refused with a short ``OSError`` or ``ValueError`` that the caller wraps in its 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -130,7 +131,8 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
 
     Raises:
         ValueError: it holds a NUL character, names an unknown user's home
-            (``~nosuchuser``), lies under a directory that cannot be searched, or ends
+            (``~nosuchuser``), lies under a directory that cannot be searched, is longer
+            than the system allows a name or a path (``Path.is_dir()`` would raise), or ends
             with a separator where there is no directory (``Path`` would drop it, and a
             file would be made by the directory's name); any other trouble (a missing
             file) is left to the caller.
@@ -149,8 +151,13 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
             f"it cannot be looked up ({error.strerror}): check that every directory on "
             f"the way to it exists and can be searched (chmod +x)"
         ) from None
-    except OSError:
-        pass  # a new file, say: the caller reports it in its own words
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise ValueError(
+                f"it is too long ({error.strerror}): one of its names, or the whole path, is "
+                f"longer than this system allows; give a shorter path"
+            ) from None
+        # A new file, say: the caller reports it in its own words.
     if str(text).endswith(SEPARATORS) and not os.path.isdir(expanded):  # never raises
         raise ValueError(
             f"it ends with {str(text)[-1]!r}, so it names a directory, and no directory is "

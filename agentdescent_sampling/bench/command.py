@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from .._files import parse_bounded, reason_of, strict_json, user_path
+from .._files import checked_path, parse_bounded, reason_of, strict_json, user_path
 from ..errors import BenchError
 from ..protocol import short_repr
 from ..registry import default_registry
@@ -242,6 +242,10 @@ def bench_command(args: argparse.Namespace) -> int:
 def _check_plot_path(plot: Path) -> None:
     """Refuse, before the bench runs, a ``--plot`` path the plot could not be written to."""
     shown = short_repr(str(plot), 1000)
+    try:  # what no file can be named, before a check below raises about it
+        checked_path(plot)
+    except ValueError as error:
+        raise BenchError(f"--plot {shown}: {error}") from None
     if plot.name in ("", ".", "..") or plot.is_dir():
         raise BenchError(
             f"--plot {shown} is a directory; give a file in it, such as {str(plot / 'gains.png')!r}"

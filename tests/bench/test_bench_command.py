@@ -16,6 +16,7 @@ from agentdescent_sampling import SamplerError
 from agentdescent_sampling.bench import JSON_SCHEMA, BenchResult, command
 from agentdescent_sampling.bench.command import bench_command
 from agentdescent_sampling.bench.progress import Progress
+from agentdescent_sampling.cli import main
 from agentdescent_sampling.errors import BenchError
 
 Args = Callable[..., argparse.Namespace]
@@ -268,6 +269,19 @@ def test_a_plot_name_whose_png_is_a_directory_fails_before_the_run(
     (tmp_path / "gains.png").mkdir()  # --plot gains is saved as gains.png
     with pytest.raises(BenchError, match=r"is saved as 'gains\.png', which is a directory"):
         bench_command(bench_args("share", "--seeds", "10000", "--plot", "gains"))
+
+
+def test_a_plot_name_longer_than_the_system_allows_is_refused_before_the_run_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    plot = tmp_path / ("a" * 300 + ".png")  # a name over NAME_MAX: is_dir() raises for it
+    # 10,000 seeds would take minutes: the refusal comes before the run.
+    assert main(["bench", "share", "--seeds", "10000", "--plot", str(plot)]) == 2
+    err = capsys.readouterr().err
+    assert f"--plot '{str(plot)[:30]}" in err
+    assert "it is too long (File name too long)" in err
+    assert "give a shorter path" in err
 
 
 def test_an_empty_plot_path_is_a_usage_error(

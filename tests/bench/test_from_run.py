@@ -447,6 +447,17 @@ def test_a_missing_directory_is_named_with_where_runs_live(
     assert "agentdescent status" in err
 
 
+def test_a_run_path_longer_than_the_system_allows_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    too_long = tmp_path / ("a" * 300)  # a name over NAME_MAX: is_dir() raises for it
+
+    err = _refused(capsys, "--from-run", str(too_long))
+
+    assert f"--from-run '{too_long}': it is too long (File name too long)" in err
+    assert "give a shorter path" in err
+
+
 def test_a_file_is_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     file = tmp_path / "rollouts.jsonl"
     file.write_text("{}\n")
