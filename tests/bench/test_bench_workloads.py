@@ -205,6 +205,39 @@ def test_a_log_that_cannot_be_opened_is_named_by_the_path_given_with_what_to_try
     assert "Errno" not in message
 
 
+def test_a_log_of_more_tasks_than_the_bench_can_pick_among_is_refused_at_the_first_too_many(
+    tmp_path: Path,
+) -> None:
+    # A 42 MB log of a million tasks, well under the 1 GiB a log may take, ran for hours:
+    # every pick of the oracle looks at every task.
+    log = tmp_path / "rollouts.jsonl"
+    log.write_text("".join(f'{{"task_id":"t{i}","score":1,"round":0}}\n' for i in range(100_002)))
+
+    with pytest.raises(BenchError) as caught:
+        read_log(log)
+
+    assert str(caught.value).startswith(
+        "rollouts.jsonl line 100001: the log names more than 100,000 tasks"
+    )
+    assert "give it the lines of a sample of at most 100,000 tasks" in str(caught.value)
+
+
+def test_a_log_of_more_rollouts_than_the_bench_resamples_is_refused_with_how_to_cut_it(
+    tmp_path: Path,
+) -> None:
+    # 1 GiB of rollouts took minutes to read and each seed nearly half a minute to resample.
+    log = tmp_path / "rollouts.jsonl"
+    log.write_bytes(b'{"task_id":"a","score":1,"round":0}\n' * 1_000_001)
+
+    with pytest.raises(BenchError) as caught:
+        read_log(log)
+
+    assert str(caught.value).startswith(
+        "rollouts.jsonl line 1000001: the log holds more than 1,000,000 rollouts"
+    )
+    assert f"tail -n 1000000 {log} > sample.jsonl" in str(caught.value)
+
+
 def test_only_a_last_log_line_cut_short_is_skipped_and_the_label_says_so(tmp_path: Path) -> None:
     rollouts = [
         json.dumps({"task_id": t, "score": s, "round": 0}) for t, s in [("a", 1.0), ("b", 0.0)]
