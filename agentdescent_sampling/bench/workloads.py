@@ -281,10 +281,10 @@ def read_log(path: str | PathLike[str], noise: float = 0.0) -> FromLog:
     try:
         with open_regular(file, _MAX_LOG_BYTES) as handle:
             return _parsed_log(file, _log_lines(file, handle), noise)
-    except (OSError, UnicodeDecodeError) as error:
-        reason = _unreadable(file, error) if isinstance(error, OSError) else error
+    except OSError as error:
         raise BenchError(
-            f"cannot read the rollout log {short_repr(str(os.fspath(path)), _PATH)}: {reason}; "
+            f"cannot read the rollout log {short_repr(str(os.fspath(path)), _PATH)}: "
+            f"{_unreadable(file, error)}; "
             f"expected a JSONL file of at most {_MAX_LOG_BYTES:,} bytes with one rollout per "
             f"line, such as {_EXAMPLE}"
         ) from error
@@ -325,7 +325,11 @@ def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:
             text = line.decode(encoding)
         except UnicodeDecodeError as error:
             if line.endswith(b"\n") or error.end < len(line):
-                raise
+                raise BenchError(
+                    f"{file.name} line {number} is not UTF-8 text: byte {error.start + 1} of "
+                    f"the line is {line[error.start : error.start + 1]!r}; a rollout log is "
+                    f"UTF-8, such as {_EXAMPLE}: convert it (iconv -f LATIN1 -t UTF-8, say)"
+                ) from None
             # The last line, cut short inside a character: _parsed_log skips it as cut short.
             text = line[: error.start].decode(encoding)
         yield text

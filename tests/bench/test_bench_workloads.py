@@ -238,6 +238,23 @@ def test_a_log_of_more_rollouts_than_the_bench_resamples_is_refused_with_how_to_
     assert f"tail -n 1000000 {log} > sample.jsonl" in str(caught.value)
 
 
+def test_a_log_line_that_is_not_utf8_is_named_by_its_number_with_how_to_convert_it(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "rollouts.jsonl"
+    rollout = b'{"task_id": "%s", "score": 1, "round": 0}\n'
+    log.write_bytes(rollout % b"a" + rollout % b"b" + rollout % "café".encode("latin-1"))
+
+    with pytest.raises(BenchError) as caught:
+        read_log(log)
+
+    assert str(caught.value).startswith(
+        "rollouts.jsonl line 3 is not UTF-8 text: byte 17 of the line is b'\\xe9'; "
+        "a rollout log is UTF-8"
+    )
+    assert "iconv -f LATIN1 -t UTF-8" in str(caught.value)
+
+
 def test_only_a_last_log_line_cut_short_is_skipped_and_the_label_says_so(tmp_path: Path) -> None:
     rollouts = [
         json.dumps({"task_id": t, "score": s, "round": 0}) for t, s in [("a", 1.0), ("b", 0.0)]
