@@ -458,6 +458,23 @@ def test_a_run_path_longer_than_the_system_allows_is_refused_naming_it(
     assert "give a shorter path" in err
 
 
+def test_a_symbolic_link_loop_or_to_nothing_is_named_as_such_not_as_no_such_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loop, back, dangling = tmp_path / "run", tmp_path / "back", tmp_path / "old-run"
+    loop.symlink_to(back)
+    back.symlink_to(loop)
+    dangling.symlink_to(tmp_path / "removed")
+
+    assert f"--from-run '{loop}': a loop of symbolic links; give the directory of one run" in (
+        _refused(capsys, "--from-run", str(loop))
+    )
+    assert (
+        f"--from-run '{dangling}': a symbolic link to '{tmp_path}/removed', which leads to "
+        f"nothing; give the directory of one run"
+    ) in _refused(capsys, "--from-run", str(dangling))
+
+
 def test_a_file_is_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     file = tmp_path / "rollouts.jsonl"
     file.write_text("{}\n")

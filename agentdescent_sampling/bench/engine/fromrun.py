@@ -25,8 +25,10 @@ flaky lesson, and the run's rounds, workers and concurrency are the workload's.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -392,7 +394,12 @@ def read_run(path: str | Path) -> RecordedRun:
     except ValueError as error:
         raise BenchError(f"--from-run {given}: {error}; {_WHERE}") from None
     if not run.is_dir():
-        what = "no such directory" if not run.exists() else "not a directory"
+        if run.exists():
+            what = "not a directory"
+        elif run.is_symlink():  # exists() follows the link, and finds nothing at its end
+            what = _link_end(run)
+        else:
+            what = "no such directory"
         raise BenchError(f"--from-run {given}: {what}; {_WHERE}")
     if not (run / "status.json").is_file() or not (run / "spec.json").is_file():
         raise BenchError(f"--from-run {given}: {_not_a_run(run)}")
@@ -452,6 +459,16 @@ def read_run(path: str | Path) -> RecordedRun:
         asynchronous=evolve.get("asynchronous") is True,
         notes=_rounds_notes(log, last, len(records), spent, n_workers),
     )
+
+
+def _link_end(link: Path) -> str:
+    """Where the symbolic link at ``link``, which leads to nothing, goes wrong, in words."""
+    try:
+        os.stat(link)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+    return f"a symbolic link to {short_repr(os.readlink(link))}, which leads to nothing"
 
 
 def _whole(value: object) -> int | None:
