@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import attrs
 
-from ..errors import BenchError
+from ..errors import BenchError, InvalidSamplerConfig
 from ..policy import builtin_of, normalize
 from ..protocol import SOLVED, TaskSampler, short_repr
 from ..registry import Registry
@@ -192,7 +192,15 @@ class Registered:
         names = {parameter.name for parameter in info.signature.parameters}
         fills = tuple(n for n in ("seed", "pass_threshold") if n in names and n not in spec.params)
         registered = cls(registry, canonical, fills, label)
-        registered.create(0, SOLVED)
+        try:
+            registered.create(0, SOLVED)
+        except InvalidSamplerConfig:
+            required = {p.name for p in info.signature.parameters if p.required}
+            if fills and not required & set(fills):
+                # Refused as the user wrote it, its message quotes no parameter the bench
+                # filled in: `c=-1`, not `pass_threshold=0.999,c=-1`.
+                registry.create(canonical)
+            raise
         return registered
 
     def create(self, seed: int, pass_threshold: float) -> TaskSampler:

@@ -322,3 +322,14 @@ def test_progress_bar_stays_silent_off_a_terminal_and_during_short_runs() -> Non
     with Progress(4, terminal, delay=60.0) as bar:
         bar.advance(4)
     assert piped.getvalue() == terminal.getvalue() == ""
+
+
+@pytest.mark.parametrize("share", [["share"], []], ids=["share", "artifact"])
+def test_a_refused_parameter_is_quoted_as_the_user_wrote_it_without_what_the_bench_fills_in(
+    capsys: pytest.CaptureFixture[str], share: list[str]
+) -> None:
+    # The bench gives the sampler the run's pass threshold; the refusal is of c=-1 alone.
+    assert main(["bench", *share, "--sampler", "difficulty-weighted:c=-1", "--seeds", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "rejected 'difficulty-weighted:c=-1': 'DifficultyWeighted(c=-1): expected" in err
+    assert "difficulty-weighted:pass_threshold" not in err
