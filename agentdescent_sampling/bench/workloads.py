@@ -362,7 +362,13 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
             raise BenchError(
                 f"{where} is {short_repr(entry)}, not a JSON object; expected {example}"
             )
-        task, score = entry.get("task_id"), entry.get("score")
+        missing = [key for key in ("task_id", "score", "round") if key not in entry]
+        if missing:
+            raise BenchError(
+                f"{where} has no {' or '.join(map(repr, missing))} key; each line needs all "
+                f"three, such as {example}"
+            )
+        task, score = entry["task_id"], entry["score"]
         if not isinstance(task, str) or not task:
             raise BenchError(
                 f"{where}: 'task_id' must be a non-empty string, got {short_repr(task)}"
@@ -372,7 +378,7 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
                 f"{where}: 'score' must be a number in [0, 1], got {short_repr(score)}; "
                 f"normalise the reward (for example accuracy / 100)"
             )
-        round_index = entry.get("round")
+        round_index = entry["round"]
         if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
             raise BenchError(
                 f"{where}: 'round' must be a whole number >= 0, got {short_repr(round_index)}"

@@ -141,11 +141,14 @@ def test_resampling_a_log_varies_a_mixed_tasks_pass_rate_between_seeds(tmp_path:
     [
         ("{not json", "line 1 is not JSON"),
         ("[1, 2]", "line 1 is \\[1, 2\\], not a JSON object"),
-        ({"score": 1.0, "round": 0}, "'task_id' must be a non-empty string"),
+        ({"score": 1.0, "round": 0}, "line 1 has no 'task_id' key; each line needs all three"),
+        ({"task_id": "", "score": 1.0, "round": 0}, "'task_id' must be a non-empty string"),
+        ({"task_id": "a"}, "line 1 has no 'score' or 'round' key"),
         ({"task_id": "a", "score": 1.5, "round": 0}, "'score' must be a number in \\[0, 1\\]"),
         ({"task_id": "a", "score": True, "round": 0}, "'score' must be a number"),
         ({"task_id": "a", "score": 1.0, "round": -1}, "'round' must be a whole number"),
-        ({"task_id": "a", "score": 1.0}, "'round' must be a whole number"),
+        ({"task_id": "a", "score": 1.0}, "line 1 has no 'round' key"),
+        ({"task_id": "a", "score": None, "round": 0}, "'score' must be a number"),
         (
             {"task_id": "a", "score": 1.0, "round": 0, "pass_threshold": 0},
             "'pass_threshold' must be a number in \\(0, 1\\]",
