@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.pending import Pending
+from agentdescent_sampling.pending import TTL_PICKS, Pending
 from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
 from agentdescent_sampling.validators import number_in
 
@@ -94,9 +94,13 @@ class _PlrShard(Shard):
     The never-seen tasks are kept in shard order, so that a draw among them depends on
     which tasks they are, never on the order in which the others were seen: a resumed
     run, whose shards are rebuilt from the statistics, picks as an uninterrupted one does.
+    A task picked and never recorded counts as never seen once its pick has expired (it
+    is then no longer in ``unrecorded``): its rollout was lost.
     """
 
-    def __init__(self, keys: list[str], tasks: Mapping[str, _Task]) -> None:
+    def __init__(
+        self, keys: list[str], tasks: Mapping[str, _Task], unrecorded: Mapping[str, int]
+    ) -> None:
         super().__init__(keys)
         self.unseen: list[int] = []  # positions, ascending
         self.ranked: list[tuple[float, int]] = []
@@ -106,7 +110,7 @@ class _PlrShard(Shard):
             if task is not None and task.count:
                 self.ranked.append((-task.score, index))
                 seen[index], last[index] = 1, task.last
-            elif task is None or not task.last:
+            elif task is None or key not in unrecorded:
                 self.unseen.append(index)
         self.ranked.sort()
         self.staleness = _Staleness(seen, last)
@@ -115,6 +119,11 @@ class _PlrShard(Shard):
         at = bisect.bisect_left(self.unseen, index)
         if at < len(self.unseen) and self.unseen[at] == index:
             del self.unseen[at]
+
+    def add_unseen(self, index: int) -> None:
+        at = bisect.bisect_left(self.unseen, index)
+        if at == len(self.unseen) or self.unseen[at] != index:
+            self.unseen.insert(at, index)
 
 
 @attrs.define(eq=False)
@@ -134,6 +143,11 @@ class PrioritizedLevelReplay:
       ``P_S(i)`` ∝ ``(1 / rank_i) ** (1 / temperature)`` (rank 1 is the highest score)
       and ``P_C(i)`` ∝ the picks since task ``i`` was last picked.
     - A task's score is that of its latest rollout (the code's ``alpha = 1``).
+    - A task stays unseen until a rollout of it is recorded, as a level stays unseen
+      in the code until it is scored: a task whose first rollout is lost (the engine
+      records nothing for a failed rollout) is drawn among the unseen again once its
+      pick expires, 256 picks later, or at once after ``load_state_dict``, which does
+      not restore picks in flight.
 
     Departs from the paper: it scores a level by its L1 value loss (mean absolute GAE
     of the last episode); a pass/fail reward comes without a value network, so the
@@ -172,11 +186,13 @@ class PrioritizedLevelReplay:
     _rank_weights: list[float] = attrs.field(init=False, factory=list, repr=False)
     _shards: ShardCache[_PlrShard] = attrs.field(init=False, repr=False)
     _in_flight: Pending = attrs.field(init=False, factory=Pending, repr=False)
+    # Tasks picked and never recorded, with their latest pick, until that pick expires.
+    _unrecorded: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._rng = random.Random(self.seed)
-        self._shards = ShardCache(lambda keys: _PlrShard(keys, self._tasks))
+        self._shards = ShardCache(lambda keys: _PlrShard(keys, self._tasks, self._unrecorded))
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an unseen task while there is one, else a replay by rank or staleness."""
@@ -185,12 +201,15 @@ class PrioritizedLevelReplay:
             shard = self._shards.get(keys)  # before any change: it refuses a bad id
             self._picks += 1
             now = self._picks
+            self._readmit_lost(now)
             picked = self._choose(shard, now)
             task = self._tasks.setdefault(picked, _Task())
             for held, index in self._shards.holding(picked):
                 held.drop_unseen(index)
                 if task.count:
                     held.staleness.add(index, 0, now - task.last)
+            if not task.count:
+                self._unrecorded[picked] = now
             task.last = now
             self._in_flight.add(picked, now)
             return picked
@@ -209,10 +228,19 @@ class PrioritizedLevelReplay:
                     shard.drop_unseen(index)
                     shard.staleness.add(index, 1, task.last)
                 bisect.insort(shard.ranked, (-new, index))
+            self._unrecorded.pop(task_id, None)
             task.total += value
             task.count += 1
             task.score = new
             self._in_flight.remove(task_id)
+
+    def _readmit_lost(self, now: int) -> None:
+        """Return to the unseen every task whose only picks were lost: expired unrecorded."""
+        lost = [key for key, last in self._unrecorded.items() if now - last > TTL_PICKS]
+        for key in lost:
+            del self._unrecorded[key]
+            for held, index in self._shards.holding(key):
+                held.add_unseen(index)
 
     def _choose(self, shard: _PlrShard, now: int) -> str:
         if shard.unseen:
@@ -296,6 +324,7 @@ class PrioritizedLevelReplay:
             self._picks = picks
             self._rng = rng
             self._in_flight = Pending()
+            self._unrecorded = {}
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:

@@ -109,6 +109,32 @@ def test_plr_spreads_picks_in_flight_down_the_ranks() -> None:
     assert in_flight[0] == "t5"
 
 
+def test_plr_draws_a_task_whose_first_rollout_was_lost_again_once_its_pick_expires() -> None:
+    sampler = PrioritizedLevelReplay()
+    keys = ["a", "b", "c", "d"]
+    lost = sampler.pick(keys, 0)  # the engine records nothing for a failed rollout
+    picks = Counter()
+    for index in range(2000):
+        picked = sampler.pick(keys, 1)
+        picks[picked] += 1
+        sampler.record(picked, float(index % 3 > 0))
+    assert picks[lost] > 0
+    assert sampler.state_dict()["tasks"][lost][2] > 0  # it was scored, so ranked since
+
+
+def test_plr_draws_a_task_in_flight_when_saved_among_the_unseen_after_a_restart() -> None:
+    sampler = PrioritizedLevelReplay()
+    keys = ["a", "b", "c"]
+    sampler.pick(keys, 0)  # in flight when saved: its rollout does not survive the restart
+    restarted = PrioritizedLevelReplay()
+    restarted.load_state_dict(sampler.state_dict())
+    picked = []
+    for _ in keys:
+        picked.append(restarted.pick(keys, 0))
+        restarted.record(picked[-1], 1.0)
+    assert sorted(picked) == keys  # every unseen task first, the one in flight included
+
+
 # --- SFL ---------------------------------------------------------------------------
 
 
