@@ -8,6 +8,7 @@ import random
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import pairwise
 from typing import Any, ClassVar
 
 import attrs
@@ -251,6 +252,8 @@ class TeacherStudentCurriculum:
                     and 0 <= point[1] <= 1
                     for point in entry
                 )
+                # Two scores at one time have no slope: the fit would divide by zero.
+                and all(earlier[0] < later[0] for earlier, later in pairwise(entry))
             )
 
         windows = load_entries(
@@ -258,7 +261,7 @@ class TeacherStudentCurriculum:
             entries,
             valid,
             lambda entry: deque(((t, float(s)) for t, s in entry), maxlen=self.window),
-            f"up to {self.window} [record number, score] pairs",
+            f"up to {self.window} [record number, score] pairs, the record numbers increasing",
             "window",
         )
         with self._lock:

@@ -228,6 +228,19 @@ def test_tscl_breaks_ties_at_random() -> None:
     assert len(first) > 3
 
 
+@pytest.mark.parametrize("times", [[1, 1], [2, 1]])
+def test_tscl_refuses_a_window_whose_record_numbers_do_not_increase(times: list[int]) -> None:
+    sampler = TeacherStudentCurriculum()
+    for outcome in (0.0, 1.0):
+        sampler.record("a", outcome)
+    good = sampler.state_dict()
+    broken = {**good, "windows": {"a": [[times[0], 0.0], [times[1], 1.0]]}}
+    with pytest.raises(StateError, match="record numbers increasing"):
+        sampler.load_state_dict(broken)
+    assert sampler.state_dict() == good
+    assert sampler.pick(ABC, 0) in ABC
+
+
 # --- ALP ---------------------------------------------------------------------------
 
 
