@@ -49,8 +49,10 @@ class DynamicFiltering:
     """DAPO's dynamic sampling (Yu et al., 2025, arXiv:2503.14476), one rollout at a time.
 
     DAPO drops prompts whose group of G rollouts all passed or all failed: they
-    carry no advantage, so no gradient. G = 16 is the responses per prompt as we
-    read the paper's training setup; we did not find it in released scripts. Here
+    carry no advantage, so no gradient. G = 16 is the responses per prompt of the
+    paper's training setup and of its released script (volcengine/verl,
+    ``recipe/dapo/run_dapo_qwen2.5_32b.sh``: ``n_resp_per_prompt=16``, filtering on
+    ``acc``). Here
     tasks are taken in a seeded random order, each once per epoch, and a task whose
     last ``group`` outcomes are all passes or all failures is skipped; if every task
     of the shard is skipped, the epoch order is followed regardless.
@@ -58,7 +60,11 @@ class DynamicFiltering:
     Departs from the paper: DAPO rolls out a group of G responses at once and
     discards a uniform group after paying for it; a pick here is one rollout, so
     a task is judged by its last ``group`` rollouts and, once uniform, gets no more,
-    which saves the rollouts instead of filtering them after the fact. With the
+    which saves the rollouts instead of filtering them after the fact. A skipped
+    task stays skipped until a record breaks its run of equal outcomes, so while
+    another task of the shard is kept it is never rolled out again, however the
+    artifact changes; DAPO judges a prompt afresh each time its data loader draws it
+    (its script trains one epoch, so it draws each prompt once). With the
     paper's G = 16 a task must be rolled out 16 times before it can be skipped.
 
     Consecutive picks go to different tasks (each pick advances the epoch), so

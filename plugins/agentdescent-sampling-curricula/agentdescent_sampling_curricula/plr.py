@@ -153,6 +153,11 @@ class PrioritizedLevelReplay:
     of the last episode); a pass/fail reward comes without a value network, so the
     score here is ``|score - the task's mean earlier score|`` (0.5 before any), whose
     mean is ``2p(1 - p)`` at pass rate ``p``. Equal scores rank the earlier key first.
+    Staleness counts the pick being made: a task last picked ``k`` picks ago weighs
+    ``k`` in ``P_C``, where the code's ``_update_staleness`` (zeroed at a task's pick,
+    raised by one at each later pick) and the paper's ``c - C_i`` give ``k - 1``, so
+    the task picked last keeps a weight of 1 rather than 0 (with picks at 1, 2 and 3,
+    the weights of pick 4 are 3 : 2 : 1 here, 2 : 1 : 0 in the code).
 
     A task in flight (picked, not yet recorded) is not drawn again while another
     task can be, so concurrent workers spread. Picks cost O(log keys): a Fenwick tree
