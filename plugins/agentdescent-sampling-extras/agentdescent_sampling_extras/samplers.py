@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -94,7 +94,7 @@ class EpochShuffle(_Seeded):
     def load_state_dict(self, state: Any) -> None:
         """Restore what :meth:`state_dict` saved; a malformed state raises
         :class:`~agentdescent_sampling.errors.StateError` and changes nothing."""
-        seen = state.get("seen") if isinstance(state, dict) else None
+        seen = state.get("seen") if isinstance(state, Mapping) else None
         if not isinstance(seen, list):
             raise StateError(
                 f"{self.name}: 'seen' must be the list of task ids state_dict() wrote, got "

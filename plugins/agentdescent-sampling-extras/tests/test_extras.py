@@ -1,3 +1,5 @@
+from types import MappingProxyType
+
 import pytest
 from agentdescent_sampling_extras import EpochShuffle, UniformRandom
 
@@ -90,3 +92,13 @@ def test_a_hostile_seen_is_a_state_error_naming_its_type(seen: object, told: str
     sampler = EpochShuffle(seed=5)
     with pytest.raises(StateError, match=rf"^epoch-shuffle: 'seen' must be .*{told}$"):
         sampler.load_state_dict({**sampler.state_dict(), "seen": seen})
+
+
+def test_a_state_given_as_any_mapping_is_loaded_as_a_dict_is() -> None:
+    sampler = EpochShuffle(seed=2)
+    keys = [f"t{i}" for i in range(6)]
+    sampler.pick(keys, 0)
+    state = sampler.state_dict()
+    restored = EpochShuffle(seed=2)
+    restored.load_state_dict(MappingProxyType(state))  # read-only, as a config layer may give it
+    assert restored.state_dict() == state
