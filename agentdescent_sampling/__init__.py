@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._version import __version__
     from .durable import DurableSampler
     from .errors import (
         InvalidSamplerConfig,
@@ -136,17 +137,21 @@ _MODULES: dict[str, tuple[str, ...]] = {
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        from ._version import __version__
+# Hidden from type checkers, which read the imports above instead: to them a module
+# __getattr__ makes every name exist, typed Any, so a misspelt import would pass.
+if not TYPE_CHECKING:
 
-        return __version__
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    def __getattr__(name: str) -> Any:
+        if name == "__version__":
+            from ._version import __version__
+
+            return __version__
+        module = _HOME.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
 
 
 def __dir__() -> list[str]:

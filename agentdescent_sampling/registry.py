@@ -80,13 +80,16 @@ _MAX_FAILURES_QUOTED = 3
 _RECORDS = ("PluginFailure", "Record", "SamplerInfo")
 
 
-def __getattr__(name: str) -> Any:
-    # The records are imported on first use (PEP 562): creating a built-in needs none.
-    if name in _RECORDS:
-        from . import records
+# Hidden from type checkers, which read the imports above: a misspelt name stays an error.
+if not TYPE_CHECKING:
 
-        return getattr(records, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        # The records are imported on first use (PEP 562): creating a built-in needs none.
+        if name in _RECORDS:
+            from . import records
+
+            return getattr(records, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Registry:

@@ -3,6 +3,11 @@ checks this file too: see ``[tool.mypy]`` in pyproject.toml), and run."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 from agentdescent_sampling import (
@@ -13,6 +18,8 @@ from agentdescent_sampling import (
     spec_from_file,
     synchronized,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_documented_calls_type_check_and_run(tmp_path: Path) -> None:
@@ -30,3 +37,47 @@ def test_the_documented_calls_type_check_and_run(tmp_path: Path) -> None:
     config = tmp_path / "run.toml"
     config.write_text('[task_sampler]\nname = "fixable-first"\n', encoding="utf-8")
     assert create(spec_from_file(config)).name == "fixable-first"
+
+
+def _mypy(tmp_path: Path, source: str) -> str:
+    """What ``mypy --strict`` says of ``source``, a user's module importing this package as
+    the repository holds it."""
+    user = tmp_path / "user.py"
+    user.write_text(textwrap.dedent(source), encoding="utf-8")
+    cache = str(tmp_path / ".mypy_cache")
+    # MYPYPATH: this checkout, whatever kind of install (an editable one) the environment has.
+    environ = {**os.environ, "MYPYPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", cache, str(user)],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=tmp_path,
+    )
+    return result.stdout + result.stderr
+
+
+def test_a_misspelt_name_imported_from_the_package_is_a_type_error(tmp_path: Path) -> None:
+    said = _mypy(
+        tmp_path,
+        """
+        import agentdescent_sampling
+        from agentdescent_sampling import crate
+
+        agentdescent_sampling.availabel()
+        """,
+    )
+    assert 'Module "agentdescent_sampling" has no attribute "crate"' in said, said
+    assert 'Module has no attribute "availabel"' in said, said
+
+
+def test_the_version_is_typed_as_a_string(tmp_path: Path) -> None:
+    said = _mypy(
+        tmp_path,
+        """
+        from agentdescent_sampling import __version__
+
+        reveal_type(__version__)
+        """,
+    )
+    assert re.search(r'Revealed type is "(builtins\.)?str"', said), said
