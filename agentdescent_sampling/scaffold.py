@@ -240,16 +240,13 @@ _HOOKS = '''\
 
     from __future__ import annotations
 
-    from collections.abc import Callable
-    from typing import Any
-
-    from agentdescent_sampling import hookimpl
+    from agentdescent_sampling import Register, hookimpl
 
     from . import {cls}
 
 
     @hookimpl
-    def agentdescent_register_samplers(register: Callable[..., Any]) -> None:
+    def agentdescent_register_samplers(register: Register) -> None:
         """Register this distribution's samplers."""
         register(
             {cls},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shlex
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.errors import ScaffoldError
 from agentdescent_sampling.scaffold import write_plugin
-from tests.support.venv import Venv
+from tests.support.venv import REPO, Venv
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +118,23 @@ def test_a_new_plugin_requires_this_release_of_the_core_up_to_the_next_minor(
         f'"agentdescent-sampling>={major}.{minor},<{major}.{int(minor) + 1}"'
         in pyproject.read_text()
     )
+
+
+def _mypy_strict(project: Path) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` on a written plugin's own source and tests, against this checkout."""
+    cache = str(project / ".mypy_cache")
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", cache, "."],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "MYPYPATH": str(REPO)},
+    )
+
+
+def test_a_new_hook_form_plugin_types_its_register_callback(tmp_path: Path) -> None:
+    project = write_plugin("least-hooked", directory=tmp_path / "plugin", hooks=True)
+    hooks = project / "agentdescent_sampling_least_hooked" / "hooks.py"
+    hooks.write_text(hooks.read_text().replace("aliases=", "alias="))
+    result = _mypy_strict(project)
+    assert 'Unexpected keyword argument "alias"' in result.stdout, result.stdout + result.stderr
