@@ -32,12 +32,18 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
         hooks: write the hook form (a module of ``@hookimpl`` functions that registers
             the sampler with a description and an alias) instead of the class form.
 
+    The class is the name in words (``least-tried``: ``LeastTried``), with ``Sampler`` added
+    where it would shadow a name the modules import (``sequence``: ``SequenceSampler``).
+    Every file passes ruff and ``mypy --strict`` whatever the name's length.
+
     Raises:
         ScaffoldError: ``name`` is not a valid sampler name, is a built-in's, or makes
             no Python class name (``none``, a keyword, a leading digit); ``directory``
             exists or cannot be written.
     """
     slug, cls = _checked(name)
+    if cls in _IMPORTED:  # the class would shadow that import in the written modules
+        cls += "Sampler"
     distribution = f"agentdescent-sampling-{slug.replace('_', '-')}"
     package = f"agentdescent_sampling_{slug}"
     target = directory if directory is not None else Path(distribution)
@@ -47,6 +53,7 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
         "distribution": distribution,
         "package": package,
         "cls": cls,
+        "import_cls": _import_line(package, cls),
         "entry_point": f'"{_suffixed(name, "-hooks")}" = "{package}.hooks"'
         if hooks
         else f'"{name}" = "{package}:{cls}"',
@@ -131,6 +138,12 @@ def _suffixed(name: str, suffix: str) -> str:
     return name[: _LONGEST_NAME - len(suffix)].rstrip("-_") + suffix
 
 
+def _import_line(module: str, name: str) -> str:
+    """``from MODULE import NAME``, wrapped as ruff writes it when longer than a line."""
+    line = f"from {module} import {name}"
+    return line if len(line) <= _LINE else f"from {module} import (\n    {name},\n)"
+
+
 def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
     if target.exists():
         raise ScaffoldError(
@@ -148,6 +161,8 @@ def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
 
 #: The longest sampler name (see :func:`~agentdescent_sampling.protocol.check_name`).
 _LONGEST_NAME = 64
+#: The line length of the written pyproject's ruff; every line fits it, whatever the name.
+_LINE = 100
 
 _PYPROJECT = """\
     [build-system]
@@ -181,7 +196,10 @@ _PYPROJECT = """\
 """
 
 _SAMPLER = '''\
-    """``{name}``: a task sampler for agentdescent's ``evolve()``."""
+    """The ``{name}`` task sampler.
+
+    It chooses which task of a worker's shard agentdescent's ``evolve()`` rolls out next.
+    """
 
     from __future__ import annotations
 
@@ -236,7 +254,10 @@ _SAMPLER = '''\
 '''
 
 _HOOKS = '''\
-    """The hook-form entry point: registers ``{name}`` with a description and an alias."""
+    """The hooks of ``{name}``.
+
+    The hook-form entry point: it registers the sampler with a description and an alias.
+    """
 
     from __future__ import annotations
 
@@ -256,7 +277,10 @@ _HOOKS = '''\
 '''
 
 _TESTS = '''\
-    """{name}: the sampler contract, the installed name, and the sampler's own rule."""
+    """The tests of ``{name}``.
+
+    The sampler contract, the installed name, and the sampler's own rule.
+    """
 
     from __future__ import annotations
 
@@ -265,7 +289,9 @@ _TESTS = '''\
     from agentdescent_sampling import create
     from agentdescent_sampling.testing import check_sampler
 
-    from {package} import {cls}
+    {import_cls}
+
+    NAME = "{name}"
 
 
     def test_conforms_to_the_sampler_contract(sampler_conformance: Callable[..., object]) -> None:
@@ -273,8 +299,8 @@ _TESTS = '''\
 
 
     def test_is_selected_by_name_once_installed() -> None:
-        assert create("{name}").name == "{name}"
-        report = check_sampler("{name}:pass_threshold=0.8")
+        assert create(NAME).name == NAME
+        report = check_sampler(f"{NAME}:pass_threshold=0.8")
         assert report.ok, str(report)
 
 
@@ -309,7 +335,8 @@ _README = """\
     ```python
     from agentdescent_sampling import create
 
-    sampler = create("{name}:pass_threshold=0.8")
+    spec = "{name}:pass_threshold=0.8"
+    sampler = create(spec)
     # evolve(tasks, reward, agent=agent, task_sampler=sampler, solved_threshold=0.8)
     ```
 
@@ -318,3 +345,13 @@ _README = """\
     author's guide (`docs/writing-a-sampler.md` in agentdescent-sampling) has the whole
     contract.
 """
+
+#: The names the written modules import: a sampler called ``sequence`` or ``register`` gets the
+#: class ``SequenceSampler`` or ``RegisterSampler``, which shadows none of them.
+_IMPORTED = frozenset(
+    name
+    for template in (_SAMPLER, _HOOKS, _TESTS)
+    for names in re.findall(r"^ *from \S+ import (.+)$", template, re.MULTILINE)
+    for name in map(str.strip, names.split(","))
+    if name.isidentifier()
+)

@@ -84,9 +84,28 @@ def test_new_plugin_refuses_the_name_of_an_installed_plugin_sampler(tmp_path: Pa
     assert not (tmp_path / "again").exists()
 
 
-@pytest.mark.parametrize("hooks", [False, True], ids=["class-form", "hook-form"])
-def test_a_new_plugin_passes_ruff_as_written(tmp_path: Path, hooks: bool) -> None:
-    project = write_plugin("least-tried", directory=tmp_path / "plugin", hooks=hooks)
+#: The longest valid sampler name, 64 characters.
+LONGEST = "least-tried-" + "x" * 52
+
+
+@pytest.mark.parametrize(
+    ("name", "hooks"),
+    [
+        ("least-tried", False),
+        ("least-tried", True),
+        (LONGEST, False),
+        (LONGEST, True),
+        # Each makes a class named as something the written modules import.
+        ("sequence", True),
+        ("class-var", True),
+        ("callable", True),
+        ("register", True),
+    ],
+)
+def test_a_new_plugin_passes_ruff_and_mypy_strict_as_written_whatever_its_name(
+    tmp_path: Path, name: str, hooks: bool
+) -> None:
+    project = write_plugin(name, directory=tmp_path / "plugin", hooks=hooks)
     for command in (["check", "--select", "E,F,W,I,B,UP,RUF"], ["format", "--check"]):
         result = subprocess.run(
             [sys.executable, "-m", "ruff", *command, "."],
@@ -95,6 +114,8 @@ def test_a_new_plugin_passes_ruff_as_written(tmp_path: Path, hooks: bool) -> Non
             cwd=project,
         )
         assert result.returncode == 0, result.stdout + result.stderr
+    result = _mypy_strict(project)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_a_new_plugins_readme_installs_agentdescent_sampling_from_a_clone_first(
