@@ -8,6 +8,7 @@ given a ``hint``, what to try: ``DifficultyWeighted(c=inf): expected a finite nu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -23,6 +24,10 @@ __all__ = [
     "whole_number_in",
 ]
 
+#: What each function here returns: an attrs validator, called as ``validate(instance,
+#: attribute, value)`` when a sampler is built, raising ``TypeError`` or ``ValueError``.
+Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+
 
 def number_in(
     low: float | None = None,
@@ -30,7 +35,7 @@ def number_in(
     *,
     low_open: bool = False,
     hint: str = "",
-) -> Any:
+) -> Validator:
     """An attrs validator: the value is a finite real number inside the given bounds.
 
     Args:
@@ -67,7 +72,7 @@ def solved_if_none(value: float | None) -> float:
     return SOLVED if value is None else value
 
 
-def solved_threshold() -> Any:
+def solved_threshold() -> Validator:
     """An attrs validator for a ``pass_threshold`` parameter: a finite number in (0, 1].
 
     The same check as ``number_in(0.0, 1.0, low_open=True)``; its error also names the
@@ -76,7 +81,7 @@ def solved_threshold() -> Any:
     return number_in(0.0, 1.0, low_open=True, hint=f"; the engine's default is {SOLVED}")
 
 
-def whole_number_in(low: int, high: int, *, hint: str = "") -> Any:
+def whole_number_in(low: int, high: int, *, hint: str = "") -> Validator:
     """An attrs validator: the value is an ``int`` (not a ``bool``) in ``[low, high]``.
 
     Args:
@@ -98,7 +103,7 @@ def whole_number_in(low: int, high: int, *, hint: str = "") -> Any:
     return validate
 
 
-def integer(hint: str = "") -> Any:
+def integer(hint: str = "") -> Validator:
     """An attrs validator: the value is an ``int`` of any size (not a ``bool``), as a seed is.
 
     Args:
@@ -114,7 +119,7 @@ def integer(hint: str = "") -> Any:
     return validate
 
 
-def boolean(hint: str = "") -> Any:
+def boolean(hint: str = "") -> Validator:
     """An attrs validator: the value is ``True`` or ``False`` (not 1, 0 or ``"true"``).
 
     Args:

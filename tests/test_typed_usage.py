@@ -81,3 +81,30 @@ def test_the_version_is_typed_as_a_string(tmp_path: Path) -> None:
         """,
     )
     assert re.search(r'Revealed type is "(builtins\.)?str"', said), said
+
+
+def test_a_validator_is_typed_as_an_attrs_validator(tmp_path: Path) -> None:
+    said = _mypy(
+        tmp_path,
+        """
+        from agentdescent_sampling.validators import (
+            boolean,
+            integer,
+            number_in,
+            solved_threshold,
+            whole_number_in,
+        )
+
+        for validator in (
+            number_in(0.0, 1.0),
+            solved_threshold(),
+            whole_number_in(0, 9),
+            integer(),
+            boolean(),
+        ):
+            reveal_type(validator)
+        number_in(0.0, 1.0)(1.5)
+        """,
+    )
+    assert 'Revealed type is "Any"' not in said, said
+    assert "Too few arguments" in said, said
