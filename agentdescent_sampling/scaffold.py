@@ -54,6 +54,12 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
         "package": package,
         "cls": cls,
         "import_cls": _import_line(package, cls),
+        "commands": _commented(
+            ('python -m pip install -e ".[test]"', ""),
+            ("python -m pytest", "the conformance kit and the sampler's own tests"),
+            (f"agentdescent-sampling show {name}", "its description and parameters"),
+            (f"agentdescent-sampling check {name}", "the conformance kit, from the command line"),
+        ),
         "entry_point": f'"{_suffixed(name, "-hooks")}" = "{package}.hooks"'
         if hooks
         else f'"{name}" = "{package}:{cls}"',
@@ -142,6 +148,15 @@ def _import_line(module: str, name: str) -> str:
     """``from MODULE import NAME``, wrapped as ruff writes it when longer than a line."""
     line = f"from {module} import {name}"
     return line if len(line) <= _LINE else f"from {module} import (\n    {name},\n)"
+
+
+def _commented(*commands: tuple[str, str]) -> str:
+    """Lines of ``(command, comment)``, the comments aligned after the longest command."""
+    width = max(len(command) for command, _ in commands) + 2
+    return "\n".join(
+        f"{command.ljust(width)}# {comment}" if comment else command
+        for command, comment in commands
+    )
 
 
 def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
@@ -326,10 +341,7 @@ _README = """\
     `agentdescent==0.7.0`), then this plugin:
 
     ```bash
-    python -m pip install -e ".[test]"
-    python -m pytest                          # the conformance kit and the sampler's own tests
-    agentdescent-sampling show {name}         # its description and parameters
-    agentdescent-sampling check {name}        # the conformance kit, from the command line
+    {commands}
     ```
 
     ```python

@@ -159,3 +159,11 @@ def test_a_new_hook_form_plugin_types_its_register_callback(tmp_path: Path) -> N
     hooks.write_text(hooks.read_text().replace("aliases=", "alias="))
     result = _mypy_strict(project)
     assert 'Unexpected keyword argument "alias"' in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("name", ["ab", "least-tried", LONGEST])
+def test_a_new_plugins_readme_aligns_its_commands_comments(tmp_path: Path, name: str) -> None:
+    readme = (write_plugin(name, directory=tmp_path / "plugin") / "README.md").read_text()
+    commands = readme.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    columns = {line.index("  # ") for line in commands if "  # " in line}
+    assert len(columns) == 1, "\n".join(commands)
