@@ -142,10 +142,13 @@ def test_a_new_plugin_requires_this_release_of_the_core_up_to_the_next_minor(
 
 
 def _mypy_strict(project: Path) -> subprocess.CompletedProcess[str]:
-    """``mypy --strict`` on a written plugin's own source and tests, against this checkout."""
+    """``mypy --strict`` on a written plugin's own source and tests, against this checkout
+    (whose own errors, such as the engine's missing stubs, are its configuration's to judge,
+    not the plugin's: silent)."""
     cache = str(project / ".mypy_cache")
+    silent = "--follow-imports=silent"
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", cache, "."],
+        [sys.executable, "-m", "mypy", "--strict", silent, "--cache-dir", cache, "."],
         capture_output=True,
         text=True,
         cwd=project,
