@@ -230,7 +230,8 @@ class FixableFirst(CopiedByState):
 
     Raises:
         TypeError: a parameter is not a number.
-        ValueError: ``pass_threshold`` outside (0, 1], or ``failure_cost`` below 1.
+        ValueError: ``pass_threshold`` outside (0, 1] or ``failure_cost`` outside [1, 1000];
+            NaN and infinities are refused.
     """
 
     name: ClassVar[str] = "fixable-first"
