@@ -96,7 +96,9 @@ class PluginFailure:
     ``"conflict"`` (it claimed a built-in's name or this package's identity) or
     ``"disabled"`` (blocked by ``AGENTDESCENT_SAMPLERS_DISABLE`` or
     ``AGENTDESCENT_SAMPLERS_ONLY``; a claim on a built-in's name, too, when ``DISABLE``
-    names its distribution). Only ``"failed"`` plugins were ever imported.
+    names its distribution). An entry point refused as ``"conflict"`` or ``"disabled"`` was
+    never imported; a registration a hook made is refused after its plugin was imported,
+    whatever its status.
     """
 
     entry_point: str
