@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ from agentdescent_sampling import (
     FixableFirst,
     GradedScoreWarning,
     InformativeBand,
+    synchronized,
 )
 
 THRESHOLD_SAMPLERS = [
@@ -70,3 +72,21 @@ def test_where_warnings_are_errors_the_warning_raises_before_the_score_is_counte
     with pytest.warns(GradedScoreWarning):
         sampler.record("t0", 0.7)  # type: ignore[attr-defined]  # where warnings only warn
     assert sum(trials for _, trials in sampler.stats().values()) == 20  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("wrap", [lambda s: s, synchronized], ids=["plain", "synchronized"])
+@pytest.mark.parametrize("factory", THRESHOLD_SAMPLERS)
+def test_the_graded_warning_points_at_the_line_that_called_record(
+    factory: Callable[..., object], wrap: Callable[[object], object]
+) -> None:
+    with pytest.warns(GradedScoreWarning) as got:
+        line = record_graded(wrap(factory()))
+    assert (got[0].filename, got[0].lineno) == (__file__, line)
+
+
+def record_graded(sampler: object) -> int:
+    """Record 20 graded scores; return the line of the ``record()`` call."""
+    line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+    for i in range(20):
+        sampler.record(f"t{i % 5}", 0.7)  # type: ignore[attr-defined]
+    return line

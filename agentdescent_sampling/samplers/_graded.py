@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 __all__ = ["GradedScoreWarning", "GradedScoreWatch"]
 
 _MIN_RECORDS = 20
+#: This package's directory: the warning points at the first frame outside it.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class GradedScoreWarning(UserWarning):
@@ -50,7 +54,16 @@ class GradedScoreWatch:
                 f"scorer lower pass_threshold and the engine's solved_threshold together, "
                 f"e.g. pass_threshold=0.8 with evolve(solved_threshold=0.8).",
                 GradedScoreWarning,
-                stacklevel=4,
+                stacklevel=_outside_the_package(),
             )
             self.warned = True
         self.records, self.passes, self.graded = records, passes, graded
+
+
+def _outside_the_package() -> int:
+    """The ``stacklevel`` of the nearest caller outside this package, which called
+    ``record()``, whether on a sampler or on the wrapper serving it."""
+    frame, level = sys._getframe(2), 2  # the caller of the caller of warn()
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
