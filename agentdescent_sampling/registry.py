@@ -14,8 +14,10 @@ that call.
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
@@ -598,14 +600,22 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     params = dict(spec.params)
     try:
         sampler: TaskSampler = selected.factory(**params)
-        named = getattr(sampler, "name", None)
-        conforms = isinstance(sampler, TaskSampler)
     except (TypeError, ValueError) as error:
         raise _refused(selected.describe(), spec, error) from error
     except KeyboardInterrupt:
         raise
     # A factory may raise anything, SystemExit included (one that validates its
-    # parameters CLI-style): it becomes our error and never ends the host.
+    # parameters CLI-style): it becomes our error and never ends the host. So may what it
+    # built while it is looked at (a property, a __getattr__).
+    except BaseException as error:
+        raise _broken(selected.describe(), spec, error) from error
+    try:
+        conforms = isinstance(sampler, TaskSampler)
+        # A preset's factory is not the class: what it built says whether it is thread-safe.
+        lock = selected.synchronized or declares_thread_unsafe(sampler)
+        named = _plain_name(sampler)
+    except KeyboardInterrupt:
+        raise
     except BaseException as error:
         raise _broken(selected.describe(), spec, error) from error
     if not conforms:
@@ -614,8 +624,6 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
             f"which has no pick() and record() methods"
         )
     renamed = None if named == selected.name else selected.name
-    # A preset's factory is not the class: what it built says whether it is thread-safe.
-    lock = selected.synchronized or declares_thread_unsafe(sampler)
     if renamed is None and not lock:
         return sampler
     # A preset a hook registered, or a class reporting a name it was not selected by (a
@@ -624,6 +632,22 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     from .served import ServedSampler
 
     return ServedSampler(sampler, name=renamed, lock=lock)
+
+
+def _plain_name(sampler: object) -> str | None:
+    """``sampler``'s ``name`` if it is plain text it holds, read without running its code.
+
+    A ``name`` that a property computes (and may change once served), or that is a ``str``
+    subclass (whose ``__eq__`` may say it is any name), is ``None``: such a sampler is served
+    under the name it was selected by, since what it reports later can't be known now.
+    """
+    name = inspect.getattr_static(sampler, "name", None)
+    if isinstance(name, types.MemberDescriptorType):  # a __slots__ field, read by Python
+        try:
+            name = name.__get__(sampler, type(sampler))
+        except AttributeError:  # never set
+            return None
+    return name if type(name) is str else None
 
 
 def _broken(info: SamplerInfo, spec: SamplerSpec, error: BaseException) -> PluginLoadError:

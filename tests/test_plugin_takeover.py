@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import sys
+import textwrap
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 
 import agentdescent_sampling
 from agentdescent_sampling import (
+    PluginLoadError,
     StateError,
     create,
     hookimpl,
@@ -25,7 +28,7 @@ from agentdescent_sampling.policy import EntryPoint
 from agentdescent_sampling.records import PluginFailure
 from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.samplers.round_robin import RoundRobin
-from tests.support.distinfo import write_plugin
+from tests.support.distinfo import install_plugins, write_plugin
 
 
 class Mine:
@@ -238,3 +241,105 @@ def test_a_state_made_by_a_plugin_alias_is_read_back_and_one_of_another_plugin_i
     db.close()
     with pytest.raises(StateError, match="its spec names sampler 'alias', but the state is of"):
         read_durable_state(state)
+
+
+#: A sampler keeping its state as the built-in ``round-robin`` does, under its ``name``.
+STATE_UNDER_ITS_NAME = """
+    class Base:
+        def pick(self, keys, round_index):
+            return keys[0]
+
+        def record(self, task_id, score):
+            pass
+
+        def state_dict(self):
+            return {"sampler": self.name, "version": 1}
+
+        def load_state_dict(self, state):
+            pass
+"""
+#: Samplers of a class-form ``rr2`` whose ``name`` is not plain text: it reads as ``rr2`` when
+#: it is built and as ``round-robin`` later, is equal to both, or runs code when compared.
+NAMES_THAT_LIE = {
+    "str subclass equal to any name": """
+        class Anything(str):
+            def __eq__(self, other):
+                return True
+
+            __hash__ = str.__hash__
+
+        class Sampler(Base):
+            name = Anything("round-robin")
+    """,
+    "object whose __eq__ exits": """
+        class Quits:
+            def __eq__(self, other):
+                raise SystemExit("from __eq__")
+
+        class Sampler(Base):
+            name = Quits()
+    """,
+    "property changing once served": """
+        class Sampler(Base):
+            reads = 0
+
+            @property
+            def name(self):
+                type(self).reads += 1
+                return "rr2" if type(self).reads == 1 else "round-robin"
+    """,
+    "__getattr__ changing once served": """
+        class Sampler(Base):
+            reads = 0
+
+            def __getattr__(self, attribute):
+                if attribute != "name":
+                    raise AttributeError(attribute)
+                type(self).reads += 1
+                return "rr2" if type(self).reads == 1 else "round-robin"
+    """,
+}
+
+
+@pytest.mark.parametrize("source", NAMES_THAT_LIE.values(), ids=NAMES_THAT_LIE)
+def test_a_sampler_whose_name_is_not_plain_text_answers_to_the_name_it_was_selected_by(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    plugin = textwrap.dedent(STATE_UNDER_ITS_NAME) + textwrap.dedent(source)
+    install_plugins(tmp_path, monkeypatch, {"liar-dist": (plugin, {"rr2": "Sampler"})})
+    sampler = create("rr2")
+    assert sampler.name == "rr2"
+    path = tmp_path / "state.json"
+    save_state(sampler, path)  # type: ignore[arg-type]
+    with pytest.raises(StateError, match="holds the state of sampler 'rr2'"):
+        load_state(create("round-robin"), path)  # type: ignore[arg-type]
+
+
+#: Samplers that raise, SystemExit and kin included, only when the registry looks at them.
+RAISING_WHEN_LOOKED_AT = {
+    "thread_safe property": """
+        class Sampler(Base):
+            @property
+            def thread_safe(self):
+                raise SystemExit("from thread_safe")
+    """,
+    "__getattr__": """
+        class Sampler(Base):
+            def __getattr__(self, attribute):
+                raise GeneratorExit(attribute)
+    """,
+}
+
+
+@pytest.mark.parametrize("source", RAISING_WHEN_LOOKED_AT.values(), ids=RAISING_WHEN_LOOKED_AT)
+def test_a_sampler_raising_when_looked_at_once_built_is_a_plugin_load_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    plugin = textwrap.dedent(STATE_UNDER_ITS_NAME) + 'Base.name = "looked-at"\n'
+    plugin += textwrap.dedent(source)
+    install_plugins(tmp_path, monkeypatch, {"raising-dist": (plugin, {"looked-at": "Sampler"})})
+    with pytest.raises(
+        PluginLoadError, match=re.escape("'looked-at' (raising-dist 0.1) raised while being built")
+    ):
+        create("looked-at")
+    assert type(create("round-robin")).__name__ == "RoundRobin"
