@@ -11,16 +11,27 @@ whose name is a built-in's. :func:`scan` reads the other distributions'
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from collections.abc import Collection, Iterator
+from pathlib import Path
 from typing import Any, Literal
 
+from ._files import kind_of
 from .policy import OWN_DISTRIBUTION, RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name
 from .records import PluginFailure
 
-__all__ = ["known_names", "scan", "unmatched", "unmatched_disabled"]
+__all__ = [
+    "MAX_ENTRY_POINTS",
+    "METADATA_LIMIT",
+    "known_names",
+    "scan",
+    "unmatched",
+    "unmatched_disabled",
+]
 
 
 def scan(group: str, policy: Policy) -> tuple[list[EntryPoint], list[PluginFailure]]:
@@ -117,6 +128,15 @@ def _unmatched(entry: str, by: str, effect: str, nothing: str, known: Collection
     )
 
 
+#: The most read of a dist-info's METADATA headers (its description, after them, is never
+#: read) and of its entry_points.txt; a longer one spoils its own distribution alone.
+METADATA_LIMIT = 1 << 20
+#: A distribution declaring more entry points in the group is refused, none imported: each
+#: costs ``list`` about a quarter of a millisecond to describe, and 1 MiB holds 66,000.
+MAX_ENTRY_POINTS = 1000
+#: The blank line that ends a METADATA's headers.
+_HEADERS_END = re.compile(rb"\n\r?\n")
+
 #: A distribution name as PEP 508 writes it; pip installs no other.
 _VALID_DISTRIBUTION = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
 
@@ -166,20 +186,40 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
         # The backport gives 3.10 and 3.11 the 3.12 API this is written against.
         import importlib_metadata as metadata
 
+    class Bounded(metadata.Distribution):
+        """An installed distribution parsed by importlib.metadata, its files read by
+        :func:`_read`."""
+
+        def __init__(self, path: Path) -> None:
+            self._path = path
+
+        def read_text(self, filename: str | os.PathLike[str]) -> str | None:
+            metadata_file = str(filename) in ("METADATA", "PKG-INFO", "")  # "": an egg-info file
+            return _read(self._path / filename, headers_only=metadata_file)
+
+        def locate_file(self, path: str | os.PathLike[str]) -> Path:
+            return self._path.parent / path
+
     seen: set[str] = set()
-    for dist in metadata.distributions():
-        location = str(getattr(dist, "_path", "an unknown location"))
+    for found in metadata.distributions():
+        path = getattr(found, "_path", None)
+        # importlib.metadata reads a file whole, whatever it is: a FIFO waits forever, a link
+        # to /dev/zero fills memory. A dist-info on a path (not in a zip, not from a custom
+        # finder) is read within bounds instead.
+        dist = Bounded(path) if isinstance(path, Path) else found
+        location = str(path if path is not None else "an unknown location")
         try:
             name, version = dist.name, dist.version
             if not (isinstance(name, str) and name and isinstance(version, str)):
                 raise ValueError("METADATA has no Name or Version")
         except Exception as error:  # noqa: BLE001  # one unreadable dist-info must not hide the rest
             if _declares(dist, group):
+                why = _why(error) if isinstance(error, _Unreadable) else type(error).__name__
                 yield PluginFailure(
                     location, "unknown", "unknown", "failed",
-                    f"the distribution at {location} has no readable metadata "
-                    f"({type(error).__name__}), so whose entry points these are is unknown; "
-                    f"refused and never imported. Reinstall or remove it",
+                    f"the distribution at {location} has no readable metadata ({why}), so whose "
+                    f"entry points these are is unknown; refused and never imported. Reinstall "
+                    f"or remove it",
                 )  # fmt: skip
             continue
         if normalize(name) in seen:  # as importlib.metadata does: the first on sys.path wins
@@ -190,12 +230,70 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
         except Exception as error:  # noqa: BLE001  # a malformed entry_points.txt spoils only its own dist
             yield PluginFailure(
                 location, name, version, "failed",
-                f"its entry_points.txt can't be parsed ({type(error).__name__}: "
-                f"{str(error)[:200]}); none of its plugins load. Reinstall or fix it",
+                f"its entry_points.txt can't be parsed ({_why(error)}); none of its plugins "
+                f"load. Reinstall or fix it",
+            )  # fmt: skip
+            continue
+        if len(declared) > MAX_ENTRY_POINTS:
+            yield PluginFailure(
+                location, name, version, "failed",
+                f"it declares {len(declared):,} entry points in {group}, more than the "
+                f"{MAX_ENTRY_POINTS:,} a distribution may; none of its plugins load. Reinstall "
+                f"or remove it",
             )  # fmt: skip
             continue
         for entry in declared:
             yield EntryPoint(entry.name, entry.value, name, version, entry)
+
+
+class _Unreadable(OSError):
+    """A metadata file that is no regular file, or past :data:`METADATA_LIMIT`."""
+
+
+def _read(path: Path, *, headers_only: bool) -> str | None:
+    """The metadata file at ``path`` as importlib.metadata reads it (``None`` if missing or a
+    directory), but only a regular file and at most :data:`METADATA_LIMIT` bytes of it:
+    with ``headers_only``, up to the blank line that ends a METADATA's headers, so that the
+    description after them is never read.
+
+    Raises:
+        _Unreadable: it is a FIFO, a device or another special file (never waited on nor
+            read), or longer than the limit.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:  # O_NONBLOCK: opening a FIFO returns at once, and fstat refuses it
+        descriptor = os.open(path, flags)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return None  # as importlib.metadata's own read_text
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            return None
+        if not stat.S_ISREG(mode):
+            raise _Unreadable(f"{path.name or path} is {kind_of(mode)}, not a regular file")
+        read = bytearray()
+        while chunk := os.read(descriptor, 1 << 16):
+            start = max(len(read) - 2, 0)
+            read += chunk
+            end = _HEADERS_END.search(read, start) if headers_only else None
+            if end is not None:
+                del read[end.end() :]
+            if len(read) > METADATA_LIMIT:
+                what = "its headers are" if headers_only else "it is"
+                raise _Unreadable(
+                    f"{path.name or path}: {what} longer than {METADATA_LIMIT:,} bytes"
+                )
+            if end is not None:
+                break
+        return read.decode("utf-8")
+    finally:
+        os.close(descriptor)
+
+
+def _why(error: Exception) -> str:
+    """``Type: text`` of ``error``, short; a bounded read's refusal says what was refused."""
+    text = str(error)[:200]
+    return text if isinstance(error, _Unreadable) else f"{type(error).__name__}: {text}"
 
 
 def _declares(dist: Any, group: str) -> bool:
