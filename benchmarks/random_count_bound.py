@@ -92,7 +92,6 @@ def floor(make_up: MakeUp, exact: bool) -> float:
     ]
     index = {stage: s for s, stage in enumerate(stages)}
     patch = max((weight for _, weight in kinds), default=0)
-    sys.setrecursionlimit(max(10_000, 8 * (make_up.others + 100)))
 
     def bump(counts: tuple[int, ...], at: int, by: int) -> tuple[int, ...]:
         return (*counts[:at], counts[at] + by, *counts[at + 1 :])
@@ -150,9 +149,13 @@ def floor(make_up: MakeUp, exact: bool) -> float:
         return best
 
     start = tuple(n for _, n in make_up.lessons)
-    result = value(start, make_up.others, (0,) * len(stages), 0)
-    value.cache_clear()
-    return result
+    limit = sys.getrecursionlimit()  # each first look recurses once: raised for this call only
+    sys.setrecursionlimit(max(limit, 8 * (make_up.others + 100)))
+    try:
+        return value(start, make_up.others, (0,) * len(stages), 0)
+    finally:
+        sys.setrecursionlimit(limit)
+        value.cache_clear()
 
 
 #: Each floor's reflector: rules on exactly the k-th failure, or on each with chance 1/k.

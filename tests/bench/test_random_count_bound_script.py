@@ -60,3 +60,14 @@ def test_the_goal_is_the_units_behind_three_quarters_of_the_gain(bound: ModuleTy
     }
     # 4.5 of 6 rules; 8.25 of 8 rules and 3 patches; 10.5 of 8 rules and 3 patches of 2.
     assert goals == {"lessons": 5, "regressions": 9, "regressions-held-out": 11, "graded": 6}
+
+
+def test_the_floor_leaves_the_recursion_limit_as_it_found_it(bound: ModuleType) -> None:
+    # It recurses once per first look, deeper than the default limit on `sparse`; a limit left
+    # raised would change what every later test in the process sees (a JSON nesting check).
+    import sys
+
+    before = sys.getrecursionlimit()
+    # One lesson among 2,001 tasks: (2,001 + 1) / 2 looks expected.
+    assert bound.floor(make_up(bound, {(1, 0): 1}, 2_000, 1), True) == pytest.approx(1_001)
+    assert sys.getrecursionlimit() == before
