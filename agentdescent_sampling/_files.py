@@ -27,6 +27,7 @@ __all__ = [
     "checked_path",
     "kind_of",
     "load_document",
+    "name_too_long",
     "open_regular",
     "parse_bounded",
     "read_bytes",
@@ -153,10 +154,10 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
         ) from None
     except OSError as error:
         if error.errno == errno.ENAMETOOLONG:
-            raise ValueError(
-                f"it is too long ({error.strerror}): one of its names, or the whole path, is "
-                f"longer than this system allows; give a shorter path"
-            ) from None
+            reason = name_too_long(expanded) or (
+                f"it is {len(os.fsencode(expanded)):,} bytes, longer than this system allows a path"
+            )
+            raise ValueError(f"{reason}; give a shorter path") from None
         # A new file, say: the caller reports it in its own words.
     if str(text).endswith(SEPARATORS) and not os.path.isdir(expanded):  # never raises
         raise ValueError(
@@ -164,6 +165,18 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
             f"there; to name a file, leave the {str(text)[-1]!r} off"
         )
     return expanded
+
+
+def name_too_long(path: Path) -> str | None:
+    """Why no file system takes ``path``, if one of its names is over 255 bytes (``the name
+    'nnn...' is 307 bytes, and file systems take at most 255``), else ``None``."""
+    too_long = next((part for part in path.parts if len(os.fsencode(part)) > 255), None)
+    if too_long is None:
+        return None
+    return (
+        f"the name {short_repr(too_long, 40)} is {len(os.fsencode(too_long))} bytes, and file "
+        f"systems take at most 255"
+    )
 
 
 def open_regular(path: Path, max_bytes: int) -> BinaryIO:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ._display import a_type
-from ._files import kind_of, read_only_mount, reason_of, write_refused
+from ._files import kind_of, name_too_long, read_only_mount, reason_of, write_refused
 from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
@@ -144,12 +144,10 @@ def _check_makeable(path: Path, where: str) -> None:
     Raises:
         StateError: the path could not be made, saying why.
     """
-    too_long = next((part for part in path.parts if len(os.fsencode(part)) > 255), None)
+    too_long = name_too_long(path)
     if too_long is not None:
         raise StateError(
-            f"cannot make the sampler state {short_repr(where)}: the name "
-            f"{short_repr(too_long, 40)} is {len(os.fsencode(too_long))} bytes, and file systems "
-            f"take at most 255; give a shorter path"
+            f"cannot make the sampler state {short_repr(where)}: {too_long}; give a shorter path"
         )
     ancestor = path.parent
     while not os.path.lexists(ancestor) and ancestor != ancestor.parent:

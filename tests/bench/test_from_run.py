@@ -454,8 +454,8 @@ def test_a_run_path_longer_than_the_system_allows_is_refused_naming_it(
 
     err = _refused(capsys, "--from-run", str(too_long))
 
-    assert f"--from-run '{too_long}': it is too long (File name too long)" in err
-    assert "give a shorter path" in err
+    assert f"--from-run '{str(too_long)[:30]}" in err
+    assert "a... is 300 bytes, and file systems take at most 255; give a shorter path" in err
 
 
 def test_a_symbolic_link_loop_or_to_nothing_is_named_as_such_not_as_no_such_directory(
@@ -469,10 +469,12 @@ def test_a_symbolic_link_loop_or_to_nothing_is_named_as_such_not_as_no_such_dire
     assert f"--from-run '{loop}': a loop of symbolic links; give the directory of one run" in (
         _refused(capsys, "--from-run", str(loop))
     )
-    assert (
-        f"--from-run '{dangling}': a symbolic link to '{tmp_path}/removed', which leads to "
-        f"nothing; give the directory of one run"
-    ) in _refused(capsys, "--from-run", str(dangling))
+    err = _refused(capsys, "--from-run", str(dangling))
+    # The target is quoted cut to a length, so a long temporary directory shows in part.
+    assert f"--from-run '{dangling}': a symbolic link to '{str(tmp_path)[:20]}" in err
+    assert "removed', which leads to nothing; give the directory of one run" in err or (
+        "..., which leads to nothing; give the directory of one run" in err
+    )
 
 
 def test_a_file_is_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
