@@ -276,16 +276,18 @@ class DurableSampler(ServedSampler):
             ValueError: the round index, so continued, is 2**53 or more (or below -2**53),
                 past the counts a state file holds; nothing has changed then.
         """
-        shifted = self._round_base + check_round_index(round_index)
-        if not -MAX_COUNT <= shifted < MAX_COUNT:
-            base = self._round_base
-            continued = f" ({base:,} rounds of the state before it)" if base else ""
-            raise ValueError(
-                f"pick(..., round_index={short_repr(round_index)}){continued}: the state file "
-                f"holds round indexes from -2**53 to 2**53 - 1; count rounds from 0, as "
-                f"evolve() does"
-            )
+        given = check_round_index(round_index)
         with self._lock:
+            # The base is read under the lock: a state loaded by another thread moves it.
+            base = self._round_base
+            shifted = base + given
+            if not -MAX_COUNT <= shifted < MAX_COUNT:
+                continued = f" ({base:,} rounds of the state before it)" if base else ""
+                raise ValueError(
+                    f"pick(..., round_index={short_repr(round_index)}){continued}: the state "
+                    f"file holds round indexes from -2**53 to 2**53 - 1; count rounds from 0, "
+                    f"as evolve() does"
+                )
             self._refuse_closed("pick")
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)
@@ -321,7 +323,10 @@ class DurableSampler(ServedSampler):
 
     def load_state_dict(self, state: Any) -> None:
         """The wrapped ``load_state_dict``, then a snapshot of the state it loaded."""
-        self.adopt(state, self._records, self._next_round)
+        # The counts are read under the lock: a record made by another thread before the
+        # load takes it is counted.
+        with self._lock:
+            self.adopt(state, self._records, self._next_round)
 
     def adopt(self, state: Any, records: int, rounds: int) -> None:
         """Load ``state`` with its counts (from :func:`~agentdescent_sampling.load_state`)

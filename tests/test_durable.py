@@ -2088,3 +2088,62 @@ def test_a_state_on_a_read_only_file_system_is_refused_naming_it_the_cause_and_w
         f"on a file system mounted read-only; give a path on a writable file system, or remount "
         f"it read-write",
     ]
+
+
+class _LockHeldBack:
+    """The sampler's lock, except that ``thread``'s first wait for it first lets the test in."""
+
+    def __init__(self, lock: Any, thread: str) -> None:
+        self.lock, self.thread = lock, thread
+        self.arrived, self.go = threading.Event(), threading.Event()
+
+    def __enter__(self) -> Any:
+        if threading.current_thread().name == self.thread and not self.arrived.is_set():
+            self.arrived.set()
+            assert self.go.wait(10)
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)
+
+
+def _held_back(sampler: DurableSampler, call: Callable[[], object]) -> tuple[Any, Any]:
+    """Run ``call`` in a thread stopped as it waits for the sampler's lock; the lock and thread."""
+    held = _LockHeldBack(sampler._lock, "held-back")
+    sampler._lock = held  # type: ignore[assignment]  # the same lock, with a gate
+    thread = threading.Thread(target=call, name="held-back")
+    thread.start()
+    assert held.arrived.wait(10)
+    return held, thread
+
+
+def test_a_record_made_while_another_thread_loads_a_state_is_counted(tmp_path: Path) -> None:
+    # load_state_dict() read the record count before it took the lock, and set it back.
+    sampler = durable("difficulty-weighted", tmp_path / "sampler.sqlite")
+    state = sampler.state_dict()
+    held, loader = _held_back(sampler, lambda: sampler.load_state_dict(state))
+    sampler.record("a", 1.0)
+    held.go.set()
+    loader.join(10)
+    assert sampler.records == 1
+    sampler.close()
+    assert read_durable_state(tmp_path / "sampler.sqlite")["records"] == 1
+
+
+def test_a_pick_waiting_while_a_state_loads_continues_the_loaded_round_indexes(
+    tmp_path: Path,
+) -> None:
+    # pick() shifted its round index by the base it read before it took the lock.
+    keys = [f"task{i}" for i in range(10)]
+    with durable("round-robin", tmp_path / "first.sqlite") as first:
+        for round_index in range(5):
+            first.record(first.pick(keys, round_index), 1.0)
+        save_state(first, tmp_path / "export.json")
+    sampler = durable("round-robin", tmp_path / "second.sqlite")
+    picked: list[str] = []
+    held, picker = _held_back(sampler, lambda: picked.append(sampler.pick(keys, 0)))
+    load_state(sampler, tmp_path / "export.json")
+    held.go.set()
+    picker.join(10)
+    assert picked == ["task5"]  # round 0 of this process is round 5 of the state
+    sampler.close()
