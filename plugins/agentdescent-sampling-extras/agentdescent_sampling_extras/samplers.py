@@ -56,10 +56,14 @@ class _Seeded:
     def load_state_dict(self, state: Any) -> None:
         """Restore what :meth:`state_dict` saved; a malformed state raises
         :class:`~agentdescent_sampling.errors.StateError` and changes nothing."""
-        state = check_state(state, self.name, 1, {"seed": self.seed})
-        rng = restore_rng(self.name, state.get("rng"))
+        rng = self._restored_rng(state)
         with self._lock:
             self._rng = rng
+
+    def _restored_rng(self, state: Any) -> random.Random:
+        """The generator ``state`` saved, once the rest of it is checked; changes nothing."""
+        state = check_state(state, self.name, 1, {"seed": self.seed})
+        return restore_rng(self.name, state.get("rng"))
 
 
 @attrs.define(eq=False)
@@ -106,9 +110,11 @@ class EpochShuffle(_Seeded):
                     f"{self.name}: 'seen' must be the list of task ids state_dict() wrote; it "
                     f"holds {type(task).__name__}"
                 )
-        super().load_state_dict(state)  # checks the rest before changing anything
+        rng = self._restored_rng(state)
+        # Both under one lock: a pick between them drew from the loaded generator over the
+        # old epoch, and the loaded epoch then forgot that pick.
         with self._lock:
-            self._seen = set(seen)
+            self._rng, self._seen = rng, set(seen)
 
 
 @attrs.define(eq=False)

@@ -1,3 +1,4 @@
+import threading
 from types import MappingProxyType
 
 import pytest
@@ -102,3 +103,44 @@ def test_a_state_given_as_any_mapping_is_loaded_as_a_dict_is() -> None:
     restored = EpochShuffle(seed=2)
     restored.load_state_dict(MappingProxyType(state))  # read-only, as a config layer may give it
     assert restored.state_dict() == state
+
+
+class _PickAfterRelease:
+    """The sampler's lock; its first release lets another worker's pick in, once."""
+
+    def __init__(self, sampler: EpochShuffle, keys: list[str]) -> None:
+        self.lock, self.sampler, self.keys = sampler._lock, sampler, keys
+        self.picked: list[str] = []
+
+    def __enter__(self) -> object:
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)
+        if not self.picked:
+            self.picked.append("")  # once
+            worker = threading.Thread(
+                target=lambda: self.picked.append(self.sampler.pick(self.keys, 0))
+            )
+            worker.start()
+            worker.join(10)
+
+
+def test_a_pick_racing_a_state_load_comes_before_or_after_the_whole_load() -> None:
+    # load_state_dict() set the generator and the epoch's tasks under two holds of the lock:
+    # a pick between them drew from the loaded generator, and the loaded epoch forgot it.
+    keys = [f"t{i}" for i in range(8)]
+    source = EpochShuffle(seed=1)
+    for round_index in range(3):
+        source.pick(keys, round_index)
+    state = source.state_dict()
+    after = EpochShuffle(seed=1)
+    after.load_state_dict(state)
+    after.pick(keys, 0)
+
+    sampler = EpochShuffle(seed=1)
+    sampler._lock = _PickAfterRelease(sampler, keys)  # type: ignore[assignment]
+    sampler.load_state_dict(state)
+
+    assert len(sampler._lock.picked) == 2  # type: ignore[attr-defined]
+    assert sampler.state_dict() in (state, after.state_dict())
