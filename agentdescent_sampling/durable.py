@@ -86,7 +86,9 @@ from .protocol import (
     MAX_COUNT,
     Stateful,
     TaskSampler,
+    check_keys,
     check_round_index,
+    check_task_ids,
     is_stateful,
     refuse_a_class,
     short_repr,
@@ -273,9 +275,12 @@ class DurableSampler(ServedSampler):
         """The wrapped ``pick``, with round indexes continuing those of the loaded state.
 
         Raises:
+            TypeError: a task id in the shard is not a string, which the file could not
+                read back (round-robin checks only the one it picks); nothing has changed.
             ValueError: the round index, so continued, is 2**53 or more (or below -2**53),
                 past the counts a state file holds; nothing has changed then.
         """
+        check_task_ids(check_keys(keys))
         given = check_round_index(round_index)
         with self._lock:
             # The base is read under the lock: a state loaded by another thread moves it.

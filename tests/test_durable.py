@@ -2147,3 +2147,21 @@ def test_a_pick_waiting_while_a_state_loads_continues_the_loaded_round_indexes(
     picker.join(10)
     assert picked == ["task5"]  # round 0 of this process is round 5 of the state
     sampler.close()
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_a_shard_with_a_key_that_is_not_a_string_is_refused_and_the_file_still_opens(
+    name: str, tmp_path: Path
+) -> None:
+    # round-robin checks only the key it picks: the shard it was given must not reach the
+    # file's log, which could not be read back, and every record would be lost with it.
+    path = tmp_path / "state.sqlite"
+    with durable(name, path) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+        with pytest.raises(TypeError, match="got int 3"):
+            sampler.pick(["a", 3], 2)  # type: ignore[list-item]
+        sampler.record(sampler.pick(["a", "b"], 1), 0.0)
+        expected = sampler.wrapped.state_dict()
+    with durable(name, path) as resumed:
+        assert resumed.records == 2
+        assert resumed.wrapped.state_dict() == expected
