@@ -14,6 +14,7 @@ from agentdescent_sampling.protocol import (
     check_pick,
     check_score,
     check_state,
+    check_task_ids,
     restore_rng,
     rng_state,
 )
@@ -83,6 +84,7 @@ class EpochShuffle(_Seeded):
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return an unseen task of this epoch, starting a new epoch when all are seen."""
         keys, _ = check_pick(keys, round_index)
+        check_task_ids(keys)  # a task id that is not a string would leave 'seen' unsaveable
         with self._lock:
             unseen = [key for key in keys if key not in self._seen]
             if not unseen:
@@ -126,5 +128,6 @@ class UniformRandom(_Seeded):
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         """Return a uniformly random key."""
         keys, _ = check_pick(keys, round_index)
+        check_task_ids(keys)  # before the draw: a pick that raises changes nothing
         with self._lock:
             return keys[self._rng.randrange(len(keys))]

@@ -144,3 +144,16 @@ def test_a_pick_racing_a_state_load_comes_before_or_after_the_whole_load() -> No
 
     assert len(sampler._lock.picked) == 2  # type: ignore[attr-defined]
     assert sampler.state_dict() in (state, after.state_dict())
+
+
+@pytest.mark.parametrize("factory", [EpochShuffle, UniformRandom])
+def test_a_shard_with_a_key_that_is_not_a_string_is_refused_and_the_state_still_saves(
+    factory: type[EpochShuffle | UniformRandom],
+) -> None:
+    sampler = factory(seed=0)
+    twin = factory(seed=0)
+    for round_index in range(4):
+        with pytest.raises(TypeError, match="got int 3"):
+            sampler.pick(["a", 3], round_index)  # type: ignore[list-item]
+    assert sampler.state_dict() == twin.state_dict()
+    assert sampler.pick(["a", "b"], 0) == twin.pick(["a", "b"], 0)
