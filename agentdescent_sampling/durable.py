@@ -280,7 +280,6 @@ class DurableSampler(ServedSampler):
             ValueError: the round index, so continued, is 2**53 or more (or below -2**53),
                 past the counts a state file holds; nothing has changed then.
         """
-        check_task_ids(check_keys(keys))
         given = check_round_index(round_index)
         with self._lock:
             # The base is read under the lock: a state loaded by another thread moves it.
@@ -294,10 +293,16 @@ class DurableSampler(ServedSampler):
                     f"as evolve() does"
                 )
             self._refuse_closed("pick")
+            ids = list(check_keys(keys))
+            shard = self._known_shard(ids)
+            if shard is None:  # a logged shard was checked when it was new
+                check_task_ids(ids)  # the file could not read it back: refused, unlogged
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
-            shard, new = self._shard_id(keys)
+            new = shard is None
+            if shard is None:
+                shard = self._new_shard(ids)
             self._log_cost += _pick_cost(len(keys), new)  # as a replay counts it
             self._queue.entries.append(("event", "pick", json.dumps([shard, shifted, picked])))
             # Written at close only while the log stays as far within the replay limit as
@@ -552,18 +557,17 @@ class DurableSampler(ServedSampler):
         """The state file, for a message."""
         return short_repr(str(self.path), 1000)
 
-    def _shard_id(self, keys: Sequence[str]) -> tuple[int, bool]:
-        """The id of ``keys`` in the log, queueing the shard for writing if it is new; and
-        whether it is."""
-        shard = list(keys)
-        for known, shard_id in self._shards:
-            if known == shard:
-                return shard_id, False
+    def _known_shard(self, shard: list[str]) -> int | None:
+        """The id of ``shard`` in the log, if it is one of the shards logged lately."""
+        return next((shard_id for known, shard_id in self._shards if known == shard), None)
+
+    def _new_shard(self, shard: list[str]) -> int:
+        """A new id for ``shard``, queueing the shard for writing."""
         shard_id = self._next_shard
         self._next_shard += 1
         self._queue.entries.append(("shard", str(shard_id), json.dumps(shard)))
         self._shards = [(shard, shard_id), *self._shards[: _SHARDS - 1]]
-        return shard_id, True
+        return shard_id
 
     def _restore(self) -> tuple[int, int, int]:
         """Load the snapshot, replay the log; ``(records, next round, next shard id)``."""
