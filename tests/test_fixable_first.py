@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from agentdescent_sampling import FixableFirst, StateError, create
+from agentdescent_sampling.protocol import short_repr
 from agentdescent_sampling.samplers.fixable_first import _Task
 
 
@@ -741,3 +742,19 @@ def test_a_task_failing_past_the_state_bound_still_saves_a_state_that_loads() ->
     state = sampler.state_dict()
     assert state["tasks"]["a"][0] == _MAX_FAILS
     FixableFirst().load_state_dict(state)
+
+
+@pytest.mark.parametrize("task_id", [3, None, ("a",)])
+def test_evidence_refuses_a_task_id_that_is_not_a_string_naming_evidence_not_pick(
+    task_id: object,
+) -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    before = sampler.state_dict()
+    with pytest.raises(TypeError) as refused:
+        sampler.evidence(task_id, 1.0, True)  # type: ignore[arg-type]
+    message = str(refused.value)
+    assert "evidence()" in message
+    assert "pick()" not in message
+    assert short_repr(task_id) in message
+    assert "str" in message
+    assert sampler.state_dict() == before

@@ -18,7 +18,6 @@ from ..protocol import (
     check_pick,
     check_score,
     check_state,
-    check_task_id,
     is_count,
     is_real,
     is_tally,
@@ -424,7 +423,12 @@ class FixableFirst(CopiedByState):
             TypeError: ``task_id`` is not a string, ``gain`` is not a number or None, or
                 ``committed`` is not a bool.
         """
-        check_task_id(task_id)
+        if not isinstance(task_id, str):
+            raise TypeError(
+                f"{self.name}: evidence() takes the id of the task whose failure the card "
+                f"speaks of, a str; got {type(task_id).__name__} {short_repr(task_id)}; pass "
+                f"the card's task id (its trajectory_refs), not the task"
+            )
         if not isinstance(committed, bool) or not (
             gain is None or (is_real(gain) and math.isfinite(gain))
         ):
