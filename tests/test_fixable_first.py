@@ -7,6 +7,8 @@ import json
 import math
 import random
 from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
@@ -758,3 +760,20 @@ def test_evidence_refuses_a_task_id_that_is_not_a_string_naming_evidence_not_pic
     assert short_repr(task_id) in message
     assert "str" in message
     assert sampler.state_dict() == before
+
+
+@pytest.mark.parametrize("gain", [Decimal("1.0"), Fraction(1), Decimal(1)])
+def test_evidence_takes_a_gain_of_any_real_number_as_record_takes_a_score(gain: object) -> None:
+    as_float = outcomes(FixableFirst(), [("a", 0.0)])
+    as_float.evidence("a", 1.0, False)
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    sampler.evidence("a", gain, False)  # type: ignore[arg-type]
+    assert sampler.state_dict() == as_float.state_dict()
+    assert sampler.state_dict()["refused"] == {"a": 1}
+    json.dumps(sampler.state_dict())
+
+
+def test_evidence_refusing_a_gain_says_what_to_pass() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    with pytest.raises(TypeError, match=r"got gain=Decimal\('NaN'\).*pass the card's before_after"):
+        sampler.evidence("a", Decimal("NaN"), True)  # type: ignore[arg-type]
