@@ -294,16 +294,14 @@ class DurableSampler(ServedSampler):
                 )
             self._refuse_closed("pick")
             ids = list(check_keys(keys))
-            shard = self._known_shard(ids)
-            if shard is None:  # a logged shard was checked when it was new
+            known = self._known_shard(ids)
+            if known is None:  # a logged shard was checked when it was new
                 check_task_ids(ids)  # the file could not read it back: refused, unlogged
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
-            new = shard is None
-            if shard is None:
-                shard = self._new_shard(ids)
-            self._log_cost += _pick_cost(len(keys), new)  # as a replay counts it
+            shard = self._new_shard(ids) if known is None else known
+            self._log_cost += _pick_cost(len(keys), known is None)  # as a replay counts it
             self._queue.entries.append(("event", "pick", json.dumps([shard, shifted, picked])))
             # Written at close only while the log stays as far within the replay limit as
             # a fold keeps it: no record follows them to fold it.
