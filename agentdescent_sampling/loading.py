@@ -294,8 +294,7 @@ class Plugins:
             return
         known = known_names([*pending, *self.failures])
         known.update(self.samplers)
-        known.update(normalize(info.distribution) for infos in self.samplers.values()
-                     for info in infos)  # fmt: skip
+        known.update(map(normalize, self.distributions()))
         left, self._disable_left = self._disable_left, frozenset()
         _warn(unmatched_disabled(self.policy, left, known))
 
@@ -630,26 +629,26 @@ def _registered_nothing(plugin: object) -> str:
     from .hookspecs import PROJECT
 
     hook = vars(plugin).get(_HOOK) if type(plugin) is types.ModuleType else None
-    if inspect.isfunction(hook) and f"{PROJECT}_impl" not in vars(hook):
+    if not inspect.isfunction(hook):
+        return (
+            f"a hook-form entry point names a module whose @hookimpl {_HOOK}(register) calls "
+            f"register(); a class-form one is written 'module:Class'"
+        )
+    if f"{PROJECT}_impl" not in vars(hook):
         return (
             f"{_as_written(plugin, hook)} is not marked with agentdescent_sampling's "
             f"@hookimpl, so it was never called: decorate it with @hookimpl (from "
             f"agentdescent_sampling import hookimpl)"
         )
-    if inspect.isfunction(hook) and not inspect.signature(hook).parameters:
+    if not inspect.signature(hook).parameters:
         return (
             f"@hookimpl {_as_written(plugin, hook)} takes no register, so it can register "
             f"nothing: write @hookimpl {_HOOK}(register) and call register(SamplerClass) in it"
         )
-    if inspect.isfunction(hook):
-        return (
-            f"@hookimpl {_as_written(plugin, hook)} returned without calling register(): "
-            f"call register(SamplerClass) in it once for each sampler (or, for one class, "
-            f"write a class-form entry point: 'module:Class')"
-        )
     return (
-        f"a hook-form entry point names a module whose @hookimpl {_HOOK}(register) calls "
-        f"register(); a class-form one is written 'module:Class'"
+        f"@hookimpl {_as_written(plugin, hook)} returned without calling register(): "
+        f"call register(SamplerClass) in it once for each sampler (or, for one class, "
+        f"write a class-form entry point: 'module:Class')"
     )
 
 
