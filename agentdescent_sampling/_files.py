@@ -245,8 +245,6 @@ def write_refused(error: OSError) -> str:
     """Why a write was refused, and what to try, for a message: a read-only file system
     (``EROFS``, Errno 30) or a permission this user lacks (``EACCES``, ``EPERM``) said in
     words with the fix; any other error as :func:`reason_of` gives it."""
-    import errno  # only an error path words it
-
     if error.errno == errno.EROFS:
         return (
             "its file system is mounted read-only (Errno 30); remount it read-write, or give "
