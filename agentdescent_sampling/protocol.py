@@ -195,16 +195,9 @@ def check_score(task_id: object, score: object) -> float:
         raise TypeError(
             f"record() expects task_id as a str, got {type(task_id).__name__} {short_repr(task_id)}"
         )
-    if type(score) is not float and not _is_real_number(score):
+    value = _real_float(score)
+    if value is None:
         raise _not_a_number(task_id, score)
-    try:
-        value = float(score)  # type: ignore[arg-type]  # a real number, checked above
-    except OverflowError:  # an int too large for a float
-        value = math.inf
-    except ValueError:  # Decimal("sNaN")
-        value = math.nan
-    except TypeError:  # a number whose float() does not give one
-        raise _not_a_number(task_id, score) from None
     if not 0.0 <= value <= 1.0:  # NaN fails this comparison too
         raise ValueError(
             f"record({short_repr(task_id)}, {short_repr(score)}): the score must be a finite "
@@ -219,6 +212,24 @@ def _not_a_number(task_id: str, score: object) -> TypeError:
         f"record({short_repr(task_id)}, ...) expects the score as a number in [0, 1], got "
         f"{type(score).__name__} {short_repr(score)}; pass the reward the rollout achieved"
     )
+
+
+def _real_float(value: object) -> float | None:
+    """``value`` as a float if it is a real number, not a bool (:func:`_is_real_number`): an
+    int too large for a float as an infinity, ``Decimal("sNaN")`` as NaN; ``None`` for
+    anything else, a number whose ``float()`` gives none included."""
+    if type(value) is float:
+        return value
+    if not _is_real_number(value):
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]  # a real number, checked above
+    except OverflowError:  # an int too large for a float
+        return math.inf
+    except ValueError:  # Decimal("sNaN")
+        return math.nan
+    except TypeError:  # a number whose float() does not give one
+        return None
 
 
 def _is_real_number(value: object) -> bool:

@@ -15,7 +15,7 @@ from ..errors import StateError
 from ..pending import Pending
 from ..protocol import (
     SOLVED,
-    _is_real_number,
+    _real_float,
     check_pick,
     check_score,
     check_state,
@@ -430,8 +430,9 @@ class FixableFirst(CopiedByState):
                 f"speaks of, a str; got {type(task_id).__name__} {short_repr(task_id)}; pass "
                 f"the card's task id (its trajectory_refs), not the task"
             )
-        number = _finite(gain)
-        if not isinstance(committed, bool) or (gain is not None and number is None):
+        number = None if gain is None else _real_float(gain)
+        refused = gain is not None and (number is None or not math.isfinite(number))
+        if not isinstance(committed, bool) or refused:
             raise TypeError(
                 f"{self.name}: evidence() takes a card's self-verify gain (a finite number, "
                 f"or None without self-verify) and whether it was committed (True or False); "
@@ -886,18 +887,6 @@ def _credits(chances: Sequence[float], commits: int) -> list[float]:
 def _luck_of(task: _Task) -> float:
     """The chance a mixed task passes while unfixed, from its own record."""
     return (task.passes + 0.5) / (task.passes + task.fails + 2.0)
-
-
-def _finite(value: object) -> float | None:
-    """``value`` as a float if it is a finite real number (a Decimal or NumPy number included,
-    as :func:`~agentdescent_sampling.protocol.check_score` takes a score), else ``None``."""
-    if not _is_real_number(value):
-        return None
-    try:
-        number = float(value)  # type: ignore[arg-type]  # a real number, checked above
-    except (OverflowError, ValueError, TypeError):  # 10**400, Decimal('sNaN')
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _rate(counts: list[float]) -> float:
