@@ -16,7 +16,7 @@ from agentdescent_sampling import (
     create,
     spec_from_file,
 )
-from tests.support.distinfo import install_plugins
+from tests.support.distinfo import HOOK_FORM, install_plugins
 
 
 @pytest.mark.parametrize(
@@ -154,24 +154,6 @@ def test_round_robin_takes_only_spread_in_flight() -> None:
 def test_an_unknown_provider_names_the_real_one() -> None:
     with pytest.raises(UnknownSamplerError, match="provided by agentdescent-sampling"):
         create({"name": "round-robin", "provider": "someone-else"})
-
-
-HOOK_FORM = """
-    from agentdescent_sampling import hookimpl
-
-    class Shuffled:
-        name = "shuffled"
-
-        def pick(self, keys, round_index):
-            return keys[0]
-
-        def record(self, task_id, score):
-            pass
-
-    @hookimpl
-    def agentdescent_register_samplers(register):
-        register(Shuffled)
-"""
 
 
 def test_a_misspelt_provider_of_a_hook_form_plugin_is_suggested_the_installed_one(

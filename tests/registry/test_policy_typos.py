@@ -12,7 +12,7 @@ import pytest
 from agentdescent_sampling import registry as registry_module
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.registry import Registry
-from tests.support.distinfo import write_plugin
+from tests.support.distinfo import HOOK_FORM, write_plugin
 
 SAMPLER = """
     class Fifo:
@@ -24,22 +24,7 @@ SAMPLER = """
         def record(self, task_id, score):
             pass
 """
-HOOKS = """
-    from agentdescent_sampling import hookimpl
-
-    class Shuffled:
-        name = "typo-shuffled"
-
-        def pick(self, keys, round_index):
-            return keys[-1]
-
-        def record(self, task_id, score):
-            pass
-
-    @hookimpl
-    def agentdescent_register_samplers(register):
-        register(Shuffled)
-"""
+HOOKS = HOOK_FORM.replace('"shuffled"', '"typo-shuffled"')
 ONLY = "ads-test-typo-classform, ads-test-typo-hooks, ads-test-typo-hookz"
 DISABLE = ["typo-fifoo", "round-robin", "typo-shuffled"]
 TOLD = [

@@ -74,6 +74,23 @@ FIRST_KEY = """
         def record(self, task_id, score):
             check_score(task_id, score)
 """
+#: A hook-form plugin's module whose hook registers one class-form sampler, ``shuffled``.
+HOOK_FORM = """
+    from agentdescent_sampling import hookimpl
+
+    class Shuffled:
+        name = "shuffled"
+
+        def pick(self, keys, round_index):
+            return keys[0]
+
+        def record(self, task_id, score):
+            pass
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        register(Shuffled)
+"""
 #: ``FIRST_KEY`` with a ``pick`` that empties the shard it is handed: a contract violation.
 EMPTIES_KEYS = FIRST_KEY.replace(
     "return check_keys(keys)[0]",
