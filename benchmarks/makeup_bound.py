@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/makeup_bound.py [--seeds 30] [--first-seed 0] [--workload W ...]
-        [--reveal F ...]
+        [--reveal F ...] [--fraction 0.75]
 
 ``benchmarks/random_count_bound.py`` tells its model each task's kind at its first look, and
 rules nothing out. A sampler is not told which failing task is hopeless: it must tell a
@@ -13,24 +13,29 @@ what a sampler could learn at best, and no more than that where it matters:
 - **the make-up**: how many tasks are hopeless, always-pass, and lessons of each ``k`` (and which
   kinds of lesson break a passing task), but not which task is which;
 - **each fix at once**, with its lesson's kind, counting at once (no gate, round, shard or pick in
-  flight), and **where each break is** (a broken victim's patch costs one rollout);
+  flight), and **where each break is** (a broken victim's patch costs one rollout, and a victim
+  not yet looked at when it breaks is patched by its first look);
+- **a flaky lesson's kind at its first look**: its lucky passes (and, in the engine, a
+  self-verify re-run that passes by luck) would tell it from a hopeless task;
 - **a failing task's kind at its ``F``-th failure** (``--reveal``, default 3): without
   it the state would be unbounded. Each ``F`` gives a floor; a larger one is told less and
   gives a higher (tighter) floor.
 
 Rules come as ``llm-like-random``'s do: on each failure of an unfixed lesson with chance ``1/k``,
-whatever came before. A flaky lesson's lucky pass never wastes a rollout (``flaky`` and ``graded``
-are counted as ``lessons`` with their make-up; ``graded`` in rules). Before its first look a
-task is as likely as another to be any of those left; after ``f`` failures without a rule, a
-lesson of ``k`` is ``(1 - 1/k) ** f`` as likely as a hopeless task to have given them, so the
-chance that a failing task is each kind is a sum over the ways of labelling the failing tasks
-that agree with the counts. Dynamic programming over those counts (tasks not looked at, failing
-tasks by failures taken, kinds found, victims waiting for a patch) gives the fewest expected
-rollouts until the held-out units behind 75% of the gain are in, as in ``random_count_bound``.
+whatever came before. A flaky lesson's lucky pass never wastes a rollout; ``graded`` is counted
+in rules. Before its first look a task is as likely as another to be any of those left: the
+floor is for a sampler that reads nothing from task ids, as the built-ins do (the bench's ids
+name each task's kind). After ``f`` failures without a rule, a lesson of ``k`` is
+``(1 - 1/k) ** f`` as likely as a hopeless task to have given them, so the chance that a failing
+task is each kind is a sum over the ways of labelling the failing tasks that agree with the
+counts. Dynamic programming over those counts (tasks not looked at, failing tasks by failures
+taken, kinds found, victims waiting for a patch) gives the fewest expected rollouts until the
+held-out units behind 75% (``--fraction``) of the gain are in, as in ``random_count_bound``.
 
-Told more and held to less, no sampler needs fewer rollouts in expectation than the floor for
-any ``F``. Round-robin's mean (in the real ``evolve()``, ``llm-like-random``) over the floor
-bounds the ratio of means any sampler can reach. Needs the ``engine`` extra for round-robin's
+Told more and held to less, no such sampler needs fewer rollouts in expectation than the floor
+for any ``F`` (on a given set of seeds, a lucky one can). Round-robin's mean (in the real
+``evolve()``, ``llm-like-random``) over the floor bounds the ratio of means such a sampler can
+reach in expectation. Needs the ``engine`` extra for round-robin's
 runs. A floor takes seconds to minutes, but ``concurrent``'s (48 tasks) takes about 25 minutes
 and 12.5 GB at ``F`` = 3; ``sparse``'s state (240 tasks) is too large and is skipped.
 """
@@ -41,18 +46,23 @@ import argparse
 import math
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import NamedTuple
 
 from agentdescent_sampling.bench.engine import ENGINE_WORKLOADS
-from agentdescent_sampling.bench.engine.workloads import EngineWorkload
+from agentdescent_sampling.bench.engine.workloads import EngineWorkload, _plan
 
 sys.path.insert(0, str(Path(__file__).parent))
 import random_count_bound
-from random_count_bound import FRACTION, Kind, round_robin_rollouts
+from random_count_bound import FRACTION, round_robin_rollouts
+
+#: What a lesson is: the failures its rule takes on average (``k``), the held-out units its
+#: victim's patch restores (0: its rule breaks nothing), and whether it passes by luck.
+Kind = tuple[int, int, bool]
 
 #: Workloads whose state is too large for this script.
 TOO_LARGE = frozenset({"sparse"})
@@ -64,12 +74,23 @@ class MakeUp(NamedTuple):
     lessons: tuple[tuple[Kind, int], ...]  # each kind of lesson and how many there are
     hopeless: int
     passing: int  # always-pass tasks and victims not yet broken: they pass at their first look
-    goal: int  # held-out units behind 75% of the gain
+    goal: int  # held-out units behind 75% (or the fraction asked) of the gain
 
     @classmethod
-    def of(cls, workload: EngineWorkload, seed: int) -> MakeUp:
-        told = random_count_bound.MakeUp.of(workload, seed)
-        return cls(told.lessons, workload.never, told.others - workload.never, told.goal)
+    def of(cls, workload: EngineWorkload, seed: int, fraction: float = FRACTION) -> MakeUp:
+        train, _ = _plan(workload, seed)
+        kinds = Counter(
+            (
+                plan.failures_needed,
+                workload.victim_weight if plan.breaks else 0,
+                plan.luck > 0 and plan.failures_needed > 1,  # k = 1: known at its first failure
+            )
+            for plan in train
+            if plan.kind == "lesson"
+        )
+        told = random_count_bound.MakeUp.of(workload, seed, fraction)
+        passing = told.others - workload.never
+        return cls(tuple(sorted(kinds.items())), workload.never, passing, told.goal)
 
 
 def _compositions(total: int, caps: Sequence[int]) -> Iterator[tuple[int, ...]]:
@@ -89,9 +110,11 @@ def floor(make_up: MakeUp, reveal: int) -> float:
     kinds = [kind for kind, _ in make_up.lessons]
     counts = [n for _, n in make_up.lessons]
     # Kinds a failing task may be: hopeless (index 0), then each lesson kind that can fail
-    # without its rule (k > 1). A lesson of k = 1 finds its rule at its first failure.
-    slow = [i for i, (k, _) in enumerate(kinds) if k > 1]
-    patch = max((weight for _, weight in kinds), default=0)
+    # without its rule (k > 1). A lesson of k = 1 finds its rule at its first failure, and a
+    # flaky lesson is told at its first look (its lucky passes would tell it apart).
+    slow = [i for i, (k, _, flaky) in enumerate(kinds) if k > 1 and not flaky]
+    patch = max((weight for _, weight, _ in kinds), default=0)
+    breakers = [kind[1] > 0 for kind in kinds]
 
     def likelihood(j: int, f: int) -> float:
         """How likely ``f`` failures without a rule are, for the ``j``-th failing kind."""
@@ -185,11 +208,21 @@ def floor(make_up: MakeUp, reveal: int) -> float:
         held = sum(n * (1 + kind[1]) for n, kind in zip(fixed, kinds, strict=True))
         if held - waiting * patch >= make_up.goal:
             return 0.0
+        # Passing tasks that may be the victim of the next breaker fixed; the victims of those
+        # fixed are known. A victim not yet looked at leaves the untried tasks when it breaks:
+        # its first look is its patch.
+        suspects = make_up.passing - sum(n for n, b in zip(fixed, breakers, strict=True) if b)
 
         def fix(
             i: int, failing: tuple[int, ...], left: tuple[int, ...], known: tuple[int, ...]
         ) -> float:
-            return value(failing, left, passing, known, waiting + (kinds[i][1] > 0))
+            if not breakers[i]:
+                return value(failing, left, passing, known, waiting)
+            looked = value(failing, left, passing, known, waiting + 1)
+            if not passing:
+                return looked
+            unseen = value(failing, left, passing - 1, known, waiting + 1)
+            return (passing * unseen + (suspects - passing) * looked) / suspects
 
         best = math.inf
         if waiting:
@@ -206,11 +239,15 @@ def floor(make_up: MakeUp, reveal: int) -> float:
             share = untried_kinds[0] / untried
             if share:
                 expected += share * value(bump(failing, 0, 1), left, passing, known, waiting)
-            for i, (k, _) in enumerate(kinds):
-                if k == 1:
+            for i, (k, _, flaky) in enumerate(kinds):
+                if k == 1 or flaky:
                     share = left[1 + i] / untried
                     if share:
-                        expected += share * fix(i, failing, bump(left, 1 + i, -1), known)
+                        rest = bump(left, 1 + i, -1)
+                        expected += share * fix(i, failing, rest, known) / k
+                        if k > 1:  # told at its first look
+                            found = value(failing, rest, passing, bump(known, i, 1), waiting)
+                            expected += share * found * (1 - 1 / k)
                     continue
                 share = untried_kinds[1 + slow.index(i)] / untried
                 if share:
@@ -268,26 +305,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     names = [name for name in ENGINE_WORKLOADS if name not in TOO_LARGE]
     parser.add_argument("--workload", action="append", choices=names)
     parser.add_argument("--reveal", action="append", type=int, help="default: 3")
+    parser.add_argument("--fraction", type=float, default=FRACTION, help="of the gain")
     args = parser.parse_args(argv)
-    if any(f < 2 for f in args.reveal or ()):
-        parser.error("--reveal must be 2 or more: a kind told at the first failure is the "
-                     "floor of benchmarks/random_count_bound.py")  # fmt: skip
+    if not 0 < args.fraction <= 1:
+        parser.error(f"--fraction must be above 0 and at most 1 (0.75 is 75%), not {args.fraction}")
+    for f in args.reveal or ():
+        if f < 2:
+            parser.error(f"--reveal must be 2 or more, not {f}: a kind told at the first failure "
+                         "is the floor of benchmarks/random_count_bound.py")  # fmt: skip
     names = args.workload or names
     reveals = sorted(set(args.reveal or (3,)))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    make_ups = {(n, s): MakeUp.of(ENGINE_WORKLOADS[n], s) for n in names for s in seeds}
+    make_ups = {
+        (n, s): MakeUp.of(ENGINE_WORKLOADS[n], s, args.fraction) for n in names for s in seeds
+    }
     jobs = sorted({(m, f) for m in make_ups.values() for f in reveals}, key=lambda j: -sum(
         (j[0].hopeless, j[0].passing, *(n for _, n in j[0].lessons))))  # fmt: skip
     runs = [(n, s, "llm-like-random") for n in names for s in seeds]
     with ProcessPoolExecutor() as pool:
         floors = dict(zip(jobs, pool.map(_floor_job, jobs), strict=True))
-        measured = dict(zip(runs, pool.map(round_robin_rollouts, runs, chunksize=4), strict=True))
+        reached = partial(round_robin_rollouts, fraction=args.fraction)
+        measured = dict(zip(runs, pool.map(reached, runs, chunksize=4), strict=True))
     print(
-        f"Rollouts to {FRACTION:.0%} of the gain where a rule comes at a random failure "
+        f"Rollouts to {args.fraction:.0%} of the gain where a rule comes at a random failure "
         f"(llm-like-random), seeds {seeds[0]}-{seeds[-1]}: the floor told the make-up, each fix "
         "at once and a failing task's kind at its F-th failure (see the docstring), round-robin's "
-        "mean in the engine, and round-robin's mean over the floor's, the most any sampler's "
-        "ratio of means can be."
+        "mean in the engine, and round-robin's mean over the floor's, the most the ratio of "
+        "means of a sampler that reads nothing from task ids can be in expectation."
     )
     header = "".join(f"{f'F={f}':>9}{'ratio':>8}" for f in reveals)
     print(f"\n{'workload':<22}{'round-robin':>12}{header}")

@@ -68,7 +68,7 @@ class MakeUp(NamedTuple):
     goal: int  # held-out units behind 75% of the gain
 
     @classmethod
-    def of(cls, workload: EngineWorkload, seed: int) -> MakeUp:
+    def of(cls, workload: EngineWorkload, seed: int, fraction: float = FRACTION) -> MakeUp:
         train, _ = _plan(workload, seed)
         kinds = Counter(
             (plan.failures_needed, workload.victim_weight if plan.breaks else 0)
@@ -76,7 +76,7 @@ class MakeUp(NamedTuple):
             if plan.kind == "lesson"
         )
         units = workload.lessons + workload.regressions * workload.victim_weight
-        goal = math.ceil(FRACTION * units - 1e-9)
+        goal = math.ceil(fraction * units - 1e-9)
         others = len(train) - workload.lessons
         return cls(tuple(sorted(kinds.items())), others, goal)
 
@@ -162,9 +162,9 @@ def floor(make_up: MakeUp, exact: bool) -> float:
 COUNTS = {"exact": "llm-like", "random": "llm-like-random"}
 
 
-def round_robin_rollouts(job: tuple[str, int, str]) -> int:
-    """Round-robin's rollouts to 75% of the gain on one seed, in the real ``evolve()``
-    (the budget if it never got there, as the bench counts a censored run)."""
+def round_robin_rollouts(job: tuple[str, int, str], fraction: float = FRACTION) -> int:
+    """Round-robin's rollouts to 75% (``fraction``) of the gain on one seed, in the real
+    ``evolve()`` (the budget if it never got there, as the bench counts a censored run)."""
     name, seed, reflector = job
     workload = ENGINE_WORKLOADS[name]
 
@@ -172,7 +172,7 @@ def round_robin_rollouts(job: tuple[str, int, str]) -> int:
         return create("round-robin")
 
     run = run_engine(workload, make, seed, reflector=reflector)  # type: ignore[arg-type]
-    reached = run.rollouts_to(FRACTION)
+    reached = run.rollouts_to(fraction)
     return workload.budget if reached is None else min(reached, workload.budget)
 
 
