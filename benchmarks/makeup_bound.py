@@ -89,8 +89,7 @@ class MakeUp(NamedTuple):
             if plan.kind == "lesson"
         )
         told = random_count_bound.MakeUp.of(workload, seed, fraction)
-        passing = told.others - workload.never
-        return cls(tuple(sorted(kinds.items())), workload.never, passing, told.goal)
+        return cls(tuple(sorted(kinds.items())), workload.never, told.passing, told.goal)
 
 
 def _compositions(total: int, caps: Sequence[int]) -> Iterator[tuple[int, ...]]:

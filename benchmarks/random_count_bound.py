@@ -19,7 +19,8 @@ workload, in a model told more than any sampler is:
 - **each fix at once**, counting at once: no gate, no round to wait for, no shard, no pick in
   flight; a flaky lesson's lucky pass never wastes a rollout;
 - **where each break is**: a broken victim's patch costs one rollout (the patch comes on its
-  first failure with either reflector).
+  first failure with either reflector), and a victim not yet looked at when it breaks is patched
+  by its first look.
 
 Dynamic programming over what it has found (tasks not yet looked at, by kind, exchangeable;
 lessons found and not yet fixed, by ``k`` and, at exact counts, by the failures they have
@@ -66,6 +67,7 @@ class MakeUp(NamedTuple):
     lessons: tuple[tuple[Kind, int], ...]  # each kind of lesson and how many there are
     others: int  # tasks with nothing to teach: always-pass (victims included) and hopeless
     goal: int  # held-out units behind 75% of the gain
+    passing: int = 0  # of the others, always-pass tasks and victims (a victim may be any)
 
     @classmethod
     def of(cls, workload: EngineWorkload, seed: int, fraction: float = FRACTION) -> MakeUp:
@@ -78,7 +80,7 @@ class MakeUp(NamedTuple):
         units = workload.lessons + workload.regressions * workload.victim_weight
         goal = math.ceil(fraction * units - 1e-9)
         others = len(train) - workload.lessons
-        return cls(tuple(sorted(kinds.items())), others, goal)
+        return cls(tuple(sorted(kinds.items())), others, goal, others - workload.never)
 
 
 def floor(make_up: MakeUp, exact: bool) -> float:
@@ -92,14 +94,18 @@ def floor(make_up: MakeUp, exact: bool) -> float:
     ]
     index = {stage: s for s, stage in enumerate(stages)}
     patch = max((weight for _, weight in kinds), default=0)
+    breakers = [weight > 0 for _, weight in kinds]
 
     def bump(counts: tuple[int, ...], at: int, by: int) -> tuple[int, ...]:
         return (*counts[:at], counts[at] + by, *counts[at + 1 :])
 
     @cache
-    def value(untried: tuple[int, ...], rest: int, found: tuple[int, ...], waiting: int) -> float:
+    def value(
+        untried: tuple[int, ...], rest: int, passing: int, found: tuple[int, ...], waiting: int
+    ) -> float:
         """Expected rollouts to the goal from here: lessons not looked at (by kind), others
-        not looked at, found lessons not yet fixed (by stage), victims waiting for a patch."""
+        not looked at (``passing`` of them always-pass), found lessons not yet fixed (by
+        stage), victims waiting for a patch."""
         fixed = [n - u for (_, n), u in zip(make_up.lessons, untried, strict=True)]
         for (i, _), count in zip(stages, found, strict=True):
             fixed[i] -= count
@@ -109,12 +115,21 @@ def floor(make_up: MakeUp, exact: bool) -> float:
             return 0.0
 
         def done(untried: tuple[int, ...], found: tuple[int, ...], i: int) -> float:
-            """The value once a lesson of kind ``i`` is fixed (its victim, if any, waits)."""
-            return value(untried, rest, found, waiting + (kinds[i][1] > 0))
+            """The value once a lesson of kind ``i`` is fixed (its victim, if any, waits; a
+            victim not yet looked at is patched by its first look, so it leaves the others)."""
+            if not breakers[i]:
+                return value(untried, rest, passing, found, waiting)
+            looked = value(untried, rest, passing, found, waiting + 1)
+            if not passing:
+                return looked
+            unseen = value(untried, rest - 1, passing - 1, found, waiting + 1)
+            # The victims of the breakers fixed are known; the next may be any other passing task.
+            suspects = make_up.passing - sum(n for n, b in zip(fixed, breakers, strict=True) if b)
+            return (passing * unseen + (suspects - passing) * looked) / suspects
 
         best = math.inf
         if waiting:  # a victim's patch: one rollout
-            best = 1 + value(untried, rest, found, waiting - 1)
+            best = 1 + value(untried, rest, passing, found, waiting - 1)
         for s, (i, f) in enumerate(stages):
             if not found[s]:
                 continue
@@ -125,12 +140,16 @@ def floor(make_up: MakeUp, exact: bool) -> float:
                 best = min(best, 1 + done(untried, less, i))
             else:
                 later = bump(less, index[(i, f + 1)], 1)
-                best = min(best, 1 + value(untried, rest, later, waiting))
+                best = min(best, 1 + value(untried, rest, passing, later, waiting))
         left = sum(untried) + rest
         if left:
             expected = 1.0
-            if rest:
-                expected += rest / left * value(untried, rest - 1, found, waiting)
+            if passing:
+                expected += passing / left * value(untried, rest - 1, passing - 1, found, waiting)
+            if rest > passing:
+                expected += (
+                    (rest - passing) / left * value(untried, rest - 1, passing, found, waiting)
+                )
             for i, count in enumerate(untried):
                 if not count:
                     continue
@@ -140,11 +159,10 @@ def floor(make_up: MakeUp, exact: bool) -> float:
                     continue
                 more = bump(found, index[(i, 1)], 1)
                 if exact:
-                    expected += share * value(fewer, rest, more, waiting)
+                    expected += share * value(fewer, rest, passing, more, waiting)
                 else:  # the first failure finds the rule with chance 1/k
-                    expected += share * (
-                        done(fewer, found, i) / k + value(fewer, rest, more, waiting) * (k - 1) / k
-                    )
+                    later = value(fewer, rest, passing, more, waiting)
+                    expected += share * (done(fewer, found, i) / k + later * (k - 1) / k)
             best = min(best, expected)
         return best
 
@@ -152,7 +170,7 @@ def floor(make_up: MakeUp, exact: bool) -> float:
     limit = sys.getrecursionlimit()  # each first look recurses once: raised for this call only
     sys.setrecursionlimit(max(limit, 8 * (make_up.others + 100)))
     try:
-        return value(start, make_up.others, (0,) * len(stages), 0)
+        return value(start, make_up.others, make_up.passing, (0,) * len(stages), 0)
     finally:
         sys.setrecursionlimit(limit)
         value.cache_clear()

@@ -71,3 +71,15 @@ def test_the_floor_leaves_the_recursion_limit_as_it_found_it(bound: ModuleType) 
     # One lesson among 2,001 tasks: (2,001 + 1) / 2 looks expected.
     assert bound.floor(make_up(bound, {(1, 0): 1}, 2_000, 1), True) == pytest.approx(1_001)
     assert sys.getrecursionlimit() == before
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_victim_not_yet_looked_at_is_patched_by_its_first_look(
+    bound: ModuleType, exact: bool
+) -> None:
+    # A lesson, a lesson whose rule breaks a passing task, and that task, each rule on the first
+    # failure; the goal is all three units. Each lesson costs its look; the victim costs one
+    # rollout if it is still untried when its lesson is fixed (its look is its patch), two if it
+    # was looked at before (a pass, then the patch): as likely either way, 3 + 1/2.
+    told = bound.MakeUp((((1, 0), 1), ((1, 1), 1)), 1, 3, passing=1)
+    assert bound.floor(told, exact) == pytest.approx(3.5)
