@@ -16,8 +16,9 @@ other built-ins.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._version import __version__
@@ -140,19 +141,6 @@ _HOME = {name: module for module, names in _MODULES.items() for name in names}
 # Hidden from type checkers, which read the imports above instead: to them a module
 # __getattr__ makes every name exist, typed Any, so a misspelt import would pass.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        if name == "__version__":
-            from ._version import __version__
-
-            return __version__
-        module = _HOME.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, __name__), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names(
+        __name__, {"__version__": "._version", **_HOME}, globals(), __all__
+    )

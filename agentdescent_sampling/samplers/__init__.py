@@ -5,8 +5,9 @@ Each is imported on first use (PEP 562), so selecting one imports only its modul
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .difficulty_weighted import DifficultyWeighted
@@ -26,15 +27,4 @@ _HOME = {
 
 # Hidden from type checkers, which read the imports above: a misspelt name stays an error.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _HOME.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, __name__), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names(__name__, _HOME, globals(), __all__)
