@@ -15,7 +15,8 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Collection, Iterator
+import zipfile
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -188,25 +189,28 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
 
     class Bounded(metadata.Distribution):
         """An installed distribution parsed by importlib.metadata, its files read by
-        :func:`_read`."""
+        :func:`_read` (a directory's) or :func:`_read_member` (a zip archive's)."""
 
-        def __init__(self, path: Path) -> None:
+        def __init__(self, path: Any) -> None:
             self._path = path
 
         def read_text(self, filename: str | os.PathLike[str]) -> str | None:
             metadata_file = str(filename) in ("METADATA", "PKG-INFO", "")  # "": an egg-info file
-            return _read(self._path / filename, headers_only=metadata_file)
+            read = _read if isinstance(self._path, Path) else _read_member
+            return read(self._path / filename, headers_only=metadata_file)
 
         def locate_file(self, path: str | os.PathLike[str]) -> Path:
-            return self._path.parent / path
+            return self._path.parent / path  # type: ignore[no-any-return]
 
     seen: set[str] = set()
     for found in metadata.distributions():
         path = getattr(found, "_path", None)
         # importlib.metadata reads a file whole, whatever it is: a FIFO waits forever, a link
-        # to /dev/zero fills memory. A dist-info on a path (not in a zip, not from a custom
-        # finder) is read within bounds instead.
-        dist = Bounded(path) if isinstance(path, Path) else found
+        # to /dev/zero fills memory, a zip member of a few hundred kilobytes inflates to
+        # gigabytes. A dist-info in a directory or in a zip archive on sys.path is read within
+        # bounds instead; one from a custom finder (code already running here, not data) is
+        # read as that finder reads it.
+        dist = Bounded(path) if isinstance(path, Path) or _in_zip(path) else found
         location = str(path if path is not None else "an unknown location")
         try:
             name, version = dist.name, dist.version
@@ -271,23 +275,58 @@ def _read(path: Path, *, headers_only: bool) -> str | None:
             return None
         if not stat.S_ISREG(mode):
             raise _Unreadable(f"{path.name or path} is {kind_of(mode)}, not a regular file")
-        read = bytearray()
-        while chunk := os.read(descriptor, 1 << 16):
-            start = max(len(read) - 2, 0)
-            read += chunk
-            end = _HEADERS_END.search(read, start) if headers_only else None
-            if end is not None:
-                del read[end.end() :]
-            if len(read) > METADATA_LIMIT:
-                what = "its headers are" if headers_only else "it is"
-                raise _Unreadable(
-                    f"{path.name or path}: {what} longer than {METADATA_LIMIT:,} bytes"
-                )
-            if end is not None:
-                break
-        return read.decode("utf-8")
+        return _bounded(lambda size: os.read(descriptor, size), path.name or str(path),
+                        headers_only=headers_only)  # fmt: skip
     finally:
         os.close(descriptor)
+
+
+def _in_zip(path: object) -> bool:
+    """Whether ``path`` is a location inside a zip archive, as importlib.metadata gives a
+    dist-info in a zip on sys.path (a ``zipfile.Path``, or the backport's ``zipp.Path``)."""
+    return isinstance(getattr(path, "root", None), zipfile.ZipFile) and isinstance(
+        getattr(path, "at", None), str
+    )
+
+
+def _read_member(path: Any, *, headers_only: bool) -> str | None:
+    """The zip archive member at ``path`` as :func:`_read` reads a file: ``None`` if missing or
+    a directory, else inflated a chunk at a time and at most :data:`METADATA_LIMIT` bytes of
+    it, so a member that inflates a thousandfold costs no more than the limit.
+
+    Raises:
+        _Unreadable: it inflates past the limit.
+    """
+    try:
+        info = path.root.getinfo(path.at)
+    except KeyError:
+        return None
+    if info.is_dir():
+        return None
+    with path.root.open(info) as member:
+        return _bounded(member.read, path.name or path.at, headers_only=headers_only)
+
+
+def _bounded(read: Callable[[int], bytes], name: str, *, headers_only: bool) -> str:
+    """What ``read`` gives, a chunk at a time, up to :data:`METADATA_LIMIT` bytes; with
+    ``headers_only``, up to the blank line that ends a METADATA's headers.
+
+    Raises:
+        _Unreadable: it gives more than the limit first.
+    """
+    text = bytearray()
+    while chunk := read(1 << 16):
+        start = max(len(text) - 2, 0)
+        text += chunk
+        end = _HEADERS_END.search(text, start) if headers_only else None
+        if end is not None:
+            del text[end.end() :]
+        if len(text) > METADATA_LIMIT:
+            what = "its headers are" if headers_only else "it is"
+            raise _Unreadable(f"{name}: {what} longer than {METADATA_LIMIT:,} bytes")
+        if end is not None:
+            break
+    return text.decode("utf-8")
 
 
 def _why(error: Exception) -> str:

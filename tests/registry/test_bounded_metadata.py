@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -136,5 +137,78 @@ def test_a_metadata_description_past_the_limit_is_never_read_and_its_plugins_loa
     # Bytes no UTF-8 reader takes, after the headers: read, they would spoil the distribution.
     metadata.write_bytes(metadata.read_bytes() + b"\n" + description + b"\xff\xfe")
     monkeypatch.syspath_prepend(str(tmp_path))
+
+    assert Registry(disable=(), strict=False).create("good").name == "good"
+
+
+def _zip_plugins(archive: Path, members: dict[str, str | bytes]) -> None:
+    """Write ``members`` (path in the archive: text or bytes) to a deflated zip archive, as
+    a zipapp or a zipped site directory holds modules and their dist-info."""
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        for name, data in members.items():
+            zipped.writestr(name, data)
+
+
+def _zipped_dist(
+    module: str, source: str, metadata: str | bytes, entry_points: str | None = None
+) -> dict[str, str | bytes]:
+    """A module and its dist-info, as :func:`_zip_plugins` takes them; by default, the
+    module's ``Sampler`` class as the entry point ``good``."""
+    if entry_points is None:
+        entry_points = f"[agentdescent.samplers]\ngood = {module}:Sampler\n"
+    return {
+        f"{module}.py": source,
+        f"{module}-0.1.dist-info/METADATA": metadata,
+        f"{module}-0.1.dist-info/entry_points.txt": entry_points,
+    }
+
+
+#: Zip members that inflate past what is read of them, each a few kilobytes in the archive:
+#: read whole, as importlib.metadata reads a zip member, a few hundred kilobytes of archive
+#: inflate to gigabytes.
+INFLATING: dict[str, tuple[str, str]] = {
+    "METADATA headers": (HEADERS + "Classifier: x\n" * (2 * METADATA_LIMIT // 14) + "\n",
+                         ENTRY_POINTS),
+    "entry_points.txt": (HEADERS, ENTRY_POINTS + "# padding\n" * (2 * METADATA_LIMIT // 10)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("metadata", "entry_points"), INFLATING.values(), ids=INFLATING)
+def test_zip_metadata_that_inflates_past_the_limit_spoils_only_its_own_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metadata: str, entry_points: str
+) -> None:
+    archive = tmp_path / "plugins.zip"
+    _zip_plugins(
+        archive,
+        _zipped_dist("good_plugin", GOOD, HEADERS.replace("damaged", "good"))
+        | _zipped_dist("damaged_plugin", "raise SystemExit('imported')\n", metadata, entry_points),
+    )
+    assert archive.stat().st_size < METADATA_LIMIT // 50
+    monkeypatch.syspath_prepend(str(archive))
+    registry = Registry(disable=(), strict=False)
+
+    assert registry.create("good").name == "good"
+    [refused] = [
+        record
+        for record in registry.available()
+        if isinstance(record, PluginFailure)
+        and "damaged_plugin-0.1.dist-info" in record.entry_point
+    ]
+    assert refused.status == "failed"
+    assert f"longer than {METADATA_LIMIT:,} bytes" in refused.message
+    assert "damaged_plugin" not in sys.modules
+
+
+def test_a_zipped_metadata_description_past_the_limit_is_never_read_and_its_plugins_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "plugins.zip"
+    description = b"a README of more than the limit\n" * (METADATA_LIMIT // 32 + 1) + b"\xff\xfe"
+    metadata = HEADERS.replace("damaged", "long").encode() + b"\n" + description
+    _zip_plugins(
+        archive,
+        _zipped_dist("long_plugin", GOOD, metadata),
+    )
+    monkeypatch.syspath_prepend(str(archive))
 
     assert Registry(disable=(), strict=False).create("good").name == "good"
