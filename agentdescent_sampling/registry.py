@@ -601,7 +601,11 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     try:
         sampler: TaskSampler = selected.factory(**params)
     except (TypeError, ValueError) as error:
-        raise _refused(selected.describe(), spec, error) from error
+        info = selected.describe()
+        wrong = wrong_parameters(info.name, info.signature, spec.params)
+        if wrong is not None:  # it names what to fix; Python's own TypeError adds nothing
+            raise InvalidSamplerConfig(wrong) from None
+        raise _refused(info, spec, error) from error
     except KeyboardInterrupt:
         raise
     # A factory may raise anything, SystemExit included (one that validates its
@@ -663,17 +667,14 @@ def _broken(info: SamplerInfo, spec: SamplerSpec, error: BaseException) -> Plugi
 def _refused(
     info: SamplerInfo, spec: SamplerSpec, error: Exception
 ) -> InvalidSamplerConfig | PluginLoadError:
-    """The factory raised a TypeError or ValueError at ``spec``: say which parameters are
-    wrong, or what it said of the values given; given nothing it lacks, it is broken."""
-    wrong = wrong_parameters(info.name, info.signature, spec.params)
-    if wrong is None and not spec.params:
+    """The factory raised a TypeError or ValueError at ``spec``, whose parameter names it
+    takes: say what it said of the values given; given nothing, it is broken."""
+    if not spec.params:
         return _broken(info, spec, error)
-    if wrong is None:
-        return InvalidSamplerConfig(
-            f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
-            f"{short_repr(str(error), 300)}. Valid parameters: {info.signature.describe()}"
-        )
-    return InvalidSamplerConfig(wrong)
+    return InvalidSamplerConfig(
+        f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
+        f"{short_repr(str(error), 300)}. Valid parameters: {info.signature.describe()}"
+    )
 
 
 def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any]) -> str | None:

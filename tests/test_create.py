@@ -95,6 +95,18 @@ def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> No
     assert isinstance(caught.value, ValueError)
 
 
+def test_an_unknown_parameter_error_stands_alone_and_a_refused_value_keeps_the_factorys() -> None:
+    with pytest.raises(InvalidSamplerConfig) as misspelt:
+        create("difficulty-weighted:cc=0.1")
+    # Python's "unexpected keyword argument" would print above it and say less.
+    assert misspelt.value.__cause__ is None
+    assert misspelt.value.__suppress_context__
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        create("difficulty-weighted:c=-1")
+    # The factory's own error says where the value was checked.
+    assert isinstance(refused.value.__cause__, ValueError)
+
+
 @pytest.mark.parametrize(
     ("spec", "hint"),
     [
