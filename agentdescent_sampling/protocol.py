@@ -120,9 +120,12 @@ def check_round_index(round_index: SupportsIndex) -> int:
     """Return ``round_index`` as an ``int`` if it is a whole number, as ``evolve()`` passes.
 
     Raises:
-        TypeError: ``round_index`` is not an integer (``operator.index`` refuses it).
+        TypeError: ``round_index`` is not an integer (``operator.index`` refuses it), or is
+            a bool: ``True`` is an int to Python, and a flag passed where the round goes.
     """
     try:
+        if isinstance(round_index, bool):
+            raise TypeError(round_index)
         return operator.index(round_index)
     except TypeError:
         raise TypeError(

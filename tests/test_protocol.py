@@ -126,7 +126,7 @@ def test_a_state_that_is_no_state_dict_of_the_sampler_says_what_it_lacks(
 
 @pytest.mark.parametrize("name", ["round-robin", "difficulty-weighted", "informative-band",
                                   "fixable-first"])  # fmt: skip
-@pytest.mark.parametrize("round_index", ["1", 1.0, None])
+@pytest.mark.parametrize("round_index", ["1", 1.0, None, True, False])
 def test_a_round_index_that_is_no_whole_number_is_refused_naming_pick_and_the_value(
     name: str, round_index: object
 ) -> None:
