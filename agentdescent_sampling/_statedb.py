@@ -604,6 +604,9 @@ class StateDB:
         return fd
 
     def _lock(self) -> None:
+        # The file is marked held in this process before the wait, and _held_lock is not held
+        # through it: a wait of up to a minute for another process must not hold up the
+        # opening and closing of other states in this one.
         with _held_lock:
             if self._identity in _held:
                 raise StateError(
@@ -611,26 +614,39 @@ class StateDB:
                     f"(pid {os.getpid()}); close that sampler first, or give this one another "
                     f"state path"
                 )
-            locked = self._wait_for_lock(_HOLDER_WAIT)
-            if not locked and _nobody_holds(self._fd):  # only shared locks: readers, no run
-                # A read ('state show' or 'export') lasts seconds at most: a run waits it out,
-                # so a reader polling the state does not make a resume fail.
-                locked = self._wait_for_lock(_READER_WAIT)
-                if not locked and _nobody_holds(self._fd):
-                    raise StateError(
-                        f"the sampler state {self.where!r} has been read by other processes "
-                        f"('agentdescent-sampling state show' or 'export', say) for over "
-                        f"{_HOLDER_WAIT + _READER_WAIT:g} s, which keeps runs from writing it "
-                        f"meanwhile; try again once they have finished"
-                    )
-            if not locked:
-                raise StateError(
-                    f"the sampler state {self.where!r} is in use by {self._wait_for_holder()}; "
-                    f"two runs recording into one state would each lose the other's records. "
-                    f"Stop that run first, or give this run another state path"
-                )
             _held[self._identity] = self.where
-            self._locked = True
+        try:
+            self._wait_for_other_processes()
+        except BaseException:
+            with _held_lock:
+                del _held[self._identity]
+            raise
+        self._locked = True
+
+    def _wait_for_other_processes(self) -> None:
+        """Take the file's lock, waiting for a run or readers elsewhere a while.
+
+        Raises:
+            StateError: another run holds it, or readers held it past the wait.
+        """
+        locked = self._wait_for_lock(_HOLDER_WAIT)
+        if not locked and _nobody_holds(self._fd):  # only shared locks: readers, no run
+            # A read ('state show' or 'export') lasts seconds at most: a run waits it out,
+            # so a reader polling the state does not make a resume fail.
+            locked = self._wait_for_lock(_READER_WAIT)
+            if not locked and _nobody_holds(self._fd):
+                raise StateError(
+                    f"the sampler state {self.where!r} has been read by other processes "
+                    f"('agentdescent-sampling state show' or 'export', say) for over "
+                    f"{_HOLDER_WAIT + _READER_WAIT:g} s, which keeps runs from writing it "
+                    f"meanwhile; try again once they have finished"
+                )
+        if not locked:
+            raise StateError(
+                f"the sampler state {self.where!r} is in use by {self._wait_for_holder()}; "
+                f"two runs recording into one state would each lose the other's records. "
+                f"Stop that run first, or give this run another state path"
+            )
 
     def _wait_for_lock(self, seconds: float) -> bool:
         # A holder killed a moment ago keeps the lock until its last thread has exited,

@@ -1953,6 +1953,53 @@ def test_a_run_waits_for_a_read_in_progress_and_is_told_if_it_outlasts_the_wait(
         reader.close()
 
 
+def test_a_run_waiting_for_a_state_read_elsewhere_holds_up_no_other_state_in_its_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdescent_sampling import _statedb
+
+    contended = _saved(tmp_path, "round-robin")
+    waiting = threading.Event()
+    wait_for_lock = _statedb.StateDB._wait_for_lock
+
+    def noted(self: _statedb.StateDB, seconds: float) -> bool:
+        waiting.set()
+        return wait_for_lock(self, seconds)
+
+    monkeypatch.setattr(_statedb.StateDB, "_wait_for_lock", noted)
+    # The read keeps the run below waiting for up to a minute (see the test above).
+    reader = _statedb.StateDB(contended, "", "", writable=False)
+    records: list[int] = []
+
+    def run() -> None:
+        with durable("round-robin", contended) as sampler:
+            records.append(sampler.records)
+
+    def unrelated() -> None:
+        with durable("round-robin", tmp_path / "other.sqlite") as sampler:
+            sampler.record(sampler.pick(["a"], 0), 1.0)
+
+    waiter = threading.Thread(target=run)
+    other = threading.Thread(target=unrelated)
+    try:
+        waiter.start()
+        assert waiting.wait(30)
+        other.start()
+        other.join(30)  # it had waited out the whole minute-long wait of the run above
+        assert not other.is_alive()
+        assert waiter.is_alive()
+        # Meanwhile the contended state is refused to a second opener here, as when open.
+        with pytest.raises(StateError, match="already open in this process"):
+            create("round-robin", state=contended)
+    finally:
+        reader.close()
+        waiter.join(60)
+        other.join(60)
+    assert records == [1]
+    with durable("round-robin", contended) as sampler:  # released by the run that waited
+        assert sampler.records == 1
+
+
 def test_only_a_file_beside_an_sqlite_database_counts_as_its_side_file(tmp_path: Path) -> None:
     import sqlite3
 
