@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import itertools
 import json
 import math
 import operator
@@ -33,11 +34,19 @@ from typing import Any, TypeGuard
 import attrs
 
 from ._display import a_type, safe_repr, shown
-from .errors import InvalidSamplerConfig, PluginLoadError
+from .errors import InvalidSamplerConfig, PluginLoadError, StateError
 from .loading import code_lines, describe
 from .params import Signature, signature_of
 from .policy import RESERVED, builtin_of, normalize
-from .protocol import MAX_COUNT, check_name, declares_thread_unsafe, is_stateful, method_problem
+from .protocol import (
+    MAX_COUNT,
+    check_name,
+    declares_thread_unsafe,
+    is_count,
+    is_stateful,
+    method_problem,
+    short_repr,
+)
 from .records import PluginFailure, SamplerInfo
 from .registry import Registry, available, default_registry, wrong_parameters
 from .served import ServedSampler, synchronized
@@ -1122,6 +1131,94 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
             f"same records pick alike; the state leaves out something pick() depends on "
             f"(a generator's state?)",
         )
+        return
+    refused = _refuses_damage(factory, params, json.loads(json.dumps(saved)))
+    if refused is not None:
+        yield Violation("state", refused)
+
+
+#: How many of a state's numbers :func:`_refuses_damage` replaces, one at a time.
+_DAMAGED_NUMBERS = 8
+
+
+def _refuses_damage(factory: Factory, params: dict[str, Any], saved: Any) -> str | None:
+    """What is wrong with how ``load_state_dict()`` takes damaged copies of ``saved`` (a state
+    that loads): a state that is not its own (not a mapping, another sampler's or version's)
+    must raise :class:`StateError`, as :func:`check_state` does; one with a number turned into
+    text may be taken only if the sampler still picks and records after it. ``None`` if all
+    is well."""
+    if not isinstance(saved, dict) or not {"sampler", "version"} <= saved.keys():
+        return (
+            f"state_dict() returns {short_repr(saved, 120)}, which holds no 'sampler' (its "
+            f"name) and 'version' (its format) for check_state() to read, so a state of "
+            f"another sampler, or of an older release, loads as if it were this one's; return "
+            f"{{'sampler': self.name, 'version': 1, ...}} and start load_state_dict() with "
+            f"check_state(state, self.name, 1)"
+        )
+    other = saved["sampler"] + "-other" if isinstance(saved["sampler"], str) else "other"
+    version = saved["version"] + 1000 if is_count(saved["version"]) else 1000
+    damage: list[tuple[str, Any, bool]] = [
+        ("a list holding its state", [saved], False),
+        (f"its state marked as sampler {other!r}'s", {**saved, "sampler": other}, False),
+        (f"its state marked as version {version}", {**saved, "version": version}, False),
+    ]
+    for where in itertools.islice(_number_paths(saved), _DAMAGED_NUMBERS):
+        damage.append((f"its state with {_path_text(where)} = 'oops'", _with(saved, where), True))
+    for told, state, may_take in damage:
+        sampler = factory(**params)
+        try:
+            sampler.load_state_dict(state)
+        except StateError:
+            continue
+        except Exception as error:  # noqa: BLE001  # the violation
+            return (
+                f"load_state_dict() given {told} raised {describe(error)}{_where(error)}, not "
+                f"StateError; start it with check_state() and raise StateError for a value it "
+                f"cannot take (is_count, is_real and is_tally check numbers)"
+            )
+        if not may_take:
+            return (
+                f"load_state_dict() took {told}; start it with check_state(state, self.name, "
+                f"VERSION), which raises StateError for a state that is not this sampler's"
+            )
+        try:
+            _scripted_picks(sampler, 0, 4)
+        except Exception as error:  # noqa: BLE001  # the violation
+            return (
+                f"load_state_dict() took {told}, and then {_failed_call(error) or describe(error)}"
+                f"; check each value as it is loaded (is_count, is_real, is_tally) and raise "
+                f"StateError, so a damaged file is refused when it is loaded, not a run later"
+            )
+    return None
+
+
+def _number_paths(state: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    """The paths to the numbers in ``state`` (not bools), depth first, 'sampler' and
+    'version' left out (checked on their own)."""
+    if isinstance(state, dict):
+        for key, value in state.items():
+            if not (path == () and key in ("sampler", "version")):
+                yield from _number_paths(value, (*path, key))
+    elif isinstance(state, list):
+        for index, value in enumerate(state):
+            yield from _number_paths(value, (*path, index))
+    elif isinstance(state, (int, float)) and not isinstance(state, bool):
+        yield path
+
+
+def _with(state: Any, path: tuple[str | int, ...]) -> Any:
+    """A deep copy of ``state`` with the value at ``path`` replaced by ``'oops'``."""
+    damaged = copy.deepcopy(state)
+    holder = damaged
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = "oops"
+    return damaged
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    """``state['trials']['a']`` for ``('trials', 'a')``."""
+    return "state" + "".join(f"[{step!r}]" for step in path)
 
 
 #: What :func:`_difference` calls two reads of one method, made one after the other.

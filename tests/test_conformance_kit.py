@@ -18,12 +18,15 @@ from agentdescent_sampling import (
     FixableFirst,
     Registry,
     RoundRobin,
+    StateError,
     check_keys,
     check_score,
+    check_state,
     synchronized,
     testing,
 )
 from agentdescent_sampling.errors import InvalidSamplerConfig, SamplerConflictError
+from agentdescent_sampling.protocol import is_count
 from agentdescent_sampling.spec import SamplerSpec
 from agentdescent_sampling.testing import check_sampler
 from tests.support.distinfo import TWO_PROVIDERS, install_plugins
@@ -816,8 +819,11 @@ class Counts:
             return {"sampler": self.name, "version": 1, "trials": dict(self.trials)}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        trials = check_state(state, self.name, 1).get("trials")
+        if not (isinstance(trials, Mapping) and all(map(is_count, trials.values()))):
+            raise StateError(f"{self.name}: 'trials' must map task ids to counts")
         with self._lock:
-            self.trials = dict(state["trials"])
+            self.trials = dict(trials)
 
 
 class LoadsNothing(Counts):
@@ -923,6 +929,67 @@ class SavesOnlyFresh(Counts):
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.loaded = True
         self.trials = {}  # the bug: it restores nothing, so the state_dict() after it raises
+
+
+class ChecksNothing(Counts):
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.trials = dict(state["trials"])
+
+
+class ChecksOnlyAMapping(Counts):
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        if not isinstance(state, Mapping):
+            raise StateError("not a state")
+        with self._lock:
+            self.trials = dict(state["trials"])
+
+
+class ChecksNoNumbers(Counts):
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.trials = dict(check_state(state, self.name, 1)["trials"])
+
+
+class NamesNothing(Counts):
+    def state_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return {"trials": dict(self.trials)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.trials = dict(state["trials"])
+
+
+@pytest.mark.parametrize(
+    ("factory", "expected"),
+    [
+        (ChecksNothing, "load_state_dict() given a list holding its state raised TypeError: "
+         "list indices must be integers or slices, not str (at "),
+        (ChecksOnlyAMapping, "load_state_dict() took its state marked as sampler "
+         "'counts-other''s; start it with check_state(state, self.name, VERSION)"),
+        (ChecksNoNumbers, "load_state_dict() took its state with state['trials']['task-"),
+        (NamesNothing, "which holds no 'sampler' (its name) and 'version' (its format)"),
+    ],
+    ids=["checks-nothing", "any-mapping", "text-for-a-number", "no-name-or-version"],
+)  # fmt: skip
+def test_a_load_state_dict_that_takes_a_state_not_its_own_or_damaged_is_a_violation(
+    factory: type, expected: str
+) -> None:
+    (violation,) = check_sampler(factory).violations
+
+    assert violation.check == "state"
+    assert expected in violation.message
+    if factory is ChecksNoNumbers:  # taken, it breaks the run later: the kit names the call
+        assert "= 'oops', and then pick(" in violation.message
+        assert "raised TypeError" in violation.message
+
+
+def test_a_load_state_dict_that_checks_its_state_passes_and_so_does_every_built_in() -> None:
+    assert not check_sampler(Counts).violations
+    for builtin in (RoundRobin, DifficultyWeighted, FixableFirst):
+        assert "state" in check_sampler(builtin).checks
+        assert not check_sampler(builtin).violations
 
 
 def _line_of(cls: type, text: str) -> str:
