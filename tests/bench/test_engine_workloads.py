@@ -435,6 +435,23 @@ def test_llm_like_random_finds_a_rule_after_k_failures_on_average_not_on_the_kth
     assert max(drawn) > 12
 
 
+def test_llm_like_all_departs_from_llm_like_in_each_way_its_three_parts_do() -> None:
+    def departures(reflector: str) -> tuple[bool, bool, bool]:
+        built = build(LESSONS, 0, reflector)
+        never = next(task for task in built.tasks if task.id == "never0-train")
+        answers = [built.agent.propose("", never, "", 0.0) for _ in range(60)]
+        train = [task for task in built.tasks if task.id.endswith("-train")]
+        slips = [SLIP in built.agent.solve("", task) for task in train for _ in range(20)]
+        random = {first_fix(reflector, seed) for seed in range(40)} != {6}
+        return random, any("[wrong rule" in str(a) for a in answers), any(slips)
+
+    assert departures("llm-like") == (False, False, False)
+    assert departures("llm-like-random") == (True, False, False)
+    assert departures("llm-like-wrong") == (False, True, False)
+    assert departures("llm-like-noisy") == (False, False, True)
+    assert departures("llm-like-all") == (True, True, True)
+
+
 def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:
     recorder, answers = _recorded(ENGINE_WORKLOADS["regressions"], round_robin, 1, "llm-like-wrong")
     assert any(answer and answer.startswith("[wrong rule") for answer in answers)

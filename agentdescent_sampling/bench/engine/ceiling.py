@@ -10,8 +10,8 @@ break) is given to it exactly, from the workload's plan. It still sees each task
 its outcomes. It is an estimate of what outcome-only learning can reach, not a proven optimum.
 
 How a fix arrives is part of the make-up: on a task's k-th failure, or, with the
-``llm-like-random`` reflector, on each failure with chance 1/k. The learner is told which, so
-its hazards are those of the run's own reflector.
+``llm-like-random`` and ``llm-like-all`` reflectors, on each failure with chance 1/k. The
+learner is told which, so its hazards are those of the run's own reflector.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ class MakeUp:
         flaky: lessons that pass by luck while unfixed.
         luck: the chance such a lesson passes by luck.
         victims: passing tasks that a commit can break.
-        at_random: a fix comes on each failure with chance 1/k (``llm-like-random``), not on
-            the k-th failure.
+        at_random: a fix comes on each failure with chance 1/k (``llm-like-random``,
+            ``llm-like-all``), not on the k-th failure.
     """
 
     failures_needed: Counter[int]
@@ -63,7 +63,7 @@ class MakeUp:
             len(lucky),
             lucky[0] if lucky else 0.5,
             kinds["victim"],
-            built.agent.style == "llm-like-random",
+            built.agent.at_random,
         )
 
 

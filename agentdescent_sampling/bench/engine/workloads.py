@@ -38,6 +38,9 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
   :data:`SLIP_SHARE` (seeded): a solved task fails now and then, a hopeless one passes, a
   fix's re-run can fail and a note's can pass. The held-out side is scored without slips, so
   the gate and the measure of the gain stay exact and only what the sampler sees is noisy.
+- ``llm-like-all`` departs from ``llm-like`` in all three ways at once: a fix at a random
+  failure, a wrong rule in about one note of six, and an agent that slips one time in ten:
+  every way of the three that a real model is less tidy than ``llm-like``.
 """
 
 from __future__ import annotations
@@ -75,9 +78,18 @@ REFLECTOR_SUMMARIES = {
     "llm-like-wrong": "llm-like, with a wrong rule that breaks a passing task in 1 note of 6",
     "llm-like-random": "llm-like, with a fix on each failure by chance 1/k, not on the k-th",
     "llm-like-noisy": "llm-like, with each train rollout coming out the other way 1 time in 10",
+    "llm-like-all": "llm-like-random, -wrong and -noisy at once",
 }
 #: The reflectors :func:`build` can give the agent; the first is the default.
 REFLECTORS = tuple(REFLECTOR_SUMMARIES)
+#: Which of ``llm-like``'s departures each reflector makes: a fix at a random failure
+#: (``random``), wrong rules (``wrong``), an agent that slips (``noisy``).
+_DEPARTURES: dict[str, frozenset[str]] = {
+    "llm-like-wrong": frozenset({"wrong"}),
+    "llm-like-random": frozenset({"random"}),
+    "llm-like-noisy": frozenset({"noisy"}),
+    "llm-like-all": frozenset({"random", "wrong", "noisy"}),
+}
 #: The share of ``llm-like-wrong``'s would-be notes that are wrong rules instead.
 WRONG_SHARE = 1 / 6
 #: The chance ``llm-like-noisy``'s agent answers a train task the other way.
@@ -354,6 +366,13 @@ class SimulatedReflector:
         self.seed = seed
         self.by_id = by_id
         self.style = style
+        departures = _DEPARTURES.get(style, frozenset())
+        #: A fix comes on each failure with chance 1/k, not on the k-th.
+        self.at_random = "random" in departures
+        #: About one note in six is a wrong rule, and broken always-pass tasks get patches.
+        self.writes_wrong_rules = "wrong" in departures
+        #: A train rollout comes out the other way with chance SLIP_SHARE.
+        self.slips = "noisy" in departures
         self.wrong_targets = wrong_targets
         self.latency = latency
         self.solves: dict[str, int] = {}
@@ -364,8 +383,8 @@ class SimulatedReflector:
         self.lock = threading.Lock()
 
     def solve(self, rendered: str, task: Any) -> str:
-        """Return the playbook, marked lucky with the task's luck, and, with
-        ``llm-like-noisy``, marked as a slip (the answer the other way) on a train task with
+        """Return the playbook, marked lucky with the task's luck, and, with ``llm-like-noisy``
+        and ``llm-like-all``, marked as a slip (the answer the other way) on a train task with
         chance :data:`SLIP_SHARE`."""
         if self.latency:
             time.sleep(self.latency)
@@ -378,7 +397,7 @@ class SimulatedReflector:
         if luck and unit(self.seed, task.id, attempt) < luck:
             marks += f"\n{LUCKY}"
         if (
-            self.style == "llm-like-noisy"
+            self.slips
             and task.id.endswith("-train")
             and unit(self.seed, "slip", task.id, attempt) < SLIP_SHARE
         ):
@@ -402,7 +421,7 @@ class SimulatedReflector:
         if self.style == "silent":
             return None
         if (
-            self.style == "llm-like-wrong"
+            self.writes_wrong_rules
             and self.wrong_targets
             and unit(self.seed, "wrong", task.id, failed) < WRONG_SHARE
         ):
@@ -412,15 +431,16 @@ class SimulatedReflector:
 
     def finds(self, plan: _Task, failed: int) -> bool:
         """Whether the ``failed``-th failure of ``plan``'s task yields its fix: every
-        ``k``-th one, or, with ``llm-like-random``, each with chance ``1/k``."""
-        if self.style == "llm-like-random":
+        ``k``-th one, or, with ``llm-like-random`` and ``llm-like-all``, each with chance
+        ``1/k``."""
+        if self.at_random:
             return unit(self.seed, "find", plan.id, failed) < 1 / plan.failures_needed
         return failed % plan.failures_needed == 0
 
     def fix(self, plan: _Task) -> str | None:
         """What mends ``plan``'s task: a lesson's rule, a victim's patch, or, when this
         reflector writes wrong rules, the patch of an always-pass task one of them broke."""
-        if plan.kind == "always" and self.style == "llm-like-wrong":
+        if plan.kind == "always" and self.writes_wrong_rules:
             return _patch(_stem(plan.id))
         return plan.rule
 
