@@ -44,7 +44,7 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
     slug, cls = _checked(name)
     if cls in _IMPORTED:  # the class would shadow that import in the written modules
         cls += "Sampler"
-    distribution = f"agentdescent-sampling-{slug.replace('_', '-')}"
+    distribution = _distribution(slug)
     package = f"agentdescent_sampling_{slug}"
     target = directory if directory is not None else Path(distribution)
     values = {
@@ -96,24 +96,21 @@ def _compatible_core() -> str:
 
 def _checked(name: str) -> tuple[str, str]:
     """The module slug and class name for sampler ``name``, if it makes a usable plugin."""
-    example = "for example: new-plugin least-tried"
     try:
         check_name(name)
     except ValueError as error:
-        raise ScaffoldError(f"{error}; {example}") from None
+        raise ScaffoldError(f"{error}; {_example(name)}") from None
     if normalize(name) in RESERVED:
         raise ScaffoldError(
             f"{name!r} is a built-in sampler's name, and built-in names are reserved: the "
-            f"plugin would be refused once installed. Choose another name; {example}"
+            f"plugin would be refused once installed. Choose another name; {_example(name)}"
         )
-    taken = _installed_as(name)
+    slug = _slug(name)
+    taken = _taken(name, _distribution(slug))
     if taken is not None:
         raise ScaffoldError(
-            f"{name!r} is already the name of an installed sampler, from {taken}: a second "
-            f"distribution providing it would make create({name!r}) a conflict for both. Choose "
-            f"another name, or uninstall that distribution first; {example}"
+            f"{taken}. Choose another name, or uninstall it first; {_example(name)}"
         )
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     cls = "".join(part.capitalize() for part in slug.split("_"))
     # The slug is only ever a suffix (agentdescent_sampling_class, test_class.py): a keyword
     # there is fine; the class name is the one Python must take.
@@ -121,22 +118,54 @@ def _checked(name: str) -> tuple[str, str]:
         raise ScaffoldError(
             f"{name!r} would make the class {cls!r}, which Python cannot define (a keyword, "
             f"or a name starting with a digit); start the name with a letter and avoid "
-            f"'none', 'true' and 'false'; {example}"
+            f"'none', 'true' and 'false'; {_example(name)}"
         )
     return slug, cls
 
 
-def _installed_as(name: str) -> str | None:
-    """The installed distribution whose class-form entry point is named ``name``, read from
-    metadata alone (no plugin is imported; a hook-form plugin's names are not known)."""
+def _slug(name: str) -> str:
+    """``least_tried`` for ``least-tried``: the name as a module suffix."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _distribution(slug: str) -> str:
+    """The distribution a plugin of module suffix ``slug`` is written as."""
+    return f"agentdescent-sampling-{slug.replace('_', '-')}"
+
+
+def _taken(name: str, distribution: str) -> str | None:
+    """Why a plugin of sampler ``name`` written as ``distribution`` would clash with one
+    installed, read from metadata alone (no plugin is imported, so a hook-form plugin's
+    sampler names are not known); ``None`` if it would not."""
     from .discovery import scan  # only this check reads installed metadata
     from .policy import GROUP, Policy
 
     found, _ = scan(GROUP, Policy(frozenset(), None, strict=False))
     for entry_point in found:
         if entry_point.form == "class" and normalize(entry_point.name) == normalize(name):
-            return f"{entry_point.distribution} {entry_point.version}"
+            return (
+                f"{name!r} is already the name of an installed sampler, from "
+                f"{entry_point.distribution} {entry_point.version}: a second distribution "
+                f"providing it would make create({name!r}) a conflict for both"
+            )
+    for entry_point in found:
+        if normalize(entry_point.distribution) == normalize(distribution):
+            return (
+                f"the plugin would be the distribution {distribution!r}, and "
+                f"{entry_point.distribution} {entry_point.version} is installed: installing the "
+                f"new one would replace it, and every sampler it provides would be gone"
+            )
     return None
+
+
+def _example(refused: str) -> str:
+    """``for example: new-plugin NAME``, with a name that is neither ``refused`` nor taken."""
+    for candidate in ("least-tried", "fewest-tried", "my-sampler"):
+        if normalize(candidate) != normalize(refused) and not _taken(
+            candidate, _distribution(_slug(candidate))
+        ):
+            return f"for example: new-plugin {candidate}"
+    return "for example: new-plugin my-own-sampler"
 
 
 def _suffixed(name: str, suffix: str) -> str:

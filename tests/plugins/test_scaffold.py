@@ -84,6 +84,28 @@ def test_new_plugin_refuses_the_name_of_an_installed_plugin_sampler(tmp_path: Pa
     assert not (tmp_path / "again").exists()
 
 
+def test_new_plugin_refuses_a_distribution_installed_and_suggests_a_name_not_taken(
+    scaffolded: tuple[Venv, Path, Path], tmp_path: Path
+) -> None:
+    env, _, _ = scaffolded  # least-tried (class form) and least-hooked (hook form) installed
+    # Its sampler names are not known without importing it, but pip would replace it.
+    hooked = env.run("agentdescent-sampling", "new-plugin", "least-hooked", "--directory",
+                     str(tmp_path / "hooked"), check=False)  # fmt: skip
+    assert hooked.returncode == 2
+    assert (
+        "the plugin would be the distribution 'agentdescent-sampling-least-hooked', and "
+        "agentdescent-sampling-least-hooked 0.1.0 is installed: installing the new one would "
+        "replace it"
+    ) in hooked.stderr
+    tried = env.run("agentdescent-sampling", "new-plugin", "least-tried", "--directory",
+                    str(tmp_path / "tried"), check=False)  # fmt: skip
+    assert tried.returncode == 2
+    assert "'least-tried' is already the name of an installed sampler" in tried.stderr
+    assert tried.stderr.rstrip().endswith("for example: new-plugin fewest-tried")
+    assert not (tmp_path / "hooked").exists()
+    assert not (tmp_path / "tried").exists()
+
+
 #: The longest valid sampler name, 64 characters.
 LONGEST = "least-tried-" + "x" * 52
 
