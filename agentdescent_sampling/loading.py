@@ -151,7 +151,9 @@ def _valid_names(
             f"is used and this registration is ignored. Rename it",
         )
     if keys & policy.disable:
-        raise Refused("disabled", f"disabled by {policy.disable_by}")
+        disabled = Refused("disabled", f"disabled by {policy.disable_by}")
+        disabled.names = tuple(names)  # an alias disables it too, and selects nothing then
+        raise disabled
     return names
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from agentdescent_sampling import registry as registry_module
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.errors import UnknownSamplerError
 from agentdescent_sampling.registry import Registry
 from tests.support.distinfo import HOOK_FORM, write_plugin
 
@@ -85,3 +86,27 @@ def test_list_tells_each_entry_that_matches_nothing_as_one_warning_line(
 
     err = capsys.readouterr().err
     assert err.splitlines() == [f"agentdescent-sampling: warning: {told}" for told in TOLD]
+
+
+def test_a_hook_registered_sampler_disabled_by_an_alias_is_disabled_by_every_name_unwarned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = HOOK_FORM.replace('"shuffled"', '"alias-shuffled"').replace(
+        "register(Shuffled)", 'register(Shuffled, aliases=("alias-shuf",))'
+    )
+    write_plugin(tmp_path, "ads_alias_hooks", textwrap.dedent(hooks), {"alias-hooks": ""},
+                 "ads-test-alias-hooks")  # fmt: skip
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "ads_alias_hooks", raising=False)
+    registry = Registry(disable=["alias-shuf"])
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = registry.available()
+        for name in ("alias-shuffled", "alias-shuf"):
+            with pytest.raises(UnknownSamplerError, match=rf"sampler '{name}' is disabled by "):
+                registry.create(name)
+
+    assert not caught  # the alias matched the sampler it disabled: no "disables nothing"
+    [disabled] = [record for record in records if record.status == "disabled"]
+    assert set(disabled.names) == {"alias-shuffled", "alias-shuf"}
