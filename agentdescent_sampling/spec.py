@@ -10,6 +10,7 @@ imports anything: a spec is only a name that the registry resolves.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import re
@@ -186,9 +187,10 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
     name, a parameter or a value in it is wrong, keeping its error's class. A key pointed at
     the wrong entry may have read a secret, so a message quotes a text read from the file
     only up to its first 20 characters if it has a name's form, whole if it is a number
-    written as text, and not at all otherwise (``<43 characters, not shown>``); so is each
-    piece the spec string form cuts from it at ``:``, ``,`` and ``=``, and any piece after one
-    not shown whole, which may be the rest of a secret that holds a comma.
+    written as text (or reads as one meant: ``1,5``, ``0o10``), and not at all otherwise
+    (``<43 characters, not shown>``); so is each piece the spec string form cuts from it at
+    ``:``, ``,`` and ``=``, and any piece after one not shown whole, which may be the rest of
+    a secret that holds a comma.
 
     Raises:
         InvalidSamplerConfig: the file can't be read or parsed, is not a regular file,
@@ -397,13 +399,22 @@ def _texts_in(read: Any) -> Iterator[str]:
 
 
 def _number_text(text: str) -> bool:
-    """Whether ``text`` is a short number, such as a value written in quotes (``"0.5"``):
-    shown, since the advice for it (drop the quotes) quotes it, as the defaults beside it."""
+    """Whether ``text`` is a short number, such as a value written in quotes (``"0.5"``), or
+    reads like one meant as one (``1,5``, ``0o10``, ``_1``): shown, since the advice for it
+    (drop the quotes, write it as a number) quotes it, as the defaults beside it."""
+    if len(text) > 40:
+        return False
+    if _NUMBER_LIKE.fullmatch(text):
+        return True
     try:
-        float(text)
+        float(text)  # nan, inf, 1e-3
     except ValueError:
         return False
-    return len(text) <= 40
+    return True
+
+
+#: A short text of digits and what numbers are written with: a number meant, not a secret.
+_NUMBER_LIKE = re.compile(r"[-+]?[0-9._,:]*[0-9][0-9._,:eEoOxXbB]*", re.ASCII)
 
 
 def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
@@ -538,7 +549,10 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
         def construct_yaml_float(self, node: Any) -> Any:
             return _yaml_1_1_only(node, super().construct_yaml_float(node))
 
-    for tag in ("int", "float"):  # PyYAML's table holds the SafeLoader's own functions
+        def construct_yaml_str(self, node: Any) -> Any:
+            return _yaml_1_1_only(node, super().construct_yaml_str(node))
+
+    for tag in ("int", "float", "str"):  # PyYAML's table holds the SafeLoader's own functions
         Loader.add_constructor(f"tag:yaml.org,2002:{tag}", getattr(Loader, f"construct_yaml_{tag}"))
 
     def parse(text: str) -> Any:
@@ -568,27 +582,45 @@ def _yaml_reason(error: Any) -> str:
 
 
 class _Yaml11Number:
-    """A plain YAML scalar that YAML 1.1, which PyYAML follows, reads as a number and
-    YAML 1.2 does not: ``010`` (octal, 8; 10 in YAML 1.2) and ``1:30`` (base 60, 90; the text
-    ``'1:30'`` in YAML 1.2). Kept as written, so that a spec holding one is refused rather
-    than given either reading without a word; neither a number nor a text, so that nothing
-    takes it for one. A plain class: an attrs class costs start-up time to define."""
+    """A plain YAML scalar that YAML 1.1, which PyYAML follows, reads otherwise than YAML 1.2,
+    or than Python and TOML: ``010`` (octal, 8; 10 in YAML 1.2), ``1:30`` (base 60, 90; the
+    text ``'1:30'`` in YAML 1.2), ``0o10`` (the text ``'0o10'``; octal 8 in YAML 1.2) and
+    ``1__0`` (10; Python and TOML refuse it). Kept as written, so that a spec holding one is
+    refused rather than given either reading without a word; neither a number nor a text, so
+    that nothing takes it for one. A plain class: an attrs class costs start-up time to
+    define."""
 
     __slots__ = ("line", "read", "text")
 
-    def __init__(self, text: str, read: int | float, line: int) -> None:
+    def __init__(self, text: str, read: int | float | str, line: int) -> None:
         self.text, self.read, self.line = text, read, line
 
 
-def _yaml_1_1_only(node: Any, read: int | float) -> int | float | _Yaml11Number:
-    """``read``, what PyYAML made of the scalar ``node``, unless YAML 1.2 reads its text
-    otherwise: then a :class:`_Yaml11Number`. Hex, binary and ``1_000`` are left as read:
-    Python and TOML read them so too."""
-    text = node.value.replace("_", "")
+def _yaml_1_1_only(node: Any, read: Any) -> Any:
+    """``read``, what PyYAML made of the scalar ``node``, unless YAML 1.2, or Python and TOML,
+    read its text otherwise: then a :class:`_Yaml11Number`. Hex, binary and ``1_000`` are left
+    as read: Python and TOML read them so too."""
+    value = node.value
+    if isinstance(read, str):  # a plain 0o10 is text to YAML 1.1, octal to YAML 1.2
+        octal = node.style is None and re.fullmatch(r"[-+]?0o[0-7]+", value) is not None
+        return _Yaml11Number(value, read, node.start_mark.line + 1) if octal else read
+    text = value.replace("_", "")
     octal = re.fullmatch(r"[-+]?0[0-7]+", text) is not None and int(text, 8) != int(text, 10)
-    if octal or ":" in text:
-        return _Yaml11Number(node.value, read, node.start_mark.line + 1)
+    if octal or ":" in text or ("_" in value and not _python_number(value)):
+        return _Yaml11Number(value, read, node.start_mark.line + 1)
     return read
+
+
+def _python_number(text: str) -> bool:
+    """Whether Python reads ``text`` as an int or a float literal (underscores only between
+    digits, as TOML has them too)."""
+    for read in (functools.partial(int, base=0), float):
+        try:
+            read(text)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 def _refuse_yaml_1_1(value: Any, where: str, key: str) -> None:
@@ -614,9 +646,16 @@ def _refuse_yaml_1_1(value: Any, where: str, key: str) -> None:
 def _yaml_1_1_message(number: _Yaml11Number, where: str, path: str) -> str:
     """What is ambiguous about ``number`` at ``path`` in ``where``, and what to write."""
     text, read = number.text, number.read
-    if ":" in text:
+    if isinstance(read, str):
+        octal = int(text, 0)
+        readings = f"as the text {text!r}, and YAML 1.2 as octal {octal}"
+        fix = f'write {octal} for the number, or "{text}" in quotes for the text'
+    elif ":" in text:
         readings = f"as {read!r}, in base 60 as a time, and YAML 1.2 as the text {text!r}"
         fix = f'write {read!r} for the number, or "{text}" in quotes for the text'
+    elif not _python_number(text):
+        readings = f"as {read!r}, which Python and TOML refuse (an underscore goes between digits)"
+        fix = f"write {read!r}"
     else:
         decimal = int(text.replace("_", ""), 10)
         readings = f"as octal {read}, and YAML 1.2 as {decimal}"

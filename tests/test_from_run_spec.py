@@ -335,6 +335,21 @@ def test_a_value_read_from_a_file_hides_only_itself_not_a_text_that_begins_as_it
     assert "DifficultyWeighted(c=<1 character, not shown>)" in said
 
 
+@pytest.mark.parametrize("value", ["1,5", "0o10", "_1", "1e-3"])
+def test_a_text_read_from_a_file_that_reads_as_a_number_meant_is_shown_in_the_error(
+    tmp_path: Path, value: str
+) -> None:
+    # A number written as text is no secret, and what to fix is that very text.
+    config = tmp_path / "run.toml"
+    config.write_text(f'[task_sampler]\nname = "difficulty-weighted"\nc = "{value}"\n')
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config))
+
+    assert f"DifficultyWeighted(c={value!r})" in str(raised.value)
+    assert "not shown" not in str(raised.value)
+
+
 def test_hiding_a_value_read_from_a_file_spares_texts_that_begin_as_it_does() -> None:
     from agentdescent_sampling.spec import cut_read
 

@@ -388,8 +388,15 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
      ("c: 1:30.5", "'task_sampler.c' is 1:30.5 at line 3, which YAML 1.1 (PyYAML, which reads "
       "this file) reads as 90.5, in base 60"),
      ("windows: [10, 010]", "'task_sampler.windows[1]' is 010 at line 3"),
-     ("by: {round: 2:00}", "'task_sampler.by.round' is 2:00 at line 3")],
-    ids=["octal", "octal-signed", "base-60", "base-60-float", "in-a-list", "in-a-table"],
+     ("by: {round: 2:00}", "'task_sampler.by.round' is 2:00 at line 3"),
+     ("window: 0o10", "'task_sampler.window' is 0o10 at line 3, which YAML 1.1 (PyYAML, which "
+      "reads this file) reads as the text '0o10', and YAML 1.2 as octal 8; write 8 for the "
+      'number, or "0o10" in quotes for the text'),
+     ("window: 1__0", "'task_sampler.window' is 1__0 at line 3, which YAML 1.1 (PyYAML, which "
+      "reads this file) reads as 10, which Python and TOML refuse (an underscore goes between "
+      "digits); write 10")],
+    ids=["octal", "octal-signed", "base-60", "base-60-float", "in-a-list", "in-a-table",
+         "octal-0o", "underscores"],
 )  # fmt: skip
 def test_a_yaml_number_that_yaml_1_2_reads_otherwise_is_refused_naming_the_key_and_the_fix(
     tmp_path: Path, entry: str, told: str
@@ -412,14 +419,15 @@ def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as
     path = tmp_path / "run.yaml"
     path.write_text(
         "task_sampler:\n  name: round-robin\n  a: 07\n  b: 0x10\n  c: 0b10\n  d: 1_000\n"
-        "  e: '010'\n  f: yes\n  g: off\n  h: 0.5\n  i: '1:30'\nother:\n  mode: 0644\n  at: 1:30\n"
+        "  e: '010'\n  f: yes\n  g: off\n  h: 0.5\n  i: '1:30'\n  j: '0o10'\n  k: 1_0.5\n"
+        "other:\n  mode: 0644\n  at: 1:30\n"
     )
 
     spec = spec_from_file(path)
 
     assert dict(spec.params) == {
         "a": 7, "b": 16, "c": 2, "d": 1000, "e": "010", "f": True, "g": False, "h": 0.5,
-        "i": "1:30",
+        "i": "1:30", "j": "0o10", "k": 10.5,
     }  # fmt: skip
 
 
