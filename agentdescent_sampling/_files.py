@@ -9,6 +9,7 @@ refused with a short ``OSError`` or ``ValueError`` that the caller wraps in its 
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import stat
@@ -346,7 +347,8 @@ def too_deep() -> str:
 
 def strict_json(text: str) -> Any:
     """Parse JSON, refusing what :func:`json.loads` lets through: ``NaN``, ``Infinity``
-    (not numbers) and an object giving one key twice (which would silently take the last).
+    (not numbers), a number past the largest float (``1e999``, which it reads as infinity)
+    and an object giving one key twice (which would silently take the last).
 
     Raises:
         ValueError: the text is not JSON, or has one of the above.
@@ -356,7 +358,27 @@ def strict_json(text: str) -> Any:
     def refuse(constant: str) -> Any:
         raise ValueError(f"{constant} is not a JSON number")
 
-    return json.loads(text, parse_constant=refuse, object_pairs_hook=unique_keys)
+    return json.loads(
+        text, parse_constant=refuse, parse_float=finite_float, object_pairs_hook=unique_keys
+    )
+
+
+def finite_float(text: str) -> float:
+    """``float(text)`` for a number written out, refusing one past the largest float
+    (``1e400``), which ``float`` reads as infinity: an error would quote ``inf``, a value
+    never written.
+
+    Raises:
+        ValueError: ``text`` is such a number.
+    """
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:40]} {PAST_LARGEST_FLOAT}")
+    return value
+
+
+#: Why a number that ``float`` reads as infinity (``1e400``) is refused, after the number.
+PAST_LARGEST_FLOAT = "is past the largest number a float holds (about 1.8e308); write a smaller one"
 
 
 def unique_keys(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:

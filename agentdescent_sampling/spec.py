@@ -701,7 +701,7 @@ def _parse_string(text: str) -> SamplerSpec:
     for key, value in pairs:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
-        params[key] = _parse_value(value)
+        params[key] = _parse_value(value, key)
     if unread:
         raise InvalidSamplerConfig(
             f"cannot parse parameters {short_repr(unread)} in sampler spec "
@@ -811,7 +811,12 @@ def _validated(
     return SamplerSpec(name, params, provider, source)  # which checks the provider
 
 
-def _parse_value(raw: str) -> Any:
+def _parse_value(raw: str, key: str = "the value") -> Any:
+    """The value ``raw`` of parameter ``key`` in a spec string: text, a number, a bool or None.
+
+    Raises:
+        InvalidSamplerConfig: a number past the largest float, or a bad double-quoted text.
+    """
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
         return _quoted(raw) if raw[0] == '"' else raw[1:-1]
     lowered = raw.lower()
@@ -822,7 +827,12 @@ def _parse_value(raw: str) -> Any:
     if re.match(_INT, raw):
         return int(raw)
     if re.match(_FLOAT, raw):
-        return float(raw)
+        value = float(raw)
+        if abs(value) == float("inf"):  # 1e400: an error would quote inf, never written
+            from ._files import PAST_LARGEST_FLOAT  # only on this error path
+
+            raise InvalidSamplerConfig(f"({key}={raw[:40]}): {raw[:40]} {PAST_LARGEST_FLOAT}")
+        return value
     return raw
 
 
@@ -842,8 +852,10 @@ def _quoted(raw: str) -> str:
 
 def _format_value(value: Any) -> str:
     if isinstance(value, str):
-        plain = _parse_value(value) == value and "," not in value and value == value.strip()
-        return value if plain else json.dumps(value)
+        with contextlib.suppress(InvalidSamplerConfig):  # 1e400: not plain, quoted
+            plain = _parse_value(value) == value and "," not in value and value == value.strip()
+            return value if plain else json.dumps(value)
+        return json.dumps(value)
     if value is None:
         return "none"
     if isinstance(value, bool):

@@ -6,6 +6,7 @@ import codecs
 import json
 import math
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -410,6 +411,28 @@ def test_a_state_file_with_infinity_or_nan_is_refused(tmp_path: Path) -> None:
         path.write_text(text.replace('"log_scores": [0.0', f'"log_scores": [{constant}', 1))
         with pytest.raises(StateError, match=f"{constant} is not a JSON number"):
             load_state(create("informative-band"), path)  # type: ignore[arg-type]
+
+
+def test_a_number_past_the_largest_float_is_refused_as_written_not_read_as_infinity(
+    tmp_path: Path,
+) -> None:
+    # float() reads 1e400 as inf: an error would then quote a value nobody wrote.
+    told = "is past the largest number a float holds (about 1.8e308); write a smaller one"
+    with pytest.raises(InvalidSamplerConfig, match=rf"\(c=1e400\): 1e400 {re.escape(told)}"):
+        parse_spec("difficulty-weighted:c=1e400")
+    config = tmp_path / "run.json"
+    config.write_text('{"task_sampler": {"name": "difficulty-weighted", "c": -1e999}}')
+    with pytest.raises(InvalidSamplerConfig, match=rf"-1e999 {re.escape(told)}"):
+        spec_from_file(config)
+    state = tmp_path / "state.json"
+    save_state(create("informative-band"), state)  # type: ignore[arg-type]
+    state.write_text(state.read_text().replace('"log_scores": [0.0', '"log_scores": [1e999', 1))
+    with pytest.raises(StateError, match=rf"1e999 {re.escape(told)}"):
+        load_state(create("informative-band"), state)  # type: ignore[arg-type]
+    # A text that reads as such a number is written quoted, so it is read back as text.
+    assert parse_spec(str(parse_spec({"name": "round-robin", "x": "1e400"}))).params == {
+        "x": "1e400"
+    }
 
 
 def test_a_score_too_large_for_a_float_is_refused_as_out_of_range() -> None:
