@@ -782,10 +782,29 @@ def _check_name(name: Any) -> None:
     try:
         check_name(name)
     except ValueError as error:
+        meant = _name_meant(name)
+        hint = f" Did you mean {meant!r}?" if meant else ""
         raise InvalidSamplerConfig(
-            f"{error}. A config selects an installed sampler by name and never imports "
+            f"{error}.{hint} A config selects an installed sampler by name and never imports "
             f"code; run 'agentdescent-sampling list' to see the names"
         ) from None
+
+
+def _name_meant(name: Any) -> str | None:
+    """The valid name that mending a slip of separators in ``name`` (doubled, at an end, a
+    space) gives, a built-in's as it spells it (``fixable-first`` for ``fixable__first``,
+    ``round-robin`` for ``round robin``); or None."""
+    if not isinstance(name, str) or len(name) > 200:
+        return None
+    mended = re.sub(r"[-_ ]+", lambda run: "_" if set(run[0]) == {"_"} else "-", name.strip())
+    mended = mended.strip("-_")
+    try:
+        check_name(mended)
+    except ValueError:
+        return None
+    from .policy import builtin_of  # only on this error path
+
+    return builtin_of(mended) or mended  # fixable_first selects fixable-first: say that
 
 
 def _validated(

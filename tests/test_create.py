@@ -85,6 +85,25 @@ def test_a_typo_of_a_builtin_is_still_suggested_the_name_meant() -> None:
         registry.create("fixable-frist")
 
 
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [("fixable__first", "fixable-first"), ("difficulty-weighted-", "difficulty-weighted"),
+     ("round robin", "round-robin"), (" _my__plugin_", "my_plugin")],
+)  # fmt: skip
+def test_an_invalid_name_a_separator_slip_away_from_a_valid_one_is_told_that_one(
+    name: str, meant: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=rf"Did you mean '{meant}'\? A config"):
+        create(name)
+
+
+def test_an_invalid_name_no_separator_slip_away_from_a_valid_one_is_told_no_name() -> None:
+    for name in ("9lives", "a.b", "os.path:join", "-"):
+        with pytest.raises(InvalidSamplerConfig) as caught:
+            create(name)
+        assert "Did you mean" not in str(caught.value)
+
+
 def test_an_unknown_parameter_names_the_sampler_and_its_valid_parameters() -> None:
     with pytest.raises(InvalidSamplerConfig) as caught:
         create("difficulty-weighted:cc=0.1")
