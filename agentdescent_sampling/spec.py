@@ -230,9 +230,15 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             f"{_expected_file(file, key)}"
         ) from error
     value: Any = document
-    for part in key.split("."):
+    parts = key.split(".")
+    for depth, part in enumerate(parts):
         if not isinstance(value, Mapping) or part not in value:
-            found = _listed(value) if isinstance(value, Mapping) else "none"
+            holder = repr(".".join(parts[:depth])) if depth else "the file"
+            found = (
+                f"found keys: {_listed(value)}"
+                if isinstance(value, Mapping)
+                else f"{holder} holds {_a_kind(value)}, not a table"
+            )
             elsewhere = _dotted_key_ending(document, key)
             read = (
                 f"read the one it has: key={short_repr(elsewhere)}"
@@ -240,8 +246,8 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
                 else "give the key of the table to read (key)"
             )
             raise InvalidSamplerConfig(
-                f"{where} has no {key!r} entry (missing {part!r}; found keys: "
-                f"{found}); add {_example_entry(file, key)}, or {read}"
+                f"{where} has no {key!r} entry (missing {part!r}; {found}); add "
+                f"{_example_entry(file, key)}, or {read}"
             )
         value = value[part]
     _refuse_yaml_1_1(value, where, key)
@@ -664,6 +670,12 @@ def _yaml_1_1_message(number: _Yaml11Number, where: str, path: str) -> str:
         f"in {where}: {short_repr(path, 120)} is {text} at line {number.line}, which YAML 1.1 "
         f"(PyYAML, which reads this file) reads {readings}; {fix}"
     )
+
+
+def _a_kind(value: object) -> str:
+    """What a config document holds in place of a table, in words: ``a list``, ``a number``."""
+    kinds = ((list, "a list"), (bool, "a boolean"), ((int, float), "a number"), (str, "a text"))
+    return next((kind for types, kind in kinds if isinstance(value, types)), "nothing")
 
 
 def _listed(mapping: Mapping[Any, Any]) -> str:

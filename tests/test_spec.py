@@ -137,6 +137,24 @@ def test_a_missing_key_names_the_file_the_keys_found_and_an_entry_in_its_format(
 
 
 @pytest.mark.parametrize(
+    ("text", "key", "told"),
+    [("[1, 2]", "task_sampler", "missing 'task_sampler'; the file holds a list, not a table"),
+     ('"round-robin"', "task_sampler", "the file holds a text, not a table"),
+     ('{"tool": 3}', "tool.task_sampler", "missing 'task_sampler'; 'tool' holds a number, not "
+      "a table")],
+)  # fmt: skip
+def test_a_document_or_entry_that_is_no_table_is_told_what_it_holds(
+    tmp_path: Path, text: str, key: str, told: str
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path, key)
+    assert told in str(caught.value)
+    assert "found keys" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
     ("file", "text"),
     [("run.toml", '[tool.agentdescent.task_sampler]\nname = "s"\n'),
      ("run.json", '{"tool": {"agentdescent": {"task_sampler": "s"}}}')],
