@@ -27,7 +27,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import Any, TypeGuard
 
@@ -602,9 +602,14 @@ def _bad_scores_taken(sampler: Any) -> str:
     """How ``record()`` met the bad scores it did not refuse as :func:`check_score` does,
     or ``""``. Advice, not a violation: the contract is the engine's, which never passes one."""
     accepted, mistaken = [], []
-    for score, expected in _BAD_SCORES:
+    task = _SHARD[0]
+    for round_index, (score, expected) in enumerate(_BAD_SCORES):
+        # The task it picks: a sampler may refuse to record one it never handed out. A bad
+        # score taken may break its next pick (a str among floats): then the last task again.
+        with suppress(Exception):
+            task = _member(sampler.pick(list(_SHARD), round_index), _SHARD)
         try:
-            sampler.record(_SHARD[0], score)
+            sampler.record(task, score)
         except expected:
             continue
         except Exception as error:  # noqa: BLE001  # the wrong exception is what is noted

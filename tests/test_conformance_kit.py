@@ -151,6 +151,30 @@ def test_the_product_docs_own_sampler_conforms_with_advice_on_bad_scores() -> No
     assert "check_score(task_id, score) refuses them for you" in advice
 
 
+def test_bad_scores_go_to_a_task_it_picked_so_refusing_unknown_ids_is_not_blamed_on_them() -> None:
+    class Strict:  # records only tasks it handed out, and checks each score
+        name = "strict"
+
+        def __init__(self) -> None:
+            self.handed: set[str] = set()
+            self.lock = threading.Lock()
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            with self.lock:
+                self.handed.add(check_keys(keys)[0])
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+            with self.lock:
+                if task_id not in self.handed:
+                    raise KeyError(f"unknown task {task_id}")
+
+    report = check_sampler(Strict)
+
+    assert not [note for note in report.notes if note.startswith("bad scores")], str(report)
+
+
 def test_a_pick_that_raises_is_one_violation_and_no_other_check_runs() -> None:
     class Raises:
         name = "raises"
