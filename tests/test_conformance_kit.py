@@ -165,10 +165,10 @@ def test_bad_scores_go_to_a_task_it_picked_so_refusing_unknown_ids_is_not_blamed
             return keys[0]
 
         def record(self, task_id: str, score: float) -> None:
-            check_score(task_id, score)
             with self.lock:
                 if task_id not in self.handed:
                     raise KeyError(f"unknown task {task_id}")
+            check_score(task_id, score)
 
     report = check_sampler(Strict)
 
