@@ -345,10 +345,13 @@ def too_deep() -> str:
     return f"it nests lists or tables more than {MAX_DEPTH} levels deep"
 
 
-def strict_json(text: str) -> Any:
+def strict_json(text: str, parse_float: Callable[[str], Any] | None = None) -> Any:
     """Parse JSON, refusing what :func:`json.loads` lets through: ``NaN``, ``Infinity``
     (not numbers), a number past the largest float (``1e999``, which it reads as infinity)
     and an object giving one key twice (which would silently take the last).
+
+    ``parse_float``, if given, reads each float instead (a config keeps one past the largest
+    float, to refuse it naming its key).
 
     Raises:
         ValueError: the text is not JSON, or has one of the above.
@@ -359,7 +362,10 @@ def strict_json(text: str) -> Any:
         raise ValueError(f"{constant} is not a JSON number")
 
     return json.loads(
-        text, parse_constant=refuse, parse_float=finite_float, object_pairs_hook=unique_keys
+        text,
+        parse_constant=refuse,
+        parse_float=parse_float or finite_float,
+        object_pairs_hook=unique_keys,
     )
 
 

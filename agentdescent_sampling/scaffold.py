@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 import textwrap
 from pathlib import Path
 
 from ._files import reason_of
 from ._version import __version__
 from .errors import ScaffoldError
-from .policy import RESERVED, normalize
+from .policy import RESERVED, EntryPoint, normalize
 from .protocol import check_name, short_repr
 
 __all__ = ["write_plugin"]
@@ -133,36 +134,51 @@ def _distribution(slug: str) -> str:
     return f"agentdescent-sampling-{slug.replace('_', '-')}"
 
 
-def _taken(name: str, distribution: str) -> str | None:
+def _taken(name: str, distribution: str, found: list[EntryPoint] | None = None) -> str | None:
     """Why a plugin of sampler ``name`` written as ``distribution`` would clash with one
     installed, read from metadata alone (no plugin is imported, so a hook-form plugin's
-    sampler names are not known); ``None`` if it would not."""
-    from .discovery import scan  # only this check reads installed metadata
-    from .policy import GROUP, Policy
-
-    found, _ = scan(GROUP, Policy(frozenset(), None, strict=False))
-    for entry_point in found:
+    sampler names are not known); ``None`` if it would not. ``found``: the installed entry
+    points, if already scanned."""
+    for entry_point in _scan() if found is None else found:
         if entry_point.form == "class" and normalize(entry_point.name) == normalize(name):
             return (
                 f"{name!r} is already the name of an installed sampler, from "
                 f"{entry_point.distribution} {entry_point.version}: a second distribution "
                 f"providing it would make create({name!r}) a conflict for both"
             )
-    for entry_point in found:
-        if normalize(entry_point.distribution) == normalize(distribution):
-            return (
-                f"the plugin would be the distribution {distribution!r}, and "
-                f"{entry_point.distribution} {entry_point.version} is installed: installing the "
-                f"new one would replace it, and every sampler it provides would be gone"
-            )
+    if _installed(distribution):
+        return (
+            f"the plugin would be the distribution {distribution!r}, which is installed: "
+            f"installing the new one would replace it, and every sampler it provides would "
+            f"be gone"
+        )
     return None
+
+
+def _scan() -> list[EntryPoint]:
+    """The installed sampler entry points that may load, read from metadata alone."""
+    from .discovery import scan  # only these checks read installed metadata
+    from .policy import GROUP, Policy
+
+    return scan(GROUP, Policy(frozenset(), None, strict=False))[0]
+
+
+def _installed(distribution: str) -> bool:
+    """Whether a distribution of that name is installed, with sampler entry points or none,
+    found by its dist-info's name alone: no metadata file is read."""
+    if sys.version_info >= (3, 12):
+        from importlib import metadata
+    else:  # the backport, as discovery uses
+        import importlib_metadata as metadata
+    return next(iter(metadata.distributions(name=distribution)), None) is not None
 
 
 def _example(refused: str) -> str:
     """``for example: new-plugin NAME``, with a name that is neither ``refused`` nor taken."""
+    found = _scan()
     for candidate in ("least-tried", "fewest-tried", "my-sampler"):
         if normalize(candidate) != normalize(refused) and not _taken(
-            candidate, _distribution(_slug(candidate))
+            candidate, _distribution(_slug(candidate)), found
         ):
             return f"for example: new-plugin {candidate}"
     return "for example: new-plugin my-own-sampler"

@@ -61,7 +61,7 @@ def _toml(text: str) -> dict[str, Any]:
     from ._files import check_toml_nesting
 
     check_toml_nesting(text)  # before the parser, whose cost grows faster than a key's parts
-    document: dict[str, Any] = tomllib.loads(text)
+    document: dict[str, Any] = tomllib.loads(text, parse_float=_config_float)
     return document
 
 
@@ -250,7 +250,7 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
                 f"{_example_entry(file, key)}, or {read}"
             )
         value = value[part]
-    _refuse_yaml_1_1(value, where, key)
+    _refuse_misread(value, where, key)
     source = f"{where} under {key!r}"
     try:
         return attrs.evolve(parse_spec(value), source=source)
@@ -410,7 +410,7 @@ def _number_text(text: str) -> bool:
     (drop the quotes, write it as a number) quotes it, as the defaults beside it."""
     if len(text) > 40:
         return False
-    if _NUMBER_LIKE.fullmatch(text):
+    if len(text) <= _NUMBER_LIKE_CHARACTERS and _NUMBER_LIKE.fullmatch(text):
         return True
     try:
         float(text)  # nan, inf, 1e-3
@@ -419,8 +419,10 @@ def _number_text(text: str) -> bool:
     return True
 
 
-#: A short text of digits and what numbers are written with: a number meant, not a secret.
-_NUMBER_LIKE = re.compile(r"[-+]?[0-9._,:]*[0-9][0-9._,:eEoOxXbB]*", re.ASCII)
+#: A short text written as a number is written, but that no parser reads as one (``1,5``,
+#: ``0o10``, ``_1``): a number meant, not a secret, up to :data:`_NUMBER_LIKE_CHARACTERS`.
+_NUMBER_LIKE = re.compile(r"[-+]?(?:[0-9._,]*[0-9][0-9._,]*|0[oOxXbB][0-9a-fA-F_]+)", re.ASCII)
+_NUMBER_LIKE_CHARACTERS = 6
 
 
 def _cut_opened(message: str, opened: str, closer: str, shown: str) -> str:
@@ -508,7 +510,7 @@ def _parser(file: Path) -> Callable[[str], Any]:
 
     suffix = file.suffix.lower()
     if suffix == ".json":
-        return strict_json
+        return functools.partial(strict_json, parse_float=_config_float)
     if suffix in (".yaml", ".yml"):
         return _yaml_parser(file)
     return _toml
@@ -587,19 +589,48 @@ def _yaml_reason(error: Any) -> str:
     return "; ".join(said) or "it is not valid YAML"
 
 
-class _Yaml11Number:
-    """A plain YAML scalar that YAML 1.1, which PyYAML follows, reads otherwise than YAML 1.2,
-    or than Python and TOML: ``010`` (octal, 8; 10 in YAML 1.2), ``1:30`` (base 60, 90; the
-    text ``'1:30'`` in YAML 1.2), ``0o10`` (the text ``'0o10'``; octal 8 in YAML 1.2) and
-    ``1__0`` (10; Python and TOML refuse it). Kept as written, so that a spec holding one is
-    refused rather than given either reading without a word; neither a number nor a text, so
-    that nothing takes it for one. A plain class: an attrs class costs start-up time to
+class _Misread:
+    """A value in a config file that its parser reads otherwise than it was meant, kept as
+    written, so that a spec holding one is refused naming its key rather than given that
+    reading without a word; neither a number nor a text, so that nothing takes it for one,
+    shown and compared as its text. A plain class: an attrs class costs start-up time to
     define."""
 
     __slots__ = ("line", "read", "text")
 
-    def __init__(self, text: str, read: int | float | str, line: int) -> None:
+    def __init__(self, text: str, read: object, line: int | None = None) -> None:
         self.text, self.read, self.line = text, read, line
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+class _Yaml11Number(_Misread):
+    """A plain YAML scalar that YAML 1.1, which PyYAML follows, reads otherwise than YAML 1.2,
+    or than Python and TOML: ``010`` (octal, 8; 10 in YAML 1.2), ``1:30`` (base 60, 90; the
+    text ``'1:30'`` in YAML 1.2), ``0o10`` (the text ``'0o10'``; octal 8 in YAML 1.2) and
+    ``1__0`` (10; Python and TOML refuse it)."""
+
+    __slots__ = ()
+
+
+class _PastFloat(_Misread):
+    """A number past the largest float (``1e400``), which every parser reads as infinity: an
+    error would quote ``inf``, a value never written."""
+
+    __slots__ = ()
+
+
+def _config_float(text: str) -> float | _PastFloat:
+    """A JSON or TOML float, or a :class:`_PastFloat` for one past the largest float."""
+    value = float(text)
+    return _PastFloat(text, value) if abs(value) == float("inf") else value
 
 
 def _yaml_1_1_only(node: Any, read: Any) -> Any:
@@ -608,8 +639,10 @@ def _yaml_1_1_only(node: Any, read: Any) -> Any:
     as read: Python and TOML read them so too."""
     value = node.value
     if isinstance(read, str):  # a plain 0o10 is text to YAML 1.1, octal to YAML 1.2
-        octal = node.style is None and re.fullmatch(r"[-+]?0o[0-7]+", value) is not None
+        octal = node.style is None and re.fullmatch(r"0o[0-7]+", value) is not None
         return _Yaml11Number(value, read, node.start_mark.line + 1) if octal else read
+    if isinstance(read, float) and abs(read) == float("inf") and "inf" not in value.lower():
+        return _PastFloat(value, read, node.start_mark.line + 1)
     text = value.replace("_", "")
     octal = re.fullmatch(r"[-+]?0[0-7]+", text) is not None and int(text, 8) != int(text, 10)
     if octal or ":" in text or ("_" in value and not _python_number(value)):
@@ -629,9 +662,9 @@ def _python_number(text: str) -> bool:
     return False
 
 
-def _refuse_yaml_1_1(value: Any, where: str, key: str) -> None:
-    """Refuse a :class:`_Yaml11Number` in ``value``, read from ``where`` under ``key``,
-    naming its key, its text and what to write instead.
+def _refuse_misread(value: Any, where: str, key: str) -> None:
+    """Refuse a :class:`_Misread` in ``value``, read from ``where`` under ``key``, naming its
+    key, its text and what to write instead.
 
     Raises:
         InvalidSamplerConfig: ``value``, or a list or table in it, holds one.
@@ -640,8 +673,8 @@ def _refuse_yaml_1_1(value: Any, where: str, key: str) -> None:
     for _ in range(8):  # deeper than any parameter a sampler takes
         deeper: list[tuple[str, Any]] = []
         for path, item in level:
-            if isinstance(item, _Yaml11Number):
-                raise InvalidSamplerConfig(_yaml_1_1_message(item, where, path))
+            if isinstance(item, _Misread):
+                raise InvalidSamplerConfig(_misread_message(item, where, path))
             if isinstance(item, Mapping):
                 deeper += [(f"{path}.{name}", inner) for name, inner in item.items()][:64]
             elif isinstance(item, list):
@@ -649,9 +682,15 @@ def _refuse_yaml_1_1(value: Any, where: str, key: str) -> None:
         level = deeper[:256]  # a hostile file: a bounded walk
 
 
-def _yaml_1_1_message(number: _Yaml11Number, where: str, path: str) -> str:
+def _misread_message(number: _Misread, where: str, path: str) -> str:
     """What is ambiguous about ``number`` at ``path`` in ``where``, and what to write."""
     text, read = number.text, number.read
+    at = f" at line {number.line}" if number.line is not None else ""
+    if isinstance(number, _PastFloat):
+        return (
+            f"in {where}: {short_repr(path, 120)} is {text[:40]}{at}, past the largest number a "
+            f"float holds (about 1.8e308), which would be read as infinity; write a smaller one"
+        )
     if isinstance(read, str):
         octal = int(text, 0)
         readings = f"as the text {text!r}, and YAML 1.2 as octal {octal}"
@@ -667,15 +706,20 @@ def _yaml_1_1_message(number: _Yaml11Number, where: str, path: str) -> str:
         readings = f"as octal {read}, and YAML 1.2 as {decimal}"
         fix = f"write {decimal}, or {read} if octal was meant"
     return (
-        f"in {where}: {short_repr(path, 120)} is {text} at line {number.line}, which YAML 1.1 "
-        f"(PyYAML, which reads this file) reads {readings}; {fix}"
+        f"in {where}: {short_repr(path, 120)} is {text}{at}, which YAML 1.1 (PyYAML, which "
+        f"reads this file) reads {readings}; {fix}"
     )
 
 
 def _a_kind(value: object) -> str:
-    """What a config document holds in place of a table, in words: ``a list``, ``a number``."""
+    """What a config document holds in place of a table, in words: ``a list``, ``a number``,
+    ``nothing`` (null), as written (``0o10``) or by its type (``a date``)."""
+    if value is None or isinstance(value, _Misread):
+        return "nothing" if value is None else repr(value)
     kinds = ((list, "a list"), (bool, "a boolean"), ((int, float), "a number"), (str, "a text"))
-    return next((kind for types, kind in kinds if isinstance(value, types)), "nothing")
+    from ._display import a_type  # only on this error path
+
+    return next((kind for types, kind in kinds if isinstance(value, types)), a_type(value))
 
 
 def _listed(mapping: Mapping[Any, Any]) -> str:
@@ -803,20 +847,17 @@ def _check_name(name: Any) -> None:
 
 
 def _name_meant(name: Any) -> str | None:
-    """The valid name that mending a slip of separators in ``name`` (doubled, at an end, a
-    space) gives, a built-in's as it spells it (``fixable-first`` for ``fixable__first``,
+    """The built-in that mending a slip of separators in ``name`` (doubled, at an end, a
+    space) selects, as it spells itself (``fixable-first`` for ``fixable__first``,
     ``round-robin`` for ``round robin``); or None."""
     if not isinstance(name, str) or len(name) > 200:
         return None
     mended = re.sub(r"[-_ ]+", lambda run: "_" if set(run[0]) == {"_"} else "-", name.strip())
-    mended = mended.strip("-_")
-    try:
-        check_name(mended)
-    except ValueError:
-        return None
     from .policy import builtin_of  # only on this error path
 
-    return builtin_of(mended) or mended  # fixable_first selects fixable-first: say that
+    # A built-in's name only: the name may be a secret read from a config file by the wrong
+    # key, which its message hides, and a mended copy of it would not be hidden.
+    return builtin_of(mended.strip("-_"))
 
 
 def _validated(

@@ -350,6 +350,28 @@ def test_a_text_read_from_a_file_that_reads_as_a_number_meant_is_shown_in_the_er
     assert "not shown" not in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    "secret",
+    ["correct horse battery staple", "sk_live__4eC39HqLyjWDarjtT1zdp7dc",
+     "ghp_x9Kq__B4aZ7mPq2LrT8vW_", "48213907,55120934,99017723", "10.20.30.40", "1e5bbe0b0e"],
+)  # fmt: skip
+def test_a_secret_read_by_the_wrong_key_is_not_shown_in_any_form(
+    tmp_path: Path, secret: str
+) -> None:
+    # Not whole, not with its separators mended, not as a number meant.
+    for text, key in (
+        (f'[tool]\napi_key = "{secret}"\n', "tool.api_key"),
+        (f'[task_sampler]\nname = "difficulty-weighted"\nc = "{secret}"\n', "task_sampler"),
+    ):
+        config = tmp_path / "run.toml"
+        config.write_text(text)
+        with pytest.raises(InvalidSamplerConfig) as raised:
+            from_run_spec(file=str(config), key=key)
+        said = str(raised.value)
+        assert secret not in said
+        assert secret.replace(" ", "-").replace("__", "_").strip("_") not in said
+
+
 def test_hiding_a_value_read_from_a_file_spares_texts_that_begin_as_it_does() -> None:
     from agentdescent_sampling.spec import cut_read
 

@@ -420,10 +420,19 @@ def test_a_number_past_the_largest_float_is_refused_as_written_not_read_as_infin
     told = "is past the largest number a float holds (about 1.8e308); write a smaller one"
     with pytest.raises(InvalidSamplerConfig, match=rf"\(c=1e400\): 1e400 {re.escape(told)}"):
         parse_spec("difficulty-weighted:c=1e400")
-    config = tmp_path / "run.json"
-    config.write_text('{"task_sampler": {"name": "difficulty-weighted", "c": -1e999}}')
-    with pytest.raises(InvalidSamplerConfig, match=rf"-1e999 {re.escape(told)}"):
-        spec_from_file(config)
+    # Each config format names the key, as written.
+    past = "past the largest number a float holds (about 1.8e308), which would be read as infinity"
+    for file, text, written in (
+        ("run.json", '{"task_sampler": {"name": "difficulty-weighted", "c": -1e999}}', "-1e999"),
+        ("run.toml", '[task_sampler]\nname = "difficulty-weighted"\nc = 1e400\n', "1e400"),
+        ("run.yaml", "task_sampler: {name: difficulty-weighted, c: 1.0e+400}\n", "1.0e+400"),
+    ):
+        config = tmp_path / file
+        config.write_text(text)
+        with pytest.raises(InvalidSamplerConfig, match=re.escape(f"'task_sampler.c' is {written}")):
+            spec_from_file(config)
+        with pytest.raises(InvalidSamplerConfig, match=re.escape(past)):
+            spec_from_file(config)
     state = tmp_path / "state.json"
     save_state(create("informative-band"), state)  # type: ignore[arg-type]
     state.write_text(state.read_text().replace('"log_scores": [0.0', '"log_scores": [1e999', 1))

@@ -93,9 +93,8 @@ def test_new_plugin_refuses_a_distribution_installed_and_suggests_a_name_not_tak
                      str(tmp_path / "hooked"), check=False)  # fmt: skip
     assert hooked.returncode == 2
     assert (
-        "the plugin would be the distribution 'agentdescent-sampling-least-hooked', and "
-        "agentdescent-sampling-least-hooked 0.1.0 is installed: installing the new one would "
-        "replace it"
+        "the plugin would be the distribution 'agentdescent-sampling-least-hooked', which is "
+        "installed: installing the new one would replace it"
     ) in hooked.stderr
     tried = env.run("agentdescent-sampling", "new-plugin", "least-tried", "--directory",
                     str(tmp_path / "tried"), check=False)  # fmt: skip
@@ -104,6 +103,21 @@ def test_new_plugin_refuses_a_distribution_installed_and_suggests_a_name_not_tak
     assert tried.stderr.rstrip().endswith("for example: new-plugin fewest-tried")
     assert not (tmp_path / "hooked").exists()
     assert not (tmp_path / "tried").exists()
+
+
+def test_new_plugin_refuses_a_distribution_installed_with_no_sampler_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its name alone says it: no entry point, so no scan of sampler plugins sees it.
+    dist_info = tmp_path / "site" / "agentdescent_sampling_utils-1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agentdescent-sampling-utils\nVersion: 1.0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    with pytest.raises(ScaffoldError, match="'agentdescent-sampling-utils', which is installed"):
+        write_plugin("utils", directory=tmp_path / "utils")
+    assert not (tmp_path / "utils").exists()
 
 
 #: The longest valid sampler name, 64 characters.
