@@ -429,6 +429,21 @@ def test_a_yaml_number_that_yaml_1_2_reads_otherwise_is_refused_naming_the_key_a
     assert str(raised.value).startswith(f"in {str(path)!r}: {told}")
 
 
+def test_yaml_misread_keys_are_named_as_written_and_a_repeated_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text("task_sampler: {name: round-robin, 0o10: 1}\n")
+    with pytest.raises(InvalidSamplerConfig, match=r"bad parameter name 0o10; expected"):
+        create(spec_from_file(path))
+    path.write_text("task_sampler: {name: round-robin, 0o10: 1, 0o10: 2}\n")
+    with pytest.raises(InvalidSamplerConfig, match="the key 0o10 is given twice"):
+        spec_from_file(path)
+    path.write_text("2020-01-01\n")
+    with pytest.raises(InvalidSamplerConfig, match="the file holds a date, not a table"):
+        spec_from_file(path)
+
+
 def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as_before(
     tmp_path: Path,
 ) -> None:
