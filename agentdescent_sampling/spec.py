@@ -628,9 +628,11 @@ class _PastFloat(_Misread):
 
 
 def _config_float(text: str) -> float | _PastFloat:
-    """A JSON or TOML float, or a :class:`_PastFloat` for one past the largest float."""
+    """A JSON or TOML float, or a :class:`_PastFloat` for one past the largest float (not
+    TOML's ``inf``, which means it)."""
     value = float(text)
-    return _PastFloat(text, value) if abs(value) == float("inf") else value
+    past = abs(value) == float("inf") and "inf" not in text.lower()
+    return _PastFloat(text, value) if past else value
 
 
 def _yaml_1_1_only(node: Any, read: Any) -> Any:

@@ -433,6 +433,11 @@ def test_a_number_past_the_largest_float_is_refused_as_written_not_read_as_infin
             spec_from_file(config)
         with pytest.raises(InvalidSamplerConfig, match=re.escape(past)):
             spec_from_file(config)
+    # TOML's own inf means infinity: the sampler refuses it as a value, as it always did.
+    config = tmp_path / "inf.toml"
+    config.write_text('[task_sampler]\nname = "difficulty-weighted"\nc = inf\n')
+    with pytest.raises(InvalidSamplerConfig, match=r"DifficultyWeighted\(c=inf\): expected a"):
+        create(spec_from_file(config))
     state = tmp_path / "state.json"
     save_state(create("informative-band"), state)  # type: ignore[arg-type]
     state.write_text(state.read_text().replace('"log_scores": [0.0', '"log_scores": [1e999', 1))
