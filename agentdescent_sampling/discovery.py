@@ -28,6 +28,7 @@ from .records import PluginFailure
 __all__ = [
     "MAX_ENTRY_POINTS",
     "METADATA_LIMIT",
+    "installed",
     "known_names",
     "scan",
     "unmatched",
@@ -178,26 +179,38 @@ def _refusal(
     return ("disabled", blocked) if blocked else None
 
 
-def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
-    # Imported here, not at the top: selecting a built-in never reads installed metadata,
-    # and importing the metadata machinery costs more than a built-in's whole module.
+def installed(distribution: str) -> bool:
+    """Whether a distribution of that name is installed, with sampler entry points or none,
+    found by its dist-info's name alone: no metadata file is read."""
+    return next(iter(_metadata().distributions(name=distribution)), None) is not None
+
+
+def _metadata() -> Any:
+    """``importlib.metadata``, imported on first use: selecting a built-in never reads
+    installed metadata, and importing the metadata machinery costs more than a built-in's
+    whole module."""
     if sys.version_info >= (3, 12):
         from importlib import metadata
     else:
         # The backport gives 3.10 and 3.11 the 3.12 API this is written against.
         import importlib_metadata as metadata
+    return metadata
 
-    class Bounded(metadata.Distribution):
+
+def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
+    metadata = _metadata()
+
+    class Bounded(metadata.Distribution):  # type: ignore[misc,name-defined]
         """An installed distribution parsed by importlib.metadata, its files read by
-        :func:`_read` (a directory's) or :func:`_read_member` (a zip archive's)."""
+        ``read``: :func:`_read` for a directory's, :func:`_read_member` for a zip archive's."""
 
-        def __init__(self, path: Any) -> None:
+        def __init__(self, path: Any, read: Callable[..., str | None]) -> None:
             self._path = path
+            self._read = read
 
         def read_text(self, filename: str | os.PathLike[str]) -> str | None:
             metadata_file = str(filename) in ("METADATA", "PKG-INFO", "")  # "": an egg-info file
-            read = _read if isinstance(self._path, Path) else _read_member
-            return read(self._path / filename, headers_only=metadata_file)
+            return self._read(self._path / filename, headers_only=metadata_file)
 
         def locate_file(self, path: str | os.PathLike[str]) -> Path:
             return self._path.parent / path  # type: ignore[no-any-return]
@@ -210,7 +223,12 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
         # gigabytes. A dist-info in a directory or in a zip archive on sys.path is read within
         # bounds instead; one from a custom finder (code already running here, not data) is
         # read as that finder reads it.
-        dist = Bounded(path) if isinstance(path, Path) or _in_zip(path) else found
+        if isinstance(path, Path):
+            dist = Bounded(path, _read)
+        elif _in_zip(path):
+            dist = Bounded(path, _read_member)
+        else:
+            dist = found
         location = str(path if path is not None else "an unknown location")
         try:
             name, version = dist.name, dist.version

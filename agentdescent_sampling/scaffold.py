@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import keyword
 import re
-import sys
 import textwrap
 from pathlib import Path
 
@@ -107,10 +106,11 @@ def _checked(name: str) -> tuple[str, str]:
             f"plugin would be refused once installed. Choose another name; {_example(name)}"
         )
     slug = _slug(name)
-    taken = _taken(name, _distribution(slug))
+    found = _scan()
+    taken = _taken(name, _distribution(slug), found)
     if taken is not None:
         raise ScaffoldError(
-            f"{taken}. Choose another name, or uninstall it first; {_example(name)}"
+            f"{taken}. Choose another name, or uninstall it first; {_example(name, found)}"
         )
     cls = "".join(part.capitalize() for part in slug.split("_"))
     # The slug is only ever a suffix (agentdescent_sampling_class, test_class.py): a keyword
@@ -119,7 +119,7 @@ def _checked(name: str) -> tuple[str, str]:
         raise ScaffoldError(
             f"{name!r} would make the class {cls!r}, which Python cannot define (a keyword, "
             f"or a name starting with a digit); start the name with a letter and avoid "
-            f"'none', 'true' and 'false'; {_example(name)}"
+            f"'none', 'true' and 'false'; {_example(name, found)}"
         )
     return slug, cls
 
@@ -134,19 +134,21 @@ def _distribution(slug: str) -> str:
     return f"agentdescent-sampling-{slug.replace('_', '-')}"
 
 
-def _taken(name: str, distribution: str, found: list[EntryPoint] | None = None) -> str | None:
+def _taken(name: str, distribution: str, found: list[EntryPoint]) -> str | None:
     """Why a plugin of sampler ``name`` written as ``distribution`` would clash with one
-    installed, read from metadata alone (no plugin is imported, so a hook-form plugin's
-    sampler names are not known); ``None`` if it would not. ``found``: the installed entry
-    points, if already scanned."""
-    for entry_point in _scan() if found is None else found:
+    installed, ``found`` being the installed entry points :func:`_scan` read (no plugin is
+    imported, so a hook-form plugin's sampler names are not known); ``None`` if it would
+    not."""
+    for entry_point in found:
         if entry_point.form == "class" and normalize(entry_point.name) == normalize(name):
             return (
                 f"{name!r} is already the name of an installed sampler, from "
                 f"{entry_point.distribution} {entry_point.version}: a second distribution "
                 f"providing it would make create({name!r}) a conflict for both"
             )
-    if _installed(distribution):
+    from .discovery import installed  # only these checks read installed metadata
+
+    if installed(distribution):
         return (
             f"the plugin would be the distribution {distribution!r}, which is installed: "
             f"installing the new one would replace it, and every sampler it provides would "
@@ -163,19 +165,10 @@ def _scan() -> list[EntryPoint]:
     return scan(GROUP, Policy(frozenset(), None, strict=False))[0]
 
 
-def _installed(distribution: str) -> bool:
-    """Whether a distribution of that name is installed, with sampler entry points or none,
-    found by its dist-info's name alone: no metadata file is read."""
-    if sys.version_info >= (3, 12):
-        from importlib import metadata
-    else:  # the backport, as discovery uses
-        import importlib_metadata as metadata
-    return next(iter(metadata.distributions(name=distribution)), None) is not None
-
-
-def _example(refused: str) -> str:
-    """``for example: new-plugin NAME``, with a name that is neither ``refused`` nor taken."""
-    found = _scan()
+def _example(refused: str, found: list[EntryPoint] | None = None) -> str:
+    """``for example: new-plugin NAME``, with a name that is neither ``refused`` nor taken;
+    ``found``: the installed entry points, if already scanned."""
+    found = _scan() if found is None else found
     for candidate in ("least-tried", "fewest-tried", "my-sampler"):
         if normalize(candidate) != normalize(refused) and not _taken(
             candidate, _distribution(_slug(candidate)), found
