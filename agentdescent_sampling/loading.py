@@ -41,12 +41,12 @@ _HOOK = "agentdescent_register_samplers"
 class Refused(Exception):
     """A registration that breaks a rule: recorded for a plugin, raised in-process."""
 
-    def __init__(self, status: Status, message: str) -> None:
+    def __init__(self, status: Status, message: str, names: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         #: The names the registration claimed, as far as they could be read.
-        self.names: tuple[str, ...] = ()
+        self.names = names
 
 
 def vet(
@@ -151,9 +151,8 @@ def _valid_names(
             f"is used and this registration is ignored. Rename it",
         )
     if keys & policy.disable:
-        disabled = Refused("disabled", f"disabled by {policy.disable_by}")
-        disabled.names = tuple(names)  # an alias disables it too, and selects nothing then
-        raise disabled
+        # All its names: an alias disables it too, and selects nothing then.
+        raise Refused("disabled", f"disabled by {policy.disable_by}", tuple(names))
     return names
 
 
