@@ -628,11 +628,15 @@ class _PastFloat(_Misread):
 
 
 def _config_float(text: str) -> float | _PastFloat:
-    """A JSON or TOML float, or a :class:`_PastFloat` for one past the largest float (not
-    TOML's ``inf``, which means it)."""
+    """A JSON or TOML float, or a :class:`_PastFloat` for one past the largest float."""
     value = float(text)
-    past = abs(value) == float("inf") and "inf" not in text.lower()
-    return _PastFloat(text, value) if past else value
+    return _PastFloat(text, value) if _past_float(text, value) else value
+
+
+def _past_float(text: str, read: object) -> bool:
+    """Whether ``read``, what a parser made of the number written ``text``, is an infinity
+    that ``text`` does not spell (``1e400``, past the largest float; not TOML's ``inf``)."""
+    return isinstance(read, float) and abs(read) == float("inf") and "inf" not in text.lower()
 
 
 def _yaml_1_1_only(node: Any, read: Any) -> Any:
@@ -643,7 +647,7 @@ def _yaml_1_1_only(node: Any, read: Any) -> Any:
     if isinstance(read, str):  # a plain 0o10 is text to YAML 1.1, octal to YAML 1.2
         octal = node.style is None and re.fullmatch(r"0o[0-7]+", value) is not None
         return _Yaml11Number(value, read, node.start_mark.line + 1) if octal else read
-    if isinstance(read, float) and abs(read) == float("inf") and "inf" not in value.lower():
+    if _past_float(value, read):
         return _PastFloat(value, read, node.start_mark.line + 1)
     text = value.replace("_", "")
     octal = re.fullmatch(r"[-+]?0[0-7]+", text) is not None and int(text, 8) != int(text, 10)
@@ -854,12 +858,12 @@ def _name_meant(name: Any) -> str | None:
     ``round-robin`` for ``round robin``); or None."""
     if not isinstance(name, str) or len(name) > 200:
         return None
-    mended = re.sub(r"[-_ ]+", lambda run: "_" if set(run[0]) == {"_"} else "-", name.strip())
     from .policy import builtin_of  # only on this error path
 
     # A built-in's name only: the name may be a secret read from a config file by the wrong
-    # key, which its message hides, and a mended copy of it would not be hidden.
-    return builtin_of(mended.strip("-_"))
+    # key, which its message hides, and a mended copy of it would not be hidden. builtin_of
+    # reads '_' and runs of separators as '-'.
+    return builtin_of(re.sub(r"[-_ ]+", "-", name).strip("-"))
 
 
 def _validated(
@@ -902,7 +906,7 @@ def _parse_value(raw: str, key: str = "the value") -> Any:
         return int(raw)
     if re.match(_FLOAT, raw):
         value = float(raw)
-        if abs(value) == float("inf"):  # 1e400: an error would quote inf, never written
+        if _past_float(raw, value):  # an error would quote inf, never written
             from ._files import PAST_LARGEST_FLOAT  # only on this error path
 
             raise InvalidSamplerConfig(f"({key}={raw[:40]}): {raw[:40]} {PAST_LARGEST_FLOAT}")
@@ -926,10 +930,11 @@ def _quoted(raw: str) -> str:
 
 def _format_value(value: Any) -> str:
     if isinstance(value, str):
-        with contextlib.suppress(InvalidSamplerConfig):  # 1e400: not plain, quoted
+        try:
             plain = _parse_value(value) == value and "," not in value and value == value.strip()
-            return value if plain else json.dumps(value)
-        return json.dumps(value)
+        except InvalidSamplerConfig:  # 1e400, a bad double-quoted text: quoted, read as text
+            plain = False
+        return value if plain else json.dumps(value)
     if value is None:
         return "none"
     if isinstance(value, bool):
