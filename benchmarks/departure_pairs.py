@@ -21,7 +21,7 @@ import argparse
 import statistics
 from collections.abc import Sequence
 
-from agentdescent_sampling import create, wire
+from agentdescent_sampling import TaskSampler, create, wire
 from agentdescent_sampling.bench.engine import workloads
 from agentdescent_sampling.bench.engine.run import run_engine
 
@@ -45,25 +45,19 @@ def register_pairs() -> None:
 
 def ratios(reflector: str, workload: workloads.EngineWorkload, seeds: Sequence[int]) -> list[float]:
     """Round-robin's rollouts to 75% of the gain over wired fixable-first's, one per seed."""
+
+    def wired(built: workloads.Built) -> TaskSampler:
+        return create({"name": "fixable-first", "pass_threshold": built.pass_threshold})
+
     found = []
     for seed in seeds:
-        rollouts = []
-        for name in ("round-robin", "fixable-first"):
-            run = run_engine(
-                workload,
-                lambda built, name=name: create(
-                    name
-                    if name == "round-robin"
-                    else {"name": name, "pass_threshold": built.pass_threshold}
-                ),
-                seed,
-                reflector=reflector,
-                wiring=None
-                if name == "round-robin"
-                else lambda sampler, _, options: wire(sampler, **options),
-            )
-            rollouts.append(run.rollouts_to(0.75) or workload.budget)
-        found.append(rollouts[0] / rollouts[1])
+        runs = (
+            run_engine(workload, lambda _: create("round-robin"), seed, reflector=reflector),
+            run_engine(workload, wired, seed, reflector=reflector,
+                       wiring=lambda sampler, _, options: wire(sampler, **options)),
+        )  # fmt: skip
+        plain, aimed = (run.rollouts_to(0.75) or workload.budget for run in runs)
+        found.append(plain / aimed)
     return found
 
 
