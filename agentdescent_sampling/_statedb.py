@@ -226,6 +226,8 @@ class StateDB:
                 f"overwrite what is written there. Give the database's own path to "
                 f"{'use' if writable else 'read'} that state, or a path of another name"
             )
+        if not os.path.lexists(path):
+            _refuse_orphan_log(self.where)
         try:
             if writable and not os.path.lexists(path):
                 # Refused before anything is made: a path that could not be made, or a
@@ -879,6 +881,29 @@ def _nobody_holds(fd: int) -> bool:
     if _fcntl is not None:
         _fcntl.flock(fd, _fcntl.LOCK_UN)
     return True
+
+
+def _refuse_orphan_log(where: str) -> None:
+    """Refuse the missing state ``where`` when SQLite's log of it is still beside the path.
+
+    A run killed or cancelled leaves its latest records in ``-wal`` (or a ``-journal``) beside
+    the state until SQLite next opens the file and folds them in. Moved or deleted without that
+    file, the state would be made afresh here (or read as missing) and those records lost.
+
+    Raises:
+        StateError: ``where`` + ``-wal`` or ``-journal`` is a file that is not empty.
+    """
+    for suffix in ("-wal", "-journal"):
+        if _size(where + suffix):
+            raise StateError(
+                f"the sampler state {where!r} is missing, but {where + suffix!r} beside it "
+                f"holds writes SQLite had not yet folded into it: the state was moved or "
+                f"deleted without it (after a run was killed or cancelled, its latest "
+                f"records are there), and a state made at this path would lose them. Put "
+                f"the state file back at {where!r}, or move {where + suffix!r} (and its "
+                f"-shm) to where the state is now; to start afresh, remove "
+                f"{where + suffix!r}"
+            )
 
 
 def _size(name: str) -> int:

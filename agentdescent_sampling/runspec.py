@@ -161,7 +161,8 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
             f"warning: resuming run {run}, but found no sampler state at {sampler.path} "
             f"(moved or deleted since the run started?): the sampler starts fresh, and what "
             f"it learned before the stop is lost. To keep it, 'agentdescent cancel {run}', put "
-            f"the file back at {sampler.path}, and 'agentdescent resume {run}'"
+            f"the file back at {sampler.path} (with its -wal file, if it has one), and "
+            f"'agentdescent resume {run}'"
         )
     elif not sampler.records:
         return

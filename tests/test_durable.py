@@ -781,9 +781,9 @@ _CRASHING_RUN = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("name", BUILT_INS)
-def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, name: str) -> None:
-    state = tmp_path / "sampler.sqlite"
+def _killed_run(name: str, state: Path, records: int) -> int:
+    """Run :data:`_CRASHING_RUN` on ``state`` until ``records`` records returned, then
+    SIGKILL it; return how many had returned."""
     run = subprocess.Popen(
         [sys.executable, "-c", _CRASHING_RUN, name, str(state), str(Path(__file__).parent)],
         stdout=subprocess.PIPE,
@@ -791,10 +791,18 @@ def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, 
     )
     assert run.stdout is not None
     acknowledged = 0
-    while acknowledged < 150:  # past the first snapshots of the log
+    while acknowledged < records:
         acknowledged = int(run.stdout.readline())
-    run.kill()  # SIGKILL, possibly in the middle of a commit or a snapshot
+    run.kill()
     run.wait()
+    return acknowledged
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, name: str) -> None:
+    state = tmp_path / "sampler.sqlite"
+    # Past the first snapshots of the log; SIGKILL, possibly mid-commit or mid-snapshot.
+    acknowledged = _killed_run(name, state, 150)
 
     with durable(name, state) as resumed:
         assert resumed.records >= acknowledged
@@ -813,6 +821,50 @@ def test_a_process_killed_mid_run_loses_no_record_that_returned(tmp_path: Path, 
                 records += 1
             round_index += 1
         assert resumed.state_dict() == replay.state_dict()
+
+
+def test_a_state_moved_without_the_wal_a_killed_run_left_is_refused_not_made_afresh(
+    tmp_path: Path,
+) -> None:
+    state, moved = tmp_path / "sampler.sqlite", tmp_path / "elsewhere.sqlite"
+    acknowledged = _killed_run("round-robin", state, 20)
+    wal = Path(f"{state}-wal")
+    assert wal.stat().st_size  # the killed run's latest records are still in its log
+    state.rename(moved)  # "the file", as a user moves it
+    logged = wal.read_bytes()
+
+    for opening in (lambda: create("round-robin", state=state), lambda: read_durable_state(state)):
+        with pytest.raises(StateError) as refused:
+            opening()
+        assert str(refused.value).startswith(
+            f"the sampler state {str(state)!r} is missing, but {str(wal)!r} beside it holds "
+            f"writes SQLite had not yet folded into it"
+        )
+        assert f"Put the state file back at {str(state)!r}" in str(refused.value)
+    assert not state.exists() and wal.read_bytes() == logged  # nothing made, nothing lost
+
+    for sidecar in ("-wal", "-shm"):
+        Path(f"{state}{sidecar}").rename(f"{moved}{sidecar}")
+    with durable("round-robin", moved) as reopened:
+        assert reopened.records >= acknowledged
+
+
+def test_a_missing_state_beside_a_left_journal_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    Path(f"{state}-journal").write_bytes(b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7")
+
+    with pytest.raises(StateError, match=r"is missing, but .*-journal' beside it holds"):
+        create("round-robin", state=state)
+    assert not state.exists()
+
+
+def test_an_empty_wal_left_beside_a_missing_state_is_no_reason_to_refuse(tmp_path: Path) -> None:
+    state = tmp_path / "sampler.sqlite"
+    Path(f"{state}-wal").touch()
+
+    with durable("round-robin", state) as made:
+        made.record(made.pick(["a"], 0), 1.0)
+    assert read_durable_state(state)["records"] == 1
 
 
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:

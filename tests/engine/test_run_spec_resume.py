@@ -268,7 +268,8 @@ def test_a_resume_whose_state_file_is_gone_warns_that_the_sampler_starts_fresh(
         f"agentdescent-sampling: warning: resuming run {run_id}, but found no sampler state "
         f"at {state} (moved or deleted since the run started?): the sampler starts fresh, "
         f"and what it learned before the stop is lost. To keep it, 'agentdescent cancel "
-        f"{run_id}', put the file back at {state}, and 'agentdescent resume {run_id}'\n"
+        f"{run_id}', put the file back at {state} (with its -wal file, if it has one), and "
+        f"'agentdescent resume {run_id}'\n"
     ) in log
     assert read_state(state)["records"] == WORKERS  # the resumed run's own, from none
 
