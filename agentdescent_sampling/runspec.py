@@ -359,11 +359,25 @@ def _check_links() -> None:
     policies = _policies_being_built()
     if policies is not None:
         for slot in LINKED:
+            _refuse_misplaced(slot, policies.get(slot))
             _check_keys(slot, _our_ref(policies.get(slot), _OURS[slot], depth=0))
         _refuse_replaced_merge()
         problem = links_problem({slot: _link_of(policies, slot) for slot in LINKED})
         if problem is not None:
             raise InvalidSamplerConfig(problem)
+
+
+def _refuse_misplaced(slot: str, given: Any) -> None:
+    """Refuse one of our refs in ``slot`` of the spec being built that belongs in another
+    slot (the engine would build our promotion policy as the acceptance policy, say, and
+    fail at the first merge, after rollouts were paid for)."""
+    for other in LINKED:
+        if other != slot and _our_ref(given, _OURS[other], depth=0) is not None:
+            raise InvalidSamplerConfig(
+                f"policies.{slot}: holds the {REFS_MODULE}:{_OURS[other]} ref, which builds "
+                f"policies.{other}; move it there, and give policies.{slot} the "
+                f"{REFS_MODULE}:{_OURS[slot]} ref with the same 'link'"
+            )
 
 
 def _check_keys(slot: str, ref: Mapping[str, Any] | None) -> None:

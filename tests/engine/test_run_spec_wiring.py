@@ -223,6 +223,46 @@ def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_eac
     assert read_state(state).get("records", 0) == 0, "the state file holds no record"
 
 
+@pytest.mark.version_independent
+@pytest.mark.parametrize(
+    ("slots", "message"),
+    [
+        ({"acceptance": "promotion", "promotion": "acceptance"}, "policies.acceptance: holds "
+         "the agentdescent_sampling.refs:evidence_promotion ref, which builds "
+         "policies.promotion; move it there, and give policies.acceptance the "
+         "agentdescent_sampling.refs:evidence_acceptance ref with the same 'link'"),
+        ({"acceptance": "acceptance", "promotion": "acceptance"}, "policies.promotion: holds "
+         "the agentdescent_sampling.refs:evidence_acceptance ref, which builds "
+         "policies.acceptance; move it there"),
+        ({"acceptance": "acceptance", "promotion": "promotion", "nested": "acceptance"},
+         "policies.promotion: holds the agentdescent_sampling.refs:evidence_acceptance ref"),
+    ],
+    ids=["swapped", "copied", "nested"],
+)  # fmt: skip
+def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belongs(
+    workspace: Workspace, slots: dict[str, str], message: str
+) -> None:
+    state = workspace.root / "sampler.sqlite"
+    ref = {"ref": REF, "spec": "fixable-first", "state": str(state), "link": "main"}
+    policies: dict[str, object] = {
+        slot: {"ref": f"agentdescent_sampling.refs:evidence_{held}", "link": "main"}
+        for slot, held in slots.items()
+        if slot != "nested"
+    }
+    if "nested" in slots:  # inside a policy of the user's that takes a policy
+        policies["promotion"] = {"ref": "yours:promotion", "inner": policies["acceptance"]}
+    spec = workspace.spec(ref, policies=policies, self_verify=True)
+
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
+    evolved = workspace.cli("--json", "evolve", spec)
+
+    assert planned["ok"] is False
+    assert message in planned["error"]
+    assert evolved.returncode == 2
+    assert message in evolved.stdout + evolved.stderr
+    assert not workspace.store.exists(), "no run is started, no rollout paid for"
+
+
 def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped() -> None:
     # agentdescent evolve builds a spec twice in one process, and a server may build many: the
     # first build's three parts must not stand in for a part a later build misspells.
