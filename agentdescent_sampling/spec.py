@@ -644,16 +644,42 @@ def _yaml_1_1_only(node: Any, read: Any) -> Any:
     read its text otherwise: then a :class:`_Yaml11Number`. Hex, binary and ``1_000`` are left
     as read: Python and TOML read them so too."""
     value = node.value
-    if isinstance(read, str):  # a plain 0o10 is text to YAML 1.1, octal to YAML 1.2
-        octal = node.style is None and re.fullmatch(r"0o[0-7]+", value) is not None
-        return _Yaml11Number(value, read, node.start_mark.line + 1) if octal else read
+    line = node.start_mark.line + 1
+    if isinstance(read, str):
+        if node.style is not None:  # quoted, or a block of text: text in every version
+            return read
+        if _OCTAL_0O.fullmatch(value):  # text to YAML 1.1, octal to YAML 1.2
+            return _Yaml11Number(value, read, line)
+        if _YAML_1_2_FLOAT.fullmatch(value):  # 2e3, 2.0e3: text to YAML 1.1, numbers to 1.2
+            number = float(value)
+            if _past_float(value, number):
+                return _PastFloat(value, number, line)
+            return _Yaml11Number(value, read, line)
+        return read
     if _past_float(value, read):
-        return _PastFloat(value, read, node.start_mark.line + 1)
+        return _PastFloat(value, read, line)
     text = value.replace("_", "")
     octal = re.fullmatch(r"[-+]?0[0-7]+", text) is not None and int(text, 8) != int(text, 10)
     if octal or ":" in text or ("_" in value and not _python_number(value)):
-        return _Yaml11Number(value, read, node.start_mark.line + 1)
+        return _Yaml11Number(value, read, line)
     return read
+
+
+#: YAML 1.2's octal, which YAML 1.1 reads as text.
+_OCTAL_0O = re.compile(r"0o[0-7]+")
+#: YAML 1.2's (core schema) float; YAML 1.1 needs a dot and a signed exponent (2.0e+3).
+_YAML_1_2_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+
+
+def _yaml_1_1_float(number: float) -> str:
+    """``number`` as YAML 1.1 reads it as a float: with a dot and a signed exponent
+    (``1e-05`` is text to it; ``1.0e-05`` a number)."""
+    mantissa, e, exponent = repr(number).partition("e")
+    if not e:
+        return mantissa
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
 def _python_number(text: str) -> bool:
@@ -697,10 +723,17 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
             f"in {where}: {short_repr(path, 120)} is {text[:40]}{at}, past the largest number a "
             f"float holds (about 1.8e308), which would be read as infinity; write a smaller one"
         )
-    if isinstance(read, str):
+    if isinstance(read, str) and _OCTAL_0O.fullmatch(text):
         octal = int(text, 0)
         readings = f"as the text {text!r}, and YAML 1.2 as octal {octal}"
         fix = f'write {octal} for the number, or "{text}" in quotes for the text'
+    elif isinstance(read, str):
+        number = _yaml_1_1_float(float(text))
+        readings = f"as the text {text!r}, and YAML 1.2 as the number {number}"
+        fix = (
+            f"write {number} for the number (YAML 1.1 needs a dot, and a sign on an "
+            f'exponent), or "{text}" in quotes for the text'
+        )
     elif ":" in text:
         readings = f"as {read!r}, in base 60 as a time, and YAML 1.2 as the text {text!r}"
         fix = f'write {read!r} for the number, or "{text}" in quotes for the text'

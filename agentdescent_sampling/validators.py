@@ -8,6 +8,7 @@ given a ``hint``, what to try: ``DifficultyWeighted(c=inf): expected a finite nu
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -153,11 +154,17 @@ def _message(
             got += f": write the number without '_' or quotes, as {value.strip().replace('_', '')}"
         else:
             got += ": write the number without quotes" if plain else ": write it in ASCII digits"
-        mantissa, e, exponent = value.strip().lower().partition("e")
-        # YAML 1.1 reads 1e-1 as a string, 1.0e-1 as a number; the form is told in ASCII.
-        if plain and e and "." not in mantissa:
-            got += f" (in YAML, with a dot: {mantissa}.0e{exponent}, not {value.strip()})"
+        # YAML 1.1 reads 1e-1 and 2.0e3 as strings, 1.0e-1 and 2.0e+3 as numbers.
+        written = value.strip()
+        if plain and "e" in written.lower() and not _YAML_1_1_FLOAT.fullmatch(written):
+            from .spec import _yaml_1_1_float  # an error's path only
+
+            got += f" (in YAML, as {_yaml_1_1_float(float(written))}: YAML 1.1 reads {written} as text)"
     return f"{where}: expected {expected}{got}{hint}"
+
+
+#: A float as YAML 1.1 (PyYAML) reads one: a dot, and a sign on any exponent.
+_YAML_1_1_FLOAT = re.compile(r"[-+]?[0-9_]*\.[0-9_]*([eE][-+][0-9]+)?")
 
 
 def _finite(text: str) -> bool:

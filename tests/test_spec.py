@@ -412,9 +412,19 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
       'number, or "0o10" in quotes for the text'),
      ("window: 1__0", "'task_sampler.window' is 1__0 at line 3, which YAML 1.1 (PyYAML, which "
       "reads this file) reads as 10, which Python and TOML refuse (an underscore goes between "
-      "digits); write 10")],
+      "digits); write 10"),
+     ("c: 2e3", "'task_sampler.c' is 2e3 at line 3, which YAML 1.1 (PyYAML, which reads this "
+      "file) reads as the text '2e3', and YAML 1.2 as the number 2000.0; write 2000.0 for the "
+      'number (YAML 1.1 needs a dot, and a sign on an exponent), or "2e3" in quotes for the '
+      "text"),
+     ("c: 1e-7", "'task_sampler.c' is 1e-7 at line 3, which YAML 1.1 (PyYAML, which reads "
+      "this file) reads as the text '1e-7', and YAML 1.2 as the number 1.0e-07; write 1.0e-07"),
+     ("c: 2.0E3", "'task_sampler.c' is 2.0E3 at line 3, which YAML 1.1 (PyYAML, which reads "
+      "this file) reads as the text '2.0E3', and YAML 1.2 as the number 2000.0; write 2000.0"),
+     ("c: -1e400", "'task_sampler.c' is -1e400 at line 3, past the largest number a float "
+      "holds (about 1.8e308), which would be read as infinity; write a smaller one")],
     ids=["octal", "octal-signed", "base-60", "base-60-float", "in-a-list", "in-a-table",
-         "octal-0o", "underscores"],
+         "octal-0o", "underscores", "exponent", "exponent-small", "exponent-dot", "past-float"],
 )  # fmt: skip
 def test_a_yaml_number_that_yaml_1_2_reads_otherwise_is_refused_naming_the_key_and_the_fix(
     tmp_path: Path, entry: str, told: str
@@ -453,14 +463,15 @@ def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as
     path.write_text(
         "task_sampler:\n  name: round-robin\n  a: 07\n  b: 0x10\n  c: 0b10\n  d: 1_000\n"
         "  e: '010'\n  f: yes\n  g: off\n  h: 0.5\n  i: '1:30'\n  j: '0o10'\n  k: 1_0.5\n"
-        "other:\n  mode: 0644\n  at: 1:30\n"
+        "  l: 2.0e+3\n  m: '2e3'\n  n: 1e3x\n"
+        "other:\n  mode: 0644\n  at: 1:30\n  c: 2e3\n"
     )
 
     spec = spec_from_file(path)
 
     assert dict(spec.params) == {
         "a": 7, "b": 16, "c": 2, "d": 1000, "e": "010", "f": True, "g": False, "h": 0.5,
-        "i": "1:30", "j": "0o10", "k": 10.5,
+        "i": "1:30", "j": "0o10", "k": 10.5, "l": 2000.0, "m": "2e3", "n": "1e3x",
     }  # fmt: skip
 
 

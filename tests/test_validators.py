@@ -41,8 +41,14 @@ def test_solved_threshold_names_the_value_and_the_engines_default(
     ("value", "said"),
     [
         ("0.5", "got str: write the number without quotes; try 0.2"),
-        ("1e-1", "got str: write the number without quotes (in YAML, with a dot: 1.0e-1, not "
-         "1e-1); try 0.2"),
+        ("1e-1", "got str: write the number without quotes (in YAML, as 0.1: YAML 1.1 reads "
+         "1e-1 as text); try 0.2"),
+        # PyYAML reads 2.0e3 as text too: the form told must have a signed exponent, or none.
+        ("2.0e3", "got str: write the number without quotes (in YAML, as 2000.0: YAML 1.1 "
+         "reads 2.0e3 as text); try 0.2"),
+        ("1e20", "got str: write the number without quotes (in YAML, as 1.0e+20: YAML 1.1 "
+         "reads 1e20 as text); try 0.2"),
+        ("2.0e+3", "got str: write the number without quotes; try 0.2"),  # YAML's own form
         ("fast", "got str; try 0.2"),
         ("\uff10.\uff12", "got str: write it in ASCII digits; try 0.2"),  # full-width 0.2
         ("\uff11e-1", "got str: write it in ASCII digits; try 0.2"),  # no full-width YAML form
