@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import shlex
 import sys
 import weakref
@@ -627,6 +628,16 @@ def _absolute(path: object, field: str) -> Path:
             f"policies.task_sampler: {field} path {short_repr(path)}: {error}"
         ) from None
     if not expanded.is_absolute():
+        variable = re.match(r"\$\{?(\w+)\}?", path)
+        if variable is not None:  # the shell's $HOME: a spec is JSON, read by no shell
+            home = variable[1] == "HOME"
+            example = "~" + path[variable.end() :] if home else "an absolute path"
+            raise InvalidSamplerConfig(
+                f"policies.task_sampler: {field} path {short_repr(path)} starts with the "
+                f"variable ${variable[1]}, which no shell expands in a run spec, so it would be "
+                f"read as a relative path; write {short_repr(example) if home else example}"
+                + ("" if home else f" (or one starting with '~') in place of ${variable[1]}")
+            )
         raise InvalidSamplerConfig(
             f"policies.task_sampler: {field} path {short_repr(path)} is relative, but "
             f"'agentdescent evolve' reads it from the directory it was started in and "

@@ -65,6 +65,28 @@ def test_a_relative_path_is_refused_before_anything_is_read(arguments: dict[str,
         from_run_spec(**arguments)
 
 
+@pytest.mark.parametrize(
+    ("arguments", "told"),
+    [
+        ({"spec": "round-robin", "state": "$HOME/runs/a.sqlite"}, "state path "
+         "'$HOME/runs/a.sqlite' starts with the variable $HOME, which no shell expands in a run "
+         "spec, so it would be read as a relative path; write '~/runs/a.sqlite'"),
+        ({"file": "${HOME}/run.toml"}, "write '~/run.toml'"),
+        ({"spec": "round-robin", "state": "$XDG_STATE_HOME/a.sqlite"}, "starts with the "
+         "variable $XDG_STATE_HOME, which no shell expands in a run spec, so it would be read "
+         "as a relative path; write an absolute path (or one starting with '~') in place of "
+         "$XDG_STATE_HOME"),
+    ],
+    ids=["home", "home-braced", "other"],
+)  # fmt: skip
+def test_a_path_starting_with_a_shell_variable_is_told_that_nothing_expands_it(
+    arguments: dict[str, str], told: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(**arguments)
+    assert told in str(raised.value)
+
+
 def test_a_state_that_is_not_a_string_is_refused() -> None:
     with pytest.raises(InvalidSamplerConfig, match="'state' must be a path string, got int 3"):
         from_run_spec("round-robin", state=3)  # type: ignore[arg-type]  # JSON can hold it
