@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -468,11 +469,15 @@ class Registry:
                 by_key = {normalize(distribution): distribution for distribution in known}
                 close = difflib.get_close_matches(normalize(provider), list(by_key), n=1)
                 return UnknownSamplerError(
-                    f"no sampler named {name!r} provided by {ascii_name(provider)}. No "
-                    f"installed distribution of that name provides samplers."
-                    + (f" Did you mean {ascii_name(by_key[close[0]])}?" if close else "")
-                    + f" Those that may load: {_listing(sorted(installed))}; set provider to "
-                    f"one of them, or leave it out"
+                    f"no sampler named {name!r} provided by {ascii_name(provider)}. "
+                    + _not_a_provider(provider)
+                    + (
+                        f" If it is misspelt, did you mean {ascii_name(by_key[close[0]])}?"
+                        if close
+                        else ""
+                    )
+                    + f" Those that may load: {_listing(sorted(installed))}; set "
+                    f"provider to one of them, or leave it out"
                 )
         usable = self._usable()
         names = sorted(set(usable.values()))
@@ -677,6 +682,24 @@ def _refused(
     )
 
 
+def _not_a_provider(provider: str) -> str:
+    """Why no installed distribution named ``provider`` provides samplers, and what to do.
+    No install command: the name may be misspelt, and a misspelt name on an index may be
+    anyone's."""
+    from ._display import ascii_name
+    from .discovery import installed
+
+    if installed(provider):
+        return (
+            f"{ascii_name(provider)} is installed but declares no samplers (no entry point in "
+            f"the 'agentdescent.samplers' group)."
+        )
+    return (
+        f"No distribution of that name is installed in this Python environment "
+        f"({ascii_name(sys.executable)}); if it is a plugin, install it there."
+    )
+
+
 def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any]) -> str | None:
     """``sampler 'NAME': unknown parameter 'cc'. Did you mean 'c'? Valid parameters: ...``,
     or None if ``signature`` takes ``params``."""
@@ -684,11 +707,18 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
     if not problems:
         return None
     names = [parameter.name for parameter in signature.parameters]
-    hints = "".join(
-        f" Did you mean {match!r}?"
-        for match in (_close_parameter(key, names) for key in params if key not in names)
-        if match
-    )
+    hints = ""
+    for key in params:
+        if key in names:
+            continue
+        if match := _close_parameter(key, names):
+            hints += f" Did you mean {match!r}?"
+        elif key != "provider" and _close_parameter(key, ["provider"]):
+            # A mapping's 'provider' key beside 'name', misspelt, reads as a parameter.
+            hints += (
+                " Did you mean 'provider' (the distribution that provides the sampler, a key "
+                "beside 'name')?"
+            )
     nested = next(
         (key for key, value in params.items() if key not in names and isinstance(value, Mapping)),
         None,

@@ -728,10 +728,10 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
         readings = f"as the text {text!r}, and YAML 1.2 as octal {octal}"
         fix = f'write {octal} for the number, or "{text}" in quotes for the text'
     elif isinstance(read, str):
-        number = _yaml_1_1_float(float(text))
-        readings = f"as the text {text!r}, and YAML 1.2 as the number {number}"
+        as_float = _yaml_1_1_float(float(text))
+        readings = f"as the text {text!r}, and YAML 1.2 as the number {as_float}"
         fix = (
-            f"write {number} for the number (YAML 1.1 needs a dot, and a sign on an "
+            f"write {as_float} for the number (YAML 1.1 needs a dot, and a sign on an "
             f'exponent), or "{text}" in quotes for the text'
         )
     elif ":" in text:

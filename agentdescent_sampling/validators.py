@@ -159,7 +159,8 @@ def _message(
         if plain and "e" in written.lower() and not _YAML_1_1_FLOAT.fullmatch(written):
             from .spec import _yaml_1_1_float  # an error's path only
 
-            got += f" (in YAML, as {_yaml_1_1_float(float(written))}: YAML 1.1 reads {written} as text)"
+            yaml = _yaml_1_1_float(float(written))
+            got += f" (in YAML, as {yaml}: YAML 1.1 reads {written} as text)"
     return f"{where}: expected {expected}{got}{hint}"
 
 

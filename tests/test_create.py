@@ -1,5 +1,6 @@
 """create() and available() against the built-ins, which this package defines in code."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -201,11 +202,35 @@ def test_a_misspelt_provider_of_a_hook_form_plugin_is_suggested_the_installed_on
 
     message = str(refused.value)
     assert message.startswith(
-        "no sampler named 'shuffled' provided by 'kit-test-curricul'. No installed "
-        "distribution of that name provides samplers. Did you mean 'kit-test-curricula'?"
+        "no sampler named 'shuffled' provided by 'kit-test-curricul'. No distribution of that "
+        f"name is installed in this Python environment ({sys.executable!r}); if it is a plugin, "
+        "install it there. If it is misspelt, did you mean 'kit-test-curricula'?"
     )
     assert "may not be installed" not in message
     assert create({"name": "shuffled", "provider": "kit-test-curricula"}).name == "shuffled"
+
+
+def test_a_provider_installed_without_samplers_is_told_so_not_to_install_it() -> None:
+    # pytest is installed wherever these tests run, and declares no samplers.
+    with pytest.raises(UnknownSamplerError) as refused:
+        create({"name": "no-such-sampler", "provider": "pytest"})
+    assert str(refused.value).startswith(
+        "no sampler named 'no-such-sampler' provided by 'pytest'. 'pytest' is installed but "
+        "declares "
+        "no samplers (no entry point in the 'agentdescent.samplers' group). Those that may "
+        "load: agentdescent-sampling"
+    )
+
+
+@pytest.mark.parametrize("key", ["provder", "Provider", "providers"])
+def test_a_misspelt_provider_key_is_told_the_key_not_only_the_parameters(key: str) -> None:
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        create({"name": "round-robin", key: "agentdescent-sampling"})
+    assert str(refused.value) == (
+        f"sampler 'round-robin': unknown parameter {key!r}. Did you mean 'provider' (the "
+        "distribution that provides the sampler, a key beside 'name')? Valid parameters: "
+        "spread_in_flight=False"
+    )
 
 
 def test_available_describes_both_builtins() -> None:

@@ -841,7 +841,8 @@ def test_a_state_moved_without_the_wal_a_killed_run_left_is_refused_not_made_afr
             f"writes SQLite had not yet folded into it"
         )
         assert f"Put the state file back at {str(state)!r}" in str(refused.value)
-    assert not state.exists() and wal.read_bytes() == logged  # nothing made, nothing lost
+    assert not state.exists()  # nothing made
+    assert wal.read_bytes() == logged  # nothing lost
 
     for sidecar in ("-wal", "-shm"):
         Path(f"{state}{sidecar}").rename(f"{moved}{sidecar}")
