@@ -198,10 +198,11 @@ def _mismatch_advice(path: Path, resumed: Path | None) -> str:
         )
     run = resumed.name
     return (
-        f". Run {run} is being resumed with the spec it started with, so the file at "
-        f"{path} is not the one it kept: put the run's own state file back there and "
-        f"'agentdescent resume {run}' again, or 'agentdescent cancel {run}' and start a new "
-        f"run"
+        f". Run {run} is being resumed with the spec in {resumed / 'spec.json'}, so either "
+        f"the file at {path} is not the one it kept, or that spec's sampler was edited since "
+        f"the run started: put the run's own state file back there, or the sampler and "
+        f"parameters it started with back in that spec, and 'agentdescent resume {run}' "
+        f"again, or 'agentdescent cancel {run}' and start a new run"
     )
 
 

@@ -290,9 +290,11 @@ def test_a_resume_finding_another_samplers_state_says_to_put_the_runs_own_back(
     told = json.dumps(status) + workspace.log_tail(run_id)
     assert status["state"] != "done", told
     assert (
-        f"Run {run_id} is being resumed with the spec it started with, so the file at {state} "
-        f"is not the one it kept: put the run's own state file back there and 'agentdescent "
-        f"resume {run_id}' again"
+        f"Run {run_id} is being resumed with the spec in {workspace.store / run_id / 'spec.json'}, "
+        f"so either the file at {state} is not the one it kept, or that spec's sampler was "
+        f"edited since the run started: put the run's own state file back there, or the sampler "
+        f"and parameters it started with back in that spec, and 'agentdescent resume {run_id}' "
+        f"again"
     ) in " ".join(told.split()), told
 
 
