@@ -93,6 +93,18 @@ _held: dict[tuple[int, int], str] = {}
 _held_lock = threading.Lock()
 
 
+def _forget_after_fork() -> None:
+    """In a forked child: no state is open in it (its parent's are the parent's, refused by
+    :meth:`StateDB.refuse_forked`), and the lock may have been held by a thread that is gone."""
+    global _held_lock
+    _held.clear()
+    _held_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
     """``(database, kind)`` when ``path`` names one of the files SQLite keeps beside a file
     that exists, ``database``: its ``"wal"``, ``"shm"`` or ``"journal"``; else None.
@@ -208,6 +220,10 @@ class StateDB:
         self._shared = False
         self._closed = False
         self._fd = -1
+        #: The process that opened the file: a child forked from it holds the same lock,
+        #: connection and descriptor, so it must neither write nor close them (see
+        #: :meth:`refuse_forked`).
+        self.opener = os.getpid()
         #: Whether this opening made the state (its tables, in a new or empty file).
         self.made = False
         # Whether this opening created the file itself (then removed if left unused, where
@@ -456,6 +472,7 @@ class StateDB:
         """
         if self._closed:
             raise StateError(f"the sampler state {self.where!r} is closed")
+        self.refuse_forked()
         found = self._named_instead()
         if found is not None:
             raise StateError(
@@ -492,11 +509,34 @@ class StateDB:
                 f"cannot write the sampler state {self.where!r}: {error}{advice}"
             ) from error
 
+    def refuse_forked(self, call: str = "write") -> None:
+        """Refuse ``call`` in a process forked from the one that opened the file.
+
+        A forked child shares the opener's lock, SQLite connection and descriptor: its
+        writes would interleave with the opener's through one connection (records of both
+        were lost), and its closing would remove a new file the opener still holds.
+
+        Raises:
+            StateError: this is not the process that opened the file.
+        """
+        if os.getpid() != self.opener:
+            raise StateError(
+                f"{call}: the sampler state {self.where!r} was opened by process "
+                f"{self.opener}, and this process (pid {os.getpid()}) is a fork of it, which "
+                f"cannot keep records there: build each process's sampler in that process, "
+                f"with a state path of its own (create(spec, state=PATH)), or send outcomes "
+                f"to the process that opened it"
+            )
+
     def close(self) -> None:
         """Close the connection, then the descriptor (which releases the lock). A new state
         that nothing was written to is undone, as if the sampler had never been built: a
         file this opening created is removed, an empty file it found is emptied again. One
-        this process wrote itself into as the holder is left naming no holder."""
+        this process wrote itself into as the holder is left naming no holder. In a process
+        forked from the opener, nothing: the file, its lock and connection are the opener's."""
+        if os.getpid() != self.opener:
+            self._closed = True
+            return
         discard = self.made and not self._written
         if self._claimed and not discard and not self._closed and self.connection is not None:
             # Best effort: the next holder names itself only with its first write, and a

@@ -403,6 +403,7 @@ class DurableSampler(ServedSampler):
                 f"its with block), so nothing more can be kept there; open the file again with "
                 f"create(spec, state={str(self.path)!r}) to go on"
             )
+        self._db.refuse_forked(f"{call}()")
 
     def __enter__(self) -> DurableSampler:
         return self

@@ -868,6 +868,53 @@ def test_an_empty_wal_left_beside_a_missing_state_is_no_reason_to_refuse(tmp_pat
     assert read_durable_state(state)["records"] == 1
 
 
+#: Builds ``argv[1]`` on the new path ``argv[2]``, forks, and in the child does ``argv[3]``
+#: with the parent's sampler (``record``, or ``exit``: nothing), printing what it was told,
+#: then exits as any process does (its finalizers run); the parent then records 5 times.
+_FORKED = textwrap.dedent(
+    """
+    import os, sys
+    from agentdescent_sampling import StateError, create
+
+    sampler = create(sys.argv[1], state=sys.argv[2])
+    child = os.fork()
+    if child == 0:
+        if sys.argv[3] == "record":
+            try:
+                sampler.record(sampler.pick(["a", "b"], 0), 0.0)
+            except StateError as error:
+                print("refused:", error, flush=True)
+        sys.exit(0)
+    os.waitpid(child, 0)
+    for step in range(5):
+        sampler.record(sampler.pick(["a", "b"], step), 1.0)
+    sampler.close()
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("child", ["record", "exit"])
+def test_a_forked_child_neither_writes_nor_removes_the_state_its_parent_holds(
+    tmp_path: Path, child: str
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED, "round-robin", str(state), child],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    if child == "record":
+        assert done.stdout.startswith(
+            f"refused: pick(): the sampler state {str(state)!r} was opened by process "
+        )
+        assert "is a fork of it, which cannot keep records there" in done.stdout
+    assert read_durable_state(state)["records"] == 5  # the parent's, every one
+
+
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
