@@ -69,6 +69,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import threading
 import time
 import warnings
@@ -98,6 +99,7 @@ from .state import (
     PLAIN_JSON,
     check_document,
     not_stateful,
+    refuse_unreadable,
     sampler_name,
     state_dict_of,
     state_document,
@@ -142,6 +144,9 @@ _SHARDS = 8
 REPLAY_LIMIT = 1 << 25
 #: The share of :data:`REPLAY_LIMIT` at which a writer folds its log, whatever else holds.
 _FOLD_SHARE = 8
+#: Sixteen digits or more outside a text (a whole number may be past 2**53, 16 digits): a
+#: snapshot holding one is walked for it.
+_LONG_NUMBER = re.compile(r'(?<![\w."])-?[0-9]{16,}(?![\w."])')
 #: What any pick costs, in task ids.
 _PICK = 8
 #: What the first pick of a shard costs more: reading it, and a sampler's indexing it.
@@ -545,11 +550,15 @@ class DurableSampler(ServedSampler):
         cannot = f"cannot keep the state of sampler {self._name!r} in {self._where}"
         state = state_dict_of(self._stateful, cannot)
         try:
-            return json.dumps(state, allow_nan=False)
+            text = json.dumps(state, allow_nan=False)
         # TypeError: a set, say; ValueError: a NaN, or a list holding itself; RecursionError:
         # nested too deep to encode.
         except (TypeError, ValueError, RecursionError) as error:
             raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
+        if _LONG_NUMBER.search(text):  # walked only then: the check costs as much as encoding
+            # A count past 2**53, which the file's readers refuse: the file would not open.
+            refuse_unreadable(self.path, {"state": state})
+        return text
 
     @property
     def _where(self) -> str:
@@ -590,13 +599,10 @@ class DurableSampler(ServedSampler):
             # the first entry (opening writes nothing), so that no later entry is ever
             # replayed after picks no longer in flight. If it cannot (a state_dict() that
             # raises, or is not JSON), it stays the log, tried again later: the file opens
-            # whatever its sampler's state_dict() does.
-            try:
-                current = self._stateful.state_dict()
-            except Exception:  # noqa: BLE001  # raised again by _fold below, which warns of it
-                pass
-            else:
-                self._stateful.load_state_dict(current)
+            # whatever its sampler's state_dict() does, and one its load_state_dict() refuses
+            # (a count past 2**53, which no snapshot may hold) leaves the sampler as replayed.
+            with contextlib.suppress(Exception):  # raised again by _fold below, which warns
+                self._stateful.load_state_dict(self._stateful.state_dict())
             self._logged, self._work = replayed, time.perf_counter() - started
             self._log_cost = cost
             self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)

@@ -223,7 +223,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         target = Path(os.path.realpath(given))
     except ValueError as error:
         raise StateError(f"{cannot}: {error}") from None
-    _refuse_unreadable(path, document)
+    refuse_unreadable(path, document)
     try:
         kind: int | None = os.stat(given).st_mode
     except OSError:
@@ -334,9 +334,13 @@ def _refuse_database(path: str | PathLike[str], target: Path) -> None:
         )
 
 
-def _refuse_unreadable(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
+def refuse_unreadable(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
     """Refuse to write a whole number the loaders refuse, so no save is unreadable; and a
-    document that holds itself, which JSON cannot (refused here, where the walk meets it)."""
+    document that holds itself, which JSON cannot (refused here, where the walk meets it).
+
+    Raises:
+        StateError: ``document`` holds either, named by where it is.
+    """
     found = find_in_state(document, _over_max_count, "document")
     if found is not None:
         where, problem = found

@@ -915,6 +915,29 @@ def test_a_forked_child_neither_writes_nor_removes_the_state_its_parent_holds(
     assert read_durable_state(state)["records"] == 5  # the parent's, every one
 
 
+def test_a_count_past_what_a_state_file_holds_is_never_snapshotted_and_the_file_still_opens(
+    tmp_path: Path,
+) -> None:
+    # Loaded at the last count a state file holds, the sampler counts past it: a snapshot of
+    # that would be refused by the file's readers, and every record after it unreachable.
+    state = tmp_path / "sampler.sqlite"
+    with durable("difficulty-weighted", state) as sampler:
+        near = sampler.state_dict()
+        near["picks"] = 2**53 - 1
+        sampler.load_state_dict(near)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for step in range(200):  # well past the first fold of the log
+                sampler.record(sampler.pick(["a", "b"], step), 1.0)
+    assert "['picks'] is the whole number 9007199254" in str(caught[0].message)
+
+    with pytest.warns(RuntimeWarning, match="Nothing recorded is lost"):
+        reopened = durable("difficulty-weighted", state)
+    with reopened:
+        assert reopened.records == 200
+        assert reopened.state_dict()["picks"] == 2**53 - 1 + 200
+
+
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
