@@ -82,6 +82,8 @@ _READER_WAIT = 60.0
 _REOPENS = 3
 #: The files SQLite keeps beside a database, by the suffix of their names.
 SIDECARS = ("-wal", "-shm", "-journal")
+#: The longest file name file systems take, in bytes.
+_NAME_MAX = 255
 #: How SQLite stores a value that is not text, for a message.
 _STORED_AS = {int: "an INTEGER", float: "a REAL", bytes: "a BLOB", type(None): "NULL"}
 
@@ -160,6 +162,14 @@ def _check_makeable(path: Path, where: str) -> None:
     if too_long is not None:
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: {too_long}; give a shorter path"
+        )
+    size, room = len(os.fsencode(path.name)), max(map(len, SIDECARS))
+    if size + room > _NAME_MAX:
+        raise StateError(
+            f"cannot make the sampler state {short_repr(where)}: its name is {size} bytes, and "
+            f"SQLite keeps files beside it named with up to {room} bytes more ('-journal'), "
+            f"over the {_NAME_MAX} file systems take; give a name of at most "
+            f"{_NAME_MAX - room} bytes"
         )
     ancestor = path.parent
     while not os.path.lexists(ancestor) and ancestor != ancestor.parent:

@@ -241,6 +241,13 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     _refuse_database(path, target)
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    size = len(os.fsencode(target.name))
+    if size + _TEMPORARY_ADDS > 255:  # the longest name file systems take
+        raise StateError(
+            f"{cannot}: its name is {size} bytes, and it is written first to a temporary file "
+            f"beside it named with up to {_TEMPORARY_ADDS} bytes more, over the 255 file "
+            f"systems take; give a name of at most {255 - _TEMPORARY_ADDS} bytes"
+        )
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -494,6 +501,11 @@ def _sync_directory(directory: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+#: What a temporary file's name adds to the state's: ``.NAME.PID-0123abcd.tmp``, for a pid
+#: of up to seven digits (Linux's largest is 4,194,304).
+_TEMPORARY_ADDS = len("..") + 7 + len("-0123abcd.tmp")
 
 
 def _remove_abandoned(target: Path) -> None:

@@ -938,6 +938,24 @@ def test_a_count_past_what_a_state_file_holds_is_never_snapshotted_and_the_file_
         assert reopened.state_dict()["picks"] == 2**53 - 1 + 200
 
 
+@pytest.mark.parametrize("size", [248, 255])
+def test_a_state_name_without_room_for_sqlites_journal_beside_it_is_refused_before_anything_is_made(
+    tmp_path: Path, size: int
+) -> None:
+    state = tmp_path / ("s" * (size - len(".sqlite")) + ".sqlite")
+
+    with pytest.raises(StateError) as refused:
+        create("round-robin", state=state)
+
+    assert str(refused.value).endswith(
+        f"its name is {size} bytes, and SQLite keeps files beside it named with up to 8 bytes "
+        f"more ('-journal'), over the 255 file systems take; give a name of at most 247 bytes"
+    )
+    assert list(tmp_path.iterdir()) == []
+    with durable("round-robin", state.with_name("s" * 240 + ".sqlite")) as fits:  # 247 bytes
+        fits.record(fits.pick(["a"], 0), 1.0)
+
+
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)

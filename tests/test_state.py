@@ -272,6 +272,23 @@ def _temporaries(directory: Path) -> list[str]:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs kill -9")
+@pytest.mark.parametrize("size", [234, 255])
+def test_a_save_whose_temporary_name_would_be_too_long_is_refused_naming_the_longest_name(
+    tmp_path: Path, size: int
+) -> None:
+    target = tmp_path / ("s" * (size - len(".json")) + ".json")
+
+    with pytest.raises(StateError) as refused:
+        save_state(create("round-robin"), target)
+
+    assert f"its name is {size} bytes, and it is written first to a temporary file" in str(
+        refused.value
+    )
+    assert "give a name of at most 233 bytes" in str(refused.value)
+    assert list(tmp_path.iterdir()) == []
+    save_state(create("round-robin"), target.with_name("s" * 228 + ".json"))  # 233 bytes
+
+
 def test_the_next_save_removes_the_temporaries_of_saves_killed_mid_write(
     tmp_path: Path,
 ) -> None:
