@@ -84,6 +84,9 @@ _REOPENS = 3
 SIDECARS = ("-wal", "-shm", "-journal")
 #: The longest file name file systems take, in bytes.
 _NAME_MAX = 255
+#: What SQLite raises on a damaged file: its errors, and, when the text of its message holds
+#: bytes that are not UTF-8 (a damaged schema), the error of decoding that message.
+_SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 #: How SQLite stores a value that is not text, for a message.
 _STORED_AS = {int: "an INTEGER", float: "a REAL", bytes: "a BLOB", type(None): "NULL"}
 
@@ -331,7 +334,7 @@ class StateDB:
                     # taken and given back writes nothing to the file.
                     self.connection.execute("BEGIN IMMEDIATE")
                     self.connection.execute("ROLLBACK")
-            except sqlite3.Error as error:
+            except _SQLITE_ERRORS as error:
                 raise self._unreadable(error) from error
         except BaseException:
             self._release(discard=self.made or self._created)
@@ -381,7 +384,7 @@ class StateDB:
         db = self._db()
         try:
             db.execute("BEGIN")
-        except sqlite3.Error as error:
+        except _SQLITE_ERRORS as error:
             raise self._unreadable(error) from error
         try:
             yield
@@ -396,7 +399,7 @@ class StateDB:
         db = self._db()
         try:
             yield db
-        except sqlite3.Error as error:
+        except _SQLITE_ERRORS as error:
             raise self._unreadable(error) from error
 
     def meta(self, key: str) -> str | None:
@@ -505,7 +508,7 @@ class StateDB:
                 raise
             db.execute("COMMIT")
             self._written = self._claimed = True
-        except sqlite3.Error as error:
+        except _SQLITE_ERRORS as error:
             if "readonly" in str(error):
                 raise StateError(self._read_only(error)) from error
             advice = (
@@ -753,7 +756,7 @@ class StateDB:
         advice = " Give a new path for the state" if self.writable else ""
         raise StateError(f"{self.where!r} is {what}; it was left untouched.{advice}")
 
-    def _unreadable(self, error: sqlite3.Error) -> StateError:
+    def _unreadable(self, error: sqlite3.Error | UnicodeDecodeError) -> StateError:
         """The error for a state SQLite could not read: read-only, or not a state."""
         if "readonly" in str(error) and self.writable:
             return StateError(self._read_only(error))
@@ -784,7 +787,7 @@ class StateDB:
             culprits.append(f"its directory {directory!r}")
         return culprits
 
-    def _read_only(self, error: sqlite3.Error) -> str:
+    def _read_only(self, error: sqlite3.Error | UnicodeDecodeError) -> str:
         """Why SQLite could not write the state, naming what of it this user could not
         write before SQLite opened it: opening a read-only ``-shm`` this user owns, SQLite
         gives it the database's mode, and still refuses to write through it."""
@@ -844,7 +847,7 @@ class StateDB:
                 db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             else:
                 db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as error:
+        except _SQLITE_ERRORS as error:
             raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
         # What SQLite opened must be the file checked above, not one swapped in since.
         found = self._named_instead()
@@ -887,7 +890,7 @@ class StateDB:
             (version,) = db.execute("PRAGMA user_version").fetchone()
             found = self.meta("format")
             saved_owner = self.meta("sampler")
-        except sqlite3.Error as error:
+        except _SQLITE_ERRORS as error:
             raise self._unreadable(error) from error
         if version != SCHEMA or found != FORMAT:
             raise StateError(
@@ -969,7 +972,7 @@ def _describe_holder(db: sqlite3.Connection) -> str | None:
     (the row of an earlier holder, before the new one has written its own)."""
     try:
         row = db.execute("SELECT pid, host, since FROM holder").fetchone()
-    except sqlite3.Error:
+    except _SQLITE_ERRORS:
         return None
     if row is None:
         return None

@@ -956,6 +956,26 @@ def test_a_state_name_without_room_for_sqlites_journal_beside_it_is_refused_befo
         fits.record(fits.pick(["a"], 0), 1.0)
 
 
+def test_a_state_whose_damaged_schema_is_not_utf8_is_refused_as_damaged_and_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    # SQLite's message then quotes the bytes, and Python's sqlite3 fails to decode it.
+    state = tmp_path / "sampler.sqlite"
+    with durable("round-robin", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+    with contextlib.closing(sqlite3.connect(state)) as db:
+        db.execute("PRAGMA writable_schema=ON")
+        damaged = "CAST(X'43524541544520EA205441424C45206576656E742028736571290A' AS TEXT)"
+        db.execute(f"UPDATE sqlite_master SET sql = {damaged} WHERE name = 'event'")
+        db.commit()
+    before = state.read_bytes()
+
+    for opening in (lambda: create("round-robin", state=state), lambda: read_durable_state(state)):
+        with pytest.raises(StateError, match=r"is not a readable sampler state: .*it is damaged"):
+            opening()
+    assert state.read_bytes() == before
+
+
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
