@@ -757,7 +757,19 @@ class StateDB:
         raise StateError(f"{self.where!r} is {what}; it was left untouched.{advice}")
 
     def _unreadable(self, error: sqlite3.Error | UnicodeDecodeError) -> StateError:
-        """The error for a state SQLite could not read: read-only, or not a state."""
+        """The error for a state SQLite could not read: read-only, a symbolic link beside it,
+        or not a state."""
+        linked = next((self.where + s for s in SIDECARS if os.path.islink(self.where + s)), None)
+        if linked is not None:  # SQLite refuses to open such a database at all
+            target = ""
+            with contextlib.suppress(OSError):  # gone since: named without its target
+                target = f" to {os.readlink(linked)!r}"
+            return StateError(
+                f"cannot open the sampler state {self.where!r}: {linked!r} beside it, a file "
+                f"SQLite keeps as part of the database, is a symbolic link{target}, which "
+                f"SQLite refuses to write through, and so does this (the state was left as it "
+                f"is); remove the link"
+            )
         if "readonly" in str(error) and self.writable:
             return StateError(self._read_only(error))
         if "full" in str(error) and self.writable:

@@ -976,6 +976,30 @@ def test_a_state_whose_damaged_schema_is_not_utf8_is_refused_as_damaged_and_left
     assert state.read_bytes() == before
 
 
+@pytest.mark.parametrize("sidecar", ["-wal", "-shm"])
+def test_a_symlink_planted_beside_an_existing_state_is_named_not_called_damage(
+    tmp_path: Path, sidecar: str
+) -> None:
+    state, victim = tmp_path / "sampler.sqlite", tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    with durable("round-robin", state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+    Path(f"{state}{sidecar}").symlink_to(victim)
+
+    with pytest.raises(StateError) as refused:
+        create("round-robin", state=state)
+
+    assert str(refused.value) == (
+        f"cannot open the sampler state {str(state)!r}: {f'{state}{sidecar}'!r} beside it, a "
+        f"file SQLite keeps as part of the database, is a symbolic link to {str(victim)!r}, "
+        f"which SQLite refuses to write through, and so does this (the state was left as it "
+        f"is); remove the link"
+    )
+    assert victim.read_text() == "precious\n"
+    Path(f"{state}{sidecar}").unlink()
+    assert read_durable_state(state)["records"] == 1
+
+
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
