@@ -7,7 +7,8 @@
 
 What users select, build and keep; what plugin authors implement and call. The whole plugin
 contract is :mod:`agentdescent_sampling.protocol`; the public submodules ``errors``,
-``validators``, ``pending``, ``hookspecs``, ``testing`` and ``bench`` hold the rest.
+``validators``, ``pending``, ``hookspecs``, ``testing``, ``refs`` (run-spec refs) and ``bench``
+hold the rest.
 
 Names are imported on first use (PEP 562), so selecting one sampler by name imports
 that sampler's module and the registry, not the bench, the conformance kit or the
