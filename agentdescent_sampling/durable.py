@@ -7,10 +7,13 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   sampler was told: each ``record(task_id, score)``, each call named in :data:`TOLD`
   (``evidence``, ``end_round``) with its JSON arguments, and each pick (with its
   shard, stored once). Opening the file loads the snapshot and replays the log, so the
-  sampler is exactly the one that stopped, between rounds as well as mid-round. Exactly,
-  that is, for a sampler whose calls depend only on its state and arguments, as every
-  built-in's do; replaying a sampler that draws random numbers it does not save can pick
-  otherwise, and its resume is as close as its ``state_dict()`` allows.
+  sampler is exactly the one that stopped, between rounds and, but for what it keeps only in
+  memory until a round ends, mid-round. Exactly, that is, for a sampler whose calls depend
+  only on its state and arguments, as every built-in's do; replaying a sampler that draws
+  random numbers it does not save can pick otherwise, and its resume is as close as its
+  ``state_dict()`` allows. Wired ``fixable-first`` stopped mid-round keeps the round's
+  records and forgets which of its failed tasks wait for the round's end, as a copy does
+  (docs/configuration.md).
 - **Cost.** A record writes one row and commits: O(1), whatever the number of tasks (see
   ``benchmarks/resume.md``). A pick is written with the next record or told call, in the
   same transaction (or, once a record was written, when the file is closed); it compares
