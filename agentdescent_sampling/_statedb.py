@@ -435,12 +435,19 @@ class StateDB:
             row = db.execute("SELECT COUNT(*) FROM event WHERE name != 'pick'").fetchone()
         return int(row[0])
 
-    def picks(self) -> Iterator[Any]:
-        """The arguments of every logged pick, in order."""
-        query = "SELECT seq, args FROM event WHERE name = 'pick' ORDER BY seq"
+    def log(self) -> Iterator[tuple[object, Any]]:
+        """``(name, args)`` of every logged entry, in order; ``args`` read for picks only
+        (None for the rest)."""
+        query = "SELECT seq, name, CASE name WHEN 'pick' THEN args END FROM event ORDER BY seq"
         with self._reads() as db:
-            for seq, text in db.execute(query):
-                yield loads(text, self.where, f"event {seq}")
+            for seq, name, text in db.execute(query):
+                yield name, None if text is None else loads(text, self.where, f"event {seq}")
+
+    def snapshot_size(self) -> int:
+        """The length of the snapshot's JSON text (0 before the first)."""
+        with self._reads() as db:
+            row = db.execute("SELECT length(state) FROM snapshot").fetchone()
+        return 0 if row is None or row[0] is None else int(row[0])
 
     def shard(self, shard_id: int) -> list[str]:
         """The keys of a logged shard."""

@@ -27,11 +27,13 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   whole, or at four times the log if it is not being told of rounds. Whatever the sampler,
   the log is snapshotted once its entries would cost a replay an eighth of
   :data:`REPLAY_LIMIT` (mid-round, if a round is that long).
-- **Bounded opening.** Opening or reading a state replays its log, whose picks each cost
-  the sampler time in their shard's size, and whose other entries a few microseconds each:
-  a small file of many picks of a large shard, or millions of records, which this library
-  never writes, would take minutes. A log whose entries would cost more than
-  :data:`REPLAY_LIMIT` is refused before any of it is replayed, with a
+- **Bounded opening.** Opening or reading a state replays its log, whose entries each cost
+  the sampler some microseconds, its picks time in their shard's size too, and its told
+  calls time in the number of tasks they may go over (``fixable-first``'s: every task, until
+  the log's first pick): a small file of many picks of a large shard, a million picks of
+  one task, millions of records, or a few hundred ``end_round`` calls over a large state,
+  which this library never writes, would take minutes. A log whose entries would cost more
+  than :data:`REPLAY_LIMIT` is refused before any of it is replayed, with a
   :class:`~agentdescent_sampling.errors.StateError` that says what to do.
 - **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
   lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
@@ -133,15 +135,18 @@ ROUND_END = "end_round"
 _MIN_LOG = 64
 #: Shards remembered for logging picks; the engine rotates workers through a few.
 _SHARDS = 8
-#: The most work that replaying a state's log may ask of its sampler, in task ids: each
-#: logged entry that is not a pick counts :data:`_ENTRY`, and each pick its shard's size and
-#: :data:`_PICK`; the first pick of each shard
-#: :data:`_NEW_SHARD` more (reading and indexing it); a pick of a shard used again after
-#: :data:`_SHARDS` others were, :data:`_AGAIN` times as much (a sampler keeps indexes of that
-#: many, and indexes such a shard afresh each time). Opening or reading a state then takes
-#: about a second at most, or time in the size of its shards, however its log was made (a
-#: few hundred kilobytes of picks of one large shard would otherwise take minutes). The
-#: library's own files fold their log into a snapshot once its entries count
+#: The most work that replaying a state's log may ask of its sampler, in task ids (about 30
+#: ns each): each logged entry counts :data:`_ENTRY`; a pick its shard's size more, the first
+#: pick of each shard :data:`_NEW_SHARD` more (reading and indexing it), and a pick of a shard
+#: used again after :data:`_SHARDS` others were :data:`_AGAIN` times as much (a sampler keeps
+#: indexes of that many, and indexes such a shard afresh each time); a told call the tasks it
+#: may go over (:class:`_Cost`). Opening or reading a state then takes about a second at
+#: most, or time in the size of its shards and of its snapshot, however its log was made (a
+#: few hundred kilobytes of picks of one large shard, a million picks of one task, or
+#: ``end_round`` calls over a large state would otherwise take minutes). Not counted: a
+#: ``fixable-first`` pick or told call also goes over every kind of task its state holds,
+#: which a snapshot made by something else can make as many as its tasks. The library's own
+#: files fold their log into a snapshot once its entries count
 #: ``REPLAY_LIMIT // _FOLD_SHARE``, so they stay far below; a file over it is refused before
 #: any of its log is replayed. Raise it to open a file you trust that is over.
 REPLAY_LIMIT = 1 << 25
@@ -150,16 +155,25 @@ _FOLD_SHARE = 8
 #: Sixteen digits or more outside a text (a whole number may be past 2**53, 16 digits): a
 #: snapshot holding one is walked for it.
 _LONG_NUMBER = re.compile(r'(?<![\w."])-?[0-9]{16,}(?![\w."])')
-#: What any pick costs, in task ids.
-_PICK = 8
 #: What the first pick of a shard costs more: reading it, and a sampler's indexing it.
 _NEW_SHARD = 4096
 #: How many times as much a pick of a shard used again after :data:`_SHARDS` others costs.
 #: The library never logs one (it gives such a shard a new id, as a new shard).
 _AGAIN = 512
-#: What any other logged entry (a record, a told call) costs: about as long to replay as a
-#: pick of a shard of this many tasks (a few microseconds).
-_ENTRY = 128
+#: What any logged entry (a pick, a record, a told call) costs at least: what a replay
+#: takes over any call, reading it and the sampler's own overhead (up to some 15
+#: microseconds: an ``informative-band`` record, or its pick of one task).
+_ENTRY = 512
+#: What a told call costs more per character of the state it goes over: ``fixable-first``'s
+#: ``end_round`` and ``evidence`` refile every task it holds until its first pick (40 to 70
+#: ns a character of the snapshot), and after it the tasks touched since (:class:`_Cost`).
+_STATE = 2
+#: The characters a task counts in that state: one a record or a told call may add or touch.
+_TASK = 32
+#: How many told calls before the log's first pick cost :data:`_ENTRY` alone, whatever the
+#: size of the state: replaying them takes time in the size of the snapshot, as loading it
+#: does. A writer's log starts with a pick, unless it was folded mid-round.
+_TOLD_ROOM = 4
 
 
 class DurableSampler(ServedSampler):
@@ -250,7 +264,7 @@ class DurableSampler(ServedSampler):
         self._shards: list[tuple[list[str], int]] = []
         self._logged = 0  # entries since the snapshot
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
-        self._log_cost = 0  # what replaying the logged entries would cost: see REPLAY_LIMIT
+        self._cost = _Cost(0)  # what replaying the logged entries would cost: see _restore
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
         # After a snapshot failed, none is tried again before the log holds this many
@@ -309,11 +323,11 @@ class DurableSampler(ServedSampler):
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
             shard = self._new_shard(ids) if known is None else known
-            self._log_cost += _pick_cost(len(keys), known is None)  # as a replay counts it
+            self._cost.pick(_pick_cost(len(keys), known is None))  # as a replay counts it
             self._queue.entries.append(("event", "pick", json.dumps([shard, shifted, picked])))
             # Written at close only while the log stays as far within the replay limit as
             # a fold keeps it: no record follows them to fold it.
-            self._queue.fits = self._log_cost < REPLAY_LIMIT // _FOLD_SHARE
+            self._queue.fits = self._cost.ids < REPLAY_LIMIT // _FOLD_SHARE
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
             return picked
@@ -476,7 +490,7 @@ class DurableSampler(ServedSampler):
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
         self._queue.entries.append(("event", name, args))
         self._logged += 1
-        self._log_cost += _ENTRY  # as a replay counts it
+        self._cost.entry(name)  # as a replay counts it
         self._queue.commit(self._db)
         if self._snapshot_due(name):
             saved = "the record" if name == "record" else f"the {name}() call"
@@ -486,7 +500,7 @@ class DurableSampler(ServedSampler):
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
         if self._logged < self._retry_at:
             return False
-        if self._log_cost >= REPLAY_LIMIT // _FOLD_SHARE:
+        if self._cost.ids >= REPLAY_LIMIT // _FOLD_SHARE:
             return True  # mid-round if need be: a replay stays far within REPLAY_LIMIT
         enough = max(_MIN_LOG, self._snapshot_bytes // 16)
         if self._logged < _MIN_LOG or (self._work < self._snapshot_cost and self._logged < enough):
@@ -505,10 +519,10 @@ class DurableSampler(ServedSampler):
         except StateError as error:
             self._retry_at = 2 * self._logged
             over = (
-                f". Its log now costs {self._log_cost:,} task ids to replay, over "
+                f". Its log now costs {self._cost.ids:,} task ids to replay, over "
                 f"agentdescent_sampling.durable.REPLAY_LIMIT ({REPLAY_LIMIT:,}): raise it "
                 f"past that to open the file again"
-                if self._log_cost > REPLAY_LIMIT
+                if self._cost.ids > REPLAY_LIMIT
                 else ""
             )
             warnings.warn(
@@ -539,7 +553,7 @@ class DurableSampler(ServedSampler):
         self._queue.entries.clear()
         self._queue.fits = True
         self._shards.clear()
-        self._logged, self._work, self._retry_at, self._log_cost = 0, 0.0, 0, 0
+        self._logged, self._work, self._retry_at, self._cost = 0, 0.0, 0, _Cost(len(text))
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)
 
@@ -582,6 +596,7 @@ class DurableSampler(ServedSampler):
 
     def _restore(self) -> tuple[int, int, int]:
         """Load the snapshot, replay the log; ``(records, next round, next shard id)``."""
+        self._cost = _Cost(self._db.snapshot_size())
         if self._db.made:  # a new file, whose snapshot is the sampler as it is
             return 0, 0, 1
         snapshot = self._db.snapshot()
@@ -593,6 +608,7 @@ class DurableSampler(ServedSampler):
             with self._db.transaction() as db:
                 db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (text,))
             snapshot = (0, 0, json.loads(text))
+            self._cost = _Cost(len(text))
         started = time.perf_counter()
         records, rounds, replayed, cost = _replay(self._stateful, self._db, self._name, snapshot)
         self._records, self._next_round = records, rounds
@@ -607,7 +623,7 @@ class DurableSampler(ServedSampler):
             with contextlib.suppress(Exception):  # raised again by _fold below, which warns
                 self._stateful.load_state_dict(self._stateful.state_dict())
             self._logged, self._work = replayed, time.perf_counter() - started
-            self._log_cost = cost
+            self._cost = cost
             self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)
         _, top = self._db.counts()
         return records, rounds, top + 1
@@ -688,7 +704,7 @@ def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:
 
 def _replay(
     sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any] | None
-) -> tuple[int, int, int, int]:
+) -> tuple[int, int, int, _Cost]:
     """Load the snapshot into ``sampler`` (None: replay into it as it is) and replay the log
     after it, without logging; ``(records, next round, entries replayed, its cost)``, the
     cost as :func:`_replay_cost` counts it.
@@ -758,40 +774,84 @@ def _logged_pick(args: object) -> tuple[int, int] | None:
 
 def _pick_cost(size: int, new: bool) -> int:
     """What replaying one pick of a shard of ``size`` tasks costs, in task ids: the shard,
-    :data:`_PICK`, and :data:`_NEW_SHARD` more for a shard's first pick."""
-    return size + _PICK + (_NEW_SHARD if new else 0)
+    :data:`_ENTRY`, and :data:`_NEW_SHARD` more for a shard's first pick."""
+    return size + _ENTRY + (_NEW_SHARD if new else 0)
 
 
-def _replay_cost(db: StateDB) -> int:
+class _Cost:
+    """What replaying a log costs its sampler, in task ids (``ids``, see :data:`REPLAY_LIMIT`),
+    counted entry by entry, alike as the writer logs them and as :func:`_replay_cost` reads
+    them. A pick costs what the caller says (:func:`_pick_cost`), a record :data:`_ENTRY`, a
+    told call :data:`_ENTRY` and :data:`_STATE` a character of the tasks it may go over, as
+    ``fixable-first`` refiles them: before the log's first pick, every task (the snapshot's,
+    and :data:`_TASK` for each record since), after :data:`_TOLD_ROOM` such calls; after it,
+    :data:`_TASK` for each task touched since the last pick (each record and told call since,
+    and the failures of a round that an ``end_round`` since has touched, which a pick refiles
+    but the calls after it do not)."""
+
+    __slots__ = ("held", "ids", "picked", "records", "round", "since_pick", "snapshot", "told")
+
+    def __init__(self, snapshot: int) -> None:
+        self.snapshot = snapshot  # the length of the snapshot the log is replayed over
+        self.ids = self.records = self.told = 0
+        self.picked = False
+        self.since_pick = 0  # records and told calls since the last pick
+        self.round = 0  # records since the last end_round, which the next one touches again
+        self.held = 0  # records an end_round touched since the last pick
+
+    def pick(self, ids: int) -> None:
+        self.ids += ids
+        self.picked = True
+        self.since_pick = self.held = 0
+
+    def entry(self, name: object) -> None:
+        """A record (``name`` ``"record"``) or a told call."""
+        self.ids += _ENTRY
+        if name == "record":
+            self.records += 1
+            self.round += 1
+        elif not self.picked:
+            if self.told >= _TOLD_ROOM:
+                self.ids += _STATE * (self.snapshot + _TASK * self.records)
+            self.told += 1
+        else:
+            if name == ROUND_END:
+                self.held, self.round = self.held + self.round, 0
+            self.ids += _STATE * _TASK * (self.since_pick + self.held)
+        self.since_pick += 1
+
+
+def _replay_cost(db: StateDB) -> _Cost:
     """What replaying the log asks of a sampler, in task ids (see :data:`REPLAY_LIMIT`); a
     log over the limit is refused before any of it is replayed.
 
-    The count is the writer's (:meth:`DurableSampler.pick`, :meth:`DurableSampler.record`):
-    an entry that is not a pick counts :data:`_ENTRY`; a pick counts its shard's size and
-    :data:`_PICK`, plus :data:`_NEW_SHARD` for the first pick of a shard, which the writer
-    gives a new id. A shard used again after the log went on to :data:`_SHARDS` others,
-    which the writer would have given a new id too, counts :data:`_AGAIN` times over: a
-    sampler keeps the indexes of the last few shards it used, so the pick of a shard within
-    those :data:`_SHARDS` uses an index it holds, and any other builds one afresh."""
-    cost = db.entries_besides_picks() * _ENTRY
-    _refuse_costly(db, cost)
+    The count is the writer's (:class:`_Cost`, as :meth:`DurableSampler.pick`,
+    :meth:`DurableSampler.record` and a told call count it): an entry counts :data:`_ENTRY`, a
+    told call the tasks it may go over too, and a pick its shard's size, plus
+    :data:`_NEW_SHARD` for the first pick of a shard, which the writer gives a new id. A
+    shard used again after the log went on to :data:`_SHARDS` others, which the writer would
+    have given a new id too, counts :data:`_AGAIN` times over: a sampler keeps the indexes of
+    the last few shards it used, so the pick of a shard within those :data:`_SHARDS` uses an
+    index it holds, and any other builds one afresh."""
+    _refuse_costly(db, db.entries_besides_picks() * _ENTRY)  # before reading them one by one
+    cost = _Cost(db.snapshot_size())
     sizes: dict[int, int] = {}
     recent: collections.deque[int] = collections.deque(maxlen=_SHARDS)
-    for args in db.picks():
-        logged = _logged_pick(args)
-        if logged is None:
+    for name, args in db.log():
+        if name != "pick":
+            cost.entry(name)
+        elif (logged := _logged_pick(args)) is None:
             continue  # not a pick: the replay says so, naming the entry, before replaying it
-        shard_id, _ = logged
-        if shard_id in recent:
-            cost += _pick_cost(sizes[shard_id], new=False)
+        elif (shard_id := logged[0]) in recent:
+            cost.pick(_pick_cost(sizes[shard_id], new=False))
         elif shard_id not in sizes:
             sizes[shard_id] = len(db.shard(shard_id))
             recent.append(shard_id)
-            cost += _pick_cost(sizes[shard_id], new=True)
+            cost.pick(_pick_cost(sizes[shard_id], new=True))
         else:
             recent.append(shard_id)
-            cost += _pick_cost(sizes[shard_id], new=False) * _AGAIN
-        _refuse_costly(db, cost)
+            cost.pick(_pick_cost(sizes[shard_id], new=False) * _AGAIN)
+        _refuse_costly(db, cost.ids)
     return cost
 
 
@@ -800,15 +860,15 @@ def _refuse_costly(db: StateDB, cost: int) -> None:
     if cost > REPLAY_LIMIT:
         raise StateError(
             f"{db.where!r}: replaying its log would ask more of the sampler than opening a "
-            f"state may: its entries cost over {REPLAY_LIMIT:,} task ids, the limit (a pick "
-            f"costs the tasks of its shard, and {_AGAIN} times as much for a shard used again "
-            f"after {_SHARDS} others; any other entry {_ENTRY}). The state files this library "
-            f"writes fold their log into a snapshot long before that, unless their sampler's "
-            f"state_dict() kept failing (a RuntimeWarning said so as the run went on); "
-            f"otherwise this one was made or changed by something else: give the run a new "
-            f"state path. If you trust the file, raise "
-            f"agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the file was left "
-            f"as it is)"
+            f"state may: its entries cost over {REPLAY_LIMIT:,} task ids, the limit (any entry "
+            f"costs {_ENTRY}, a pick the tasks of its shard more, {_AGAIN} times as much for "
+            f"a shard used again after {_SHARDS} others, and a told call the tasks it may go "
+            f"over). The state files this library writes fold their log into a snapshot "
+            f"long before that, unless their sampler's state_dict() kept failing (a "
+            f"RuntimeWarning said so as the run went on); otherwise this one was made or "
+            f"changed by something else: give the run a new state path. If you trust the "
+            f"file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the "
+            f"file was left as it is)"
         )
 
 

@@ -1598,6 +1598,72 @@ def test_a_log_of_more_records_than_a_replay_may_take_is_refused_unreplayed(
         read_durable_state(state)
 
 
+def test_a_log_of_many_picks_of_a_one_task_shard_is_refused_unreplayed(tmp_path: Path) -> None:
+    # A pick counted its shard's size and 8 task ids (a quarter of a microsecond), but costs
+    # a replay 5 to 40 microseconds whatever its shard: a 28 MB file of a million picks of
+    # one task, a quarter of the limit, took 12 s to open.
+    state = tmp_path / "sampler.sqlite"
+    _hostile_log(state, shards=1, keys=1, picks=REPLAY_LIMIT // 512)
+    before = state.read_bytes()
+
+    replayed = _Picks()
+    for opening in (
+        lambda: create("fixable-first", state=state),
+        lambda: read_durable_state(state),
+        lambda: DurableSampler(replayed, state),
+    ):
+        started = time.perf_counter()
+        with pytest.raises(StateError, match=r"its entries cost over 33,554,432 task ids"):
+            opening()
+        assert time.perf_counter() - started < 1.0
+    assert replayed.picks == 0
+    assert state.read_bytes() == before
+
+
+def _told_calls_over_a_large_state(path: Path, picked: bool) -> None:
+    """A fixable-first state whose log repeats ``end_round`` over many tasks: those of a
+    snapshot of 20,000 tasks, before any pick, or 2,000 recorded after a pick."""
+    large = create("fixable-first")
+    for n in range(0 if picked else 20_000):
+        large.record(f"t{n}", float(n % 2))
+    with durable("fixable-first", path) as sampler:
+        sampler.load_state_dict(large.state_dict())
+        sampler.record("t0", 1.0)
+    rows = [("record", json.dumps([f"r{n}", 0.0])) for n in range(2000 if picked else 0)]
+    rows += [("end_round", "[1]")] * (300 if picked else 40)
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO shard VALUES (1, '[\"t0\"]')")
+        if picked:
+            db.execute("INSERT INTO event (name, args) VALUES ('pick', '[1, 0, \"t0\"]')")
+        db.executemany("INSERT INTO event (name, args) VALUES (?, ?)", rows)
+    db.close()
+
+
+@pytest.mark.parametrize("picked", [False, True], ids=["before-any-pick", "after-a-pick"])
+def test_a_log_of_told_calls_over_many_tasks_is_refused_unreplayed(
+    tmp_path: Path, picked: bool
+) -> None:
+    # fixable-first's end_round and evidence refile every task it loaded until its first
+    # pick, and the tasks touched since after it, again at each call: counted as a record
+    # each (128 task ids), 800 of them after a snapshot of 100,000 tasks took 103 s to open.
+    state = tmp_path / "sampler.sqlite"
+    _told_calls_over_a_large_state(state, picked)
+    before = state.read_bytes()
+
+    for opening in (
+        lambda: create("fixable-first", state=state),
+        lambda: read_durable_state(state),
+    ):
+        started = time.perf_counter()
+        with pytest.raises(StateError) as raised:
+            opening()
+        assert time.perf_counter() - started < 1.0
+        message = str(raised.value)
+        assert "its entries cost over 33,554,432 task ids" in message
+        assert "a told call the tasks it may go over" in message
+    assert state.read_bytes() == before
+
+
 @pytest.mark.parametrize("shard_id", ["1", 1.0, True], ids=["text", "float", "bool"])
 def test_a_pick_that_names_its_shard_by_anything_but_a_whole_number_is_refused_unreplayed(
     tmp_path: Path, shard_id: object
