@@ -43,6 +43,7 @@ import sqlite3
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -98,12 +99,23 @@ _held: dict[tuple[int, int], str] = {}
 _held_lock = threading.Lock()
 
 
+#: Every state open in this process, for a forked child to let go of.
+_open: weakref.WeakSet[StateDB] = weakref.WeakSet()
+
+
 def _forget_after_fork() -> None:
     """In a forked child: no state is open in it (its parent's are the parent's, refused by
-    :meth:`StateDB.refuse_forked`), and the lock may have been held by a thread that is gone."""
+    :meth:`StateDB.refuse_forked`), so it lets go of their descriptors, whose flock would
+    otherwise hold each file after its parent closed it; and the lock may have been held by a
+    thread that is gone."""
     global _held_lock
     _held.clear()
     _held_lock = threading.Lock()
+    for db in list(_open):
+        if db._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(db._fd)  # the parent's descriptor, and its lock, stay the parent's
+            db._fd, db._locked = -1, False
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
@@ -233,10 +245,10 @@ class StateDB:
         self._shared = False
         self._closed = False
         self._fd = -1
-        #: The process that opened the file: a child forked from it holds the same lock,
-        #: connection and descriptor, so it must neither write nor close them (see
-        #: :meth:`refuse_forked`).
+        #: The process that opened the file: a child forked from it holds the same
+        #: connection, so it must neither write nor close it (see :meth:`refuse_forked`).
         self.opener = os.getpid()
+        _open.add(self)
         #: Whether this opening made the state (its tables, in a new or empty file).
         self.made = False
         # Whether this opening created the file itself (then removed if left unused, where
@@ -529,6 +541,11 @@ class StateDB:
                 f"cannot write the sampler state {self.where!r}: {error}{advice}"
             ) from error
 
+    @property
+    def forked(self) -> bool:
+        """Whether this is a process forked from the one that opened the file."""
+        return os.getpid() != self.opener
+
     def refuse_forked(self, call: str = "write") -> None:
         """Refuse ``call`` in a process forked from the one that opened the file.
 
@@ -539,7 +556,7 @@ class StateDB:
         Raises:
             StateError: this is not the process that opened the file.
         """
-        if os.getpid() != self.opener:
+        if self.forked:
             raise StateError(
                 f"{call}: the sampler state {self.where!r} was opened by process "
                 f"{self.opener}, and this process (pid {os.getpid()}) is a fork of it, which "
@@ -554,7 +571,7 @@ class StateDB:
         file this opening created is removed, an empty file it found is emptied again. One
         this process wrote itself into as the holder is left naming no holder. In a process
         forked from the opener, nothing: the file, its lock and connection are the opener's."""
-        if os.getpid() != self.opener:
+        if self.forked:
             self._closed = True
             return
         discard = self.made and not self._written

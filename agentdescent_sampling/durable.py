@@ -261,6 +261,7 @@ class DurableSampler(ServedSampler):
         # written at the latest when the file is closed (the finalizer shares them).
         self._queue = _Unwritten()
         self._closer = weakref.finalize(self, _close_under, self._db, self._lock, self._queue)
+        _live.add(self)
         self._shards: list[tuple[list[str], int]] = []
         self._logged = 0  # entries since the snapshot
         self._work = 0.0  # seconds the wrapped sampler spent on them: the cost of a replay
@@ -668,6 +669,22 @@ class _Unwritten:
         self.entries.clear()
 
 
+#: Every durable sampler of this process, for a forked child to give new locks.
+_live: weakref.WeakSet[DurableSampler] = weakref.WeakSet()
+
+
+def _unlock_after_fork() -> None:
+    """In a forked child, give each durable sampler a new lock: one a thread of the parent
+    held at the fork would be held for good, and every call would wait on it instead of being
+    refused (:meth:`StateDB.refuse_forked`)."""
+    for sampler in list(_live):
+        sampler.lock = sampler._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_unlock_after_fork)
+
+
 def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> None:
     """Close ``db`` holding the sampler's ``lock``: never under a call in flight in another
     thread, whose transaction the closing would cut (SQLite's connection, closed under a
@@ -683,6 +700,8 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
     thread still recording) waits :data:`_EXIT_WAIT` seconds for it, and leaves the file to
     the system if a call never returns: whatever was committed is in it."""
+    if db.forked:  # the file, and whatever is unwritten, are the opener's
+        return
     if not lock.acquire(timeout=_EXIT_WAIT):
         return
     try:

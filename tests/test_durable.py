@@ -1001,6 +1001,62 @@ def test_a_symlink_planted_beside_an_existing_state_is_named_not_called_damage(
     assert read_durable_state(state)["records"] == 1
 
 
+#: Builds round-robin on the new path ``argv[1]`` and records once; a thread takes the
+#: sampler's lock and keeps it; the process forks. The child tries a pick (printing what it
+#: was told) and sleeps; the parent, meanwhile, lets the thread go, closes the sampler and
+#: opens the file again, printing its records.
+_FORKED_MID_CALL = textwrap.dedent(
+    """
+    import os, sys, threading, time
+    from agentdescent_sampling import StateError, create
+
+    sampler = create("round-robin", state=sys.argv[1])
+    sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with sampler.lock:
+            held.set()
+            release.wait()
+
+    threading.Thread(target=hold).start()
+    held.wait()
+    child = os.fork()
+    if child == 0:
+        try:
+            sampler.pick(["a", "b"], 1)
+        except StateError:
+            print("child refused", flush=True)
+        time.sleep(3)
+        os._exit(0)
+    release.set()
+    sampler.close()
+    with create("round-robin", state=sys.argv[1]) as again:  # while the child lives
+        print("parent reopened with", again.records, "record", flush=True)
+    os.waitpid(child, 0)
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_while_a_thread_holds_the_sampler_refuses_the_child_and_frees_the_parents_file(
+    tmp_path: Path,
+) -> None:
+    # The child inherited a lock held for good, and a descriptor whose flock kept the file
+    # held after its parent closed it: the child's pick hung, and the parent's reopening was
+    # refused as "in use by process" (its own pid).
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED_MID_CALL, str(tmp_path / "sampler.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == ["child refused", "parent reopened with 1 record"]
+
+
 def test_a_closed_sampler_refuses_to_record_and_leaves_the_file_to_others(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
