@@ -650,7 +650,9 @@ def _yaml_1_1_only(node: Any, read: Any) -> Any:
             return read
         if _OCTAL_0O.fullmatch(value):  # text to YAML 1.1, octal to YAML 1.2
             return _Yaml11Number(value, read, line)
-        if _YAML_1_2_FLOAT.fullmatch(value):  # 2e3, 2.0e3: text to YAML 1.1, numbers to 1.2
+        if _YAML_1_2_FLOAT.fullmatch(value) and not value.lstrip("+-").isdigit():
+            # 2e3, 2.0e3, -.5: text to YAML 1.1, numbers to 1.2 (08, text to 1.1 and an
+            # integer to 1.2, stays the text it was)
             number = float(value)
             if _past_float(value, number):
                 return _PastFloat(value, number, line)
@@ -667,8 +669,10 @@ def _yaml_1_1_only(node: Any, read: Any) -> Any:
 
 #: YAML 1.2's octal, which YAML 1.1 reads as text.
 _OCTAL_0O = re.compile(r"0o[0-7]+")
-#: YAML 1.2's (core schema) float; YAML 1.1 needs a dot and a signed exponent (2.0e+3).
+#: YAML 1.2's (core schema) float, and YAML 1.1's (PyYAML's), which needs a digit before the
+#: dot if signed, a dot, and a sign on any exponent (``2.0e+3``; ``2e3`` is text to it).
 _YAML_1_2_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_YAML_1_1_FLOAT = re.compile(r"([-+]?[0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?")
 
 
 def _yaml_1_1_float(number: float) -> str:
@@ -680,6 +684,14 @@ def _yaml_1_1_float(number: float) -> str:
     if "." not in mantissa:
         mantissa += ".0"
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+
+
+def yaml_number_hint(written: str) -> str:
+    """For the text of a number that YAML 1.1 reads as text (``1e-1``), the form it reads as
+    that number (``0.1``); ``""`` when it reads ``written`` as a number already."""
+    if _YAML_1_1_FLOAT.fullmatch(written) or not _YAML_1_2_FLOAT.fullmatch(written):
+        return ""
+    return _yaml_1_1_float(float(written))
 
 
 def _python_number(text: str) -> bool:
@@ -708,6 +720,9 @@ def _refuse_misread(value: Any, where: str, key: str) -> None:
             if isinstance(item, _Misread):
                 raise InvalidSamplerConfig(_misread_message(item, where, path))
             if isinstance(item, Mapping):
+                for name in itertools.islice(item, 64):
+                    if isinstance(name, _Misread):  # a key: named as a key of its table
+                        raise InvalidSamplerConfig(_misread_message(name, where, f"{path}.{name}"))
                 deeper += [(f"{path}.{name}", inner) for name, inner in item.items()][:64]
             elif isinstance(item, list):
                 deeper += [(f"{path}[{index}]", inner) for index, inner in enumerate(item[:64])]
@@ -730,10 +745,7 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
     elif isinstance(read, str):
         as_float = _yaml_1_1_float(float(text))
         readings = f"as the text {text!r}, and YAML 1.2 as the number {as_float}"
-        fix = (
-            f"write {as_float} for the number (YAML 1.1 needs a dot, and a sign on an "
-            f'exponent), or "{text}" in quotes for the text'
-        )
+        fix = f'write {as_float} for the number, or "{text}" in quotes for the text'
     elif ":" in text:
         readings = f"as {read!r}, in base 60 as a time, and YAML 1.2 as the text {text!r}"
         fix = f'write {read!r} for the number, or "{text}" in quotes for the text'

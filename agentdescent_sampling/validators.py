@@ -8,7 +8,6 @@ given a ``hint``, what to try: ``DifficultyWeighted(c=inf): expected a finite nu
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -156,16 +155,12 @@ def _message(
             got += ": write the number without quotes" if plain else ": write it in ASCII digits"
         # YAML 1.1 reads 1e-1 and 2.0e3 as strings, 1.0e-1 and 2.0e+3 as numbers.
         written = value.strip()
-        if plain and "e" in written.lower() and not _YAML_1_1_FLOAT.fullmatch(written):
-            from .spec import _yaml_1_1_float  # an error's path only
+        if plain and "e" in written.lower():
+            from .spec import yaml_number_hint  # an error's path only
 
-            yaml = _yaml_1_1_float(float(written))
-            got += f" (in YAML, as {yaml}: YAML 1.1 reads {written} as text)"
+            if yaml := yaml_number_hint(written.replace("_", "")):
+                got += f" (in YAML, as {yaml}: YAML 1.1 reads {written} as text)"
     return f"{where}: expected {expected}{got}{hint}"
-
-
-#: A float as YAML 1.1 (PyYAML) reads one: a dot, and a sign on any exponent.
-_YAML_1_1_FLOAT = re.compile(r"[-+]?[0-9_]*\.[0-9_]*([eE][-+][0-9]+)?")
 
 
 def _finite(text: str) -> bool:

@@ -415,8 +415,10 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
       "digits); write 10"),
      ("c: 2e3", "'task_sampler.c' is 2e3 at line 3, which YAML 1.1 (PyYAML, which reads this "
       "file) reads as the text '2e3', and YAML 1.2 as the number 2000.0; write 2000.0 for the "
-      'number (YAML 1.1 needs a dot, and a sign on an exponent), or "2e3" in quotes for the '
-      "text"),
+      'number, or "2e3" in quotes for the text'),
+     ("c: -.5", "'task_sampler.c' is -.5 at line 3, which YAML 1.1 (PyYAML, which reads this "
+      "file) reads as the text '-.5', and YAML 1.2 as the number -0.5; write -0.5 for the "
+      'number, or "-.5" in quotes for the text'),
      ("c: 1e-7", "'task_sampler.c' is 1e-7 at line 3, which YAML 1.1 (PyYAML, which reads "
       "this file) reads as the text '1e-7', and YAML 1.2 as the number 1.0e-07; write 1.0e-07"),
      ("c: 2.0E3", "'task_sampler.c' is 2.0E3 at line 3, which YAML 1.1 (PyYAML, which reads "
@@ -424,7 +426,8 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
      ("c: -1e400", "'task_sampler.c' is -1e400 at line 3, past the largest number a float "
       "holds (about 1.8e308), which would be read as infinity; write a smaller one")],
     ids=["octal", "octal-signed", "base-60", "base-60-float", "in-a-list", "in-a-table",
-         "octal-0o", "underscores", "exponent", "exponent-small", "exponent-dot", "past-float"],
+         "octal-0o", "underscores", "exponent", "signed-dot", "exponent-small", "exponent-dot",
+         "past-float"],
 )  # fmt: skip
 def test_a_yaml_number_that_yaml_1_2_reads_otherwise_is_refused_naming_the_key_and_the_fix(
     tmp_path: Path, entry: str, told: str
@@ -444,8 +447,12 @@ def test_yaml_misread_keys_are_named_as_written_and_a_repeated_one_is_refused(
 ) -> None:
     path = tmp_path / "run.yaml"
     path.write_text("task_sampler: {name: round-robin, 0o10: 1}\n")
-    with pytest.raises(InvalidSamplerConfig, match=r"bad parameter name 0o10; expected"):
-        create(spec_from_file(path))
+    with pytest.raises(InvalidSamplerConfig, match=r"'task_sampler\.0o10' is 0o10 at line 1, "):
+        spec_from_file(path)
+    # A key of a table a parameter holds too: it would not be a text key (JSON-ready).
+    path.write_text("task_sampler:\n  name: round-robin\n  c: {2e3: 1, 08: 2}\n")
+    with pytest.raises(InvalidSamplerConfig, match=r"'task_sampler\.c\.2e3' is 2e3 at line 3"):
+        spec_from_file(path)
     path.write_text("task_sampler: {name: round-robin, 0o10: 1, 0o10: 2}\n")
     with pytest.raises(InvalidSamplerConfig, match="the key 0o10 is given twice"):
         spec_from_file(path)
@@ -463,7 +470,7 @@ def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as
     path.write_text(
         "task_sampler:\n  name: round-robin\n  a: 07\n  b: 0x10\n  c: 0b10\n  d: 1_000\n"
         "  e: '010'\n  f: yes\n  g: off\n  h: 0.5\n  i: '1:30'\n  j: '0o10'\n  k: 1_0.5\n"
-        "  l: 2.0e+3\n  m: '2e3'\n  n: 1e3x\n"
+        "  l: 2.0e+3\n  m: '2e3'\n  n: 1e3x\n  o: 08\n"
         "other:\n  mode: 0644\n  at: 1:30\n  c: 2e3\n"
     )
 
@@ -471,7 +478,7 @@ def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as
 
     assert dict(spec.params) == {
         "a": 7, "b": 16, "c": 2, "d": 1000, "e": "010", "f": True, "g": False, "h": 0.5,
-        "i": "1:30", "j": "0o10", "k": 10.5, "l": 2000.0, "m": "2e3", "n": "1e3x",
+        "i": "1:30", "j": "0o10", "k": 10.5, "l": 2000.0, "m": "2e3", "n": "1e3x", "o": "08",
     }  # fmt: skip
 
 
