@@ -468,16 +468,13 @@ class Registry:
             if not any(of_provider(distribution, provider) for distribution in known):
                 by_key = {normalize(distribution): distribution for distribution in known}
                 close = difflib.get_close_matches(normalize(provider), list(by_key), n=1)
+                why = _not_a_provider(provider, self._group)
+                if close and why.startswith("No distribution"):
+                    why += f" If it is misspelt, did you mean {ascii_name(by_key[close[0]])}?"
                 return UnknownSamplerError(
-                    f"no sampler named {name!r} provided by {ascii_name(provider)}. "
-                    + _not_a_provider(provider)
-                    + (
-                        f" If it is misspelt, did you mean {ascii_name(by_key[close[0]])}?"
-                        if close
-                        else ""
-                    )
-                    + f" Those that may load: {_listing(sorted(installed))}; set "
-                    f"provider to one of them, or leave it out"
+                    f"no sampler named {name!r} provided by {ascii_name(provider)}. {why} "
+                    f"Those that may load: {_listing(sorted(installed))}; set provider to one "
+                    f"of them, or leave it out"
                 )
         usable = self._usable()
         names = sorted(set(usable.values()))
@@ -682,21 +679,21 @@ def _refused(
     )
 
 
-def _not_a_provider(provider: str) -> str:
-    """Why no installed distribution named ``provider`` provides samplers, and what to do.
-    No install command: the name may be misspelt, and a misspelt name on an index may be
-    anyone's."""
+def _not_a_provider(provider: str, group: str) -> str:
+    """Why no installed distribution named ``provider`` provides samplers in the entry-point
+    ``group``, and what to do. No install command: the name may be misspelt, and a misspelt
+    name on an index may be anyone's."""
     from ._display import ascii_name
     from .discovery import installed
 
     if installed(provider):
         return (
             f"{ascii_name(provider)} is installed but declares no samplers (no entry point in "
-            f"the 'agentdescent.samplers' group)."
+            f"the {group!r} group)."
         )
     return (
         f"No distribution of that name is installed in this Python environment "
-        f"({ascii_name(sys.executable)}); if it is a plugin, install it there."
+        f"({short_repr(sys.executable, 1000)}); if it is a plugin, install it there."
     )
 
 

@@ -271,7 +271,6 @@ def _temporaries(directory: Path) -> list[str]:
     return [name for name in os.listdir(directory) if name.endswith(".tmp")]
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs kill -9")
 @pytest.mark.parametrize("size", [234, 255])
 def test_a_save_whose_temporary_name_would_be_too_long_is_refused_naming_the_longest_name(
     tmp_path: Path, size: int
@@ -289,6 +288,7 @@ def test_a_save_whose_temporary_name_would_be_too_long_is_refused_naming_the_lon
     save_state(create("round-robin"), target.with_name("s" * 228 + ".json"))  # 233 bytes
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs kill -9")
 def test_the_next_save_removes_the_temporaries_of_saves_killed_mid_write(
     tmp_path: Path,
 ) -> None:
