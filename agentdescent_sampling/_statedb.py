@@ -989,9 +989,9 @@ def _refuse_orphan_log(where: str) -> None:
                 f"holds writes SQLite had not yet folded into it: the state was moved or "
                 f"deleted without it (after a run was killed or cancelled, its latest "
                 f"records are there), and a state made at this path would lose them. Put "
-                f"the state file back at {where!r}, or move {where + suffix!r} (and its "
-                f"-shm) to where the state is now; to start afresh, remove "
-                f"{where + suffix!r}"
+                f"the state file back at {where!r}, and SQLite folds them into it when it is "
+                f"next opened (if it was opened where it went, it went on without them, and "
+                f"they cannot be added to it); to start afresh, remove {where + suffix!r}"
             )
 
 

@@ -628,17 +628,21 @@ def _absolute(path: object, field: str) -> Path:
         raise InvalidSamplerConfig(
             f"policies.task_sampler: {field} path {short_repr(path)}: {error}"
         ) from None
+    variable = re.search(r"\$(\w+|\{[^}]*\}?|\([^)]*\)?)", path)
+    if variable is not None:  # the shell's $HOME: a spec is JSON, read by no shell
+        home = variable.start() == 0 and variable[1] in ("HOME", "{HOME}")
+        shown = short_repr(variable[0], 60)
+        instead = (
+            short_repr("~" + path[variable.end() :])
+            if home
+            else f"the path it stands for (or one starting with '~') in place of {shown}"
+        )
+        raise InvalidSamplerConfig(
+            f"policies.task_sampler: {field} path {short_repr(path)} holds {shown}, "
+            f"which no shell expands in a run spec: it would name a file or directory called "
+            f"that; write {instead}"
+        )
     if not expanded.is_absolute():
-        variable = re.match(r"\$\{?(\w+)\}?", path)
-        if variable is not None:  # the shell's $HOME: a spec is JSON, read by no shell
-            home = variable[1] == "HOME"
-            example = "~" + path[variable.end() :] if home else "an absolute path"
-            raise InvalidSamplerConfig(
-                f"policies.task_sampler: {field} path {short_repr(path)} starts with the "
-                f"variable ${variable[1]}, which no shell expands in a run spec, so it would be "
-                f"read as a relative path; write {short_repr(example) if home else example}"
-                + ("" if home else f" (or one starting with '~') in place of ${variable[1]}")
-            )
         raise InvalidSamplerConfig(
             f"policies.task_sampler: {field} path {short_repr(path)} is relative, but "
             f"'agentdescent evolve' reads it from the directory it was started in and "

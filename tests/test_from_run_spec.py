@@ -69,17 +69,22 @@ def test_a_relative_path_is_refused_before_anything_is_read(arguments: dict[str,
     ("arguments", "told"),
     [
         ({"spec": "round-robin", "state": "$HOME/runs/a.sqlite"}, "state path "
-         "'$HOME/runs/a.sqlite' starts with the variable $HOME, which no shell expands in a run "
-         "spec, so it would be read as a relative path; write '~/runs/a.sqlite'"),
+         "'$HOME/runs/a.sqlite' holds '$HOME', which no shell expands in a run spec: it would "
+         "name a file or directory called that; write '~/runs/a.sqlite'"),
         ({"file": "${HOME}/run.toml"}, "write '~/run.toml'"),
-        ({"spec": "round-robin", "state": "$XDG_STATE_HOME/a.sqlite"}, "starts with the "
-         "variable $XDG_STATE_HOME, which no shell expands in a run spec, so it would be read "
-         "as a relative path; write an absolute path (or one starting with '~') in place of "
-         "$XDG_STATE_HOME"),
+        ({"spec": "round-robin", "state": "$XDG_STATE_HOME/a.sqlite"}, "holds "
+         "'$XDG_STATE_HOME', which no shell expands in a run spec: it would name a file or "
+         "directory called that; write the path it stands for (or one starting with '~') in "
+         "place of '$XDG_STATE_HOME'"),
+        ({"spec": "round-robin", "state": "/runs/$USER/a.sqlite"}, "holds '$USER'"),
+        ({"spec": "round-robin", "state": "runs/$HOME/a.sqlite"}, "in place of '$HOME'"),
+        ({"spec": "round-robin", "state": "${HOME:-/tmp}/a.sqlite"}, "in place of "
+         "'${HOME:-/tmp}'"),
+        ({"file": "$(pwd)/run.toml"}, "holds '$(pwd)'"),
     ],
-    ids=["home", "home-braced", "other"],
+    ids=["home", "home-braced", "other", "mid-path", "relative", "default", "command"],
 )  # fmt: skip
-def test_a_path_starting_with_a_shell_variable_is_told_that_nothing_expands_it(
+def test_a_path_holding_a_shell_variable_is_told_that_nothing_expands_it(
     arguments: dict[str, str], told: str
 ) -> None:
     with pytest.raises(InvalidSamplerConfig) as raised:
