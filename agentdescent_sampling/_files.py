@@ -23,12 +23,14 @@ from .protocol import short_repr
 __all__ = [
     "MAX_DEPTH",
     "MAX_VALUES",
+    "NAME_MAX",
     "SEPARATORS",
     "check_toml_nesting",
     "checked_path",
     "kind_of",
     "load_document",
     "name_too_long",
+    "no_room_beside",
     "open_regular",
     "parse_bounded",
     "read_bytes",
@@ -168,15 +170,31 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
     return expanded
 
 
+#: The longest file name file systems take, in bytes.
+NAME_MAX = 255
+
+
 def name_too_long(path: Path) -> str | None:
     """Why no file system takes ``path``, if one of its names is over 255 bytes (``the name
     'nnn...' is 307 bytes, and file systems take at most 255``), else ``None``."""
-    too_long = next((part for part in path.parts if len(os.fsencode(part)) > 255), None)
+    too_long = next((part for part in path.parts if len(os.fsencode(part)) > NAME_MAX), None)
     if too_long is None:
         return None
     return (
         f"the name {short_repr(too_long, 40)} is {len(os.fsencode(too_long))} bytes, and file "
-        f"systems take at most 255"
+        f"systems take at most {NAME_MAX}"
+    )
+
+
+def no_room_beside(path: Path, added: int, beside: str) -> str | None:
+    """Why ``path``'s name leaves no room for the file named with up to ``added`` bytes more
+    that ``beside`` says is kept beside it, or ``None``."""
+    size = len(os.fsencode(path.name))
+    if size + added <= NAME_MAX:
+        return None
+    return (
+        f"its name is {size} bytes, and {beside} named with up to {added} bytes more, over "
+        f"the {NAME_MAX} file systems take; give a name of at most {NAME_MAX - added} bytes"
     )
 
 

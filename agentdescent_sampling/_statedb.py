@@ -49,7 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from ._display import a_type
-from ._files import kind_of, name_too_long, read_only_mount, reason_of, write_refused
+from ._files import (
+    kind_of,
+    name_too_long,
+    no_room_beside,
+    read_only_mount,
+    reason_of,
+    write_refused,
+)
 from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
@@ -83,8 +90,6 @@ _READER_WAIT = 60.0
 _REOPENS = 3
 #: The files SQLite keeps beside a database, by the suffix of their names.
 SIDECARS = ("-wal", "-shm", "-journal")
-#: The longest file name file systems take, in bytes.
-_NAME_MAX = 255
 #: What SQLite raises on a damaged file: its errors, and, when the text of its message holds
 #: bytes that are not UTF-8 (a damaged schema), the error of decoding that message.
 _SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
@@ -178,14 +183,9 @@ def _check_makeable(path: Path, where: str) -> None:
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: {too_long}; give a shorter path"
         )
-    size, room = len(os.fsencode(path.name)), max(map(len, SIDECARS))
-    if size + room > _NAME_MAX:
-        raise StateError(
-            f"cannot make the sampler state {short_repr(where)}: its name is {size} bytes, and "
-            f"SQLite keeps files beside it named with up to {room} bytes more ('-journal'), "
-            f"over the {_NAME_MAX} file systems take; give a name of at most "
-            f"{_NAME_MAX - room} bytes"
-        )
+    no_room = no_room_beside(path, len("-journal"), "SQLite keeps a file ('-journal') beside it")
+    if no_room is not None:
+        raise StateError(f"cannot make the sampler state {short_repr(where)}: {no_room}")
     ancestor = path.parent
     while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
         ancestor = ancestor.parent

@@ -619,10 +619,16 @@ class DurableSampler(ServedSampler):
             # the first entry (opening writes nothing), so that no later entry is ever
             # replayed after picks no longer in flight. If it cannot (a state_dict() that
             # raises, or is not JSON), it stays the log, tried again later: the file opens
-            # whatever its sampler's state_dict() does, and one its load_state_dict() refuses
-            # (a count past 2**53, which no snapshot may hold) leaves the sampler as replayed.
-            with contextlib.suppress(Exception):  # raised again by _fold below, which warns
-                self._stateful.load_state_dict(self._stateful.state_dict())
+            # whatever its sampler's state_dict() does, and a state its load_state_dict()
+            # refuses as a StateError (a count past 2**53, which no snapshot may hold) leaves
+            # the sampler as replayed; anything else a plugin's raises is raised.
+            try:
+                current = self._stateful.state_dict()
+            except Exception:  # noqa: BLE001  # raised again by _fold below, which warns of it
+                pass
+            else:
+                with contextlib.suppress(StateError):  # _fold below warns of it
+                    self._stateful.load_state_dict(current)
             self._logged, self._work = replayed, time.perf_counter() - started
             self._cost = cost
             self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)

@@ -215,7 +215,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     """
     import secrets  # imported here: a sampler that is never saved never needs it
 
-    from ._files import checked_path, write_refused
+    from ._files import checked_path, no_room_beside, write_refused
 
     cannot = f"cannot write sampler state to {short_repr(str(path), 1000)}"
     try:
@@ -241,13 +241,11 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     _refuse_database(path, target)
     _remove_abandoned(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    size = len(os.fsencode(target.name))
-    if size + _TEMPORARY_ADDS > 255:  # the longest name file systems take
-        raise StateError(
-            f"{cannot}: its name is {size} bytes, and it is written first to a temporary file "
-            f"beside it named with up to {_TEMPORARY_ADDS} bytes more, over the 255 file "
-            f"systems take; give a name of at most {255 - _TEMPORARY_ADDS} bytes"
-        )
+    no_room = no_room_beside(
+        target, _TEMPORARY_ADDS, "it is written first to a temporary file beside it"
+    )
+    if no_room is not None:
+        raise StateError(f"{cannot}: {no_room}")
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:

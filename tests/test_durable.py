@@ -949,8 +949,8 @@ def test_a_state_name_without_room_for_sqlites_journal_beside_it_is_refused_befo
         create("round-robin", state=state)
 
     assert str(refused.value).endswith(
-        f"its name is {size} bytes, and SQLite keeps files beside it named with up to 8 bytes "
-        f"more ('-journal'), over the 255 file systems take; give a name of at most 247 bytes"
+        f"its name is {size} bytes, and SQLite keeps a file ('-journal') beside it named with up "
+        f"to 8 bytes more, over the 255 file systems take; give a name of at most 247 bytes"
     )
     assert list(tmp_path.iterdir()) == []
     with durable("round-robin", state.with_name("s" * 240 + ".sqlite")) as fits:  # 247 bytes
@@ -1677,6 +1677,10 @@ def test_a_log_of_many_picks_of_a_one_task_shard_is_refused_unreplayed(
 
     for message in _refused_unreplayed(state, monkeypatch):
         assert "its entries cost over 33,554,432 task ids" in message
+    replayed = _Picks()  # a sampler of yours, wrapped: nothing reaches it either
+    with pytest.raises(StateError, match=r"its entries cost over 33,554,432 task ids"):
+        DurableSampler(replayed, state)
+    assert replayed.picks == 0
 
 
 def _told_calls_over_a_large_state(path: Path, picked: bool) -> None:
