@@ -468,9 +468,7 @@ class Registry:
             if not any(of_provider(distribution, provider) for distribution in known):
                 by_key = {normalize(distribution): distribution for distribution in known}
                 close = difflib.get_close_matches(normalize(provider), list(by_key), n=1)
-                why = _not_a_provider(provider, self._group)
-                if close and why.startswith("No distribution"):
-                    why += f" If it is misspelt, did you mean {ascii_name(by_key[close[0]])}?"
+                why = _not_a_provider(provider, self._group, by_key[close[0]] if close else None)
                 return UnknownSamplerError(
                     f"no sampler named {name!r} provided by {ascii_name(provider)}. {why} "
                     f"Those that may load: {_listing(sorted(installed))}; set provider to one "
@@ -679,10 +677,10 @@ def _refused(
     )
 
 
-def _not_a_provider(provider: str, group: str) -> str:
+def _not_a_provider(provider: str, group: str, meant: str | None) -> str:
     """Why no installed distribution named ``provider`` provides samplers in the entry-point
-    ``group``, and what to do. No install command: the name may be misspelt, and a misspelt
-    name on an index may be anyone's."""
+    ``group``, and what to do; for one not installed, whether it is the installed ``meant``
+    misspelt. No install command: a misspelt name on an index may be anyone's."""
     from ._display import ascii_name
     from .discovery import installed
 
@@ -694,6 +692,7 @@ def _not_a_provider(provider: str, group: str) -> str:
     return (
         f"No distribution of that name is installed in this Python environment "
         f"({short_repr(sys.executable, 1000)}); if it is a plugin, install it there."
+        + (f" If it is misspelt, did you mean {ascii_name(meant)}?" if meant else "")
     )
 
 
