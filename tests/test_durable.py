@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -1007,7 +1008,7 @@ def test_a_symlink_planted_beside_an_existing_state_is_named_not_called_damage(
 #: opens the file again, printing its records.
 _FORKED_MID_CALL = textwrap.dedent(
     """
-    import os, sys, threading, time
+    import os, signal, sys, threading, time
     from agentdescent_sampling import StateError, create
 
     sampler = create("round-robin", state=sys.argv[1])
@@ -1023,6 +1024,7 @@ _FORKED_MID_CALL = textwrap.dedent(
     held.wait()
     child = os.fork()
     if child == 0:
+        signal.alarm(30)  # a child that hangs (the defect) does not outlive the test
         try:
             sampler.pick(["a", "b"], 1)
         except StateError:
@@ -1038,7 +1040,7 @@ _FORKED_MID_CALL = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.skipif(not hasattr(signal, "alarm"), reason="needs os.fork and signal.alarm")
 def test_a_fork_while_a_thread_holds_the_sampler_refuses_the_child_and_frees_the_parents_file(
     tmp_path: Path,
 ) -> None:
