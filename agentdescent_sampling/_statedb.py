@@ -267,10 +267,11 @@ class StateDB:
                 f"overwrite what is written there. Give the database's own path to "
                 f"{'use' if writable else 'read'} that state, or a path of another name"
             )
-        if not os.path.lexists(path):
+        missing = not os.path.lexists(path)
+        if missing:
             _refuse_orphan_log(self.where)
         try:
-            if writable and not os.path.lexists(path):
+            if writable and missing:
                 # Refused before anything is made: a path that could not be made, or a
                 # sampler whose state is not JSON.
                 _check_makeable(path, self.where)

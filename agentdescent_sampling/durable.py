@@ -597,8 +597,8 @@ class DurableSampler(ServedSampler):
 
     def _restore(self) -> tuple[int, int, int]:
         """Load the snapshot, replay the log; ``(records, next round, next shard id)``."""
-        self._cost = _Cost(self._db.snapshot_size())
         if self._db.made:  # a new file, whose snapshot is the sampler as it is
+            self._cost = _Cost(self._db.snapshot_size())
             return 0, 0, 1
         snapshot = self._db.snapshot()
         if snapshot is None:
@@ -609,9 +609,11 @@ class DurableSampler(ServedSampler):
             with self._db.transaction() as db:
                 db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (text,))
             snapshot = (0, 0, json.loads(text))
-            self._cost = _Cost(len(text))
         started = time.perf_counter()
-        records, rounds, replayed, cost = _replay(self._stateful, self._db, self._name, snapshot)
+        # The cost of the log, counted over the snapshot's size before it was replayed.
+        records, rounds, replayed, self._cost = _replay(
+            self._stateful, self._db, self._name, snapshot
+        )
         self._records, self._next_round = records, rounds
         if replayed:
             # As a loaded snapshot would: picks whose rollouts died with the process are
@@ -630,7 +632,6 @@ class DurableSampler(ServedSampler):
                 with contextlib.suppress(StateError):  # _fold below warns of it
                     self._stateful.load_state_dict(current)
             self._logged, self._work = replayed, time.perf_counter() - started
-            self._cost = cost
             self._fold(f"its log of {replayed:,} entries was replayed", deferred=True)
         _, top = self._db.counts()
         return records, rounds, top + 1

@@ -239,13 +239,13 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         raise StateError(f"{cannot}: there is no directory {str(target.parent)!r}; create it, "
                          f"or name a file in a directory that exists")  # fmt: skip
     _refuse_database(path, target)
-    _remove_abandoned(target)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     no_room = no_room_beside(
         target, _TEMPORARY_ADDS, "it is written first to a temporary file beside it"
     )
     if no_room is not None:
         raise StateError(f"{cannot}: {no_room}")
+    _remove_abandoned(target)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
