@@ -218,17 +218,20 @@ def test_no_task_waits_more_than_two_round_robin_cycles() -> None:
     assert _gaps(_picks_around_a_hopeless_task(FixableFirst(), told=True)) == [4] * 9
 
 
-def test_from_outcomes_alone_a_task_whose_last_rollout_failed_waits_one_cycle_at_most() -> None:
+def test_from_outcomes_alone_a_task_that_has_failed_waits_one_cycle_at_most() -> None:
     # Outcomes do not say whether a fix its failures made was lost at the gate or to a slip
     # of the agent, after which the next fix needs as many failures again: round-robin retries
     # it every cycle, and so does fixable-first, even without the re-test cap.
     assert _gaps(_picks_around_a_hopeless_task(Uncapped(), told=False)) == [4 + 2] * 5
-    # So is one that failed after passing (flaky, or broken), its last rollout a failure...
+    # So is one that failed after passing (flaky, or broken)...
     broken = _picks_around_a_hopeless_task(Uncapped(), told=False, before=(1.0,))
     assert _gaps(broken) == [4 + 2] * 5
-    # ...but not one whose last rollout passed: it waits two cycles, as any task does.
+    # ...and one that passes again after its failures: the passes may be luck, not a fix.
     passing = _picks_around_a_hopeless_task(Uncapped(), told=False, before=(1.0,), score=1.0)
-    assert _gaps(passing) == [2 * 4 + 2] * 3
+    assert _gaps(passing) == [4 + 2] * 5
+    # Once a card has come, a task that passes waits two cycles, as any task does.
+    told = _picks_around_a_hopeless_task(Uncapped(), told=True, before=(1.0,), score=1.0)
+    assert _gaps(told) == [2 * 4 + 2] * 3
 
 
 def test_a_passing_task_is_re_tested_within_a_cycle_only_if_the_artifact_changed_since() -> None:

@@ -54,14 +54,16 @@ _BAND = 0.5
 #: least recently picked first: no task waits much longer than two of round-robin's cycles, so a
 #: fix that comes late, or a break, is still found.
 _OVERDUE_CYCLES = 2
-#: Until a card of the engine's evidence has come, a task whose last rollout failed is overdue
-#: after one cycle instead, as round-robin retries it: outcomes do not say when a fix its
-#: failures made was lost (the gate refused it, or a noisy agent failed its self-verify re-run),
-#: and its next fix then comes only after as many failures again. With an agent that slips 1
-#: time in 10 such tasks were dropped, and the final reward ended lower than round-robin's
-#: (BENCHMARKS.md, "Failing tasks retried every cycle, from outcomes alone"). A card says
-#: whether a failure's proposal passed its re-run and whether the gate took it; a verified fix
-#: the gate refused counts its task's failures afresh.
+#: Until a card of the engine's evidence has come, a task that has failed is overdue after one
+#: cycle instead, as round-robin retries it, even while it passes: outcomes do not say when a fix
+#: its failures made was lost (the gate refused it, or a noisy agent failed its self-verify
+#: re-run), and its next fix then comes only after as many failures again; a pass after its
+#: failures may be luck (a flaky task, or a slipping agent) rather than that fix. With an agent
+#: that slips 1 time in 10 such tasks were dropped, and the final reward ended lower than
+#: round-robin's (BENCHMARKS.md, "Failing tasks retried every cycle, from outcomes alone", and
+#: "Tasks that have failed retried every cycle"). A card says whether a failure's proposal
+#: passed its re-run and whether the gate took it; a verified fix the gate refused counts its
+#: task's failures afresh.
 _FAILED_OVERDUE_CYCLES = 1
 #: A task expected to pass that was re-tested since the artifact last changed is not re-tested
 #: again within this many cycles: if the band's pick is one, the pick is round-robin's. Where
@@ -173,12 +175,13 @@ class FixableFirst(CopiedByState):
     a random failure rather than a set count the exact best lost to round-robin
     (BENCHMARKS.md, "Picking within a band of the best"). A task not picked for more than
     twice as many picks as there are tasks goes first whatever it is worth, so no task waits
-    much longer than two of round-robin's cycles (one, as in round-robin, for a task whose last
-    rollout failed, until a card of the engine's evidence comes: outcomes alone do not tell a
-    fix the gate refused, or a noisy agent's failed re-run, from a task with no fix to find;
-    a card tells the first); and a task expected to pass, re-tested since the artifact last
-    changed, is not re-tested again within one cycle (the pick is then round-robin's), so where
-    nothing left is worth much it spends no more on re-tests than round-robin does. Values:
+    much longer than two of round-robin's cycles (one, as in round-robin, for a task that has
+    failed, until a card of the engine's evidence comes: outcomes alone do not tell a fix the
+    gate refused, or a noisy agent's failed re-run, from a task with no fix to find, nor a lucky
+    pass from a fix; a card tells the first); and a task expected to pass, re-tested since the
+    artifact last changed, is not re-tested again within one cycle (the pick is then
+    round-robin's), so where nothing left is worth much it spends no more on re-tests than
+    round-robin does. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and left to the overdue rule once its failures outrun every fix seen;
@@ -306,14 +309,13 @@ class FixableFirst(CopiedByState):
         """For a task (``None``: untried), the pick number before which its last pick makes
         it overdue, in a shard of ``size`` distinct keys: ``_OVERDUE_CYCLES`` times as many
         picks ago as there are tasks, counting every worker's picks, or
-        ``_FAILED_OVERDUE_CYCLES`` times for a task whose last rollout failed while no card
-        has come."""
+        ``_FAILED_OVERDUE_CYCLES`` times for a task that has failed while no card has come."""
         cycle = max(len(self._tasks), size)
         usual = self._picks - _OVERDUE_CYCLES * cycle
         if self._evidenced:
             return lambda task: usual
         failed = self._picks - _FAILED_OVERDUE_CYCLES * cycle
-        return lambda task: failed if task is not None and task.fails and not task.streak else usual
+        return lambda task: failed if task is not None and task.fails else usual
 
     def _retested(self, task_id: str, value: _Values, size: int) -> bool:
         """Whether ``task_id`` is expected to pass and was re-tested within
