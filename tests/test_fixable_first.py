@@ -234,6 +234,19 @@ def test_from_outcomes_alone_a_task_that_has_failed_waits_one_cycle_at_most() ->
     assert _gaps(told) == [2 * 4 + 2] * 3
 
 
+def test_from_outcomes_alone_a_task_that_passed_after_failing_is_re_tested_every_cycle() -> None:
+    # Its pass may be luck, or a fix the gate then refused: round-robin re-tests it every
+    # cycle, and so does fixable-first while no card has said which, however much the six
+    # failing tasks beside it are worth.
+    sampler = outcomes(FixableFirst(), [("h", 0.0)] * 8)
+    keys = ["h", *(f"f{index}" for index in range(6))]
+    picked: list[str] = []
+    for round_index in range(60):
+        picked.append(sampler.pick(keys, round_index))
+        sampler.record(picked[-1], 1.0 if picked[-1] == "h" else 0.0)
+    assert _gaps(picked) == [7 + 2] * 5
+
+
 def test_a_passing_task_is_re_tested_within_a_cycle_only_if_the_artifact_changed_since() -> None:
     def pick_after(change: bool) -> str:
         sampler = outcomes(FixableFirst(), [("h", 0.0)] * 8 + [("p", 1.0), ("f", 0.0)])

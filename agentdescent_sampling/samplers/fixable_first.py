@@ -178,16 +178,17 @@ class FixableFirst(CopiedByState):
     much longer than two of round-robin's cycles (one, as in round-robin, for a task that has
     failed, until a card of the engine's evidence comes: outcomes alone do not tell a fix the
     gate refused, or a noisy agent's failed re-run, from a task with no fix to find, nor a lucky
-    pass from a fix; a card tells the first); and a task expected to pass, re-tested since the
-    artifact last changed, is not re-tested again within one cycle (the pick is then
-    round-robin's), so where nothing left is worth much it spends no more on re-tests than
-    round-robin does. Values:
+    pass from a fix; a card tells a refused fix from no fix); and a task expected to pass,
+    re-tested since the artifact last changed, is not re-tested again within one cycle (the
+    pick is then round-robin's), so where nothing left is worth much it spends no more on
+    re-tests than round-robin does. Values:
 
     - a task that has only failed is worth its learned hazard, so it is retried while a fix
       is still likely and left to the overdue rule once its failures outrun every fix seen;
     - an untried task is worth that times the share of first rollouts that fail;
-    - a task that flipped to passing is probably fixed, and is retried only while luck could
-      explain the pass; a task that failed after passing (flaky, or broken by a commit) is
+    - a task that flipped to passing is probably fixed, and is worth a retry only while luck
+      could explain the pass (until a card comes, the overdue rule still retries it every
+      cycle); a task that failed after passing (flaky, or broken by a commit) is
       known to be fixable and is kept in play;
     - a task that has only passed is retried as often as passing tasks have been seen to
       start failing, and more often the more the artifact has changed since its last pass
