@@ -720,10 +720,10 @@ def _refuse_misread(value: Any, where: str, key: str) -> None:
             if isinstance(item, _Misread):
                 raise InvalidSamplerConfig(_misread_message(item, where, path))
             if isinstance(item, Mapping):
-                for name in itertools.islice(item, 64):
+                for name, inner in itertools.islice(item.items(), 64):
                     if isinstance(name, _Misread):  # a key: named as a key of its table
                         raise InvalidSamplerConfig(_misread_message(name, where, f"{path}.{name}"))
-                deeper += [(f"{path}.{name}", inner) for name, inner in item.items()][:64]
+                    deeper.append((f"{path}.{name}", inner))
             elif isinstance(item, list):
                 deeper += [(f"{path}[{index}]", inner) for index, inner in enumerate(item[:64])]
         level = deeper[:256]  # a hostile file: a bounded walk
