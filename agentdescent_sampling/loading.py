@@ -227,15 +227,16 @@ class Plugins:
         """Import every plugin that may load."""
         self._load(list(self._scanned()))
 
-    def unloaded_names(self) -> dict[str, list[str]]:
-        """Normalized name -> the names of the class-form entry points not imported yet.
+    def unloaded_names(self, provider: str | None = None) -> dict[str, list[str]]:
+        """Normalized name -> the names of the class-form entry points not imported yet,
+        of ``provider`` only if one is given.
 
         Read from metadata alone, so that a message can list and suggest them without
         importing any.
         """
         names: dict[str, list[str]] = {}
         for ep in self._scanned():
-            if ep.form == "class":
+            if ep.form == "class" and of_provider(ep.distribution, provider):
                 names.setdefault(normalize(ep.name), []).append(ep.name)
         return names
 

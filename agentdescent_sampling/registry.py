@@ -414,20 +414,24 @@ class Registry:
             if of_provider(info.distribution, provider)
         ]
 
-    def _usable(self) -> dict[str, str]:
-        """Each name that selects exactly one sampler, mapped to that sampler's name.
+    def _usable(self, provider: str | None) -> dict[str, str]:
+        """Each name that selects exactly one sampler of ``provider`` (of any, if None),
+        mapped to that sampler's name.
 
         Class-form entry points not imported yet count by the name their metadata gives.
         """
-        found: dict[str, list[str]] = {
-            key: [info.name for info in infos] for key, infos in self._plugins.samplers.items()
-        }
-        for key, names in self._plugins.unloaded_names().items():
+        found: dict[str, list[str]] = {}
+        for key, infos in self._plugins.samplers.items():
+            for info in infos:
+                if of_provider(info.distribution, provider):
+                    found.setdefault(key, []).append(info.name)
+        for key, names in self._plugins.unloaded_names(provider).items():
             found.setdefault(key, []).extend(names)
         usable = {key: names[0] for key, names in found.items() if len(names) == 1}
-        for builtin in BUILTINS:
-            if not self.policy.disabled_builtin(builtin):
-                usable.update(dict.fromkeys(builtin.keys, builtin.name))
+        if of_provider(OWN_DISTRIBUTION, provider):
+            for builtin in BUILTINS:
+                if not self.policy.disabled_builtin(builtin):
+                    usable.update(dict.fromkeys(builtin.keys, builtin.name))
         return usable
 
     def _not_found(self, name: str, key: str, provider: str | None) -> Exception:
@@ -474,7 +478,7 @@ class Registry:
                     f"Those that may load: {_listing(sorted(installed))}; set provider to one "
                     f"of them, or leave it out"
                 )
-        usable = self._usable()
+        usable = self._usable(provider)  # a provider given: only its own names
         names = sorted(set(usable.values()))
         others = sorted(other for other in usable if other != key)  # never itself
         close = difflib.get_close_matches(key, others, n=1, cutoff=0.6)
@@ -482,11 +486,16 @@ class Registry:
         message += f" provided by {ascii_name(provider)}." if provider is not None else "."
         if close:
             message += f" Did you mean {usable[close[0]]!r}?"
-        message += f" Available: {_listing(names) or 'none'}."
+        from_it = f" from {ascii_name(provider)}" if provider is not None else ""
+        message += f" Available{from_it}: {_listing(names) or 'none'}."
         blocked: dict[str, set[str]] = {}  # why -> distributions
         for failure in failures:  # a hook-form plugin's names are unknown until it loads
             hook_form = ":" not in (failure.entry_point or "").partition("=")[2]
-            if failure.status == "disabled" and hook_form:
+            if (
+                failure.status == "disabled"
+                and hook_form
+                and of_provider(failure.distribution, provider)
+            ):
                 blocked.setdefault(failure.message, set()).add(failure.distribution)
         if blocked:
             count = len(set().union(*blocked.values()))
@@ -498,7 +507,11 @@ class Registry:
                 f"that might provide it: {listed}; unset or change that setting to use "
                 f"{'them' if count > 1 else 'it'}."
             )
-        broken = [failure for failure in failures if failure.status == "failed"]
+        broken = [
+            failure
+            for failure in failures
+            if failure.status == "failed" and of_provider(failure.distribution, provider)
+        ]
         if broken:
             first_of_each: dict[str, PluginFailure] = {}
             for failure in broken:  # one per distribution: 500 of one plugin's are one line
@@ -513,11 +526,18 @@ class Registry:
                 message += f" And {more} more failures."
         # The closest name may be another sampler altogether ('hardest-first' is near
         # 'fixable-first'): say what else the name may be.
-        message += (
-            f" If a plugin provides {name!r}, its distribution may not be installed in this "
-            f"Python environment; run 'agentdescent-sampling list' to see what is installed "
-            f"and which plugins failed to load."
-        )
+        if provider is None:
+            message += (
+                f" If a plugin provides {name!r}, its distribution may not be installed in "
+                f"this Python environment; run 'agentdescent-sampling list' to see what is "
+                f"installed and which plugins failed to load."
+            )
+        else:
+            message += (
+                f" If {ascii_name(provider)} should provide {name!r}, the installed version may "
+                f"not; run 'agentdescent-sampling list' to see what each plugin provides and "
+                f"which failed to load."
+            )
         return UnknownSamplerError(message)
 
 

@@ -210,6 +210,67 @@ def test_a_misspelt_provider_of_a_hook_form_plugin_is_suggested_the_installed_on
     assert create({"name": "shuffled", "provider": "kit-test-curricula"}).name == "shuffled"
 
 
+TWO_CLASSES = """
+    class Alpha:
+        name = "kit-alpha"
+
+        def pick(self, keys, round_index):
+            return keys[0]
+
+        def record(self, task_id, score):
+            pass
+
+    class Beta(Alpha):
+        name = "kit-beta"
+"""
+
+
+def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With a provider given, the list and the suggestion are of that provider's samplers:
+    # another distribution's names (or the built-ins) would read as if it offered them.
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {
+            "kit-test-alpha": (TWO_CLASSES, {"kit-alpha": "Alpha"}),
+            "kit-test-beta": (TWO_CLASSES, {"kit-beta": "Beta"}),
+            "kit-test-broken": ("raise ImportError('boom')\n", {"kit-broken": ""}),
+        },
+    )
+    with pytest.raises(UnknownSamplerError) as refused:
+        create("kit-bet")  # with no provider, the hook-form plugin loads, and fails
+    assert "Plugins that failed to load might provide it: kit-test-broken" in str(refused.value)
+    assert "The plugin policy blocks" in str(refused.value)  # installed packs, out of only=
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        create({"name": "kit-bet", "provider": "kit-test-alpha"})
+    assert str(refused.value).startswith(
+        "no sampler named 'kit-bet' provided by 'kit-test-alpha'. Available from "
+        "'kit-test-alpha': kit-alpha. If "
+    )
+    with pytest.raises(UnknownSamplerError) as refused:
+        create({"name": "kit-alpa", "provider": "kit-test-alpha"})
+    assert str(refused.value).startswith(
+        "no sampler named 'kit-alpa' provided by 'kit-test-alpha'. Did you mean 'kit-alpha'? "
+        "Available from 'kit-test-alpha': kit-alpha. If 'kit-test-alpha' should provide "
+        "'kit-alpa', the installed version may not; run 'agentdescent-sampling list' to see "
+        "what each plugin provides and which failed to load."
+    )
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        create({"name": "round-robn", "provider": "agentdescent-sampling"})
+    message = str(refused.value)
+    assert message.startswith(
+        "no sampler named 'round-robn' provided by 'agentdescent-sampling'. Did you mean "
+        "'round-robin'? Available from 'agentdescent-sampling': difficulty-weighted, "
+    )
+    assert "kit-alpha" not in message
+    assert "kit-beta" not in message
+    assert "kit-test-broken" not in message
+
+
 def test_a_provider_installed_without_samplers_is_told_so_not_to_install_it() -> None:
     # pytest is installed wherever these tests run, and declares no samplers.
     with pytest.raises(UnknownSamplerError) as refused:
