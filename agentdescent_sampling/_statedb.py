@@ -421,12 +421,22 @@ class StateDB:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    def snapshot(self) -> tuple[int, int, Any] | None:
-        """``(records, rounds, state)`` of the snapshot, or None before the first."""
+    def snapshot(self) -> tuple[int, int, Any]:
+        """``(records, rounds, state)`` of the snapshot.
+
+        Raises:
+            StateError: there is none: a file is made whole, its snapshot in its first
+                commit, and a fold replaces it in one, so something else removed it.
+        """
         with self._reads() as db:
             row = db.execute("SELECT records, rounds, state FROM snapshot").fetchone()
         if row is None:
-            return None
+            raise StateError(
+                f"{self.where!r}: the file holds no snapshot, which every state file this "
+                f"library writes holds from its first commit: it was changed by something "
+                f"else, or made by a development version of it; give the run a new state path "
+                f"(the file was left as it is)"
+            )
         records, rounds, text = row
         if not (is_count(records) and is_count(rounds)):
             raise StateError(

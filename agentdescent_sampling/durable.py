@@ -26,7 +26,10 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
   whole, or at four times the log if it is not being told of rounds. Whatever the sampler,
   the log is snapshotted once its entries would cost a replay an eighth of
-  :data:`REPLAY_LIMIT` (mid-round, if a round is that long).
+  :data:`REPLAY_LIMIT` (mid-round, if a round is that long). Picks that no record follows
+  (rollouts that never came back) are folded, once they number 4,096 or one per 16 bytes
+  of the last snapshot, into a snapshot that the next entry written carries, so that
+  they hold memory in the size of the state, not of their number.
 - **Bounded opening.** Opening or reading a state replays its log, whose entries each cost
   the sampler some microseconds, its picks time in their shard's size too, and its told
   calls time in the number of tasks they may go over (``fixable-first``'s: every task, until
@@ -38,11 +41,10 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
 - **Crash.** ``record()`` and told calls return once committed, so nothing acknowledged is
   lost to a crash (even SIGKILL) and nothing is half-written: a transaction is all or
   nothing. A new file is made in one: its tables, the sampler as given and its holder, so
-  a crash while it is made leaves an empty file (a new state) or a whole one. (A file
-  that older releases left with tables and no snapshot is completed when opened, the
-  sampler as given under its log.) What is lost are the picks whose rollouts were still
-  running; a replayed log drops them from the in-flight tracking, as a loaded snapshot
-  does.
+  a crash while it is made leaves an empty file (a new state) or a whole one; a file with
+  tables and no snapshot was changed by something else, and is refused. What is lost are
+  the picks whose rollouts were still running; a replayed log drops them from the
+  in-flight tracking, as a loaded snapshot does.
 - **One process.** The file is locked (``flock``) while a sampler holds it, from the
   moment it is built: a new path is claimed then too, its file made at once (and removed
   at :meth:`~DurableSampler.close` if nothing was recorded, so that building a sampler
@@ -133,6 +135,9 @@ ROUND_END = "end_round"
 
 #: A snapshot is never taken before the log holds this many entries.
 _MIN_LOG = 64
+#: Picks held in memory, unwritten, before they are folded into a snapshot that the next
+#: write carries: at least this many, or one per 16 bytes of the last snapshot.
+_PICKS_HELD = 4096
 #: Shards remembered for logging picks; the engine rotates workers through a few.
 _SHARDS = 8
 #: The most work that replaying a state's log may ask of its sampler, in task ids (about 30
@@ -268,6 +273,7 @@ class DurableSampler(ServedSampler):
         self._cost = _Cost(0)  # what replaying the logged entries would cost: see _restore
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
+        self._picks_held = _PICKS_HELD  # see _fold_picks
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
@@ -331,6 +337,8 @@ class DurableSampler(ServedSampler):
             self._queue.fits = self._cost.ids < REPLAY_LIMIT // _FOLD_SHARE
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
+            if len(self._queue.entries) >= self._picks_held:
+                self._fold_picks()
             return picked
 
     def record(self, task_id: str, score: float) -> None:
@@ -497,6 +505,15 @@ class DurableSampler(ServedSampler):
             saved = "the record" if name == "record" else f"the {name}() call"
             self._fold(f"{saved} was saved")
 
+    def _fold_picks(self) -> None:
+        """Fold the unwritten picks into a snapshot that the next write carries, so that
+        picks never recorded (rollouts that never come back) hold bounded memory. If
+        ``state_dict()`` fails, they are kept, and folding is tried again once they double."""
+        try:
+            self._snapshot(deferred=True)
+        except StateError:
+            self._picks_held = 2 * len(self._queue.entries)
+
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
         if self._logged < self._retry_at:
@@ -557,6 +574,7 @@ class DurableSampler(ServedSampler):
         self._logged, self._work, self._retry_at, self._cost = 0, 0.0, 0, _Cost(len(text))
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)
+        self._picks_held = max(_PICKS_HELD, len(text) // 16)
 
     def _state_json(self) -> str:
         """The sampler's ``state_dict()`` as the JSON text a snapshot keeps.
@@ -601,14 +619,6 @@ class DurableSampler(ServedSampler):
             self._cost = _Cost(self._db.snapshot_size())
             return 0, 0, 1
         snapshot = self._db.snapshot()
-        if snapshot is None:
-            # Tables and no snapshot: a file whose maker was killed before its first record
-            # was written, under releases that made a new file in several commits. Its log
-            # (the records of later runs) starts from a sampler as built: the one given.
-            text = self._state_json()
-            with self._db.transaction() as db:
-                db.execute("INSERT INTO snapshot VALUES (1, 0, 0, ?)", (text,))
-            snapshot = (0, 0, json.loads(text))
         started = time.perf_counter()
         # The cost of the log, counted over the snapshot's size before it was replayed.
         records, rounds, replayed, self._cost = _replay(
@@ -644,8 +654,9 @@ _EXIT_WAIT = 5.0
 class _Unwritten:
     """What a durable sampler applied in memory and has not committed yet: its picks since
     its last record or told call (``entries``: rows of the ``event`` and ``shard`` tables),
-    and the snapshot the log replayed at opening became (``snapshot``: records, rounds and
-    JSON text), which the first entry written carries, so that opening writes nothing;
+    and the snapshot the log replayed at opening became, or that picks never recorded were
+    folded into (``snapshot``: records, rounds and JSON text), which the first entry written
+    carries, so that opening writes nothing;
     ``fits``: whether the log with those picks stays as far within :data:`REPLAY_LIMIT` as
     a fold keeps it (picks written at close are never folded)."""
 
@@ -697,12 +708,13 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     thread, whose transaction the closing would cut (SQLite's connection, closed under a
     statement, crashed the process; a new file was removed with a record just committed).
 
-    The picks made since the last record or told call are written first, so that the file
-    reopens as the sampler that made them (its pick count, its random draws), if this opening
-    wrote anything: one that only picked (``agentdescent plan``) leaves the file as it found
-    it, and a new file nothing was recorded in is removed. If the file cannot be written, or
-    so many picks followed the last record that the log would near :data:`REPLAY_LIMIT`, only
-    those picks are lost, whose rollouts never came back.
+    The picks made since the last record or told call (and the snapshot they were folded
+    into, if they were: :meth:`DurableSampler._fold_picks`) are written first, so that the
+    file reopens as the sampler that made them (its pick count, its random draws), if this
+    opening wrote anything: one that only picked (``agentdescent plan``) leaves the file as it
+    found it, and a new file nothing was recorded in is removed. If the file cannot be
+    written, or the picks since the last fold would bring the log near :data:`REPLAY_LIMIT`
+    (picks of large shards), only those picks are lost, whose rollouts never came back.
 
     :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
     thread still recording) waits :data:`_EXIT_WAIT` seconds for it, and leaves the file to
@@ -712,7 +724,7 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     if not lock.acquire(timeout=_EXIT_WAIT):
         return
     try:
-        if unwritten.entries and unwritten.fits and db.written:
+        if (unwritten.entries or unwritten.snapshot) and unwritten.fits and db.written:
             with contextlib.suppress(StateError):
                 unwritten.commit(db)
         db.close()
@@ -729,20 +741,19 @@ def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:
 
 
 def _replay(
-    sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any] | None
+    sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any]
 ) -> tuple[int, int, int, _Cost]:
-    """Load the snapshot into ``sampler`` (None: replay into it as it is) and replay the log
-    after it, without logging; ``(records, next round, entries replayed, its cost)``, the
-    cost as :func:`_replay_cost` counts it.
+    """Load the snapshot into ``sampler`` and replay the log after it, without logging;
+    ``(records, next round, entries replayed, its cost)``, the cost as :func:`_replay_cost`
+    counts it.
 
     Raises:
         StateError: the snapshot or an entry cannot be loaded, or replaying the log would
             cost more than :data:`REPLAY_LIMIT` (checked before anything is replayed).
     """
-    records, rounds, state = (0, 0, None) if snapshot is None else snapshot
+    records, rounds, state = snapshot
     cost = _replay_cost(db)
-    if snapshot is not None:
-        _load(sampler, state, name, db.where)
+    _load(sampler, state, name, db.where)
     replayed = 0
     # The shards of the last picks, as a sampler keeps them: memory follows them, not the log.
     shards: dict[int, list[str]] = {}
@@ -948,12 +959,10 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
         with db.reading():
             owner, spec = db.meta("sampler") or "", _spec(db)
             snapshot = db.snapshot()
-            records, rounds, state = snapshot if snapshot is not None else (0, 0, None)
+            records, rounds, state = snapshot
             log, _ = db.counts()
             held_by = db.holder()
             if log:
-                # Without a snapshot (a file an older release left before its first record
-                # was written), the log starts from the sampler as built.
                 sampler: Any = _writer(spec, owner, db.where)  # it has state_dict()
                 records, rounds, _, _ = _replay(sampler, db, owner, snapshot)
                 cannot = f"cannot read the state of sampler {short_repr(owner)} in {db.where!r}"

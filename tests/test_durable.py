@@ -620,6 +620,27 @@ def test_a_state_dict_that_raises_mid_run_fails_no_record_and_warns_that_the_rec
         assert again.records == 202
 
 
+def test_picks_never_recorded_whose_state_cannot_be_snapshotted_are_kept_and_tried_by_doublings(
+    tmp_path: Path,
+) -> None:
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(Spread)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the records' failed snapshots
+        sampler = _run(registry, "spread", state, 20)
+    tried = sampler.wrapped.snapshots  # type: ignore[attr-defined]
+    with sampler, warnings.catch_warnings():
+        warnings.simplefilter("error")  # a pick never warns: its fold is housekeeping
+        for step in range(20, 7_020):
+            sampler.pick(["a", "b", "c"], step)
+        # Folding was tried at the 4,096th pick, and not again before they doubled.
+        assert sampler.wrapped.snapshots - tried == 1  # type: ignore[attr-defined]
+    with pytest.warns(RuntimeWarning, match=f"{LOST_NOTHING}: its log of"):
+        reopened = registry.create("spread", state=state)
+    with reopened:  # the 7,000 picks were written at close, unfolded
+        assert (reopened.records, reopened.rounds) == (20, 7_020)
+
+
 def test_a_state_file_whose_log_cannot_be_snapshotted_reopens_with_every_record(
     tmp_path: Path,
 ) -> None:
@@ -1417,9 +1438,9 @@ def test_a_run_killed_as_it_made_a_new_state_costs_no_later_record(tmp_path: Pat
         assert reopened.state_dict() == uninterrupted.state_dict()
 
 
-def _left_without_a_snapshot(path: Path, spec: str) -> None:
-    """What a run killed between a new file's first commits left under releases that made
-    it in several: the tables and the holder, no snapshot."""
+def _tables_without_a_snapshot(path: Path, spec: str) -> None:
+    """A state file's tables and holder, and no snapshot: what this library never leaves
+    (it makes a file whole, its snapshot in its first commit)."""
     from agentdescent_sampling._statedb import _SCHEMA_SQL, APPLICATION_ID, SCHEMA
     from agentdescent_sampling.state import FORMAT
 
@@ -1434,27 +1455,36 @@ def _left_without_a_snapshot(path: Path, spec: str) -> None:
     db.close()
 
 
-def test_a_state_an_older_release_left_without_a_snapshot_reopens_with_every_record(
-    tmp_path: Path,
+@pytest.mark.parametrize("with_log", [False, True], ids=["no-log", "a-log"])
+def test_a_state_whose_snapshot_was_removed_is_refused_by_opener_and_reader_untouched(
+    tmp_path: Path, with_log: bool
 ) -> None:
+    # Such a file was completed when opened, the sampler as built under its log, for
+    # releases that made a file in several commits; none was ever published, so a missing
+    # snapshot is damage: replaying a log over a sampler as built would make up its state.
     state = tmp_path / "sampler.sqlite"
-    _left_without_a_snapshot(state, "fixable-first")
-    trials: dict[str, int] = {}
-    with durable("fixable-first", state) as second:
-        drive(second, range(15), trials)
-    # Then, as an older release left it: the next run's log, no snapshot under it.
+    with durable("fixable-first", state) as first:
+        drive(first, range(3), {})
+        if with_log:
+            first.pick(SHARDS[0], 3)
+            first.record("a", 0.0)
     with sqlite3.connect(state) as db:
         db.execute("DELETE FROM snapshot")
     db.close()
-    assert read_durable_state(state)["records"] == 30  # what state show reads, as it is
+    before = state.read_bytes()
+    said = (
+        f"{str(state)!r}: the file holds no snapshot, which every state file this library "
+        "writes holds from its first commit: it was changed by something else, or made by a "
+        "development version of it; give the run a new state path (the file was left as it is)"
+    )
 
-    with durable("fixable-first", state) as reopened:
-        assert reopened.records == 30
-        drive(reopened, range(15, 16), trials)  # a new shard id: none collides with the log's
-    uninterrupted = create("fixable-first")
-    drive(uninterrupted, range(16), {})
-    saved = read_durable_state(state)
-    assert (saved["records"], saved["state"]) == (32, uninterrupted.state_dict())
+    with pytest.raises(StateError) as opening:
+        create("fixable-first", state=state)
+    with pytest.raises(StateError) as reading:
+        read_durable_state(state)
+
+    assert str(opening.value) == str(reading.value) == said
+    assert state.read_bytes() == before
 
 
 #: Records into ``argv[1]`` as told on stdin: ``r N`` records N, ``s`` folds the log into a
@@ -1892,7 +1922,7 @@ def test_a_state_whose_making_was_killed_mid_commit_is_made_afresh(tmp_path: Pat
     import struct
 
     state = tmp_path / "sampler.sqlite"
-    _left_without_a_snapshot(state, "round-robin")
+    _tables_without_a_snapshot(state, "round-robin")
     with sqlite3.connect(state, isolation_level=None) as db:
         db.execute("PRAGMA journal_mode=DELETE")
     db.close()
@@ -2396,14 +2426,56 @@ def test_picks_made_after_the_last_record_are_kept_when_the_state_is_closed(
         assert second.state_dict() == stopped
 
 
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_picks_never_recorded_hold_bounded_memory_and_are_kept_at_close(
+    tmp_path: Path, name: str
+) -> None:
+    import tracemalloc
+
+    # Rollouts that never come back leave picks with no record after them. They were held
+    # in memory, unwritten, without bound (500,000 picks: 69 MB), and past some 8,000 they
+    # were dropped at close: the file reopened as the sampler before them.
+    state = tmp_path / "sampler.sqlite"
+    with durable(name, state) as sampler:
+        sampler.record(sampler.pick(SHARDS[0], 0), 1.0)
+        tracemalloc.start()
+        try:
+            held = []
+            for step in range(1, 30_001):
+                sampler.pick(SHARDS[0], step)
+                if step % 10_000 == 0:
+                    held.append(tracemalloc.get_traced_memory()[0])
+        finally:
+            tracemalloc.stop()
+        stopped = sampler.state_dict()
+    # Unbounded, each 10,000 picks held about 1.3 MB more; folded, no more than a few
+    # thousand picks' worth in all.
+    assert held[2] - held[0] < 300_000, held
+
+    with durable(name, state) as reopened:
+        assert reopened.rounds == 30_001
+        reopened_state = reopened.state_dict()
+    if name == "fixable-first":
+        # A snapshot holds no pick in flight (the module says so), and fixable-first skips
+        # tasks in flight: replayed after the fold, a later pick may fall on another task.
+        # Its pick count, and everything but when each task was last picked, are exact.
+        assert reopened_state["picks"] == stopped["picks"] == 30_001
+        last = 4  # a task's fields: fails, passes, streak, mixed, last pick, seen
+        assert {task: f[:last] + f[last + 1 :] for task, f in reopened_state["tasks"].items()} == {
+            task: f[:last] + f[last + 1 :] for task, f in stopped["tasks"].items()
+        }
+        reopened_state.pop("tasks"), stopped.pop("tasks")
+    assert reopened_state == stopped
+
+
 def test_picks_kept_at_close_never_make_a_state_its_own_release_refuses_to_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentdescent_sampling import durable as module
 
-    # Picks with no record after them are never folded into a snapshot: written at close,
-    # as many as these (300 picks of 4,000 tasks, past a limit 32 times smaller) made a file
-    # refused as "made or changed by something else".
+    # Picks with no record after them are folded into a snapshot only by the thousand:
+    # written at close, as many as these (300 picks of 4,000 tasks, past a limit 32 times
+    # smaller) made a file refused as "made or changed by something else".
     monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 20)
     state, keys = tmp_path / "sampler.sqlite", [f"task-{k}" for k in range(4000)]
     with durable("fixable-first", state) as sampler:
