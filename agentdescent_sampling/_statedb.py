@@ -213,8 +213,12 @@ class StateDB:
     Args:
         path: the state file; created (mode 0600) if missing, with its parent directory.
         owner: the sampler's name, stored in a new file and checked in an existing one.
-        spec: the spec the sampler was built from, stored in a new file for ``state export``.
+        spec: the spec the sampler was built from, stored in a new file for ``state export``
+            and for a reader to replay the log with.
         writable: False to read a state another process may hold (no lock is taken).
+        respec: store ``spec`` in an existing file too, with this opening's first write: a
+            resumed run may change a parameter that the state allows to change (fixable-first's
+            ``failure_cost``), and its log is then replayed with the spec that wrote it.
         initial: for a writable state, the JSON text of the first snapshot of a new file
             (the sampler as it was given); called before anything is made.
 
@@ -233,11 +237,12 @@ class StateDB:
         *,
         writable: bool = True,
         initial: Callable[[], str] | None = None,
+        respec: bool = False,
     ) -> None:
         self.path = path
         self.where = str(path)
         self.writable = writable
-        self._owner, self._spec = owner, spec
+        self._owner, self._spec, self._respec = owner, spec, respec
         self._initial = initial
         self._initial_text: str | None = None
         self._locked = False
@@ -529,6 +534,8 @@ class StateDB:
             try:
                 if not self._claimed:
                     db.execute("INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)", _holder_row())
+                    if self._respec:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (self._spec,))
                 yield db
             except BaseException:
                 # SQLite may have rolled it back itself (a full disk, say): a ROLLBACK then

@@ -200,7 +200,9 @@ class DurableSampler(ServedSampler):
             held either way until :meth:`close`; a new file nothing was recorded in is
             removed again then, and an existing one is written to only when something is.
         spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
-            ``agentdescent-sampling state show``; its name by default.
+            ``agentdescent-sampling state show`` and replacing the file's with the first
+            write (a resumed run may change a parameter the state allows to change, such as
+            ``failure_cost``); by default its name in a new file, and the file's kept.
 
     Raises:
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
@@ -257,7 +259,9 @@ class DurableSampler(ServedSampler):
         self._name = name
         # A new file is made now, whole: its first snapshot is the sampler as given.
         spec_text = json.dumps(name if spec is None else spec)
-        self._db = StateDB(target, name, spec_text, initial=self._state_json)
+        self._db = StateDB(
+            target, name, spec_text, initial=self._state_json, respec=spec is not None
+        )
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
         assert self.lock is not None  # for mypy: lock=True made it

@@ -2426,6 +2426,29 @@ def test_picks_made_after_the_last_record_are_kept_when_the_state_is_closed(
         assert second.state_dict() == stopped
 
 
+def test_a_resumed_run_that_changes_a_parameter_the_state_allows_is_read_with_its_spec(
+    tmp_path: Path,
+) -> None:
+    # The file kept the spec of the run that made it: `state show` named failure_cost 3 for a
+    # run resumed with 1, and replayed that run's log with the spec it was not written with.
+    state, trials = tmp_path / "sampler.sqlite", {}
+    made, resumed_with = ({"name": "fixable-first", "failure_cost": cost} for cost in (3, 1))
+    with create(made, state=state) as first:
+        drive(first, range(3), trials)
+    with create(resumed_with, state=state) as planned:
+        planned.pick(SHARDS[0], 3)  # a dry run writes nothing, its spec neither
+    assert read_durable_state(state)["spec"] == made
+
+    with create(resumed_with, state=state) as resumed:
+        drive(resumed, range(3, 12), trials)
+        resumed.pick(SHARDS[0], 12)  # in flight at the end: written at close, and replayed
+        stopped = resumed.state_dict()
+
+    saved = read_durable_state(state)
+    assert saved["spec"] == resumed_with
+    assert saved["state"] == stopped
+
+
 @pytest.mark.parametrize("name", BUILT_INS)
 def test_picks_never_recorded_hold_bounded_memory_and_are_kept_at_close(
     tmp_path: Path, name: str
