@@ -17,7 +17,7 @@ from agentdescent_sampling import (
     create,
     spec_from_file,
 )
-from tests.support.distinfo import HOOK_FORM, install_plugins
+from tests.support.distinfo import FIRST_KEY, HOOK_FORM, install_plugins
 
 
 @pytest.mark.parametrize(
@@ -210,21 +210,6 @@ def test_a_misspelt_provider_of_a_hook_form_plugin_is_suggested_the_installed_on
     assert create({"name": "shuffled", "provider": "kit-test-curricula"}).name == "shuffled"
 
 
-TWO_CLASSES = """
-    class Alpha:
-        name = "kit-alpha"
-
-        def pick(self, keys, round_index):
-            return keys[0]
-
-        def record(self, task_id, score):
-            pass
-
-    class Beta(Alpha):
-        name = "kit-beta"
-"""
-
-
 def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -234,8 +219,11 @@ def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
         tmp_path,
         monkeypatch,
         {
-            "kit-test-alpha": (TWO_CLASSES, {"kit-alpha": "Alpha"}),
-            "kit-test-beta": (TWO_CLASSES, {"kit-beta": "Beta"}),
+            "kit-test-alpha": (
+                FIRST_KEY.replace("kit-dup", "kit-alpha"),
+                {"kit-alpha": "FirstKey"},
+            ),
+            "kit-test-beta": (FIRST_KEY.replace("kit-dup", "kit-beta"), {"kit-beta": "FirstKey"}),
             "kit-test-broken": ("raise ImportError('boom')\n", {"kit-broken": ""}),
         },
     )
