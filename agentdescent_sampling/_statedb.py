@@ -472,7 +472,7 @@ class StateDB:
                 yield name, None if text is None else loads(text, self.where, f"event {seq}")
 
     def snapshot_size(self) -> int:
-        """The length of the snapshot's JSON text (0 before the first)."""
+        """The length of the snapshot's JSON text."""
         with self._reads() as db:
             row = db.execute("SELECT length(state) FROM snapshot").fetchone()
         return 0 if row is None or row[0] is None else int(row[0])

@@ -24,12 +24,15 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   about as much again as the sampler's own work, amortised O(1) per record, and opening
   replays no more than that. A sampler with ``end_round`` is
   snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
-  whole, or at four times the log if it is not being told of rounds. Whatever the sampler,
+  whole, or at four times the log while this opening has not been told of one. Whatever
+  the sampler,
   the log is snapshotted once its entries would cost a replay an eighth of
   :data:`REPLAY_LIMIT` (mid-round, if a round is that long). Picks that no record follows
-  (rollouts that never came back) are folded, once they number 4,096 or one per 16 bytes
-  of the last snapshot, into a snapshot that the next entry written carries, so that
-  they hold memory in the size of the state, not of their number.
+  (rollouts that never came back) are not held in memory without bound: once they would
+  cost a replay :data:`_FLUSH_COST` task ids (some 2,000 picks of a small shard, fewer of a
+  large one), they are written as a record would write them, and the log is snapshotted
+  if it is time; if this opening has written nothing, so that it must leave the file as
+  it found it, they are folded into a snapshot that the next entry written carries.
 - **Bounded opening.** Opening or reading a state replays its log, whose entries each cost
   the sampler some microseconds, its picks time in their shard's size too, and its told
   calls time in the number of tasks they may go over (``fixable-first``'s: every task, until
@@ -87,6 +90,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
+import attrs
+
 from ._files import SEPARATORS
 from ._statedb import SIDECARS, StateDB, loads, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
@@ -135,9 +140,11 @@ ROUND_END = "end_round"
 
 #: A snapshot is never taken before the log holds this many entries.
 _MIN_LOG = 64
-#: Picks held in memory, unwritten, before they are folded into a snapshot that the next
-#: write carries: at least this many, or one per 16 bytes of the last snapshot.
-_PICKS_HELD = 4096
+#: What the picks held in memory unwritten may cost a replay, in task ids, before they are
+#: written or folded (:meth:`DurableSampler._flush_picks`): a small shard's pick costs about
+#: :data:`_ENTRY`, a pick of a shard of ``n`` tasks ``n`` more, and its first :data:`_NEW_SHARD`
+#: more, so their memory, a shard's text with its first pick, stays within some megabytes.
+_FLUSH_COST = 1 << 20
 #: Shards remembered for logging picks; the engine rotates workers through a few.
 _SHARDS = 8
 #: The most work that replaying a state's log may ask of its sampler, in task ids (about 30
@@ -200,9 +207,11 @@ class DurableSampler(ServedSampler):
             held either way until :meth:`close`; a new file nothing was recorded in is
             removed again then, and an existing one is written to only when something is.
         spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
-            ``agentdescent-sampling state show`` and replacing the file's with the first
-            write (a resumed run may change a parameter the state allows to change, such as
-            ``failure_cost``); by default its name in a new file, and the file's kept.
+            ``agentdescent-sampling state show`` (which replays the log with it) and
+            replacing the file's with the first write (a resumed run may change a parameter
+            the state allows to change, such as ``failure_cost``). By default, for an attrs
+            class (every built-in), its name and each parameter not at its default; for
+            any other, the file's, or its name in a new file.
 
     Raises:
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
@@ -258,9 +267,10 @@ class DurableSampler(ServedSampler):
         self._stateful: Stateful = served  # checked above: it has both methods
         self._name = name
         # A new file is made now, whole: its first snapshot is the sampler as given.
-        spec_text = json.dumps(name if spec is None else spec)
+        told = spec if spec is not None else _spec_of(sampler, name)
+        spec_text = json.dumps(name if told is None else told)
         self._db = StateDB(
-            target, name, spec_text, initial=self._state_json, respec=spec is not None
+            target, name, spec_text, initial=self._state_json, respec=told is not None
         )
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
@@ -277,7 +287,9 @@ class DurableSampler(ServedSampler):
         self._cost = _Cost(0)  # what replaying the logged entries would cost: see _restore
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
-        self._picks_held = _PICKS_HELD  # see _fold_picks
+        self._flush_at = _FLUSH_COST  # see _flush_picks
+        # Whether this opening was told of a round's end: then it is snapshotted only at one.
+        self._round_ended = False
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
@@ -334,15 +346,17 @@ class DurableSampler(ServedSampler):
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
             shard = self._new_shard(ids) if known is None else known
-            self._cost.pick(_pick_cost(len(keys), known is None))  # as a replay counts it
+            cost = _pick_cost(len(keys), known is None)
+            self._cost.pick(cost)  # as a replay counts it
+            self._queue.cost += cost
             self._queue.entries.append(("event", "pick", json.dumps([shard, shifted, picked])))
             # Written at close only while the log stays as far within the replay limit as
             # a fold keeps it: no record follows them to fold it.
             self._queue.fits = self._cost.ids < REPLAY_LIMIT // _FOLD_SHARE
             self._next_round = max(self._next_round, shifted + 1)
             self._logged += 1
-            if len(self._queue.entries) >= self._picks_held:
-                self._fold_picks()
+            if self._queue.cost >= self._flush_at:
+                self._flush_picks()
             return picked
 
     def record(self, task_id: str, score: float) -> None:
@@ -501,6 +515,7 @@ class DurableSampler(ServedSampler):
 
     def _append(self, name: str, args: str) -> None:
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
+        self._round_ended = self._round_ended or name == ROUND_END
         self._queue.entries.append(("event", name, args))
         self._logged += 1
         self._cost.entry(name)  # as a replay counts it
@@ -509,14 +524,23 @@ class DurableSampler(ServedSampler):
             saved = "the record" if name == "record" else f"the {name}() call"
             self._fold(f"{saved} was saved")
 
-    def _fold_picks(self) -> None:
-        """Fold the unwritten picks into a snapshot that the next write carries, so that
-        picks never recorded (rollouts that never come back) hold bounded memory. If
-        ``state_dict()`` fails, they are kept, and folding is tried again once they double."""
+    def _flush_picks(self) -> None:
+        """Bound the memory of picks that no record follows (rollouts that never came back):
+        write them as a record would, then snapshot the log if it is time; or, if this
+        opening has written nothing (it must leave the file as it found it), fold them into a
+        snapshot that the next entry written carries. If that fails (a full disk, a
+        ``state_dict()`` that is not JSON), they are kept, and tried again once they double."""
         try:
-            self._snapshot(deferred=True)
+            if self._db.written:
+                self._queue.commit(self._db)
+            else:
+                self._snapshot(deferred=True)
         except StateError:
-            self._picks_held = 2 * len(self._queue.entries)
+            self._flush_at = 2 * self._queue.cost
+            return
+        self._flush_at = _FLUSH_COST
+        if self._db.written and self._snapshot_due("pick"):
+            self._fold("the picks were saved")
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
@@ -527,9 +551,11 @@ class DurableSampler(ServedSampler):
         enough = max(_MIN_LOG, self._snapshot_bytes // 16)
         if self._logged < _MIN_LOG or (self._work < self._snapshot_cost and self._logged < enough):
             return False
-        # A sampler told of round ends is snapshotted at one, where its state_dict() is whole,
-        # unless it is not being told of them (then four times later than otherwise).
-        return not self._rounds_told or name == ROUND_END or self._logged >= 4 * enough
+        # A sampler told of round ends is snapshotted at one, where its state_dict() is whole;
+        # while this opening has been told of none, four times later than otherwise.
+        if name == ROUND_END or not self._rounds_told:
+            return True
+        return not self._round_ended and self._logged >= 4 * enough
 
     def _fold(self, saved: str, *, deferred: bool = False) -> None:
         """Replace the log with a snapshot (``deferred``: with the next entry written), or
@@ -573,12 +599,11 @@ class DurableSampler(ServedSampler):
                 _write_snapshot(db, *snapshot)
             self._queue.snapshot = None
         self._queue.entries.clear()
-        self._queue.fits = True
+        self._queue.fits, self._queue.cost = True, 0
         self._shards.clear()
         self._logged, self._work, self._retry_at, self._cost = 0, 0.0, 0, _Cost(len(text))
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)
-        self._picks_held = max(_PICKS_HELD, len(text) // 16)
 
     def _state_json(self) -> str:
         """The sampler's ``state_dict()`` as the JSON text a snapshot keeps.
@@ -658,18 +683,19 @@ _EXIT_WAIT = 5.0
 class _Unwritten:
     """What a durable sampler applied in memory and has not committed yet: its picks since
     its last record or told call (``entries``: rows of the ``event`` and ``shard`` tables),
-    and the snapshot the log replayed at opening became, or that picks never recorded were
-    folded into (``snapshot``: records, rounds and JSON text), which the first entry written
-    carries, so that opening writes nothing;
-    ``fits``: whether the log with those picks stays as far within :data:`REPLAY_LIMIT` as
-    a fold keeps it (picks written at close are never folded)."""
+    and the snapshot the log replayed at opening became, or that an opening that wrote
+    nothing folded its picks into (``snapshot``: records, rounds and JSON text), which the
+    first entry written carries, so that opening writes nothing; ``fits``: whether the log
+    with those picks stays as far within :data:`REPLAY_LIMIT` as a fold keeps it (picks
+    written at close are never folded); ``cost``: what the picks would cost a replay."""
 
-    __slots__ = ("entries", "fits", "snapshot")
+    __slots__ = ("cost", "entries", "fits", "snapshot")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, str, str]] = []
         self.snapshot: tuple[int, int, str] | None = None
         self.fits = True
+        self.cost = 0
 
     def commit(self, db: StateDB) -> None:
         """Write it all to ``db`` in one transaction, the snapshot first, then forget it.
@@ -689,6 +715,7 @@ class _Unwritten:
                     )
         self.snapshot = None
         self.entries.clear()
+        self.cost = 0
 
 
 #: Every durable sampler of this process, for a forked child to give new locks.
@@ -712,13 +739,12 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     thread, whose transaction the closing would cut (SQLite's connection, closed under a
     statement, crashed the process; a new file was removed with a record just committed).
 
-    The picks made since the last record or told call (and the snapshot they were folded
-    into, if they were: :meth:`DurableSampler._fold_picks`) are written first, so that the
-    file reopens as the sampler that made them (its pick count, its random draws), if this
-    opening wrote anything: one that only picked (``agentdescent plan``) leaves the file as it
-    found it, and a new file nothing was recorded in is removed. If the file cannot be
-    written, or the picks since the last fold would bring the log near :data:`REPLAY_LIMIT`
-    (picks of large shards), only those picks are lost, whose rollouts never came back.
+    The picks made since the last record or told call are written first, so that the file
+    reopens as the sampler that made them (its pick count, its random draws), if this opening
+    wrote anything: one that only picked (``agentdescent plan``) leaves the file as it found
+    it, and a new file nothing was recorded in is removed. If the file cannot be written, or
+    the log with those picks would near :data:`REPLAY_LIMIT` (a snapshot kept failing), only
+    those picks are lost, whose rollouts never came back.
 
     :meth:`DurableSampler.close` holds the lock already; the end of the process (a daemon
     thread still recording) waits :data:`_EXIT_WAIT` seconds for it, and leaves the file to
@@ -728,7 +754,7 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     if not lock.acquire(timeout=_EXIT_WAIT):
         return
     try:
-        if (unwritten.entries or unwritten.snapshot) and unwritten.fits and db.written:
+        if unwritten.entries and unwritten.fits and db.written:
             with contextlib.suppress(StateError):
                 unwritten.commit(db)
         db.close()
@@ -1022,6 +1048,27 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
     return sampler
 
 
+def _spec_of(sampler: Any, name: str) -> Any:
+    """The spec that builds ``sampler`` again, for a durable sampler given none: its name and
+    each parameter of an attrs class that is not at its default; None if that cannot be told
+    (any other class, or values that are not JSON)."""
+    if not attrs.has(type(sampler)):
+        return None
+    params = {}
+    for field in attrs.fields(type(sampler)):
+        if not field.init:
+            continue
+        value = getattr(sampler, field.name)
+        if isinstance(field.default, attrs.Factory) or value != field.default:  # type: ignore[arg-type]
+            params[field.alias or field.name] = value
+    spec = {"name": name, **params} if params else name
+    try:
+        json.dumps(spec, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return spec
+
+
 def _spec(db: StateDB) -> Any:
     """The spec a state file keeps."""
     return loads(db.meta("spec") or "null", db.where, "its spec")
@@ -1099,7 +1146,7 @@ def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) 
 
 
 #: Why a state file holds no state yet.
-_NO_STATE_YET = "it is a new file being made, or one a run was killed in before its first record"
+_NO_STATE_YET = "it is a new file being made, or one whose making a killed run left undone"
 
 
 def export_state(path: str | PathLike[str]) -> dict[str, Any]:

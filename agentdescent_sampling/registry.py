@@ -435,7 +435,8 @@ class Registry:
         return usable
 
     def _not_found(self, name: str, key: str, provider: str | None) -> Exception:
-        failures = self._plugins.failures
+        # With a provider given, only that distribution's plugins can be what was meant.
+        failures = [f for f in self._plugins.failures if of_provider(f.distribution, provider)]
         for failure in failures:
             if key in map(normalize, failure.names):
                 if failure.status == "disabled":
@@ -456,19 +457,24 @@ class Registry:
                     return error
         if key in self.policy.disable:
             return UnknownSamplerError(f"sampler {name!r} is disabled by {self.policy.disable_by}")
-        from ._display import ascii_name, plural  # only on this error path
-
-        if provider is not None and (elsewhere := self._plugins.providers(key)):
-            providers = ", ".join(sorted(elsewhere))
-            return UnknownSamplerError(
-                f"sampler {name!r} is not provided by {ascii_name(provider)}; it is provided "
-                f"by {providers}; set provider to one of those or leave it out"
-            )
         import difflib  # only on this error path: selecting a sampler never needs it
 
+        from ._display import ascii_name, plural
+
         if provider is not None:
+            # Those providing it, a plugin of which failed to load or was refused among them.
+            elsewhere = self._plugins.providers(key) | {
+                f.distribution for f in self._plugins.failures if key in map(normalize, f.names)
+            }
+            if elsewhere:
+                return UnknownSamplerError(
+                    f"sampler {name!r} is not provided by {ascii_name(provider)}; it is "
+                    f"provided by {', '.join(sorted(elsewhere))}; set provider to one of those "
+                    f"or leave it out"
+                )
             installed = self._plugins.distributions() | {OWN_DISTRIBUTION}
-            known = installed | {failure.distribution for failure in failures}  # refused too
+            refused = {failure.distribution for failure in self._plugins.failures}
+            known = installed | refused
             if not any(of_provider(distribution, provider) for distribution in known):
                 by_key = {normalize(distribution): distribution for distribution in known}
                 close = difflib.get_close_matches(normalize(provider), list(by_key), n=1)
@@ -491,11 +497,8 @@ class Registry:
         blocked: dict[str, set[str]] = {}  # why -> distributions
         for failure in failures:  # a hook-form plugin's names are unknown until it loads
             hook_form = ":" not in (failure.entry_point or "").partition("=")[2]
-            if (
-                failure.status == "disabled"
-                and hook_form
-                and of_provider(failure.distribution, provider)
-            ):
+            # A provider given and blocked: whatever its form, the policy is the reason.
+            if failure.status == "disabled" and (hook_form or provider is not None):
                 blocked.setdefault(failure.message, set()).add(failure.distribution)
         if blocked:
             count = len(set().union(*blocked.values()))
@@ -507,11 +510,7 @@ class Registry:
                 f"that might provide it: {listed}; unset or change that setting to use "
                 f"{'them' if count > 1 else 'it'}."
             )
-        broken = [
-            failure
-            for failure in failures
-            if failure.status == "failed" and of_provider(failure.distribution, provider)
-        ]
+        broken = [failure for failure in failures if failure.status == "failed"]
         if broken:
             first_of_each: dict[str, PluginFailure] = {}
             for failure in broken:  # one per distribution: 500 of one plugin's are one line

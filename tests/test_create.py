@@ -8,6 +8,7 @@ import pytest
 from agentdescent_sampling import (
     DifficultyWeighted,
     InvalidSamplerConfig,
+    PluginLoadError,
     Registry,
     RoundRobin,
     SamplerInfo,
@@ -257,6 +258,57 @@ def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
     assert "kit-alpha" not in message
     assert "kit-beta" not in message
     assert "kit-test-broken" not in message
+
+
+@pytest.mark.parametrize("loaded_before", [False, True], ids=["unloaded", "failed-before"])
+def test_a_name_another_providers_broken_plugin_has_is_told_its_provider_however_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loaded_before: bool
+) -> None:
+    # Once the other distribution's plugin had failed to load in this process, asking another
+    # provider for its name raised that plugin's PluginLoadError.
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {
+            "kit-test-alpha": ("raise ImportError('boom')\n", {"kit-x": "FirstKey"}),
+            "kit-test-beta": (FIRST_KEY.replace("kit-dup", "kit-beta"), {"kit-beta": "FirstKey"}),
+        },
+    )
+    if loaded_before:
+        with pytest.raises(PluginLoadError):
+            create("kit-x")
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        create({"name": "kit-x", "provider": "kit-test-beta"})
+    assert str(refused.value) == (
+        "sampler 'kit-x' is not provided by 'kit-test-beta'; it is provided by kit-test-alpha; "
+        "set provider to one of those or leave it out"
+    )
+
+
+def test_a_provider_the_policy_blocks_is_told_so_whatever_the_form_of_its_plugins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {
+            "kit-test-alpha": (
+                FIRST_KEY.replace("kit-dup", "kit-alpha"),
+                {"kit-alpha": "FirstKey"},
+            ),
+            "kit-test-beta": (FIRST_KEY.replace("kit-dup", "kit-beta"), {"kit-beta": "FirstKey"}),
+        },
+    )
+    blocking = Registry(only=("kit-test-beta",), strict=False)
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        blocking.create({"name": "kit-alpa", "provider": "kit-test-alpha"})
+    assert (
+        "Available from 'kit-test-alpha': none. The plugin policy blocks 1 plugin distribution "
+        "that might provide it: kit-test-alpha (not in Registry(only=...) (kit-test-beta)); "
+        "unset or change that setting to use it." in str(refused.value)
+    )
 
 
 def test_a_provider_installed_without_samplers_is_told_so_not_to_install_it() -> None:

@@ -511,12 +511,15 @@ def test_show_of_a_file_with_no_state_yet_says_so_not_a_none_sampler(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty = tmp_path / "new.sqlite"
-    empty.touch()  # what a run makes before its first record, as SQLite reads it
+    empty.touch()  # a file being made, or whose making SQLite undid, as SQLite reads it
 
     assert main(["state", "show", str(empty)]) == 0
 
     out = capsys.readouterr().out
-    assert "sampler     none yet: it is a new file being made, or one a run was killed" in out
+    assert (
+        "sampler     none yet: it is a new file being made, or one whose making a killed run "
+        "left undone" in out
+    )
     assert "None" not in out
 
 
