@@ -22,12 +22,11 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   replaying it would take as long as the last snapshot took to write, or it holds an
   entry per 16 bytes of that snapshot (about one per task). So snapshots cost at most
   about as much again as the sampler's own work, amortised O(1) per record, and opening
-  replays no more than that. A sampler with ``end_round`` is
-  snapshotted only right after one (:data:`ROUND_END`), where its ``state_dict()`` is
-  whole, or at four times the log while this opening has not been told of one. Whatever
-  the sampler,
-  the log is snapshotted once its entries would cost a replay an eighth of
-  :data:`REPLAY_LIMIT` (mid-round, if a round is that long). Picks that no record follows
+  replays no more than that. A sampler with ``end_round`` is snapshotted only right after
+  one (:data:`ROUND_END`), where its ``state_dict()`` is whole, or at four times the log
+  while this opening has not been told of one. Whatever the sampler, the log is
+  snapshotted once its entries would cost a replay an eighth of :data:`REPLAY_LIMIT`
+  (mid-round, if a round is that long). Picks that no record follows
   (rollouts that never came back) are not held in memory without bound: once they would
   cost a replay :data:`_FLUSH_COST` task ids (some 2,000 picks of a small shard, fewer of a
   large one), they are written as a record would write them, and the log is snapshotted

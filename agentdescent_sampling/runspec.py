@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import Sampler, check_name, short_repr
 from .registry import create
-from .spec import SpecLike, parse_spec, spec_from_file
+from .spec import SamplerSpec, SpecLike, parse_spec, spec_from_file
 from .wiring import (
     LINKED,
     MAX_LINK,
@@ -212,17 +212,26 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     from .policy import known_apart  # only on this error path
     from .state import read_state_file
 
-    target = path.with_suffix(".sqlite")
-    if target == path:
-        target = path.with_name(f"{path.stem}-state.sqlite")
+    # A path that names no file yet: state import makes no file over one (the export may
+    # have been made from a state file beside it).
+    candidates = [path.with_suffix(".sqlite")]
+    candidates += [path.with_name(f"{path.stem}-state-{n}.sqlite") for n in range(1, 100)]
+    free = [c for c in candidates if c != path and not os.path.lexists(c)]
+    target = free[0] if free else candidates[-1]
     selected = parse_spec(spec)
     try:
-        saved = read_state_file(path).get("sampler")
+        document = read_state_file(path)
     except StateError:
-        saved = None  # not an export after all: the advice says "if it is"
+        document = {}  # not an export after all: the advice says "if it is"
+    saved, kept = document.get("sampler"), document.get("state")
     other = isinstance(saved, str) and _is_name(saved) and known_apart(saved, selected.name)
+    # The parameters the export was saved with, which the import checks, over those selected.
+    params = {} if other else dict(selected.params)
+    if isinstance(kept, Mapping) and isinstance(kept.get("params"), Mapping):
+        params.update(kept["params"])
+    imported = SamplerSpec(str(saved) if other else selected.name, params)
     command = ["agentdescent-sampling", "state", "import", str(path), "-o", str(target)]
-    command += ["--spec", str(saved) if other else str(selected)]
+    command += ["--spec", str(imported)]
     advice = (
         f"state {short_repr(str(path), 1000)} is a JSON file, and a run spec's 'state' is "
         f"the SQLite state file the sampler keeps up to date as it runs. If it is an export (from "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from agentdescent_sampling import (
     from_run_spec,
     save_state,
 )
+from agentdescent_sampling.cli import main
+from agentdescent_sampling.durable import read_durable_state
 from agentdescent_sampling.runspec import _admits_more
 
 
@@ -290,11 +293,38 @@ def test_an_export_of_another_sampler_given_as_state_is_told_which_sampler_it_ho
         from_run_spec("informative-band", state=str(export))
 
     told = str(caught.value)
-    assert f"--spec fixable-first and give {str(tmp_path / 'export.sqlite')!r} as 'state'" in told
+    target = str(tmp_path / "export.sqlite")
+    assert f"--spec fixable-first:pass_threshold=0.999 and give {target!r} as 'state'" in told
     assert told.endswith(
         "and select 'fixable-first' in 'spec': it is the state of that sampler, not of "
         "'informative-band'"
     )
+
+
+def test_the_import_an_export_given_as_state_is_told_works_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Exported beside the state file it came from, with a parameter off its default: the
+    # advice named that file as the output (import refuses one that exists) and dropped the
+    # parameter (import refuses other parameters than the export's).
+    made, export = tmp_path / "dw.sqlite", tmp_path / "dw.json"
+    with create("difficulty-weighted:c=0.1", state=made) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    save_state(create("difficulty-weighted:c=0.1"), export)  # type: ignore[arg-type]
+    (tmp_path / "dw-state-1.sqlite").touch()  # taken too
+
+    with pytest.raises(StateError) as caught:
+        from_run_spec("fixable-first", state=str(export))
+
+    told = str(caught.value)
+    command = told.partition("make a state file of it with ")[2].partition(" and give ")[0]
+    target = tmp_path / "dw-state-2.sqlite"
+    assert shlex.split(command) == [
+        *("agentdescent-sampling", "state", "import", str(export), "-o", str(target)),
+        *("--spec", "difficulty-weighted:c=0.1,pass_threshold=0.999"),
+    ]
+    assert main(shlex.split(command)[1:]) == 0, capsys.readouterr().err
+    assert read_durable_state(target)["sampler"] == "difficulty-weighted"
 
 
 @pytest.mark.parametrize(

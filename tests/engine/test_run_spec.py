@@ -312,7 +312,7 @@ def test_a_json_export_as_state_is_refused_with_the_command_that_makes_a_state_o
     assert "load_state" not in planned["error"]  # no Python for a run-spec user
     target = workspace.root / "export.sqlite"
     command = ["agentdescent-sampling", "state", "import", str(export), "-o", str(target)]
-    command += ["--spec", "difficulty-weighted:c=0.1"]
+    command += ["--spec", "difficulty-weighted:c=0.1,pass_threshold=0.999"]
     assert planned["error"] == (
         f"policies.task_sampler: state {str(export)!r} is a JSON file, and a run spec's "
         f"'state' is the SQLite state file the sampler keeps up to date as it runs. If it is an "
