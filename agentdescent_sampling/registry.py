@@ -176,6 +176,12 @@ class Registry:
         try:
             sampler = _build(parsed, self._select(parsed.name, parsed.provider))
         except SamplerError as error:
+            if isinstance(error, SamplerConflictError):  # a provider given, but misspelt?
+                for key in parsed.params:
+                    if key == "provider":
+                        error.args = (f"{error}.{_PROVIDER_IN_STRING}",)
+                    elif _meant_provider(key):
+                        error.args = (f"{error}. {key!r}: did you mean {_PROVIDER}?",)
             if parsed.source is not None:
                 # A spec read from a file names it, as spec_from_file's own errors do; the
                 # error keeps its class, cause and traceback.
@@ -726,14 +732,13 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
     for key in params:
         if key in names:
             continue
-        if match := _close_parameter(key, names):
+        match = _close_parameter(key, names)
+        if key == "provider":
+            hints += _PROVIDER_IN_STRING
+        elif meant_provider := _meant_provider(key):  # 'provder' is near 'prior' too
+            hints += f" Did you mean {f'{match!r}, or ' if match else ''}{meant_provider}?"
+        elif match:
             hints += f" Did you mean {match!r}?"
-        elif key != "provider" and _close_parameter(key, ["provider"]):
-            # A mapping's 'provider' key beside 'name', misspelt, reads as a parameter.
-            hints += (
-                " Did you mean 'provider' (the distribution that provides the sampler, a key "
-                "beside 'name')?"
-            )
     nested = next(
         (key for key, value in params.items() if key not in names and isinstance(value, Mapping)),
         None,
@@ -751,6 +756,21 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
         )
     valid = f"Valid parameters: {signature.describe()}"
     return f"sampler {name!r}: {'; '.join(problems)}.{hints} {valid}"
+
+
+#: The ``provider`` key, which a misspelling of it in a mapping or table is told of.
+_PROVIDER = "'provider' (the distribution that provides the sampler, a key beside 'name')"
+#: Why ``provider`` is a parameter: given in the ``NAME:key=value`` form, which has no
+#: place for it.
+_PROVIDER_IN_STRING = (
+    " 'provider' is a key beside 'name', which the NAME:key=value form has no place for: give "
+    "a mapping or a table, such as {'name': ..., 'provider': ...}."
+)
+
+
+def _meant_provider(key: str) -> str | None:
+    """:data:`_PROVIDER`, if ``key`` is a misspelling of it; else None."""
+    return _PROVIDER if _close_parameter(key, ["provider"]) else None
 
 
 def _close_parameter(key: str, names: Sequence[str]) -> str | None:

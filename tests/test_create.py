@@ -11,6 +11,7 @@ from agentdescent_sampling import (
     PluginLoadError,
     Registry,
     RoundRobin,
+    SamplerConflictError,
     SamplerInfo,
     SamplerSpec,
     UnknownSamplerError,
@@ -334,6 +335,48 @@ def test_a_misspelt_provider_key_is_told_the_key_not_only_the_parameters(key: st
         "distribution that provides the sampler, a key beside 'name')? Valid parameters: "
         "spread_in_flight=False"
     )
+
+
+def test_a_misspelt_provider_key_near_a_parameter_is_told_both() -> None:
+    # 'provder' is nearer 'prior' than 'provider' by difflib's measure: only 'prior' was told.
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        create({"name": "difficulty-weighted", "provder": "agentdescent-sampling"})
+    assert (
+        "unknown parameter 'provder'. Did you mean 'prior', or 'provider' (the distribution "
+        "that provides the sampler, a key beside 'name')? Valid parameters:"
+    ) in str(refused.value)
+
+
+def test_a_provider_in_the_string_form_is_told_the_form_has_no_place_for_it() -> None:
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        create("difficulty-weighted:provider=agentdescent-sampling")
+    assert str(refused.value).startswith(
+        "sampler 'difficulty-weighted': unknown parameter 'provider'. 'provider' is a key beside "
+        "'name', which the NAME:key=value form has no place for: give a mapping or a table, such "
+        "as {'name': ..., 'provider': ...}. Valid parameters:"
+    )
+
+
+def test_a_misspelt_provider_key_is_told_where_two_distributions_provide_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The conflict came first, and said "Pick one with provider" to a user who had tried.
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {
+            "kit-test-alpha": (FIRST_KEY, {"kit-dup": "FirstKey"}),
+            "kit-test-beta": (FIRST_KEY, {"kit-dup": "FirstKey"}),
+        },
+    )
+    with pytest.raises(SamplerConflictError) as refused:
+        create({"name": "kit-dup", "provder": "kit-test-alpha"})
+    assert str(refused.value).endswith(
+        "or uninstall one of them. 'provder': did you mean 'provider' (the distribution that "
+        "provides the sampler, a key beside 'name')?"
+    )
+    with pytest.raises(SamplerConflictError, match="NAME:key=value form has no place for"):
+        create("kit-dup:provider=kit-test-alpha")
 
 
 def test_available_describes_both_builtins() -> None:
