@@ -123,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="one sampler's description and parameters")
     show.add_argument(
         "name",
-        help="a sampler name or alias, or 'name:key=value,...' with parameters, as check takes it",
+        type=_run_spec_spec,
+        help="a sampler name or alias, or 'name:key=value,...' with parameters, or a JSON "
+        "object, as check takes it",
     )
     show.add_argument(
         "--provider", metavar="DIST", help="the distribution to take it from, if two provide it"
@@ -141,7 +143,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     target = check.add_mutually_exclusive_group(required=True)
     target.add_argument(
-        "spec", nargs="?", help="a sampler name, or 'name:key=value,...' with parameters"
+        "spec",
+        nargs="?",
+        type=_run_spec_spec,
+        help="a sampler name, or 'name:key=value,...' with parameters, or a JSON object such "
+        'as \'{"name": "fixable-first", "failure_cost": 2}\'',
     )
     target.add_argument(
         "--all",
@@ -352,7 +358,7 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     spec = parse_spec(args.name)
     try:
-        info = default_registry().get(spec.name, provider=args.provider)
+        info = default_registry().get(spec.name, provider=args.provider or spec.provider)
     except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
         _error(_pick_a_provider(error, "show", args.name))
         return 2
@@ -379,9 +385,10 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pick_a_provider(error: SamplerConflictError, command: str, name: str) -> str:
+def _pick_a_provider(error: SamplerConflictError, command: str, name: str | dict[str, Any]) -> str:
     """The conflict ``error``, with how to pick a distribution on this command line."""
-    again = shlex.join(["agentdescent-sampling", command, name])
+    given = name if isinstance(name, str) else json.dumps(name)
+    again = shlex.join(["agentdescent-sampling", command, given])
     return f"{error}. Here, pick one with --provider: {again} --provider DIST, DIST one of those"
 
 

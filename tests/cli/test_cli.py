@@ -165,6 +165,19 @@ def test_show_takes_a_spec_with_parameters_as_check_does(
     assert "given" not in json.loads(capsys.readouterr().out)
 
 
+def test_show_and_check_take_a_json_object_as_a_run_spec_gives_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Refused, with advice to give "the mapping it holds", which a command line cannot.
+    given = '{"name": "difficulty-weighted", "c": 0.1}'
+    assert main(["show", given, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["given"] == {"c": 0.1}
+    assert main(["check", given]) == 0
+    assert capsys.readouterr().out.startswith("checking difficulty-weighted (agentdescent-")
+    assert main(["show", '{"name": "difficulty-weighted", "cc": 0.1}']) == 2
+    assert "unknown parameter 'cc'. Did you mean 'c'?" in capsys.readouterr().err
+
+
 def test_show_refuses_a_parameter_the_sampler_does_not_take_naming_the_ones_it_does(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
