@@ -245,9 +245,14 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
                 if elsewhere is not None
                 else "give the key of the table to read (key)"
             )
+            meant = _meant_key(value, part) if isinstance(value, Mapping) else None
+            fix = (
+                f"if {short_repr(meant)} is it misspelt, rename it {part!r}"
+                if meant is not None
+                else f"add {_example_entry(file, key)}"
+            )
             raise InvalidSamplerConfig(
-                f"{where} has no {key!r} entry (missing {part!r}; {found}); add "
-                f"{_example_entry(file, key)}, or {read}"
+                f"{where} has no {key!r} entry (missing {part!r}; {found}); {fix}, or {read}"
             )
         value = value[part]
     _refuse_misread(value, where, key)
@@ -495,14 +500,28 @@ def _dotted_key_ending(document: Any, key: str, depth: int = 4) -> str | None:
 
 
 def _example_entry(file: Path, key: str) -> str:
-    """An entry under ``key`` selecting round-robin, written in ``file``'s format."""
+    """An entry under ``key`` selecting fixable-first, written in ``file``'s format."""
     suffix = file.suffix.lower()
     nested = ", each part of the dotted key a level of its own" if "." in key else ""
     if suffix == ".json":
-        return f'"{key}": {{"name": "round-robin"}}{nested}'
+        return f'"{key}": {{"name": "fixable-first"}}{nested}'
     if suffix in (".yaml", ".yml"):
-        return f"{key}: {{name: round-robin}}{nested}"
-    return f'a [{key}] table with name = "round-robin"'
+        return f"{key}: {{name: fixable-first}}{nested}"
+    return f'a [{key}] table with name = "fixable-first"'
+
+
+def _meant_key(table: Mapping[Any, Any], part: str) -> str | None:
+    """The key of ``table`` that ``part`` was probably written as (``task-sampler``,
+    ``TaskSampler``, ``tasksampler``), among its first 64; None if none is near."""
+    import difflib  # only on this error path
+
+    def folded(text: str) -> str:
+        return text.lower().replace("-", "").replace("_", "")
+
+    keys = [k for k in itertools.islice(table, 64) if isinstance(k, str) and len(k) <= _MAX_KEY]
+    same = [k for k in keys if folded(k) == folded(part)]
+    close = same or difflib.get_close_matches(part, keys, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _parser(file: Path) -> Callable[[str], Any]:

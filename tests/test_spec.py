@@ -121,9 +121,13 @@ def test_a_json_file_is_read_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("file", "text", "example"),
     [
-        ("run.toml", '[sampler]\nname = "s"\n', 'a [task_sampler] table with name = "round-robin"'),
-        ("run.json", '{"sampler": {"name": "s"}}', '"task_sampler": {"name": "round-robin"}'),
-        ("run.yaml", "sampler: {name: s}\n", "task_sampler: {name: round-robin}"),
+        (
+            "run.toml",
+            '[sampler]\nname = "s"\n',
+            'a [task_sampler] table with name = "fixable-first"',
+        ),
+        ("run.json", '{"sampler": {"name": "s"}}', '"task_sampler": {"name": "fixable-first"}'),
+        ("run.yaml", "sampler: {name: s}\n", "task_sampler: {name: fixable-first}"),
     ],
 )
 def test_a_missing_key_names_the_file_the_keys_found_and_an_entry_in_its_format(
@@ -134,6 +138,29 @@ def test_a_missing_key_names_the_file_the_keys_found_and_an_entry_in_its_format(
     with pytest.raises(InvalidSamplerConfig, match=r"no 'task_sampler' entry.*'sampler'") as caught:
         spec_from_file(path)
     assert f"; add {example}, or give the key of the table to read (key)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "found"),
+    [
+        ('[task-sampler]\nname = "s"\n', "task_sampler", "task-sampler"),
+        ('[TaskSampler]\nname = "s"\n', "task_sampler", "TaskSampler"),
+        (
+            '[tool.agentdescent.tasksampler]\nname = "s"\n',
+            "tool.agentdescent.task_sampler",
+            "tasksampler",
+        ),
+    ],
+)
+def test_a_misspelt_key_is_told_which_key_it_probably_is(
+    tmp_path: Path, text: str, key: str, found: str
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path, key)
+    wanted = key.rsplit(".", 1)[-1]
+    assert f"; if {found!r} is it misspelt, rename it {wanted!r}, or " in str(caught.value)
 
 
 @pytest.mark.parametrize(
