@@ -492,12 +492,16 @@ class Registry:
                 )
         usable = self._usable(provider)  # a provider given: only its own names
         names = sorted(set(usable.values()))
-        others = sorted(other for other in usable if other != key)  # never itself
+        # A name whose plugin failed to load is suggested too, as the one it probably is.
+        failed = {normalize(n): n for f in failures if f.status == "failed" for n in f.names}
+        meant = {**failed, **usable}
+        others = sorted(other for other in meant if other != key)  # never itself
         close = difflib.get_close_matches(key, others, n=1, cutoff=0.6)
         message = f"no sampler named {name!r}"
         message += f" provided by {ascii_name(provider)}." if provider is not None else "."
         if close:
-            message += f" Did you mean {usable[close[0]]!r}?"
+            broke = "" if close[0] in usable else " (its plugin failed to load: see below)"
+            message += f" Did you mean {meant[close[0]]!r}{broke}?"
         from_it = f" from {ascii_name(provider)}" if provider is not None else ""
         message += f" Available{from_it}: {_listing(names) or 'none'}."
         blocked: dict[str, set[str]] = {}  # why -> distributions

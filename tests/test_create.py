@@ -287,6 +287,27 @@ def test_a_name_another_providers_broken_plugin_has_is_told_its_provider_however
     )
 
 
+def test_a_name_near_one_whose_plugin_failed_is_suggested_that_one_after_it_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before its plugin was imported, 'kit-broke' was suggested 'kit-broken'; once it had
+    # failed, the suggestion moved to another sampler ('round-robin').
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {"kit-test-broken": ("raise ImportError('boom')\n", {"kit-broken": "X"})},
+    )
+    with pytest.raises(UnknownSamplerError, match="Did you mean 'kit-broken'\\?"):
+        create("kit-broke")
+    with pytest.raises(PluginLoadError):
+        create("kit-broken")
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        create("kit-broke")
+    assert "Did you mean 'kit-broken' (its plugin failed to load: see below)?" in str(refused.value)
+    assert "Plugins that failed to load might provide it: kit-test-broken" in str(refused.value)
+
+
 def test_a_provider_the_policy_blocks_is_told_so_whatever_the_form_of_its_plugins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
