@@ -31,7 +31,10 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   cost a replay :data:`_FLUSH_COST` task ids (some 2,000 picks of a small shard, fewer of a
   large one), they are written as a record would write them, and the log is snapshotted
   if it is time; if this opening has written nothing, so that it must leave the file as
-  it found it, they are folded into a snapshot that the next entry written carries.
+  it found it, or the log is already at an eighth of :data:`REPLAY_LIMIT` (a snapshot
+  failed), they are folded into a snapshot that the next entry written carries, once
+  their own work has paid for one. That a sampler is told of round ends is kept in the
+  file, so a resumed run's rounds are snapshotted only at their ends too.
 - **Bounded opening.** Opening or reading a state replays its log, whose entries each cost
   the sampler some microseconds, its picks time in their shard's size too, and its told
   calls time in the number of tasks they may go over (``fixable-first``'s: every task, until
@@ -139,6 +142,9 @@ ROUND_END = "end_round"
 
 #: A snapshot is never taken before the log holds this many entries.
 _MIN_LOG = 64
+#: The key in the file's ``meta`` table set with the first ``end_round`` logged: a sampler
+#: told of rounds is snapshotted only at one, in the run that made the file and once resumed.
+_ROUNDS_TOLD = "rounds_told"
 #: What the picks held in memory unwritten may cost a replay, in task ids, before they are
 #: written or folded (:meth:`DurableSampler._flush_picks`): a small shard's pick costs about
 #: :data:`_ENTRY`, a pick of a shard of ``n`` tasks ``n`` more, and its first :data:`_NEW_SHARD`
@@ -208,9 +214,9 @@ class DurableSampler(ServedSampler):
         spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
             ``agentdescent-sampling state show`` (which replays the log with it) and
             replacing the file's with the first write (a resumed run may change a parameter
-            the state allows to change, such as ``failure_cost``). By default, for an attrs
-            class (every built-in), its name and each parameter not at its default; for
-            any other, the file's, or its name in a new file.
+            the state allows to change, such as ``failure_cost``). By default an existing
+            file keeps its own, and a new one gets the sampler's name with, for an attrs
+            class (every built-in), each parameter not at its default.
 
     Raises:
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
@@ -266,10 +272,11 @@ class DurableSampler(ServedSampler):
         self._stateful: Stateful = served  # checked above: it has both methods
         self._name = name
         # A new file is made now, whole: its first snapshot is the sampler as given.
-        told = spec if spec is not None else _spec_of(sampler, name)
+        # Given no spec, a new file keeps the one its parameters tell (a preset's name alone).
+        told = spec if spec is not None or renamed is not None else _spec_of(sampler, name)
         spec_text = json.dumps(name if told is None else told)
         self._db = StateDB(
-            target, name, spec_text, initial=self._state_json, respec=told is not None
+            target, name, spec_text, initial=self._state_json, respec=spec is not None
         )
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
@@ -514,11 +521,15 @@ class DurableSampler(ServedSampler):
 
     def _append(self, name: str, args: str) -> None:
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
-        self._round_ended = self._round_ended or name == ROUND_END
+        if name == ROUND_END and not self._round_ended:  # and so will a resumed run be
+            self._queue.entries.append(("meta", _ROUNDS_TOLD, "yes"))
         self._queue.entries.append(("event", name, args))
+        self._queue.told = True
         self._logged += 1
         self._cost.entry(name)  # as a replay counts it
         self._queue.commit(self._db)
+        self._round_ended = self._round_ended or name == ROUND_END
+        self._flush_at = _FLUSH_COST
         if self._snapshot_due(name):
             saved = "the record" if name == "record" else f"the {name}() call"
             self._fold(f"{saved} was saved")
@@ -526,20 +537,28 @@ class DurableSampler(ServedSampler):
     def _flush_picks(self) -> None:
         """Bound the memory of picks that no record follows (rollouts that never came back):
         write them as a record would, then snapshot the log if it is time; or, if this
-        opening has written nothing (it must leave the file as it found it), fold them into a
-        snapshot that the next entry written carries. If that fails (a full disk, a
-        ``state_dict()`` that is not JSON), they are kept, and tried again once they double."""
-        try:
-            if self._db.written:
-                self._queue.commit(self._db)
-            else:
-                self._snapshot(deferred=True)
-        except StateError:
+        opening has written nothing (it must leave the file as it found it), or the log is
+        past an eighth of :data:`REPLAY_LIMIT` (a snapshot failed), fold them into a snapshot
+        that the next entry written carries, once the picks' own work has paid for one. If
+        that fails (a full disk, a ``state_dict()`` that is not JSON), they are kept, and
+        tried again once they double."""
+        # Written already, or holding a record that failed to commit: write them.
+        writes = self._db.written or self._queue.told
+        if not writes and self._work < self._snapshot_cost:
+            # Folding costs a state_dict(): not before the picks' own work has paid for it.
             self._flush_at = 2 * self._queue.cost
             return
-        self._flush_at = _FLUSH_COST
-        if self._db.written and self._snapshot_due("pick"):
-            self._fold("the picks were saved")
+        try:
+            if writes and self._queue.fits:
+                self._queue.commit(self._db)
+                self._flush_at = _FLUSH_COST
+                if self._snapshot_due("pick"):
+                    self._fold("the picks were saved")
+            else:  # or, past an eighth of the replay limit, a snapshot the next write carries
+                self._snapshot(deferred=True)
+                self._flush_at = _FLUSH_COST
+        except StateError:
+            self._flush_at = 2 * self._queue.cost
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
@@ -598,7 +617,7 @@ class DurableSampler(ServedSampler):
                 _write_snapshot(db, *snapshot)
             self._queue.snapshot = None
         self._queue.entries.clear()
-        self._queue.fits, self._queue.cost = True, 0
+        self._queue.fits, self._queue.cost, self._queue.told = True, 0, False
         self._shards.clear()
         self._logged, self._work, self._retry_at, self._cost = 0, 0.0, 0, _Cost(len(text))
         self._snapshot_cost = time.perf_counter() - started
@@ -646,6 +665,7 @@ class DurableSampler(ServedSampler):
         if self._db.made:  # a new file, whose snapshot is the sampler as it is
             self._cost = _Cost(self._db.snapshot_size())
             return 0, 0, 1
+        self._round_ended = self._db.meta(_ROUNDS_TOLD) is not None
         snapshot = self._db.snapshot()
         started = time.perf_counter()
         # The cost of the log, counted over the snapshot's size before it was replayed.
@@ -686,15 +706,17 @@ class _Unwritten:
     nothing folded its picks into (``snapshot``: records, rounds and JSON text), which the
     first entry written carries, so that opening writes nothing; ``fits``: whether the log
     with those picks stays as far within :data:`REPLAY_LIMIT` as a fold keeps it (picks
-    written at close are never folded); ``cost``: what the picks would cost a replay."""
+    written at close are never folded); ``cost``: what the picks would cost a replay;
+    ``told``: whether a record or told call is among them (its commit failed)."""
 
-    __slots__ = ("cost", "entries", "fits", "snapshot")
+    __slots__ = ("cost", "entries", "fits", "snapshot", "told")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, str, str]] = []
         self.snapshot: tuple[int, int, str] | None = None
         self.fits = True
         self.cost = 0
+        self.told = False
 
     def commit(self, db: StateDB) -> None:
         """Write it all to ``db`` in one transaction, the snapshot first, then forget it.
@@ -708,13 +730,15 @@ class _Unwritten:
             for table, first, second in self.entries:
                 if table == "shard":
                     connection.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
+                elif table == "meta":
+                    connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (first, second))
                 else:
                     connection.execute(
                         "INSERT INTO event (name, args) VALUES (?, ?)", (first, second)
                     )
         self.snapshot = None
         self.entries.clear()
-        self.cost = 0
+        self.cost, self.told = 0, False
 
 
 #: Every durable sampler of this process, for a forked child to give new locks.
@@ -1048,24 +1072,24 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
 
 
 def _spec_of(sampler: Any, name: str) -> Any:
-    """The spec that builds ``sampler`` again, for a durable sampler given none: its name and
-    each parameter of an attrs class that is not at its default; None if that cannot be told
-    (any other class, or values that are not JSON)."""
+    """The spec that builds ``sampler`` again, for a new file given none: its name and each
+    parameter of an attrs class that is not at its default; None if that cannot be told (any
+    other class, or a value that JSON does not give back as itself, or cannot compare)."""
     if not attrs.has(type(sampler)):
         return None
-    params = {}
-    for field in attrs.fields(type(sampler)):
-        if not field.init:
-            continue
-        value = getattr(sampler, field.name)
-        if isinstance(field.default, attrs.Factory) or value != field.default:  # type: ignore[arg-type]
-            params[field.alias or field.name] = value
-    spec = {"name": name, **params} if params else name
-    try:
-        json.dumps(spec, allow_nan=False)
-    except (TypeError, ValueError):
+    try:  # a plugin's values may raise anything when compared (an array) or written
+        params = {}
+        for field in attrs.fields(type(sampler)):
+            if not field.init:
+                continue
+            value = getattr(sampler, field.name)
+            if isinstance(field.default, attrs.Factory) or bool(value != field.default):  # type: ignore[arg-type]
+                params[field.alias or field.name] = value
+        spec = {"name": name, **params} if params else name
+        same = json.loads(json.dumps(spec, allow_nan=False)) == spec  # a tuple comes back a list
+    except Exception:  # noqa: BLE001
         return None
-    return spec
+    return spec if same else None
 
 
 def _spec(db: StateDB) -> Any:

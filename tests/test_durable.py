@@ -23,6 +23,7 @@ import pytest
 
 import agentdescent_sampling.durable as durable_module
 from agentdescent_sampling import (
+    DifficultyWeighted,
     DurableSampler,
     InvalidSamplerConfig,
     Registry,
@@ -2552,14 +2553,20 @@ def test_picks_never_recorded_within_a_told_round_are_written_and_the_round_reop
         assert reopened.state_dict() == stopped
 
 
-def test_a_long_told_round_is_not_snapshotted_before_its_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize("resumed", [False, True], ids=["one-run", "resumed-between-rounds"])
+def test_a_long_told_round_is_not_snapshotted_before_its_end(tmp_path: Path, resumed: bool) -> None:
     # "Four times the log" is for a sampler never told of rounds; it also fired mid-round for
-    # one that is, and the round's failures waiting for its end were forgotten.
+    # one that is, and the round's failures waiting for its end were forgotten; and once that
+    # was mended, in a run resumed between rounds until its first round ended.
     state, few = tmp_path / "sampler.sqlite", [f"t{task}" for task in range(8)]
-    with durable("fixable-first", state) as sampler:
-        for _ in few:
-            sampler.record(sampler.pick(few, 0), 1.0)
-        sampler.end_round(0)  # type: ignore[attr-defined]
+    sampler = durable("fixable-first", state)
+    for _ in few:
+        sampler.record(sampler.pick(few, 0), 1.0)
+    sampler.end_round(0)  # type: ignore[attr-defined]
+    if resumed:
+        sampler.close()
+        sampler = durable("fixable-first", state)
+    with sampler:
         sampler.pick(few, 1)
         sampler.record("t1", 0.0)
         for _ in range(300):
@@ -2589,9 +2596,72 @@ def test_a_sampler_made_durable_without_a_spec_is_read_with_its_own_parameters(
     saved = read_durable_state(state)
     assert saved["spec"] == {"name": "fixable-first", "failure_cost": 5}
     assert saved["state"] == stopped
+    # An existing file keeps its own spec, which may hold what the sampler cannot tell (a
+    # provider); a resumed run's is stored only if it is given.
     with DurableSampler(create("fixable-first"), state) as resumed:
         drive(resumed, range(13, 14), trials)
-    assert read_durable_state(state)["spec"] == "fixable-first"
+    assert read_durable_state(state)["spec"] == {"name": "fixable-first", "failure_cost": 5}
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        pytest.param(lambda: Registry().create("difficulty-weighted"), id="defaults"),
+        pytest.param(None, id="a-preset"),
+    ],
+)
+def test_a_sampler_made_durable_without_a_spec_keeps_one_that_builds_it(
+    tmp_path: Path, made: Callable[[], Any] | None
+) -> None:
+    # A preset's parameters were stored beside its name, which takes none: state show failed.
+    registry = Registry()
+    registry.register(lambda: DifficultyWeighted(c=0.5), name="dw-hot")
+    built = made() if made is not None else registry.create("dw-hot")
+    state = tmp_path / "sampler.sqlite"
+    with DurableSampler(built, state) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    with contextlib.closing(sqlite3.connect(state)) as db:
+        (kept,) = db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
+    spec = json.loads(kept)
+    assert spec == ("difficulty-weighted" if made is not None else "dw-hot")
+    assert registry.create(spec).state_dict()["params"] == built.state_dict()["params"]
+
+
+def test_a_snapshot_that_failed_once_never_lets_unrecorded_picks_take_the_log_past_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After a failed snapshot, none was tried before the log doubled in entries, while picks
+    # of large shards were written whatever they cost: the file went past REPLAY_LIMIT, and
+    # the library refused to open its own file.
+    from agentdescent_sampling import durable as module
+
+    monkeypatch.setattr(module, "REPLAY_LIMIT", 1 << 23)
+    written, armed = module._write_snapshot, [False]
+
+    def full_once(db: Any, *args: Any) -> None:
+        if armed[0]:
+            armed[0] = False
+            raise sqlite3.OperationalError("database or disk is full")
+        written(db, *args)
+
+    monkeypatch.setattr(module, "_write_snapshot", full_once)
+    state, few = tmp_path / "sampler.sqlite", [f"t{task}" for task in range(8)]
+    big = [[f"s{shard}-{task}" for task in range(8_000)] for shard in range(8)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the failed snapshot's
+        with durable("fixable-first", state) as sampler:
+            for _ in few:
+                sampler.record(sampler.pick(few, 0), 1.0)
+            sampler.end_round(0)  # type: ignore[attr-defined]
+            armed[0] = True
+            while armed[0]:  # a long round, until the cost rule's snapshot fails
+                sampler.record(sampler.pick(few, 1), 1.0)
+            for step in range(1_200):  # rollouts that never come back: past the limit
+                sampler.pick(big[step % len(big)], 1)
+            records = sampler.records
+
+    with durable("fixable-first", state) as reopened:
+        assert reopened.records == records
 
 
 def test_picks_kept_at_close_never_make_a_state_its_own_release_refuses_to_open(
