@@ -426,6 +426,10 @@ class StateDB:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def respec(self, spec: str) -> None:
+        """Store ``spec`` in place of the file's spec with this opening's first write."""
+        self._spec, self._respec = spec, True
+
     def snapshot(self) -> tuple[int, int, Any]:
         """``(records, rounds, state)`` of the snapshot.
 

@@ -24,7 +24,7 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   about as much again as the sampler's own work, amortised O(1) per record, and opening
   replays no more than that. A sampler with ``end_round`` is snapshotted only right after
   one (:data:`ROUND_END`), where its ``state_dict()`` is whole, or at four times the log
-  while this opening has not been told of one. Whatever the sampler, the log is
+  until the file has logged one. Whatever the sampler, the log is
   snapshotted once its entries would cost a replay an eighth of :data:`REPLAY_LIMIT`
   (mid-round, if a round is that long). Picks that no record follows
   (rollouts that never came back) are not held in memory without bound: once they would
@@ -144,7 +144,7 @@ ROUND_END = "end_round"
 _MIN_LOG = 64
 #: The key in the file's ``meta`` table set with the first ``end_round`` logged: a sampler
 #: told of rounds is snapshotted only at one, in the run that made the file and once resumed.
-_ROUNDS_TOLD = "rounds_told"
+_ROUNDS_META = "rounds_told"
 #: What the picks held in memory unwritten may cost a replay, in task ids, before they are
 #: written or folded (:meth:`DurableSampler._flush_picks`): a small shard's pick costs about
 #: :data:`_ENTRY`, a pick of a shard of ``n`` tasks ``n`` more, and its first :data:`_NEW_SHARD`
@@ -271,13 +271,21 @@ class DurableSampler(ServedSampler):
         served: Any = sampler if renamed is None else ServedSampler(sampler, name=renamed)
         self._stateful: Stateful = served  # checked above: it has both methods
         self._name = name
-        # A new file is made now, whole: its first snapshot is the sampler as given.
-        # Given no spec, a new file keeps the one its parameters tell (a preset's name alone).
+        # A new file is made now, whole: its first snapshot is the sampler as given. Given no
+        # spec, the file keeps the one its parameters tell (a preset's name alone), with the
+        # provider an existing file's names, or its own if they cannot be told.
         told = spec if spec is not None or renamed is not None else _spec_of(sampler, name)
         spec_text = json.dumps(name if told is None else told)
         self._db = StateDB(
             target, name, spec_text, initial=self._state_json, respec=spec is not None
         )
+        if spec is None and told is not None and not self._db.made:
+            with contextlib.suppress(StateError):  # a damaged spec: replaced, not read
+                kept = _spec(self._db)
+                if isinstance(kept, Mapping) and "provider" in kept:
+                    given = {"name": told} if isinstance(told, str) else told
+                    told = {**given, "provider": kept["provider"]}
+            self._db.respec(json.dumps(told))
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
         assert self.lock is not None  # for mypy: lock=True made it
@@ -294,12 +302,13 @@ class DurableSampler(ServedSampler):
         self._snapshot_cost = 0.0
         self._snapshot_bytes = 0
         self._flush_at = _FLUSH_COST  # see _flush_picks
-        # Whether this opening was told of a round's end: then it is snapshotted only at one.
-        self._round_ended = False
+        # Whether the sampler was told of a round's end, in this opening or one before it:
+        # then it is snapshotted only at one; and whether the file says so (_ROUNDS_META).
+        self._round_ended = self._round_kept = False
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
-        self._rounds_told = callable(getattr(sampler, ROUND_END, None))
+        self._has_round_end = callable(getattr(sampler, ROUND_END, None))
         try:
             self._records, self._next_round, self._next_shard = self._restore()
         except BaseException:
@@ -521,14 +530,15 @@ class DurableSampler(ServedSampler):
 
     def _append(self, name: str, args: str) -> None:
         """Commit ``name(args)`` with the picks before it, then snapshot if it is time."""
-        if name == ROUND_END and not self._round_ended:  # and so will a resumed run be
-            self._queue.entries.append(("meta", _ROUNDS_TOLD, "yes"))
+        self._round_ended = self._round_ended or name == ROUND_END
+        if self._round_ended and not self._round_kept:  # so that a resumed run knows it
+            self._queue.entries.append(("meta", _ROUNDS_META, "yes"))
         self._queue.entries.append(("event", name, args))
         self._queue.told = True
         self._logged += 1
         self._cost.entry(name)  # as a replay counts it
         self._queue.commit(self._db)
-        self._round_ended = self._round_ended or name == ROUND_END
+        self._round_kept = self._round_ended
         self._flush_at = _FLUSH_COST
         if self._snapshot_due(name):
             saved = "the record" if name == "record" else f"the {name}() call"
@@ -537,11 +547,12 @@ class DurableSampler(ServedSampler):
     def _flush_picks(self) -> None:
         """Bound the memory of picks that no record follows (rollouts that never came back):
         write them as a record would, then snapshot the log if it is time; or, if this
-        opening has written nothing (it must leave the file as it found it), or the log is
-        past an eighth of :data:`REPLAY_LIMIT` (a snapshot failed), fold them into a snapshot
-        that the next entry written carries, once the picks' own work has paid for one. If
-        that fails (a full disk, a ``state_dict()`` that is not JSON), they are kept, and
-        tried again once they double."""
+        opening has written nothing (it must leave the file as it found it: once the picks'
+        own work has paid for a ``state_dict()``), or the log is past an eighth of
+        :data:`REPLAY_LIMIT` (a snapshot failed), fold them into a snapshot that the next
+        entry written carries. If that fails (a full disk, a ``state_dict()`` that is not
+        JSON), they are kept, and tried again once they double; but past that eighth, where
+        close would drop them, they are dropped now, with a warning."""
         # Written already, or holding a record that failed to commit: write them.
         writes = self._db.written or self._queue.told
         if not writes and self._work < self._snapshot_cost:
@@ -557,8 +568,23 @@ class DurableSampler(ServedSampler):
             else:  # or, past an eighth of the replay limit, a snapshot the next write carries
                 self._snapshot(deferred=True)
                 self._flush_at = _FLUSH_COST
-        except StateError:
-            self._flush_at = 2 * self._queue.cost
+        except StateError as error:
+            if self._queue.fits or self._queue.told:
+                self._flush_at = 2 * self._queue.cost
+                return
+            dropped = sum(1 for _, name, _ in self._queue.entries if name == "pick")
+            self._queue.entries.clear()
+            self._cost.ids -= self._queue.cost  # the log as it is, without them
+            self._logged -= dropped
+            self._queue.cost = 0
+            self._shards.clear()  # their rows went with the picks: the next pick logs its own
+            warnings.warn(
+                f"{error}. {dropped:,} picks that no record followed are not kept in the state "
+                f"file, whose log is past an eighth of its replay limit (a snapshot keeps "
+                f"failing): reopened, it picks as before them. Nothing recorded is lost",
+                RuntimeWarning,
+                stacklevel=3,  # pick()'s caller
+            )
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
@@ -571,7 +597,7 @@ class DurableSampler(ServedSampler):
             return False
         # A sampler told of round ends is snapshotted at one, where its state_dict() is whole;
         # while this opening has been told of none, four times later than otherwise.
-        if name == ROUND_END or not self._rounds_told:
+        if name == ROUND_END or not self._has_round_end:
             return True
         return not self._round_ended and self._logged >= 4 * enough
 
@@ -615,7 +641,10 @@ class DurableSampler(ServedSampler):
         else:
             with self._db.transaction() as db:
                 _write_snapshot(db, *snapshot)
+                if self._round_ended:  # the queue's row for it, if any, goes with the queue
+                    db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'yes')", (_ROUNDS_META,))
             self._queue.snapshot = None
+            self._round_kept = self._round_ended
         self._queue.entries.clear()
         self._queue.fits, self._queue.cost, self._queue.told = True, 0, False
         self._shards.clear()
@@ -665,7 +694,7 @@ class DurableSampler(ServedSampler):
         if self._db.made:  # a new file, whose snapshot is the sampler as it is
             self._cost = _Cost(self._db.snapshot_size())
             return 0, 0, 1
-        self._round_ended = self._db.meta(_ROUNDS_TOLD) is not None
+        self._round_ended = self._round_kept = self._db.meta(_ROUNDS_META) is not None
         snapshot = self._db.snapshot()
         started = time.perf_counter()
         # The cost of the log, counted over the snapshot's size before it was replayed.

@@ -631,7 +631,7 @@ def test_picks_never_recorded_whose_state_cannot_be_snapshotted_are_kept_and_tri
         sampler = _run(registry, "spread", state, 20)
     with sampler, warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
-        for step in range(20, 7_020):  # this opening wrote: the picks are written as they come
+        for step in range(20, 3_020):  # this opening wrote: the picks are written as they come
             sampler.pick(["a", "b", "c"], step)
     # A snapshot after them was tried, and warned of, once the log doubled, not at each pick.
     assert 1 <= len(said) <= 3, [str(warning.message) for warning in said]
@@ -643,12 +643,38 @@ def test_picks_never_recorded_whose_state_cannot_be_snapshotted_are_kept_and_tri
     tried = reopened.wrapped.snapshots  # type: ignore[attr-defined]
     with reopened, warnings.catch_warnings():
         warnings.simplefilter("error")  # folding an opening's picks in memory never warns
-        assert (reopened.records, reopened.rounds) == (20, 7_020)
-        for step in range(7_020, 14_020):  # this opening writes nothing: they fold in memory
+        assert (reopened.records, reopened.rounds) == (20, 3_020)
+        for step in range(3_020, 8_020):  # this opening writes nothing: they fold in memory
             reopened.pick(["a", "b", "c"], step)
         # Tried at some 2,000 picks and again once they doubled: twice, not at each pick.
         assert reopened.wrapped.snapshots - tried == 2  # type: ignore[attr-defined]
     assert state.read_bytes() == before
+
+
+def test_picks_never_recorded_past_an_eighth_of_the_limit_whose_state_cannot_fold_are_let_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Neither written (the log would near the replay limit) nor folded (state_dict() is not
+    # JSON), they piled up in memory, and the next record wrote them all past the limit.
+    monkeypatch.setattr(durable_module, "REPLAY_LIMIT", 1 << 21)
+    monkeypatch.setattr(durable_module, "_FLUSH_COST", 1 << 14)
+    registry, state = Registry(), tmp_path / "sampler.sqlite"
+    registry.register(Spread)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        sampler = _run(registry, "spread", state, 700)  # past an eighth of the limit
+        for step in range(20_000):
+            sampler.pick(["a", "b", "c"], step)
+        held = len(sampler._queue.entries)
+        sampler.record("a", 1.0)
+        sampler.close()
+    assert held < 100, held
+    assert any("picks that no record followed are not kept" in str(w.message) for w in said)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # its log is replayed, not folded
+        with registry.create("spread", state=state) as reopened:
+            assert reopened.records == 701
 
 
 def test_a_state_file_whose_log_cannot_be_snapshotted_reopens_with_every_record(
@@ -2596,11 +2622,19 @@ def test_a_sampler_made_durable_without_a_spec_is_read_with_its_own_parameters(
     saved = read_durable_state(state)
     assert saved["spec"] == {"name": "fixable-first", "failure_cost": 5}
     assert saved["state"] == stopped
-    # An existing file keeps its own spec, which may hold what the sampler cannot tell (a
-    # provider); a resumed run's is stored only if it is given.
-    with DurableSampler(create("fixable-first"), state) as resumed:
-        drive(resumed, range(13, 14), trials)
-    assert read_durable_state(state)["spec"] == {"name": "fixable-first", "failure_cost": 5}
+    # Resumed with other parameters and no spec, the file is read with those; a provider
+    # the file names, which the sampler cannot tell, is kept.
+    with sqlite3.connect(state) as db:
+        told = {"name": "fixable-first", "failure_cost": 5, "provider": "agentdescent-sampling"}
+        db.execute("UPDATE meta SET value = ? WHERE key = 'spec'", (json.dumps(told),))
+    db.close()
+    with DurableSampler(create({"name": "fixable-first", "failure_cost": 2}), state) as resumed:
+        drive(resumed, range(13, 16), trials)
+        resumed.pick(SHARDS[0], 16)
+        stopped = resumed.state_dict()
+    saved = read_durable_state(state)
+    assert saved["spec"] == {**told, "failure_cost": 2}
+    assert saved["state"] == stopped
 
 
 @pytest.mark.parametrize(
