@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import functools
 import json
 import os
@@ -214,9 +215,10 @@ class DurableSampler(ServedSampler):
         spec: the spec ``sampler`` was built from, as ``create()`` takes it, kept for
             ``agentdescent-sampling state show`` (which replays the log with it) and
             replacing the file's with the first write (a resumed run may change a parameter
-            the state allows to change, such as ``failure_cost``). By default an existing
-            file keeps its own, and a new one gets the sampler's name with, for an attrs
-            class (every built-in), each parameter not at its default.
+            the state allows to change, such as ``failure_cost``). By default, for a
+            built-in, its name and each parameter not at its default (with the ``provider``
+            the file's spec names); for any other sampler, the file's, or its name in a new
+            file.
 
     Raises:
         InvalidSamplerConfig: ``sampler`` has no ``state_dict()`` / ``load_state_dict()``,
@@ -282,7 +284,7 @@ class DurableSampler(ServedSampler):
         if spec is None and told is not None and not self._db.made:
             with contextlib.suppress(StateError):  # a damaged spec: replaced, not read
                 kept = _spec(self._db)
-                if isinstance(kept, Mapping) and "provider" in kept:
+                if isinstance(kept, Mapping) and isinstance(kept.get("provider"), str):
                     given = {"name": told} if isinstance(told, str) else told
                     told = {**given, "provider": kept["provider"]}
             self._db.respec(json.dumps(told))
@@ -360,6 +362,8 @@ class DurableSampler(ServedSampler):
             started = time.perf_counter()
             picked = self.wrapped.pick(keys, shifted)
             self._work += time.perf_counter() - started
+            if not self._queue.entries:  # what the log is without them, should they be let go
+                self._queue.before = (copy.copy(self._cost), self._logged, self._shards[:])
             shard = self._new_shard(ids) if known is None else known
             cost = _pick_cost(len(keys), known is None)
             self._cost.pick(cost)  # as a replay counts it
@@ -552,9 +556,13 @@ class DurableSampler(ServedSampler):
         :data:`REPLAY_LIMIT` (a snapshot failed), fold them into a snapshot that the next
         entry written carries. If that fails (a full disk, a ``state_dict()`` that is not
         JSON), they are kept, and tried again once they double; but past that eighth, where
-        close would drop them, they are dropped now, with a warning."""
+        close would drop them, they are let go now, with a warning, and so are those after
+        them until the log has doubled."""
         # Written already, or holding a record that failed to commit: write them.
         writes = self._db.written or self._queue.told
+        if not self._queue.fits and not self._queue.told and self._logged < self._retry_at:
+            self._let_go()  # a snapshot failed here: not tried again before the log doubles
+            return
         if not writes and self._work < self._snapshot_cost:
             # Folding costs a state_dict(): not before the picks' own work has paid for it.
             self._flush_at = 2 * self._queue.cost
@@ -572,19 +580,22 @@ class DurableSampler(ServedSampler):
             if self._queue.fits or self._queue.told:
                 self._flush_at = 2 * self._queue.cost
                 return
-            dropped = sum(1 for _, name, _ in self._queue.entries if name == "pick")
-            self._queue.entries.clear()
-            self._cost.ids -= self._queue.cost  # the log as it is, without them
-            self._logged -= dropped
-            self._queue.cost = 0
-            self._shards.clear()  # their rows went with the picks: the next pick logs its own
+            self._let_go()
+            self._retry_at = 2 * self._logged  # let go unfolded until the log doubles
             warnings.warn(
-                f"{error}. {dropped:,} picks that no record followed are not kept in the state "
-                f"file, whose log is past an eighth of its replay limit (a snapshot keeps "
-                f"failing): reopened, it picks as before them. Nothing recorded is lost",
+                f"{error}. Picks that no record follows are let go from the state file, whose "
+                f"log is past an eighth of its replay limit, until a snapshot can be taken: "
+                f"reopened, it picks as before them. Nothing recorded is lost",
                 RuntimeWarning,
                 stacklevel=3,  # pick()'s caller
             )
+
+    def _let_go(self) -> None:
+        """Forget the queued picks, as :func:`_close_under` does those that do not fit: the
+        log's cost, entry count and shards are what they were before the first of them."""
+        self._cost, self._logged, self._shards = self._queue.before
+        self._queue.entries.clear()
+        self._queue.cost = 0
 
     def _snapshot_due(self, name: str) -> bool:
         """Whether to fold the log into a snapshot after the call ``name``; see the module."""
@@ -736,12 +747,14 @@ class _Unwritten:
     first entry written carries, so that opening writes nothing; ``fits``: whether the log
     with those picks stays as far within :data:`REPLAY_LIMIT` as a fold keeps it (picks
     written at close are never folded); ``cost``: what the picks would cost a replay;
-    ``told``: whether a record or told call is among them (its commit failed)."""
+    ``told``: whether a record or told call is among them (its commit failed); ``before``:
+    the writer's replay cost, entry count and shards before the first of them."""
 
-    __slots__ = ("cost", "entries", "fits", "snapshot", "told")
+    __slots__ = ("before", "cost", "entries", "fits", "snapshot", "told")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, str, str]] = []
+        self.before: tuple[_Cost, int, list[tuple[list[str], int]]] = (_Cost(0), 0, [])
         self.snapshot: tuple[int, int, str] | None = None
         self.fits = True
         self.cost = 0
@@ -1101,10 +1114,13 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
 
 
 def _spec_of(sampler: Any, name: str) -> Any:
-    """The spec that builds ``sampler`` again, for a new file given none: its name and each
-    parameter of an attrs class that is not at its default; None if that cannot be told (any
-    other class, or a value that JSON does not give back as itself, or cannot compare)."""
-    if not attrs.has(type(sampler)):
+    """The spec that builds a built-in ``sampler`` again, for a file given none: its name and
+    each parameter not at its default; None for any other sampler (a plugin's factory may take
+    other parameters than its class's fields), or a value JSON does not give back as itself."""
+    from .policy import BUILTINS  # a built-in's class is its factory
+
+    built = f"{type(sampler).__module__}:{type(sampler).__qualname__}"
+    if not any(b.name == name and b.value == built for b in BUILTINS):
         return None
     try:  # a plugin's values may raise anything when compared (an array) or written
         params = {}
