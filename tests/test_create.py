@@ -212,6 +212,11 @@ def test_a_misspelt_provider_of_a_hook_form_plugin_is_suggested_the_installed_on
     assert create({"name": "shuffled", "provider": "kit-test-curricula"}).name == "shuffled"
 
 
+def _first_key_as(name: str) -> tuple[str, dict[str, str]]:
+    """``FIRST_KEY``'s module and entry point, its sampler named ``name``."""
+    return FIRST_KEY.replace("kit-dup", name), {name: "FirstKey"}
+
+
 def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -221,11 +226,8 @@ def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
         tmp_path,
         monkeypatch,
         {
-            "kit-test-alpha": (
-                FIRST_KEY.replace("kit-dup", "kit-alpha"),
-                {"kit-alpha": "FirstKey"},
-            ),
-            "kit-test-beta": (FIRST_KEY.replace("kit-dup", "kit-beta"), {"kit-beta": "FirstKey"}),
+            "kit-test-alpha": _first_key_as("kit-alpha"),
+            "kit-test-beta": _first_key_as("kit-beta"),
             "kit-test-broken": ("raise ImportError('boom')\n", {"kit-broken": ""}),
         },
     )
@@ -272,7 +274,7 @@ def test_a_name_another_providers_broken_plugin_has_is_told_its_provider_however
         monkeypatch,
         {
             "kit-test-alpha": ("raise ImportError('boom')\n", {"kit-x": "FirstKey"}),
-            "kit-test-beta": (FIRST_KEY.replace("kit-dup", "kit-beta"), {"kit-beta": "FirstKey"}),
+            "kit-test-beta": _first_key_as("kit-beta"),
         },
     )
     if loaded_before:
@@ -315,11 +317,8 @@ def test_a_provider_the_policy_blocks_is_told_so_whatever_the_form_of_its_plugin
         tmp_path,
         monkeypatch,
         {
-            "kit-test-alpha": (
-                FIRST_KEY.replace("kit-dup", "kit-alpha"),
-                {"kit-alpha": "FirstKey"},
-            ),
-            "kit-test-beta": (FIRST_KEY.replace("kit-dup", "kit-beta"), {"kit-beta": "FirstKey"}),
+            "kit-test-alpha": _first_key_as("kit-alpha"),
+            "kit-test-beta": _first_key_as("kit-beta"),
         },
     )
     blocking = Registry(only=("kit-test-beta",), strict=False)
