@@ -1116,25 +1116,18 @@ def _writer(spec: Any, owner: str, where: str) -> Any:
 def _spec_of(sampler: Any, name: str) -> Any:
     """The spec that builds a built-in ``sampler`` again, for a file given none: its name and
     each parameter not at its default; None for any other sampler (a plugin's factory may take
-    other parameters than its class's fields), or a value JSON does not give back as itself."""
-    from .policy import BUILTINS  # a built-in's class is its factory
+    other parameters than its class's fields)."""
+    from .policy import BUILTINS  # a built-in's class is its factory, its fields plain numbers
 
     built = f"{type(sampler).__module__}:{type(sampler).__qualname__}"
     if not any(b.name == name and b.value == built for b in BUILTINS):
         return None
-    try:  # a plugin's values may raise anything when compared (an array) or written
-        params = {}
-        for field in attrs.fields(type(sampler)):
-            if not field.init:
-                continue
-            value = getattr(sampler, field.name)
-            if isinstance(field.default, attrs.Factory) or bool(value != field.default):  # type: ignore[arg-type]
-                params[field.alias or field.name] = value
-        spec = {"name": name, **params} if params else name
-        same = json.loads(json.dumps(spec, allow_nan=False)) == spec  # a tuple comes back a list
-    except Exception:  # noqa: BLE001
-        return None
-    return spec if same else None
+    params = {
+        field.alias or field.name: getattr(sampler, field.name)
+        for field in attrs.fields(type(sampler))
+        if field.init and getattr(sampler, field.name) != field.default
+    }
+    return {"name": name, **params} if params else name
 
 
 def _spec(db: StateDB) -> Any:
