@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
 import attrs
@@ -46,7 +46,7 @@ from .policy import (
     of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
-from .spec import SamplerSpec, SpecLike, cut_read, parse_spec
+from .spec import SamplerSpec, SpecLike, closest_name, cut_read, parse_spec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -736,7 +736,7 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
     for key in params:
         if key in names:
             continue
-        match = _close_parameter(key, names)
+        match = closest_name(key, names)
         if key == "provider":
             hints += _PROVIDER_IN_STRING
         elif meant_provider := _meant_provider(key):  # 'provder' is near 'prior' too
@@ -774,20 +774,7 @@ _PROVIDER_IN_STRING = (
 
 def _meant_provider(key: str) -> str | None:
     """:data:`_PROVIDER`, if ``key`` is a misspelling of it; else None."""
-    return _PROVIDER if _close_parameter(key, ["provider"]) else None
-
-
-def _close_parameter(key: str, names: Sequence[str]) -> str | None:
-    """The parameter ``key`` was probably meant as: the same but for case and ``-``/``_``,
-    else the closest spelling."""
-    import difflib  # only on this error path: building a sampler never needs it
-
-    folded = {name.lower().replace("-", "_"): name for name in names}
-    wanted = key.lower().replace("-", "_")
-    if wanted in folded:
-        return folded[wanted]
-    close = difflib.get_close_matches(wanted, sorted(folded), n=1)
-    return folded[close[0]] if close else None
+    return _PROVIDER if closest_name(key, ["provider"]) else None
 
 
 def _where(info: SamplerInfo) -> str:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import Sampler, check_name, short_repr
 from .registry import create
-from .spec import SamplerSpec, SpecLike, parse_spec, spec_from_file
+from .spec import SamplerSpec, SpecLike, closest_name, parse_spec, spec_from_file
 from .wiring import (
     LINKED,
     MAX_LINK,
@@ -328,7 +328,6 @@ def _refuse_unknown(slot: str, unknown: Mapping[str, Any]) -> None:
     ``TypeError`` (whose advice, ``call=False``, is never the fix here)."""
     if not unknown:
         return
-    from .registry import _close_parameter  # only on this error path
 
     ref = _OURS[slot]
 
@@ -336,7 +335,7 @@ def _refuse_unknown(slot: str, unknown: Mapping[str, Any]) -> None:
     parameters = inspect.signature(globals()[ref]).parameters.values()
     valid = [p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD]
     names = sorted(unknown)
-    matches = (_close_parameter(name, valid) for name in names)
+    matches = (closest_name(name, valid) for name in names)
     hints = "".join(f" Did you mean {match!r}?" for match in matches if match)
     raise InvalidSamplerConfig(
         f"policies.{slot}: unknown key{'s' if len(names) > 1 else ''} "

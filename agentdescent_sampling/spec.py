@@ -15,7 +15,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -513,15 +513,21 @@ def _example_entry(file: Path, key: str) -> str:
 def _meant_key(table: Mapping[Any, Any], part: str) -> str | None:
     """The key of ``table`` that ``part`` was probably written as (``task-sampler``,
     ``TaskSampler``, ``tasksampler``), among its first 64; None if none is near."""
-    import difflib  # only on this error path
-
-    def folded(text: str) -> str:
-        return text.lower().replace("-", "").replace("_", "")
-
     keys = [k for k in itertools.islice(table, 64) if isinstance(k, str) and len(k) <= _MAX_KEY]
-    same = [k for k in keys if folded(k) == folded(part)]
-    close = same or difflib.get_close_matches(part, keys, n=1, cutoff=0.8)
-    return close[0] if close else None
+    return closest_name(part, keys, cutoff=0.8)
+
+
+def closest_name(key: str, names: Sequence[str], cutoff: float = 0.6) -> str | None:
+    """The one of ``names`` that ``key`` was probably meant as: the same but for case and
+    ``-``/``_``, else the closest spelling at least ``cutoff`` alike (:mod:`difflib`)."""
+    import difflib  # only on an error path: building a sampler never needs it
+
+    folded = {name.lower().replace("-", "_"): name for name in names}
+    wanted = key.lower().replace("-", "_")
+    if wanted in folded:
+        return folded[wanted]
+    close = difflib.get_close_matches(wanted, sorted(folded), n=1, cutoff=cutoff)
+    return folded[close[0]] if close else None
 
 
 def _parser(file: Path) -> Callable[[str], Any]:
