@@ -216,9 +216,6 @@ class StateDB:
         spec: the spec the sampler was built from, stored in a new file for ``state export``
             and for a reader to replay the log with.
         writable: False to read a state another process may hold (no lock is taken).
-        respec: store ``spec`` in an existing file too, with this opening's first write: a
-            resumed run may change a parameter that the state allows to change (fixable-first's
-            ``failure_cost``), and its log is then replayed with the spec that wrote it.
         initial: for a writable state, the JSON text of the first snapshot of a new file
             (the sampler as it was given); called before anything is made.
 
@@ -237,12 +234,12 @@ class StateDB:
         *,
         writable: bool = True,
         initial: Callable[[], str] | None = None,
-        respec: bool = False,
     ) -> None:
         self.path = path
         self.where = str(path)
         self.writable = writable
-        self._owner, self._spec, self._respec = owner, spec, respec
+        self._owner, self._spec = owner, spec
+        self._respec = False  # see respec()
         self._initial = initial
         self._initial_text: str | None = None
         self._locked = False
@@ -427,7 +424,9 @@ class StateDB:
         return None if row is None else str(row[0])
 
     def respec(self, spec: str) -> None:
-        """Store ``spec`` in place of the file's spec with this opening's first write."""
+        """Store ``spec`` in place of an existing file's spec with this opening's first write:
+        a resumed run may change a parameter that the state allows to change (fixable-first's
+        ``failure_cost``), and its log is then replayed with the spec that wrote it."""
         self._spec, self._respec = spec, True
 
     def snapshot(self) -> tuple[int, int, Any]:

@@ -278,15 +278,14 @@ class DurableSampler(ServedSampler):
         # provider an existing file's names, or its own if they cannot be told.
         told = spec if spec is not None or renamed is not None else _spec_of(sampler, name)
         spec_text = json.dumps(name if told is None else told)
-        self._db = StateDB(
-            target, name, spec_text, initial=self._state_json, respec=spec is not None
-        )
-        if spec is None and told is not None and not self._db.made:
-            with contextlib.suppress(StateError):  # a damaged spec: replaced, not read
-                kept = _spec(self._db)
-                if isinstance(kept, Mapping) and isinstance(kept.get("provider"), str):
-                    given = {"name": told} if isinstance(told, str) else told
-                    told = {**given, "provider": kept["provider"]}
+        self._db = StateDB(target, name, spec_text, initial=self._state_json)
+        if told is not None and not self._db.made:  # this run's spec replaces the file's
+            if spec is None:
+                with contextlib.suppress(StateError):  # a damaged spec: replaced, not read
+                    kept = _spec(self._db)
+                    if isinstance(kept, Mapping) and isinstance(kept.get("provider"), str):
+                        given = {"name": told} if isinstance(told, str) else told
+                        told = {**given, "provider": kept["provider"]}
             self._db.respec(json.dumps(told))
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
