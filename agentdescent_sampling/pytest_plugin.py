@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from .spec import SpecLike
-from .testing import ConformanceReport, check_sampler
+from .testing import ConformanceNote, ConformanceReport, check_sampler
 
 __all__ = ["sampler_conformance"]
 
@@ -16,7 +17,8 @@ __all__ = ["sampler_conformance"]
 @pytest.fixture
 def sampler_conformance() -> Callable[..., ConformanceReport]:
     """A pytest fixture: call it with a factory (or a name or spec) and params; it fails on any
-    violation.
+    violation, and warns each note of a sampler that passes as a :class:`ConformanceNote`,
+    which pytest's warnings summary shows without failing the test.
 
     Example::
 
@@ -29,7 +31,9 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
     ) -> ConformanceReport:
         report = check_sampler(factory_or_name, **params)
         if not report.ok:
-            pytest.fail(str(report), pytrace=False)
+            pytest.fail(str(report), pytrace=False)  # its text holds the notes too
+        for note in report.notes:
+            warnings.warn(f"{report.sampler}: {note}", ConformanceNote, stacklevel=2)
         return report
 
     return check

@@ -54,6 +54,7 @@ from .spec import SamplerSpec, SpecLike, parse_spec
 from .state import find_in_state
 
 __all__ = [
+    "ConformanceNote",
     "ConformanceReport",
     "InstalledCheck",
     "Violation",
@@ -78,6 +79,12 @@ _BAD_SCORES: tuple[tuple[object, type[Exception]], ...] = (
     ("0.5", TypeError),
     (None, TypeError),
 )
+
+
+class ConformanceNote(UserWarning):
+    """A note of the conformance kit, as the ``sampler_conformance`` fixture warns it: what a
+    check could not observe, or advice, never a violation. ``-W error::...ConformanceNote``
+    (or ``filterwarnings``) makes notes fail a test suite that wants none."""
 
 
 @attrs.frozen
@@ -190,9 +197,23 @@ class _NotApplicable:
 
 
 _NOT_APPLICABLE = _NotApplicable()
-#: What a check yields: a violation, a note (a ``str``: what it could not observe), or
-#: :data:`_NOT_APPLICABLE`.
-Finding = Violation | str | _NotApplicable
+
+
+@attrs.frozen
+class _Fault:
+    """A violation with the fault it shows: ``"non-member"`` for a pick that returned a
+    non-member, else what a call raised and where (:func:`_fault_of`). A check does not
+    report again a fault that an earlier check reported: one bug, one violation."""
+
+    violation: Violation
+    fault: str
+
+
+#: The fault of every pick that returned a non-member, whatever it returned.
+_NON_MEMBER = "non-member"
+#: What a check yields: a violation (with its fault, or not), a note (a ``str``: what it
+#: could not observe), or :data:`_NOT_APPLICABLE`.
+Finding = Violation | _Fault | str | _NotApplicable
 Check = Callable[[Factory, dict[str, Any]], Iterator[Finding]]
 
 
@@ -207,8 +228,11 @@ def check_sampler(
     ``state_dict()`` and ``load_state_dict()`` for a state that survives JSON and restores
     it. ``stats()``, when a sampler has it and it returns ``{task_id: (passes, trials)}``
     counting every record, is used to check that concurrent records are not lost; one that
-    raises is a violation. A call that raises is reported with its arguments and the line of
-    the sampler's code it raised at.
+    raises is a violation (of the ``stats`` check). A score ``record()`` refuses must change
+    nothing the sampler shows: its ``stats()``, its ``state_dict()``, the picks that follow.
+    A call that raises is reported with its arguments and the line of the sampler's code it
+    raised at; one fault (a non-member picked, the same exception from the same line) is
+    reported by the first check that finds it only.
 
     A sampler that declares ``thread_safe = False`` is checked under threads as it is
     served: wrapped in :func:`~agentdescent_sampling.synchronized`, as ``create()`` wraps it.
@@ -260,10 +284,12 @@ def check_sampler(
         _refuse_wrong_parameters(factory, label, params)
     findings: list[Finding] = []
     ran: list[str] = []
+    reported: set[str] = set()  # the faults earlier checks reported
     checks = [check for check in _CHECKS if takes_seed or check is not _check_seeds]
     for check in checks:
         name = check.__name__.removeprefix("_check_").replace("_", "-")
         found, finished = _bounded(name, functools.partial(_listed, check, factory, params))
+        found = _unrepeated(found, reported)
         findings.extend(found)
         if _NOT_APPLICABLE not in found:
             ran.append(name)
@@ -277,12 +303,36 @@ def check_sampler(
 
 
 def _report(label: str, ran: list[str], findings: list[Finding]) -> ConformanceReport:
-    return ConformanceReport(
-        label,
-        tuple(ran),
-        tuple(each for each in findings if isinstance(each, Violation)),
-        tuple(each for each in findings if isinstance(each, str)),
-    )
+    violations = tuple(each for each in findings if isinstance(each, Violation))
+    notes = [each for each in findings if isinstance(each, str)]
+    if any(violation.check == "instances-apart" for violation in violations):
+        # Records of other instances in its stats() are why it does not count this one's.
+        notes = [note for note in notes if not note.startswith(_NOT_COUNTED)]
+    return ConformanceReport(label, tuple(ran), violations, tuple(notes))
+
+
+def _unrepeated(found: list[Finding], reported: set[str]) -> list[Finding]:
+    """``found``, one check's findings, without the violations of a fault in ``reported``
+    (those earlier checks reported), each :class:`_Fault` unwrapped; adds its faults to
+    ``reported``. Within one check, each stands: its violations differ in what it gave."""
+    kept: list[Finding] = []
+    faults: set[str] = set()
+    for each in found:
+        if isinstance(each, _Fault):
+            if each.fault in reported:
+                continue
+            faults.add(each.fault)
+            kept.append(each.violation)
+        else:
+            kept.append(each)
+    reported |= faults
+    return kept
+
+
+def _fault_of(error: BaseException) -> str:
+    """The fault ``error`` shows, whichever call raised it: ``raised Type: text (at
+    plugin.py:12)``, as :func:`_failed_call` ends."""
+    return f"raised {describe(error)}{_where(error)}"
 
 
 def _is_spec(factory_or_name: object) -> TypeGuard[SpecLike]:
@@ -358,7 +408,8 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
     if isinstance(result, KeyboardInterrupt):
         raise result
     if isinstance(result, BaseException):
-        return [Violation(name, _failed_call(result) or f"raised {describe(result)}")], True
+        violation = Violation(name, _failed_call(result) or f"raised {describe(result)}")
+        return [_Fault(violation, _fault_of(result))], True
     return result, True
 
 
@@ -375,13 +426,23 @@ def _failed_call(error: BaseException) -> str | None:
     for frame, _ in traceback.walk_tb(error.__traceback__):
         arity = _CALLED.get(frame.f_code.co_name)
         if arity is not None:
-            return f"{_call(frame, arity)} raised {describe(error)}{_where(error)}"
+            hint = _tuple_hint(frame, error)
+            return f"{_call(frame, arity)} raised {describe(error)}{_where(error)}{hint}"
     return None
 
 
 def _call(frame: FrameType, arity: int) -> str:
     """The call ``frame`` runs, as ``pick(['task-0', ...], 3)``: its first ``arity``
     arguments after ``self``, shortened, as they were when it raised."""
+    shown_values = [
+        _show(value) if type(value) in (list, tuple) else safe_repr(value, 80)
+        for value in _arguments(frame)[:arity]
+    ]
+    return f"{frame.f_code.co_name}({', '.join(shown_values)})"
+
+
+def _arguments(frame: FrameType) -> list[Any]:
+    """The arguments of the call ``frame`` runs, after ``self``, as they were when it raised."""
     arguments = inspect.getargvalues(frame)
     values: list[Any] = [arguments.locals.get(name) for name in arguments.args]
     if arguments.args[:1] == ["self"]:
@@ -389,11 +450,20 @@ def _call(frame: FrameType, arity: int) -> str:
     extra = arguments.locals.get(arguments.varargs) if arguments.varargs else None
     if type(extra) is tuple:  # pick(self, *args)
         values += extra
-    shown_values = [
-        _show(value) if type(value) in (list, tuple) else safe_repr(value, 80)
-        for value in values[:arity]
-    ]
-    return f"{frame.f_code.co_name}({', '.join(shown_values)})"
+    return values
+
+
+def _tuple_hint(frame: FrameType, error: BaseException) -> str:
+    """Advice for a ``pick()`` that raised ``AttributeError`` or ``TypeError`` on a tuple
+    shard, as one that calls ``keys.copy()`` or ``keys.sort()`` does; else ``""``."""
+    if frame.f_code.co_name != "pick" or not isinstance(error, (AttributeError, TypeError)):
+        return ""
+    if type(next(iter(_arguments(frame)), None)) is not tuple:
+        return ""
+    return (
+        "; keys may be any sequence of task ids, a tuple too, so read it without changing "
+        "it, and copy it with list(keys) to sort or change the copy"
+    )
 
 
 def _where(error: BaseException) -> str:
@@ -502,7 +572,7 @@ _NONE_RAN = "every other check picks and records, so none ran"
 
 def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     sampler = factory(**params)
-    call = f"pick({_show(_SHARD)}, 0)"
+    call = f"pick({_show(list(_SHARD))}, 0)"
     try:
         picked = _member(sampler.pick(list(_SHARD), 0), _SHARD)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
@@ -684,7 +754,7 @@ def _suggested_name(class_name: str) -> str:
         return "my-sampler"
 
 
-def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
+def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     shards: list[Sequence[str]] = [list(_SHARD), tuple(_SHARD[:5]), ["only-task"]]
     for shard in shards:
         sampler = factory(**params)
@@ -693,30 +763,42 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
             # check reports that) must not have a member it took out called a non-member.
             picked = sampler.pick(list(shard) if isinstance(shard, list) else shard, round_index)
             if picked not in shard:
-                yield Violation(
+                violation = Violation(
                     "pick-returns-a-member",
                     f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}"
                     f"{_not_a_str(picked)}, which is not in the {type(shard).__name__} it was "
                     f"given",
                 )
+                yield _Fault(violation, _NON_MEMBER)
                 break
             sampler.record(picked, float(round_index % 2))
+
+
+#: The scores the keys-unchanged check records between its picks, in turn: passes, failures
+#: and a partial score, so that a pick that changes its shard only once a task has some
+#: outcome (one that drops solved tasks from it) does so under the check.
+_MIXED_SCORES = (1.0, 0.0, 0.5, 0.0)
 
 
 def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     sampler = factory(**params)
     shard = list(_SHARD)
+    last = ""
     for round_index in range(2 * len(shard)):
         picked = sampler.pick(shard, round_index)
         if shard != list(_SHARD):
+            records = f"{round_index} record{'s' if round_index > 1 else ''}"
+            after = f", made after {records} (the last {last})," if last else ""
             yield Violation(
                 "keys-unchanged",
-                f"pick({_show(_SHARD)}, {round_index}) mutated the shard it was given: "
-                f"{_change(_SHARD, shard)}; copy it (sorted(keys), list(keys)) before "
-                f"reordering or removing",
+                f"pick({_show(list(_SHARD))}, {round_index}){after} mutated the shard it was "
+                f"given: {_change(list(_SHARD), shard)}; copy it (sorted(keys), list(keys)) "
+                f"before reordering or removing",
             )
             return
-        sampler.record(_member(picked, _SHARD), 0.0)
+        task, score = _member(picked, _SHARD), _MIXED_SCORES[round_index % len(_MIXED_SCORES)]
+        sampler.record(task, score)
+        last = f"record({task!r}, {score!r})"
 
 
 def _change(before: Sequence[str], after: Sequence[str]) -> str:
@@ -744,9 +826,7 @@ def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Vio
     )
 
 
-def _check_record_outside_the_shard(
-    factory: Factory, params: dict[str, Any]
-) -> Iterator[Violation]:
+def _check_record_outside_the_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     sampler = factory(**params)
     sampler.pick(list(_SHARD[:3]), 0)
     outside = "a-task-from-another-shard"
@@ -761,12 +841,125 @@ def _check_record_outside_the_shard(
         )
         return
     picked = sampler.pick(list(_SHARD[:3]), 1)
-    if picked not in _SHARD[:3]:
+    if picked == outside:  # what it was told of, not in the shard: this check's own fault
         yield Violation(
+            "record-outside-the-shard",
+            f"after record({outside!r}, 0.5), pick({_show(list(_SHARD[:3]))}, 1) returned "
+            f"{outside!r}, the task recorded, which is not in the shard it was given; pick "
+            f"only from keys",
+        )
+    elif picked not in _SHARD[:3]:  # any non-member, which the members check may have seen
+        violation = Violation(
             "record-outside-the-shard",
             f"after recording a task outside the shard, pick() returned {safe_repr(picked)}, "
             f"not a member",
         )
+        yield _Fault(violation, _NON_MEMBER)
+
+
+#: The picks and records the bad-scores check makes before each bad score, and after it.
+_BAD_SCORE_ROUNDS = 12
+
+
+def _check_bad_scores(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
+    """A score ``record()`` refuses changes nothing the sampler shows: its ``stats()``, its
+    ``state_dict()``, or, where the same records give the same picks, the picks that follow.
+    Scores it takes are the notes' business (advice: the engine never passes one)."""
+    changes: list[tuple[object, str]] = []
+    observed = False
+    for score, _ in _BAD_SCORES:
+        trio = [factory(**params) for _ in range(3)]  # one given the bad score, two twins
+        try:
+            task = _member(_set_up(trio), _SHARD)
+        except Exception:  # noqa: BLE001  # the checks of picks and records report it
+            yield _NOT_APPLICABLE
+            return
+        sampler = trio[0]
+        before = _observed(sampler)
+        try:
+            sampler.record(task, score)
+        except Exception as error:  # noqa: BLE001  # refused, as it should be, whatever the type
+            refused = f"record({task!r}, {score!r}) raised {type(error).__name__}"
+        else:
+            continue  # taken: the notes say so
+        changed = _changed(before, _observed(sampler))
+        if not changed:
+            try:
+                after = [_scripted_picks(each, _BAD_SCORE_ROUNDS + 1, 2 * _BAD_SCORE_ROUNDS)
+                         for each in trio]  # fmt: skip
+            except Exception:  # noqa: BLE001  # the other checks report it
+                after = [[], [], []]
+            if after[1] == after[2] and after[1]:  # picks that can show a change
+                observed = True
+                if after[0] != after[1]:
+                    changed = (
+                        f"the picks that followed were {_show(after[0][:6])}, and "
+                        f"{_show(after[1][:6])} on an instance that made the same picks and "
+                        f"records without it"
+                    )
+        observed = observed or bool(before)
+        if changed:
+            changes.append((score, f"{refused}, yet {changed}"))
+    if not observed:  # it took every bad score, or nothing it shows could tell
+        yield _NOT_APPLICABLE
+        return
+    if changes:
+        (_, first), more = changes[0], [safe_repr(score) for score, _ in changes[1:]]
+        also = f"; so did {', '.join(more)}" if more else ""
+        yield Violation(
+            "bad-scores",
+            f"after {_BAD_SCORE_ROUNDS} picks and records, {first}{also}. A score record() "
+            f"refuses must change nothing: check it before any update "
+            f"(agentdescent_sampling.check_score(task_id, score) returns it as a float, or "
+            f"raises)",
+        )
+
+
+def _set_up(samplers: list[Any]) -> object:
+    """Give each of ``samplers`` the same :data:`_BAD_SCORE_ROUNDS` picks and records, then
+    one more pick, whose result for the first is returned."""
+    for sampler in samplers:
+        _scripted_picks(sampler, 0, _BAD_SCORE_ROUNDS)
+    picks = [sampler.pick(list(_SHARD), _BAD_SCORE_ROUNDS) for sampler in samplers]  # each
+    return picks[0]
+
+
+@attrs.frozen
+class _Raised:
+    """What a method that raised, read by :func:`_observed`, shows: the exception, described."""
+
+    error: str
+
+
+def _observed(sampler: Any) -> dict[str, object]:
+    """What ``sampler`` shows of what it learned: ``{"stats()": ..., "state_dict()": ...}``,
+    each of the two it has that returns the same on two calls in a row (a clock in one could
+    show no change), a copy; a :class:`_Raised` for one that raised."""
+    shown_now: dict[str, object] = {}
+    for method in ("stats", "state_dict"):
+        read = getattr(sampler, method, None)
+        if not callable(read):
+            continue
+        try:
+            first = copy.deepcopy(read())
+            steady = _difference(first, read()) == ""
+        except Exception as error:  # noqa: BLE001  # shown as what it raised
+            first, steady = _Raised(describe(error)), True
+        if steady:
+            shown_now[f"{method}()"] = first
+    return shown_now
+
+
+def _changed(before: dict[str, object], after: dict[str, object]) -> str:
+    """What differs from ``before`` in ``after`` (each from :func:`_observed`), or ``""``."""
+    for method, was in before.items():
+        now = after.get(method)
+        if isinstance(now, _Raised) and not isinstance(was, _Raised):
+            return f"{method} raised {now.error} after it, and returned {safe_repr(was)} before"
+        difference = _difference(was, now, method, ("before", "after"))
+        if difference:
+            return difference
+    return ""
 
 
 def _expect(
@@ -790,12 +983,21 @@ def _expect(
 
 def _check_seeds(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     for seed in (0, 12345):
-        runs = [_scripted_picks(factory(**{**params, "seed": seed})) for _ in range(2)]
+        # Both built before either picks, and called in turn: a sampler that seeds the random
+        # module in __init__ and draws from it then splits one stream between the two.
+        twins = [factory(**{**params, "seed": seed}) for _ in range(2)]
+        runs: list[list[str]] = [[], []]
+        for round_index in range(_SCRIPTED):
+            for twin, run in zip(twins, runs, strict=True):
+                run += _scripted_picks(twin, round_index, round_index + 1)
         if runs[0] != runs[1]:
             yield Violation(
                 "seeds",
-                f"two instances with seed={seed} picked differently: {runs[0][:8]} vs "
-                f"{runs[1][:8]}; draw randomness only from a generator seeded with seed",
+                f"two instances with seed={seed} picked differently, built together and called "
+                f"in turn (a pick and a record each): {runs[0][:8]} vs {runs[1][:8]}; "
+                f"draw randomness only from the instance's own generator, "
+                f"self.rng = random.Random(seed), never from the random module's (random.seed() "
+                f"in __init__ seeds one generator that every instance shares)",
             )
 
 
@@ -814,9 +1016,21 @@ def _served(factory: Factory, params: dict[str, Any]) -> Any:
     return sampler
 
 
+def _check_stats(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
+    """A ``stats()``, where there is one, works: on a fresh instance, and after a few picks
+    and records. Its shape is the threads check's business (a note: it is optional)."""
+    sampler = _served(factory, params)
+    if not callable(getattr(sampler, "stats", None)):
+        yield _NOT_APPLICABLE
+        return
+    _, found = _stats_counts(sampler)
+    if isinstance(found, Violation):
+        yield found
+
+
 def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     counts, note = _stats_counts(_served(factory, params))
-    if note:
+    if isinstance(note, str) and note:  # a stats() that raises is the stats check's
         yield note
     # A race in an unguarded read-modify-write shows up in most rounds, not all; a few
     # rounds make a miss vanishingly rare, and a correct sampler costs only the rounds.
@@ -826,11 +1040,12 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding
             continue
         alone, counted = _one_thread_run(_served(factory, params), counts)
         if alone is not None:  # not a race: the same calls fail on one thread
-            yield Violation(
+            violation = Violation(
                 "threads",
-                f"the calls the threads make raise on one thread too, first: {alone}; "
-                f"fix that first (no lock would)",
+                f"the calls the threads make raise on one thread too, first: "
+                f"{_failed_call(alone) or describe(alone)}; fix that first (no lock would)",
             )
+            yield _Fault(violation, _fault_of(alone))
             return
         yield from outcome.violations
         if outcome.lost is not None:
@@ -879,7 +1094,7 @@ def _stats_counts(sampler: Any) -> tuple[bool, Violation | str]:
 def _stats_raised(when: str, error: BaseException) -> Violation:
     """The violation of a ``stats()`` that raised ``error`` ``when`` it was read."""
     return Violation(
-        "threads",
+        "stats",
         f"{when}, stats() raised {describe(error)}{_where(error)}; stats() is optional, but "
         f"one that is there must work: return {_STATS_SHAPE} from it (the author's guide, "
         f"'Statistics'), or remove it",
@@ -919,10 +1134,14 @@ def _whole(value: object) -> int | None:
     return whole if whole >= 0 else None
 
 
+#: How the note of a ``stats()`` the threads check cannot count records with begins.
+_NOT_COUNTED = "threads: lost records could not be observed: stats() "
+
+
 def _not_counted(problem: str) -> str:
     """The note of a ``stats()`` that the threads check cannot count records with."""
     return (
-        f"threads: lost records could not be observed: stats() {problem}, and the threads "
+        f"{_NOT_COUNTED}{problem}, and the threads "
         f"check reads stats() as {_STATS_SHAPE} with whole numbers counting every record; "
         f"only exceptions and non-members under {THREADS} threads were checked. Return that "
         f"from stats() (the author's guide, 'Statistics'), or give the method another name"
@@ -941,14 +1160,14 @@ def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
         sampler.record(_member(picked, shard), float((worker + step) % 2))
 
 
-def _one_thread_run(sampler: Any, counts: bool) -> tuple[str | None, int | None]:
+def _one_thread_run(sampler: Any, counts: bool) -> tuple[Exception | None, int | None]:
     """What the threads' calls, made one after another on one thread, raise first, if
     any, and the trials ``stats()`` then counts (``None`` if it is not read or unreadable)."""
     try:
         for worker in range(THREADS):
             _worker_calls(sampler, worker, [])
     except Exception as error:  # noqa: BLE001  # reported as a violation
-        return _failed_call(error) or describe(error), None
+        return error, None
     if not counts:
         return None, None
     try:
@@ -963,7 +1182,7 @@ class _Round:
     """What one round of the threads check found: its violations, and apart from them the
     lost-records one, which stands only if ``stats()`` counts every record on one thread."""
 
-    violations: list[Violation]
+    violations: list[Violation | _Fault]
     lost: Violation | None = None
 
 
@@ -988,7 +1207,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
             thread.start()
         for thread in threads:
             thread.join()
-    violations = []
+    violations: list[Violation | _Fault] = []
     lost = None
     if errors:
         violations.append(
@@ -999,12 +1218,11 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
                 f"thread_safe = False",
             )
         )
-    if strays:
-        violations.append(
-            Violation(
-                "threads", f"under threads, pick() returned non-members: {', '.join(strays[:3])}"
-            )
+    if strays:  # the members check reports a pick that returns them on one thread too
+        stray = Violation(
+            "threads", f"under threads, pick() returned non-members: {', '.join(strays[:3])}"
         )
+        violations.append(_Fault(stray, _NON_MEMBER))
     if counts and not errors:
         expected = THREADS * OPERATIONS_PER_THREAD
         try:
@@ -1305,8 +1523,14 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
         report = getattr(other, method, None)
         if callable(report):
             break
-    else:
-        yield _NOT_APPLICABLE  # nothing to see another instance's learning by
+    else:  # nothing to see another instance's learning by
+        yield (
+            f"instances-apart: not checked: {type(other).__name__} has neither state_dict() nor "
+            f"stats(), so whether records on one instance change what another learned (a class "
+            f"attribute or a mutable default argument shares it) could not be seen. Add "
+            f"stats() returning {_STATS_SHAPE}, which the threads check reads too"
+        )
+        yield _NOT_APPLICABLE
         return
     try:
         before = copy.deepcopy(report())
@@ -1348,8 +1572,10 @@ _CHECKS: tuple[Check, ...] = (
     _check_keys_unchanged,
     _check_empty_shard,
     _check_record_outside_the_shard,
+    _check_bad_scores,
     _check_seeds,
     _check_state,
+    _check_stats,
     _check_instances_apart,
     _check_threads,
 )
@@ -1385,6 +1611,11 @@ def fast_thread_switching() -> Iterator[None]:
 
 
 def _show(shard: Sequence[str]) -> str:
+    """``shard`` as a report shows it, its first four keys: a tuple as a tuple (``('task-0',
+    ...)``), anything else as a list, so that a message names the type the sampler was given."""
     items = list(shard)
+    if isinstance(shard, tuple):
+        text = safe_repr(tuple(items[:4]))
+        return text[:-1] + ", ...)" if len(items) > 4 else text
     text = safe_repr(items[:4])
     return text[:-1] + ", ...]" if len(items) > 4 else text

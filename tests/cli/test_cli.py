@@ -137,7 +137,7 @@ def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
     listed = json.loads(run("list", "--json").stdout)
     assert checked == [record["name"] for record in listed if record["kind"] == "sampler"]
     assert checked == ["round-robin", "hardest-first"]
-    assert "round-robin: all 10 checks passed" in result.stdout
+    assert "round-robin: all 11 checks passed" in result.stdout
 
 
 def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) -> None:
@@ -211,7 +211,7 @@ def test_check_of_a_built_in_asks_its_user_to_add_nothing(
 ) -> None:
     assert main(["check", "round-robin"]) == 0
     out = capsys.readouterr().out
-    assert "round-robin: all 10 checks passed" in out
+    assert "round-robin: all 11 checks passed" in out
     assert "note:" not in out  # round-robin has no stats(), and its user cannot add one
 
 
@@ -252,7 +252,7 @@ def test_check_provider_checks_one_of_two_distributions_that_provide_a_name(
     assert main(["check", "kit-dup", "--provider", "kit-test-dup-b"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("checking kit-dup (kit-test-dup-b 0.1) (no parameters)\n")
-    assert "kit-dup: all 8 checks passed" in out
+    assert "kit-dup: all 9 checks passed" in out
 
 
 NAMED = """
@@ -446,7 +446,7 @@ def test_a_plugin_claiming_a_built_ins_name_fails_check_and_list_strict_unless_t
 
     assert main(["check", "round-robin"]) == status
     out = capsys.readouterr().out
-    assert "round-robin: all 10 checks passed" in out
+    assert "round-robin: all 11 checks passed" in out
     if disabled:  # the user's choice: said in a note
         assert f"  note: round-robin is the built-in; {claims}" in out
         assert "claims it too: disabled by AGENTDESCENT_SAMPLERS_DISABLE; also, its entry " in out

@@ -81,7 +81,7 @@ def test_check_of_a_builtin_name_a_plugin_claims_says_the_plugin_was_refused_and
     result = zoo.run("agentdescent-sampling", "check", "Round_Robin", check=False)
 
     assert result.returncode == 1, result.stdout
-    assert "round-robin: all 10 checks passed" in result.stdout
+    assert "round-robin: all 11 checks passed" in result.stdout
     assert (
         "round-robin is the built-in; ads-test-impostor 1.2.3 (entry point 'round-robin = "
         "ads_impostor:Impostor') claims it too, refused: its entry point is named 'round-robin', "

@@ -30,6 +30,7 @@ from agentdescent_sampling import (
     load_state,
     save_state,
 )
+from agentdescent_sampling.testing import ConformanceNote
 
 # Small settings where a default would leave a short run looking uniform, so the
 # round trip crosses refreshes, refits, screenings and skips.
@@ -70,9 +71,18 @@ def run(sampler: Any, steps: range, outcomes: random.Random) -> list[str]:
     return picks
 
 
+#: The rules without stats(): under threads the kit sees their exceptions and non-members,
+#: not lost records, and says so in a note.
+WITHOUT_STATS = frozenset({"plr", "mopps", "tscl", "learning-progress"})
+
+
 @pytest.mark.parametrize("name", RULES)
 def test_conforms_to_the_sampler_contract(sampler_conformance, name: str) -> None:  # type: ignore[no-untyped-def]
-    sampler_conformance(FACTORIES[name], seed=3)
+    if name not in WITHOUT_STATS:
+        sampler_conformance(FACTORIES[name], seed=3)
+        return
+    with pytest.warns(ConformanceNote, match=f"{name} has no stats"):
+        sampler_conformance(FACTORIES[name], seed=3)
 
 
 def test_pip_install_registers_all_nine_with_their_citations() -> None:

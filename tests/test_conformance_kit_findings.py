@@ -1,0 +1,384 @@
+"""The conformance kit against the faults a review of 36 buggy samplers found it missed,
+misreported or reported more than once: each sampler here has one such bug."""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from collections.abc import Sequence
+from typing import ClassVar
+
+import pytest
+
+from agentdescent_sampling import RoundRobin, check_keys, check_pick, check_score, testing
+from agentdescent_sampling.testing import check_sampler
+
+
+class Counted:
+    """Picks the least-tried task and keeps ``{task_id: (passes, trials)}`` under a lock."""
+
+    name = "counted"
+
+    def __init__(self) -> None:
+        self.trials: dict[str, int] = {}
+        self.passes: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        keys, _ = check_pick(keys, round_index)
+        with self.lock:
+            return min(keys, key=lambda key: self.trials.get(key, 0))
+
+    def record(self, task_id: str, score: float) -> None:
+        value = check_score(task_id, score)
+        with self.lock:
+            self.trials[task_id] = self.trials.get(task_id, 0) + 1
+            self.passes[task_id] = self.passes.get(task_id, 0) + (value >= 0.999)
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        with self.lock:
+            return {key: (self.passes[key], trials) for key, trials in self.trials.items()}
+
+
+class CountsTheRejected(Counted):
+    """Counts the trial before it checks the score, so a score it refuses is still counted."""
+
+    name = "counts-the-rejected"
+
+    def record(self, task_id: str, score: float) -> None:
+        with self.lock:
+            self.trials[task_id] = self.trials.get(task_id, 0) + 1
+        value = check_score(task_id, score)
+        with self.lock:
+            self.passes[task_id] = self.passes.get(task_id, 0) + (value >= 0.999)
+
+
+def test_a_rejected_score_that_changes_stats_is_a_violation() -> None:
+    report = check_sampler(CountsTheRejected)
+
+    [violation] = report.violations
+    assert violation.check == "bad-scores"
+    assert re.match(
+        r"after 12 picks and records, record\('task-\d+', nan\) raised ValueError, yet "
+        r"stats\(\)\['task-\d+'\] was \(\d+, 1\) before, \(\d+, 2\) after; so did inf, -0\.5, "
+        r"1\.5, '0\.5', None\. A score record\(\) refuses must change nothing",
+        violation.message,
+    ), violation.message
+    assert "check_score(task_id, score)" in violation.message
+
+
+class MovesOnFirst:
+    """No stats() or state: picks the least-tried task, but counts a try before the score's
+    check, so a refused score still moves its next picks on."""
+
+    name = "moves-on-first"
+
+    def __init__(self) -> None:
+        self.tried: dict[str, int] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return min(check_keys(keys), key=lambda key: self.tried.get(key, 0))
+
+    def record(self, task_id: str, score: float) -> None:
+        self.tried[task_id] = self.tried.get(task_id, 0) + 1
+        check_score(task_id, score)
+
+
+def test_a_rejected_score_that_changes_only_the_picks_that_follow_is_a_violation() -> None:
+    report = check_sampler(MovesOnFirst)
+
+    [violation] = report.violations
+    assert violation.check == "bad-scores"
+    assert "raised ValueError, yet the picks that followed were [" in violation.message
+    assert "on an instance that made the same picks and records without it" in violation.message
+
+
+def test_samplers_that_refuse_bad_scores_cleanly_pass_the_bad_scores_check() -> None:
+    for factory in (Counted, RoundRobin):
+        report = check_sampler(factory)
+        assert report.ok, str(report)
+        assert "bad-scores" in report.checks
+
+
+def test_the_bad_scores_check_is_not_listed_for_a_sampler_that_takes_every_score() -> None:
+    class TakesAll(Counted):
+        name = "takes-all"
+
+        def record(self, task_id: str, score: float) -> None:
+            with self.lock:
+                self.trials[task_id] = self.trials.get(task_id, 0) + 1
+                self.passes.setdefault(task_id, 0)
+
+    report = check_sampler(TakesAll)
+
+    assert report.ok, str(report)
+    assert "bad-scores" not in report.checks  # nothing refused: nothing it could observe
+    assert [note for note in report.notes if note.startswith("bad scores: record() accepted")]
+
+
+class DropsSolved:
+    """Takes a solved task out of the list it is given: only once something has passed."""
+
+    name = "drops-solved"
+
+    def __init__(self) -> None:
+        self.solved: set[str] = set()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        if isinstance(keys, list):
+            for key in [key for key in keys if key in self.solved][: len(keys) - 1]:
+                keys.remove(key)
+        return keys[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        if check_score(task_id, score) >= 0.999:
+            self.solved.add(task_id)
+
+
+def test_a_pick_that_mutates_its_shard_only_after_a_pass_is_caught() -> None:
+    report = check_sampler(DropsSolved)
+
+    [violation] = [v for v in report.violations if v.check == "keys-unchanged"]
+    assert violation.message.startswith(
+        "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 1), made after 1 record (the last "
+        "record('task-0', 1.0)), mutated the shard it was given: 12 keys became 11, removed "
+        "['task-0']; copy it"
+    )
+
+
+class Unlocked:
+    """Conforms, but has no stats(): the kit notes what it could not observe."""
+
+    name = "unlocked"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_the_pytest_fixture_warns_each_note_as_a_conformance_note(sampler_conformance) -> None:  # type: ignore[no-untyped-def]
+    with pytest.warns(testing.ConformanceNote) as warned:
+        report = sampler_conformance(Unlocked)
+
+    assert report.ok
+    assert [str(warning.message) for warning in warned] == [
+        f"unlocked: {note}" for note in report.notes
+    ]
+    assert all(warning.filename == __file__ for warning in warned)  # the test's own line
+
+
+def test_the_pytest_fixture_shows_notes_in_the_warnings_summary_and_passes(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        from agentdescent_sampling import check_keys, check_score
+
+        class Unlocked:
+            name = "unlocked"
+            def pick(self, keys, round_index):
+                return check_keys(keys)[0]
+            def record(self, task_id, score):
+                check_score(task_id, score)
+
+        def test_conforms(sampler_conformance):
+            sampler_conformance(Unlocked)
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1, warnings=2)
+    result.stdout.fnmatch_lines(
+        ["*warnings summary*", "*ConformanceNote: unlocked: threads: lost records could not*"]
+    )
+
+
+class CopiesWithDotCopy:
+    """Copies its shard with keys.copy(), which a tuple does not have."""
+
+    name = "copies-with-dot-copy"
+    thread_safe = False
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        check_keys(keys)
+        order = keys.copy()  # type: ignore[attr-defined]
+        order.sort()
+        return str(order[0])
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_a_pick_that_cannot_take_a_tuple_shows_the_tuple_and_says_keys_may_be_one() -> None:
+    [violation] = check_sampler(CopiesWithDotCopy).violations
+
+    assert violation.check == "pick-returns-a-member"
+    assert violation.message.startswith(
+        "pick(('task-0', 'task-1', 'task-2', 'task-3', ...), 0) raised AttributeError: 'tuple' "
+        "object has no attribute 'copy'"
+    )
+    assert violation.message.endswith(
+        "; keys may be any sequence of task ids, a tuple too, so read it without changing it, "
+        "and copy it with list(keys) to sort or change the copy"
+    )
+
+
+def test_a_non_member_from_a_tuple_is_shown_with_the_tuple_it_was_given() -> None:
+    class ShoutsAtTuples(Unlocked):
+        name = "shouts-at-tuples"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            first = check_keys(keys)[0]
+            return first.upper() if isinstance(keys, tuple) else first
+
+    [violation] = check_sampler(ShoutsAtTuples).violations
+
+    assert violation.message == (
+        "pick(('task-0', 'task-1', 'task-2', 'task-3', ...), 0) returned 'TASK-0', which is "
+        "not in the tuple it was given"
+    )
+
+
+class SeedsTheRandomModule:
+    """Seeds the random module's generator in __init__, which every instance shares."""
+
+    name = "seeds-the-random-module"
+
+    def __init__(self, seed: int = 0) -> None:
+        random.seed(seed)
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return random.choice(check_keys(keys))
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+def test_a_sampler_that_seeds_the_random_module_in_init_picks_differently_from_its_twin() -> None:
+    report = check_sampler(SeedsTheRandomModule)
+
+    assert [violation.check for violation in report.violations] == ["seeds", "seeds"]
+    message = report.violations[0].message
+    assert message.startswith(
+        "two instances with seed=0 picked differently, built together and called in turn"
+    )
+    assert "random.Random(seed)" in message
+
+
+class SharedInClass:
+    """Keeps what it learns in a class attribute, and has no stats() or state_dict()."""
+
+    name = "shared-in-class"
+    tried: ClassVar[dict[str, int]] = {}
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return min(check_keys(keys), key=lambda key: self.tried.get(key, 0))
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        self.tried[task_id] = self.tried.get(task_id, 0) + 1
+
+
+def test_the_instances_check_says_when_it_could_not_run() -> None:
+    report = check_sampler(SharedInClass)
+
+    assert "instances-apart" not in report.checks
+    [note] = [note for note in report.notes if note.startswith("instances-apart:")]
+    assert note.startswith(
+        "instances-apart: not checked: SharedInClass has neither state_dict() nor stats(), so "
+        "whether records on one instance change what another learned"
+    )
+    assert f"note: {note}" in str(report)
+
+
+class IndexOverflow(Unlocked):
+    """keys[round_index] with no modulo: IndexError once the round passes the shard's size."""
+
+    name = "index-overflow"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[round_index]
+
+
+def test_one_exception_is_reported_once_not_again_by_each_later_check() -> None:
+    report = check_sampler(IndexOverflow)
+
+    [violation] = report.violations
+    assert violation.check == "pick-returns-a-member"
+    assert " raised IndexError: " in violation.message
+
+
+class ReturnsAnIndex(Unlocked):
+    """Returns the index of the task it chose, not the task."""
+
+    name = "returns-an-index"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return round_index % len(check_keys(keys))  # type: ignore[return-value]
+
+
+def test_a_non_member_is_reported_by_the_members_check_and_not_blamed_on_a_later_one() -> None:
+    report = check_sampler(ReturnsAnIndex)
+
+    assert {violation.check for violation in report.violations} == {"pick-returns-a-member"}
+    assert "record-outside-the-shard" in report.checks  # it ran, and reported nothing new
+
+
+def test_a_pick_of_the_task_recorded_outside_the_shard_is_still_that_checks_violation() -> None:
+    class PicksTheLastRecorded(Unlocked):
+        name = "picks-the-last-recorded"
+        last = ""
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return self.last if self.last.startswith("a-task") else check_keys(keys)[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, score)
+            self.last = task_id
+
+    [violation] = check_sampler(PicksTheLastRecorded).violations
+
+    assert violation.check == "record-outside-the-shard"
+    assert "returned 'a-task-from-another-shard', the task recorded" in violation.message
+
+
+class SharedCounts(Counted):
+    """Its counts live in class attributes: every instance's stats() holds every record."""
+
+    name = "shared-counts"
+    trials: ClassVar[dict[str, int]] = {}  # type: ignore[misc]
+    passes: ClassVar[dict[str, int]] = {}  # type: ignore[misc]
+    lock: ClassVar[threading.Lock] = threading.Lock()  # type: ignore[misc]
+
+    def __init__(self) -> None:
+        pass
+
+
+def test_stats_that_count_other_instances_records_get_no_advice_to_rename_them() -> None:
+    report = check_sampler(SharedCounts)
+
+    assert [violation.check for violation in report.violations] == ["instances-apart"]
+    assert not [note for note in report.notes if "give the method another name" in note]
+
+
+class StatsDividesByTrials(Counted):
+    """stats() divides by the trials made: ZeroDivisionError on a fresh instance."""
+
+    name = "stats-divides-by-trials"
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        counted = super().stats()
+        _ = 1 / sum(trials for _, trials in counted.values())
+        return counted
+
+
+def test_a_stats_that_raises_on_a_fresh_instance_is_filed_under_its_own_check() -> None:
+    report = check_sampler(StatsDividesByTrials)
+
+    [violation] = report.violations
+    assert violation.check == "stats"
+    assert "stats" in report.checks
+    assert violation.message.startswith("on a fresh instance, stats() raised ZeroDivisionError")
