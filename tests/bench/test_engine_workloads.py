@@ -182,26 +182,89 @@ def test_flaky_lessons_pass_by_luck_on_the_train_side_only() -> None:
     assert any(LUCKY in built.agent.solve("", task) for task in flaky for _ in range(20))
 
 
-def test_a_noisy_agent_answers_a_train_task_the_other_way_one_time_in_ten() -> None:
-    built = build(ENGINE_WORKLOADS["lessons"], 0, "llm-like-noisy")
+def slipped(built: Built, tasks: Sequence[Any], draws: int) -> list[tuple[str, str]]:
+    """The kind and the artifact (``"none"`` or ``"every rule"``) of each answer, of ``draws``
+    per task and artifact, that came out the other way from what the artifact earns."""
     by_id = built.agent.by_id
     every_rule = "\n".join(plan.rule or "" for plan in by_id.values())
+    return [(by_id[task.id].kind, name) for task in tasks
+            for name, playbook in (("none", ""), ("every rule", every_rule))
+            for _ in range(draws)
+            if (built.reward(task, built.agent.solve(playbook, task)) == 1.0)
+            != passes(by_id[task.id], playbook)]  # fmt: skip
 
-    def wrong(task: Any, playbook: str) -> bool:
-        score = built.reward(task, built.agent.solve(playbook, task))
-        return (score == 1.0) != passes(by_id[task.id], playbook)
 
+def test_a_noisy_agent_answers_a_train_task_the_other_way_one_time_in_ten() -> None:
+    built = build(ENGINE_WORKLOADS["lessons"], 0, "llm-like-noisy")
     train = [task for task in built.tasks if task.id.endswith("-train")]
-    slips = [(by_id[task.id].kind, playbook) for task in train for playbook in ("", every_rule)
-             for _ in range(100) if wrong(task, playbook)]  # fmt: skip
+    slips = slipped(built, train, 100)
     assert 0.07 < len(slips) / (len(train) * 200) < 0.13  # 3,600 draws at 1 in 10: sd 0.005
-    assert ("never", "") in slips  # a hopeless task passes
-    assert ("always", "") in slips  # a solved one fails
-    assert ("lesson", every_rule) in slips  # a fix's re-run can fail
+    assert ("never", "none") in slips  # a hopeless task passes
+    assert ("always", "none") in slips  # a solved one fails
+    assert ("lesson", "every rule") in slips  # a fix's re-run can fail
     held_out = [task for task in built.tasks if not task.id.endswith("-train")]
-    assert not any(wrong(task, p) for task in held_out for p in ("", every_rule) for _ in range(20))
+    assert not slipped(built, held_out, 20)
     quiet = build(ENGINE_WORKLOADS["lessons"], 0, "llm-like")
     assert not any(SLIP in quiet.agent.solve("", task) for task in train for _ in range(50))
+
+
+def test_a_noisy_gate_measures_a_held_out_task_the_other_way_one_time_in_ten() -> None:
+    built = build(ENGINE_WORKLOADS["lessons"], 0, "llm-like-gate")
+    held_out = [task for task in built.tasks if not task.id.endswith("-train")]
+    slips = slipped(built, held_out, 100)
+    assert 0.07 < len(slips) / (len(held_out) * 200) < 0.13  # 3,600 draws at 1 in 10: sd 0.005
+    assert ("lesson", "every rule") in slips  # a fix can be measured as failing
+    assert ("lesson", "none") in slips  # and a note, beside no fix, as passing
+    train = [task for task in built.tasks if task.id.endswith("-train")]
+    assert not slipped(built, train, 20)
+    assert built.noisy_gate
+    assert not build(ENGINE_WORKLOADS["lessons"], 0, "llm-like").noisy_gate
+    # A fix proposed again is worded afresh, so the engine's cache measures it again.
+    by_id = built.agent.by_id
+    lesson = next(
+        task
+        for task in train
+        if by_id[task.id].kind == "lesson" and by_id[task.id].failures_needed == 1
+    )
+    fixes = {built.agent.propose("", lesson, "", 0.0) for _ in range(3)}
+    assert len(fixes) == 3
+    assert all(by_id[lesson.id].rule in str(fix) for fix in fixes)
+    every_rule = "\n".join(plan.rule or "" for plan in by_id.values())
+    assert (built.held_out_of(""), built.held_out_of(every_rule)) == (
+        built.start,
+        built.attainable,
+    )
+
+
+@pytest.mark.parametrize("name", ["lessons", "concurrent"])
+def test_with_a_noisy_gate_the_gain_is_that_of_the_artifact_each_round_committed(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workload = ENGINE_WORKLOADS[name]
+    gate: list[float] = []  # what the engine's gate measured the committed artifact at
+
+    def watched(sampler: TaskSampler, built: Built, options: Any) -> dict[str, Any]:
+        return {"on_round": lambda info: gate.append(info.held_out_reward)}
+
+    noisy = run_engine(workload, lambda b: create("round-robin"), 1, reflector="llm-like-gate",
+                       wiring=watched)  # fmt: skip
+    rewards = [reward for _, reward in noisy.curve]
+    assert rewards == sorted(rewards)  # notes and rules only add: the exact gain never falls
+    assert rewards[1:] != gate  # the gate's noisy figures reached the engine, not the curve
+    assert len(gate) == noisy.rounds  # the bench's own on_round calls the wiring's
+    # With no slips the gate is llm-like's, and the curve read from the artifacts the rounds'
+    # rollouts saw is the engine's own held-out reward, round by round.
+    monkeypatch.setattr(engine_workloads, "SLIP_SHARE", 0.0)
+    exact = run_engine(workload, lambda b: create("round-robin"), 1, reflector="llm-like-gate")
+    assert exact.curve == run_engine(workload, lambda b: create("round-robin"), 1).curve
+
+
+def test_a_noisy_gate_is_refused_on_the_asynchronous_path() -> None:
+    with pytest.raises(ValueError, match="'llm-like-gate' runs on the synchronous path only"):
+        run_engine(ENGINE_WORKLOADS["lessons"], lambda b: create("round-robin"), 0,
+                   reflector="llm-like-gate", asynchronous=True)  # fmt: skip
+    with pytest.raises(ValueError, match="EngineBenchConfig: the reflector 'llm-like-gate'"):
+        EngineBenchConfig(reflector="llm-like-gate", asynchronous=True)
 
 
 def test_late_lessons_take_from_one_to_six_failures_to_find_their_rule() -> None:
@@ -422,7 +485,7 @@ def first_fix(reflector: str, seed: int) -> int:
     for failed in itertools.count(1):
         answer = built.agent.propose("", task, "", 0.0)
         assert answer, "every failure proposes something"
-        if answer == plan.rule:
+        if plan.rule in answer:  # as it is, or worded afresh (llm-like-gate)
             return failed
     raise AssertionError("unreachable")
 
@@ -450,6 +513,7 @@ def test_llm_like_all_departs_from_llm_like_in_each_way_its_three_parts_do() -> 
     assert departures("llm-like-wrong") == (False, True, False)
     assert departures("llm-like-noisy") == (False, False, True)
     assert departures("llm-like-all") == (True, True, True)
+    assert departures("llm-like-gate") == (False, False, False)  # its slips are held-out ones
 
 
 def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:

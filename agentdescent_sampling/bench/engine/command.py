@@ -16,7 +16,7 @@ from .fromrun import format_make_up, read_run
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import QUICK_WORKLOADS, EngineBenchConfig, run_engine_bench
-from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
+from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload, check_path
 
 __all__ = ["engine_command"]
 
@@ -97,10 +97,16 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         workloads.append(workload)
         # The run's own path: an asynchronous run is benched asynchronously, unasked.
         asynchronous = asynchronous or run.asynchronous
+    reflector = args.reflector or REFLECTORS[0]
+    try:
+        check_path(reflector, asynchronous)
+    except ValueError as error:
+        why = " (a --from-run of an asynchronous run is benched asynchronously)"
+        raise BenchError(f"{error}{why if asynchronous != args.asynchronous else ''}") from None
     options = {
         "workloads": [*workloads, *names],
         "first_seed": args.first_seed,
-        "reflector": args.reflector or REFLECTORS[0],
+        "reflector": reflector,
         "asynchronous": asynchronous,
         "latency": args.latency,
     }

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from ...protocol import TaskSampler, short_repr
-from .workloads import ASYNC_LATENCY, REFLECTORS, Built, EngineWorkload, build
+from .workloads import ASYNC_LATENCY, REFLECTORS, Built, EngineWorkload, build, check_path
 
 __all__ = ["EngineRun", "Wiring", "agent_latency", "run_engine"]
 
@@ -22,6 +22,18 @@ Wiring = Callable[[TaskSampler, Built, Mapping[str, Any]], dict[str, Any]]
 
 #: What :func:`run_engine` passes itself; a wiring that returns one of them is refused.
 _RESERVED = frozenset({"tasks", "reward", "agent", "held_out_frac"})
+
+
+def _next_round(agent: Any, on_round: Callable[[Any], None] | None) -> Callable[[Any], None]:
+    """An ``on_round`` that tells ``agent`` a round has ended, then calls ``on_round``, if
+    any."""
+
+    def next_round(info: Any) -> None:
+        agent.next_round()
+        if on_round is not None:
+            on_round(info)
+
+    return next_round
 
 
 class _Tally:
@@ -214,6 +226,7 @@ def run_engine(
     """
     from agentdescent import evolve
 
+    check_path(reflector, asynchronous)
     built = build(workload, seed, reflector, agent_latency(asynchronous, latency))
     sampler = make_sampler(built)
     options = workload.evolve_options(asynchronous)
@@ -225,6 +238,9 @@ def run_engine(
             f"return only extra keyword arguments such as on_round, propose or policies"
         )
     options.update(wired)
+    if built.noisy_gate:
+        built.agent.next_round()
+        options["on_round"] = _next_round(built.agent, options.get("on_round"))
     tally = _Tally(options.pop("task_sampler", sampler), built.fixable, workload.solved_threshold)
     result = evolve(
         built.tasks,
@@ -238,7 +254,13 @@ def run_engine(
         raise tally.error
     if result.error is not None:
         raise RuntimeError(f"evolve() failed on {workload.name}, seed {seed}: {result.error}")
-    curve = ((0, built.start), *((info.rollouts, info.held_out_reward) for info in result.history))
+    rewards = [info.held_out_reward for info in result.history]
+    if built.noisy_gate:
+        # Round r's rollouts saw what round r - 1 committed; the last round's, the result.
+        seen = built.agent.round_artifacts
+        rewards = [built.held_out_of(text) for text in (*seen[1:], result.rendered)]
+    rollouts = (info.rollouts for info in result.history)
+    curve = ((0, built.start), *zip(rollouts, rewards, strict=True))
     calls = (0, *(info.calls for info in result.history))
     return EngineRun(
         curve, calls, built.start, built.attainable, tally.useful, tally.rollouts,

@@ -33,7 +33,7 @@ from .lineup import (
 )
 from .metrics import EngineSamplerResult, summarise_engine
 from .run import EngineRun, run_engine
-from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload
+from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload, check_path
 
 __all__ = [
     "ENGINE_EXTRA",
@@ -129,6 +129,13 @@ def _reflector(instance: object, attribute: attrs.Attribute[Any], value: object)
         )
 
 
+def _path(instance: Any, attribute: attrs.Attribute[Any], value: bool) -> None:
+    try:
+        check_path(instance.reflector, value)
+    except ValueError as error:
+        raise ValueError(f"EngineBenchConfig: {error}") from None
+
+
 def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None and attribute.name == "processes":
         return
@@ -181,7 +188,8 @@ class EngineBenchConfig:
             fork is unavailable, the runs go one after another in this process.
         reflector: what the simulated agent proposes on a failure, one of
             :data:`~agentdescent_sampling.bench.engine.workloads.REFLECTORS`.
-        asynchronous: run every entrant with ``evolve(asynchronous=True)``.
+        asynchronous: run every entrant with ``evolve(asynchronous=True)``; refused with
+            ``llm-like-gate``, whose gain is read from the artifact each round saw.
         latency: seconds each call of the simulated agent takes, without holding the
             interpreter, as a model's calls do; ``None`` for the path's default,
             :data:`~agentdescent_sampling.bench.engine.workloads.ASYNC_LATENCY` on the
@@ -201,7 +209,7 @@ class EngineBenchConfig:
     )
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
     reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
-    asynchronous: bool = False
+    asynchronous: bool = attrs.field(default=False, validator=_path)
     latency: float | None = attrs.field(default=None, validator=_latency)
     ceilings: bool = True
 

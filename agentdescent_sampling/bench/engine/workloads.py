@@ -41,6 +41,14 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
 - ``llm-like-all`` departs from ``llm-like`` in all three ways at once: a fix at a random
   failure, a wrong rule in about one note of six, and an agent that slips one time in ten:
   every way of the three that a real model is less tidy than ``llm-like``.
+- ``llm-like-gate`` is ``llm-like`` with a gate that is not sure either: each held-out
+  measurement comes out the other way with chance :data:`SLIP_SHARE` (seeded), as a real
+  model's answers on the held-out tasks do, so the gate can refuse a fix and take a note on
+  luck. As a model does, it words each proposal of a fix afresh, so the engine's evaluation
+  cache, keyed by the artifact's text, measures a fix proposed again instead of recalling the
+  score that refused it. Train rollouts are exact, and the bench's measure of the gain is the
+  exact held-out reward of the committed artifact (:attr:`Built.held_out_of`), not the gate's
+  noisy one.
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -64,6 +72,7 @@ __all__ = [
     "EngineWorkload",
     "SharedShard",
     "build",
+    "check_path",
     "unit",
 ]
 
@@ -79,20 +88,42 @@ REFLECTOR_SUMMARIES = {
     "llm-like-random": "llm-like, with a fix on each failure by chance 1/k, not on the k-th",
     "llm-like-noisy": "llm-like, with each train rollout coming out the other way 1 time in 10",
     "llm-like-all": "llm-like-random, -wrong and -noisy at once",
+    "llm-like-gate": "llm-like, with each held-out measurement coming out the other way 1 in 10",
 }
 #: The reflectors :func:`build` can give the agent; the first is the default.
 REFLECTORS = tuple(REFLECTOR_SUMMARIES)
 #: Which of ``llm-like``'s departures each reflector makes: a fix at a random failure
-#: (``random``), wrong rules (``wrong``), an agent that slips (``noisy``).
+#: (``random``), wrong rules (``wrong``), an agent that slips (``noisy``), a gate whose
+#: held-out measurements slip (``gate``).
 _DEPARTURES: dict[str, frozenset[str]] = {
     "llm-like-wrong": frozenset({"wrong"}),
     "llm-like-random": frozenset({"random"}),
     "llm-like-noisy": frozenset({"noisy"}),
     "llm-like-all": frozenset({"random", "wrong", "noisy"}),
+    "llm-like-gate": frozenset({"gate"}),
 }
+
+
+def check_path(reflector: str, asynchronous: bool) -> None:
+    """Refuse a reflector whose gate slips (``llm-like-gate``) on the asynchronous path: the
+    bench reads the gain from the artifact each round's first rollout saw, and the
+    asynchronous path has no rounds whose rollouts all see one artifact.
+
+    Raises:
+        ValueError: both hold.
+    """
+    if asynchronous and "gate" in _DEPARTURES.get(reflector, frozenset()):
+        raise ValueError(
+            f"the reflector {reflector!r} runs on the synchronous path only: the bench measures "
+            f"its gain on the artifact each round's rollouts saw, and asynchronous rollouts see "
+            f"several; run it on the synchronous path (without --async, or asynchronous=False)"
+        )
+
+
 #: The share of ``llm-like-wrong``'s would-be notes that are wrong rules instead.
 WRONG_SHARE = 1 / 6
-#: The chance ``llm-like-noisy``'s agent answers a train task the other way.
+#: The chance ``llm-like-noisy``'s agent answers a train task the other way, and
+#: ``llm-like-gate``'s a held-out one.
 SLIP_SHARE = 1 / 10
 #: Seconds each agent call takes on the asynchronous path (see :class:`SimulatedReflector`).
 ASYNC_LATENCY = 0.002
@@ -247,6 +278,10 @@ class Built:
         breaker_rule: victim name -> the rule that breaks it (regressions only).
         seed: the seed this instance was built from.
         pass_threshold: the score that counts as a pass, for the engine and the sampler.
+        held_out_of: the exact held-out reward of an artifact rendered as the given text:
+            what the gate measures when no held-out measurement slips.
+        noisy_gate: whether held-out measurements slip (``llm-like-gate``), so that the
+            engine's held-out reward is not :attr:`held_out_of` the committed artifact.
     """
 
     tasks: list[Any]
@@ -259,6 +294,8 @@ class Built:
     breaker_rule: dict[str, str]
     seed: int
     pass_threshold: float
+    held_out_of: Callable[[str], float]
+    noisy_gate: bool
 
 
 def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]]:
@@ -373,6 +410,8 @@ class SimulatedReflector:
         self.writes_wrong_rules = "wrong" in departures
         #: A train rollout comes out the other way with chance SLIP_SHARE.
         self.slips = "noisy" in departures
+        #: A held-out measurement comes out the other way with chance SLIP_SHARE.
+        self.gate_slips = "gate" in departures
         self.wrong_targets = wrong_targets
         self.latency = latency
         self.solves: dict[str, int] = {}
@@ -380,27 +419,38 @@ class SimulatedReflector:
         #: train task id -> the failure (1 for its first) on which its fix was first proposed
         self.found: dict[str, int] = {}
         self.playbook = ""
+        #: The artifact each round's first train rollout saw (a rollout, not a self-verify
+        #: re-run, which sees a proposal applied), kept once :meth:`next_round` is called.
+        self.round_artifacts: list[str] = []
+        self._round_begun = False
         self.lock = threading.Lock()
+
+    def next_round(self) -> None:
+        """Keep the artifact the next train rollout sees in :attr:`round_artifacts`: call it
+        before the first round and at each round's end, on the synchronous path, where a
+        round's first rollout sees what the round before committed."""
+        with self.lock:
+            self._round_begun = True
 
     def solve(self, rendered: str, task: Any) -> str:
         """Return the playbook, marked lucky with the task's luck, and, with ``llm-like-noisy``
         and ``llm-like-all``, marked as a slip (the answer the other way) on a train task with
-        chance :data:`SLIP_SHARE`."""
+        chance :data:`SLIP_SHARE`; with ``llm-like-gate``, on a held-out task."""
         if self.latency:
             time.sleep(self.latency)
         with self.lock:
             attempt = self.solves[task.id] = self.solves.get(task.id, 0) + 1
             if task.id.endswith("-train"):
                 self.playbook = rendered
+                if self._round_begun:
+                    self.round_artifacts.append(rendered)
+                    self._round_begun = False
         marks = ""
         luck = self.by_id[task.id].luck
         if luck and unit(self.seed, task.id, attempt) < luck:
             marks += f"\n{LUCKY}"
-        if (
-            self.slips
-            and task.id.endswith("-train")
-            and unit(self.seed, "slip", task.id, attempt) < SLIP_SHARE
-        ):
+        slips = self.slips if task.id.endswith("-train") else self.gate_slips
+        if slips and unit(self.seed, "slip", task.id, attempt) < SLIP_SHARE:
             marks += f"\n{SLIP}"
         return f"{rendered}{marks}\nattempt {attempt}"
 
@@ -417,7 +467,9 @@ class SimulatedReflector:
         if fix is not None and self.finds(plan, failed):
             with self.lock:
                 self.found.setdefault(task.id, failed)
-            return fix
+            # A model words each proposal afresh: the engine's cache, keyed by the artifact's
+            # text, then measures a fix proposed again instead of recalling a slipped score.
+            return f"{fix} (worded {failed})" if self.gate_slips else fix
         if self.style == "silent":
             return None
         if (
@@ -501,9 +553,8 @@ def build(
 
     every_rule = "\n".join(plan.rule or "" for plan in train)
 
-    def held_reward(done: bool) -> float:
-        text = every_rule if done else ""
-        scores = [_band(graded, passes(p, text), t.id)
+    def held_out_of(rendered: str) -> float:
+        scores = [_band(graded, passes(p, rendered), t.id)
                   for t, p in zip(held_tasks, held_rows, strict=True)]  # fmt: skip
         return sum(scores) / len(scores)
 
@@ -514,7 +565,8 @@ def build(
     agent = SimulatedReflector(seed, by_id, reflector, targets, latency)
     return Built(
         tasks, frac, agent, reward, fixable,
-        held_reward(False), held_reward(True), breaker_rule, seed, workload.solved_threshold,
+        held_out_of(""), held_out_of(every_rule), breaker_rule, seed, workload.solved_threshold,
+        held_out_of, agent.gate_slips,
     )  # fmt: skip
 
 
