@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from .errors import SamplerError
 from .spec import SpecLike
 from .testing import ConformanceNote, ConformanceReport, check_sampler
 
@@ -18,7 +19,9 @@ __all__ = ["sampler_conformance"]
 def sampler_conformance() -> Callable[..., ConformanceReport]:
     """A pytest fixture: call it with a factory (or a name or spec) and params; it fails on any
     violation, and warns each note of a sampler that passes as a :class:`ConformanceNote`,
-    which pytest's warnings summary shows without failing the test.
+    which pytest's warnings summary shows without failing the test. A sampler the kit cannot
+    build (an unknown name, a bad or missing parameter) fails the test with the error's message
+    alone.
 
     Example::
 
@@ -29,7 +32,10 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
     def check(
         factory_or_name: Callable[..., Any] | SpecLike, /, **params: Any
     ) -> ConformanceReport:
-        report = check_sampler(factory_or_name, **params)
+        try:
+            report = check_sampler(factory_or_name, **params)
+        except SamplerError as error:  # its message says what to fix; the traceback, nothing
+            pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)
         if not report.ok:
             pytest.fail(str(report), pytrace=False)  # its text holds the notes too
         for note in report.notes:

@@ -633,7 +633,7 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
         info = selected.describe()
         wrong = wrong_parameters(info.name, info.signature, spec.params)
         if wrong is not None:  # it names what to fix; Python's own TypeError adds nothing
-            raise InvalidSamplerConfig(wrong) from None
+            raise InvalidSamplerConfig(wrong + _how_to_give(info, spec.params)) from None
         raise _refused(info, spec, error) from error
     except KeyboardInterrupt:
         raise
@@ -760,6 +760,20 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
         )
     valid = f"Valid parameters: {signature.describe()}"
     return f"sampler {name!r}: {'; '.join(problems)}.{hints} {valid}"
+
+
+def _how_to_give(info: SamplerInfo, params: Mapping[str, Any]) -> str:
+    """How a config gives the required parameters of ``info`` that ``params`` lacks, as a
+    sentence to end a message with (``""`` if it lacks none)."""
+    missing = [p.name for p in info.signature.parameters if p.required and p.name not in params]
+    if not missing:
+        return ""
+    pairs = ",".join(f"{name}=..." for name in missing)
+    keys = " and ".join(repr(name) for name in missing)
+    return (
+        f". Add {'it' if len(missing) == 1 else 'them'}: {pairs} in '{info.name}:key=value,...', "
+        f"or {keys} beside 'name' in a table"
+    )
 
 
 #: The ``provider`` key, which a misspelling of it in a mapping or table is told of.

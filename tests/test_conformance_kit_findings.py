@@ -196,6 +196,35 @@ def test_the_pytest_fixture_shows_notes_in_the_warnings_summary_and_passes(
     )
 
 
+def test_the_pytest_fixture_fails_a_sampler_it_cannot_build_with_the_message_alone(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        from agentdescent_sampling import check_keys, check_score
+
+        class Sized:
+            name = "sized"
+            def __init__(self, size: int):
+                self.size = size
+            def pick(self, keys, round_index):
+                return check_keys(keys)[0]
+            def record(self, task_id, score):
+                check_score(task_id, score)
+
+        def test_conforms(sampler_conformance):
+            sampler_conformance(Sized)
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*InvalidSamplerConfig: sampler 'sized': missing required parameter 'size'*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "testing.py" not in result.stdout.str()  # none of the kit's own frames
+
+
 class CopiesWithDotCopy:
     """Copies its shard with keys.copy(), which a tuple does not have."""
 

@@ -112,5 +112,9 @@ def test_a_factory_refusing_a_given_value_or_lacking_a_required_one_is_a_bad_con
     registry.register(NeedsSize)
     with pytest.raises(InvalidSamplerConfig, match="rejected 'cannot-start:size=2'"):
         registry.create("cannot-start:size=2")
-    with pytest.raises(InvalidSamplerConfig, match="missing required parameter 'size'"):
+    with pytest.raises(InvalidSamplerConfig, match="missing required parameter 'size'") as told:
         registry.create("needs-size")
+    # How a config gives it, in either form.
+    assert str(told.value).endswith(
+        ". Add it: size=... in 'needs-size:key=value,...', or 'size' beside 'name' in a table"
+    )
