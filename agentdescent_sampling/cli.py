@@ -439,12 +439,16 @@ def _claims_on(builtin: SamplerInfo) -> list[PluginFailure]:
 
 
 def _check_all() -> int:
-    failed = False
-    for found in check_installed():
-        print(found.heading)
-        if found.report is not None:
-            print(found.report)
-        failed |= found.failed
+    found = []
+    for each in check_installed():
+        print(each.heading)
+        if each.report is not None:
+            print(each.report)
+        found.append(each)
+    failed = sum(each.failed for each in found)
+    skipped = sum(not each.failed and each.report is None for each in found)
+    print(f"{len(found)} in all: {len(found) - failed - skipped} passed, {failed} failed, "
+          f"{skipped} not checked")  # fmt: skip
     return 1 if failed else 0
 
 

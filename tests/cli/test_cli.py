@@ -138,6 +138,7 @@ def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
     assert checked == [record["name"] for record in listed if record["kind"] == "sampler"]
     assert checked == ["round-robin", "hardest-first"]
     assert "round-robin: all 11 checks passed" in result.stdout
+    assert lines[-1] == "2 in all: 2 passed, 0 failed, 0 not checked"
 
 
 def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) -> None:
@@ -326,6 +327,7 @@ def test_check_all_says_how_to_check_each_of_two_distributions_that_provide_a_na
             f"uninstall one, or check this one with 'agentdescent-sampling check kit-dup "
             f"--provider {distribution}'"
         ) in out
+    assert out.splitlines()[-1] == "2 in all: 0 passed, 2 failed, 0 not checked"
     assert main(["check", "--all", "--provider", "kit-test-dup-a"]) == 2
     assert "give the sampler's name, not --all" in capsys.readouterr().err
 
