@@ -575,7 +575,7 @@ def test_a_misspelt_parameter_fails_the_fixture_with_one_error_naming_the_one_me
     assert "The above exception was the direct cause" not in output
     assert "got an unexpected keyword argument" not in output  # the TypeError beneath it
     said = f"unknown parameter *. Did you mean '{meant}'? Valid parameters: {meant}=*"
-    result.stdout.fnmatch_lines([f"E *InvalidSamplerConfig: sampler *: {said}"])
+    result.stdout.fnmatch_lines([f"InvalidSamplerConfig: sampler *: {said}"])
 
 
 def test_an_instance_is_refused_with_how_to_pass_its_class() -> None:
