@@ -61,17 +61,22 @@ class Signature:
             names.append("**kwargs")
         return ", ".join(names) or "none (it takes no parameters)"
 
+    @property
+    def required(self) -> list[str]:
+        """The names of the parameters a config must set, in order."""
+        return [parameter.name for parameter in self.parameters if parameter.required]
+
+    def missing(self, params: Mapping[str, Any]) -> list[str]:
+        """The names of the required parameters that ``params`` lacks, in order."""
+        return [name for name in self.required if name not in params]
+
     def check(self, params: Mapping[str, Any]) -> list[str]:
         """Return one message per unknown or missing parameter in ``params``."""
         known = {parameter.name for parameter in self.parameters}
         problems = []
         if not self.accepts_any:
             problems += [f"unknown parameter {key!r}" for key in params if key not in known]
-        problems += [
-            f"missing required parameter {parameter.name!r}"
-            for parameter in self.parameters
-            if parameter.required and parameter.name not in params
-        ]
+        problems += [f"missing required parameter {name!r}" for name in self.missing(params)]
         return problems
 
 

@@ -765,7 +765,7 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
 def _how_to_give(info: SamplerInfo, params: Mapping[str, Any]) -> str:
     """How a config gives the required parameters of ``info`` that ``params`` lacks, as a
     sentence to end a message with (``""`` if it lacks none)."""
-    missing = [p.name for p in info.signature.parameters if p.required and p.name not in params]
+    missing = info.signature.missing(params)
     if not missing:
         return ""
     pairs = ",".join(f"{name}=..." for name in missing)

@@ -149,7 +149,7 @@ def check_installed() -> Iterator[InstalledCheck]:
                 yield InstalledCheck(f"{record.title}: not checked: {shown(record.message)}",
                                      failed=True)  # fmt: skip
             continue
-        required = [p.name for p in record.signature.parameters if p.required]
+        required = record.signature.required
         if record.status != "ok":
             yield InstalledCheck(
                 f"{record.name} ({shown(record.distribution)}): not checked: more than one "

@@ -217,6 +217,14 @@ def _first_key_as(name: str) -> tuple[str, dict[str, str]]:
     return FIRST_KEY.replace("kit-dup", name), {name: "FirstKey"}
 
 
+def _alpha_and_beta() -> dict[str, tuple[str, dict[str, str]]]:
+    """Two distributions, ``kit-test-alpha`` and ``kit-test-beta``, of one sampler each."""
+    return {
+        "kit-test-alpha": _first_key_as("kit-alpha"),
+        "kit-test-beta": _first_key_as("kit-beta"),
+    }
+
+
 def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,8 +234,7 @@ def test_a_name_missing_from_a_given_provider_is_told_that_providers_names_only(
         tmp_path,
         monkeypatch,
         {
-            "kit-test-alpha": _first_key_as("kit-alpha"),
-            "kit-test-beta": _first_key_as("kit-beta"),
+            **_alpha_and_beta(),
             "kit-test-broken": ("raise ImportError('boom')\n", {"kit-broken": ""}),
         },
     )
@@ -313,14 +320,7 @@ def test_a_name_near_one_whose_plugin_failed_is_suggested_that_one_after_it_fail
 def test_a_provider_the_policy_blocks_is_told_so_whatever_the_form_of_its_plugins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install_plugins(
-        tmp_path,
-        monkeypatch,
-        {
-            "kit-test-alpha": _first_key_as("kit-alpha"),
-            "kit-test-beta": _first_key_as("kit-beta"),
-        },
-    )
+    install_plugins(tmp_path, monkeypatch, _alpha_and_beta())
     blocking = Registry(only=("kit-test-beta",), strict=False)
 
     with pytest.raises(UnknownSamplerError) as refused:

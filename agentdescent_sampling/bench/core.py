@@ -195,7 +195,7 @@ class Registered:
         try:
             registered.create(0, SOLVED)
         except InvalidSamplerConfig:
-            required = {p.name for p in info.signature.parameters if p.required}
+            required = set(info.signature.required)
             if fills and not required & set(fills):
                 # Refused as the user wrote it, its message quotes no parameter the bench
                 # filled in: `c=-1`, not `pass_threshold=0.999,c=-1`.

@@ -97,7 +97,7 @@ def default_specs(registry: Registry) -> tuple[list[SpecLike], list[Skipped]]:
             "round-robin",
         ):
             continue
-        required = [p.name for p in record.signature.parameters if p.required]
+        required = record.signature.required
         if record.status != "ok":
             skipped.append(
                 Skipped(

@@ -280,8 +280,6 @@ class Built:
         pass_threshold: the score that counts as a pass, for the engine and the sampler.
         held_out_of: the exact held-out reward of an artifact rendered as the given text:
             what the gate measures when no held-out measurement slips.
-        noisy_gate: whether held-out measurements slip (``llm-like-gate``), so that the
-            engine's held-out reward is not :attr:`held_out_of` the committed artifact.
     """
 
     tasks: list[Any]
@@ -295,7 +293,12 @@ class Built:
     seed: int
     pass_threshold: float
     held_out_of: Callable[[str], float]
-    noisy_gate: bool
+
+    @property
+    def noisy_gate(self) -> bool:
+        """Whether held-out measurements slip (``llm-like-gate``), so that the engine's
+        held-out reward is not :attr:`held_out_of` the committed artifact."""
+        return bool(self.agent.gate_slips)
 
 
 def _plan(workload: EngineWorkload, seed: int) -> tuple[list[_Task], list[_Task]]:
@@ -566,7 +569,7 @@ def build(
     return Built(
         tasks, frac, agent, reward, fixable,
         held_out_of(""), held_out_of(every_rule), breaker_rule, seed, workload.solved_threshold,
-        held_out_of, agent.gate_slips,
+        held_out_of,
     )  # fmt: skip
 
 
