@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -25,8 +25,10 @@ __all__ = [
     "MAX_VALUES",
     "NAME_MAX",
     "SEPARATORS",
+    "TooManyValues",
     "check_toml_nesting",
     "checked_path",
+    "count_values",
     "kind_of",
     "load_document",
     "name_too_long",
@@ -44,19 +46,24 @@ __all__ = [
 
 #: Deeper documents are refused. The deepest one this package writes (a state file) is 6.
 MAX_DEPTH = 32
-#: A document holding more values is refused before it is parsed: each value costs about
-#: 70 bytes once parsed, so this bounds a parse to about a gibibyte of objects beyond the
-#: text, however small the values. A million tasks of six numbers each hold 7 million.
+#: A document holding more values, counted as :data:`VALUE_MARKS` says, is refused before
+#: it is parsed: parsing costs at most 64 bytes a counted value beyond the text, whatever the
+#: document's shape (``benchmarks/state_limit.py``), so this bounds a parse to a gibibyte of
+#: objects. A million ``fixable-first`` tasks, each a key and six numbers, count 10 million.
 MAX_VALUES = 1 << 24
 #: A config file holding more values, each dot counted as one too (each part of a TOML dotted
 #: key or header makes a table), is refused before it is parsed: a sampler's table holds a
 #: few, in a file that may be a whole pyproject.toml, and a 1 MiB file of tiny values or
 #: dotted headers would take the parsers seconds and hundreds of megabytes.
 MAX_CONFIG_VALUES = 1 << 15
-#: What :func:`parse_bounded` counts: each value of a document follows one of them.
-VALUE_MARKS = ",[{\n"
-#: The same, for a config file: dots too.
-CONFIG_MARKS = VALUE_MARKS + "."
+#: What :func:`parse_bounded` counts, and as how many values: each value of a JSON document
+#: follows one of ``,[{`` or a line break, and what costs a parse more counts more: each
+#: ``"`` and ``:`` once and ``{`` twice, so a string and the comma before it count three, a
+#: key four and an object's opening two. Each counted once, a string had cost 83 bytes a
+#: counted value, and one object of distinct keys 183 (``benchmarks/state_limit.py``).
+VALUE_MARKS: Mapping[str, int] = {",": 1, "[": 1, "{": 2, "\n": 1, '"': 1, ":": 1}
+#: The same, for a config file: each of ``,[{`` and a line break once, and each dot.
+CONFIG_MARKS: Mapping[str, int] = {",": 1, "[": 1, "{": 1, "\n": 1, ".": 1}
 #: What ends a directory's path: a path ending in one names no file.
 SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
 #: Files are read in pieces of this size, up to their limit.
@@ -71,7 +78,7 @@ def load_document(
     max_bytes: int,
     *,
     max_values: int | None = None,
-    marks: str = VALUE_MARKS,
+    marks: Mapping[str, int] = VALUE_MARKS,
 ) -> Any:
     """Read the regular UTF-8 file at ``path`` (a leading BOM allowed) and ``parse`` it.
 
@@ -80,8 +87,8 @@ def load_document(
             larger than ``max_bytes``.
         UnicodeDecodeError: the file is not UTF-8.
         ValueError: ``parse`` refused the text, it holds over ``max_values`` values
-            (:data:`MAX_VALUES` if None; each ``marks`` character counted as one), or the
-            document nests deeper than :data:`MAX_DEPTH`.
+            (:data:`MAX_VALUES` if None; as :func:`count_values` counts them: a
+            :class:`TooManyValues`), or the document nests deeper than :data:`MAX_DEPTH`.
     """
     text = _read_text(path, max_bytes)
     return parse_bounded(text, parse, max_values=max_values, marks=marks)
@@ -92,21 +99,21 @@ def parse_bounded(
     parse: Callable[[str], Any],
     *,
     max_values: int | None = None,
-    marks: str = VALUE_MARKS,
+    marks: Mapping[str, int] = VALUE_MARKS,
 ) -> Any:
     """``parse(text)``, refusing a text of over ``max_values`` values (:data:`MAX_VALUES` if
-    None; each ``marks`` character counted as one) before parsing, and a document nested
+    None; as :func:`count_values` counts them with ``marks``) before parsing, and a document nested
     deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
 
     Raises:
         ValueError: as :func:`load_document` describes.
     """
     max_values = MAX_VALUES if max_values is None else max_values
-    values = sum(map(text.count, marks)) + 1
+    values = count_values(text, marks)
     if values > max_values:
-        raise ValueError(
+        raise TooManyValues(
             f"it holds up to {values:,} values, over the limit of {max_values:,}; "
-            f"parsing it would take seconds and hundreds of megabytes, or more"
+            f"parsing it would take seconds and more than a gibibyte"
         )
     try:
         document = parse(text)
@@ -115,6 +122,17 @@ def parse_bounded(
     if _depth(document) > MAX_DEPTH:
         raise ValueError(too_deep())
     return document
+
+
+class TooManyValues(ValueError):
+    """A document refused unparsed by :func:`parse_bounded`: it holds too many values."""
+
+
+def count_values(text: str, marks: Mapping[str, int] = VALUE_MARKS) -> int:
+    """How many values ``text`` holds at most, counting each of ``marks`` as it says: what
+    :func:`parse_bounded` compares with its limit, and a writer with the same limit, so that
+    nothing it writes is refused when read."""
+    return sum(weight * text.count(mark) for mark, weight in marks.items()) + 1
 
 
 def refuse_no_path(path: object, call: str) -> None:
@@ -342,20 +360,21 @@ def kind_of(mode: int) -> str:
 
 
 def _depth(document: Any) -> int:
-    """How deeply lists and mappings nest in ``document``, counted without recursion."""
-    deepest = 0
-    stack = [(document, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            children = value.values() if isinstance(value, dict) else value
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            break
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deeply lists and mappings nest in ``document`` (counted past :data:`MAX_DEPTH`
+    by one at most), level by level without recursion, holding only the containers of one
+    level: a million numbers in one list cost no memory beyond the list."""
+    containers = (dict, list)
+    level = [document] if isinstance(document, containers) else []
+    depth = 0
+    while level and depth <= MAX_DEPTH:
+        depth += 1
+        level = [
+            child
+            for value in level
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, containers)
+        ]
+    return depth
 
 
 def too_deep() -> str:

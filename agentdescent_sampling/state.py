@@ -137,8 +137,10 @@ def save_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
             ``load_state_dict()``; or ``path`` is not a file path.
         StateError: the directory is missing or not writable, ``path`` is a directory, a
             block device, a socket, an SQLite database (a durable sampler's state) or a file
-            SQLite keeps beside one, or the sampler's ``state_dict()`` raised; any existing
-            regular file at ``path`` is left as it was.
+            SQLite keeps beside one, the sampler's ``state_dict()`` raised, or the state
+            holds more values than :func:`load_state` reads (2**24, each key counted as
+            four: some 1.6 million ``fixable-first`` tasks); any existing regular file at
+            ``path`` is left as it was.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
@@ -210,8 +212,8 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     Raises:
         StateError: the directory is missing or not writable, ``path`` cannot take it (as
             :func:`save_state` lists), ``document`` is not JSON, or it holds a count over
-            2**53 (which :func:`read_state_file`'s readers refuse); any existing regular
-            file at ``path`` is left as it was.
+            2**53 or more values than :func:`read_state_file` takes (its readers would
+            refuse either); any existing regular file at ``path`` is left as it was.
     """
     import secrets  # imported here: a sampler that is never saved never needs it
 
@@ -224,6 +226,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     except ValueError as error:
         raise StateError(f"{cannot}: {error}") from None
     refuse_unreadable(path, document)
+    text = _json_text(document, cannot)
     try:
         kind: int | None = os.stat(given).st_mode
     except OSError:
@@ -233,7 +236,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
                          f"{str(Path(given, 'state.json'))!r}")  # fmt: skip
     descriptor = _descriptor_of(given)
     if descriptor is not None or (kind is not None and not stat.S_ISREG(kind)):
-        _write_through(given, document, kind, cannot, descriptor)
+        _write_through(given, text, kind, cannot, descriptor)
         return
     if not target.parent.is_dir():
         raise StateError(f"{cannot}: there is no directory {str(target.parent)!r}; create it, "
@@ -260,7 +263,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
     try:
         os.chmod(temporary, mode)  # by path: Windows has no fchmod
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, allow_nan=False)
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
@@ -269,15 +272,36 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         temporary.unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise StateError(f"{cannot}: {write_refused(error)}") from error
-        if isinstance(error, (ValueError, TypeError)):  # not JSON
-            raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
         raise
 
 
+def _json_text(document: Mapping[str, Any], cannot: str) -> str:
+    """``document`` as JSON text, whole before a byte is written, if the readers take it.
+
+    Raises:
+        StateError: ``document`` is not JSON, or holds more values than a state file's
+            readers take (:func:`read_state_file` would refuse the file).
+    """
+    from ._files import MAX_VALUES, count_values
+
+    try:
+        text = json.dumps(document, allow_nan=False)
+    except (ValueError, TypeError) as error:
+        raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
+    values = count_values(text)
+    if values > MAX_VALUES:
+        raise StateError(
+            f"{cannot}: it holds {values:,} values (a key counts as four), over the "
+            f"{MAX_VALUES:,} that load_state() reads; a durable state has no such limit: "
+            f"keep the state in the file of create(spec, state=PATH), or start with fewer tasks"
+        )
+    return text
+
+
 def _write_through(
-    path: Path, document: Mapping[str, Any], kind: int | None, cannot: str, descriptor: int | None
+    path: Path, text: str, kind: int | None, cannot: str, descriptor: int | None
 ) -> None:
-    """Write ``document`` into the special file at ``path`` (a pipe, a terminal, /dev/null),
+    """Write ``text`` into the special file at ``path`` (a pipe, a terminal, /dev/null),
     which a rename would replace with a regular file; never a block device (a disk) or a
     socket. A name of one of this process's descriptors (``/dev/stdout``, ``/dev/fd/N``) is
     written through that descriptor, so that a file it appends to (``>> run.log``) keeps what
@@ -286,10 +310,6 @@ def _write_through(
 
     if kind is not None and (stat.S_ISBLK(kind) or stat.S_ISSOCK(kind)):
         raise StateError(f"{cannot}: it is {kind_of(kind)}; name a file")
-    try:
-        text = json.dumps(document, allow_nan=False)  # whole, before the first byte goes out
-    except (ValueError, TypeError) as error:
-        raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
     try:
         if descriptor is None:
             handle = open(path, "w", encoding="utf-8")  # noqa: SIM115  # closed below
@@ -464,7 +484,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             durable state), not a regular file, over 1 GiB, or has no format marker.
     """
     # Imported here: a fresh sampler reads no file.
-    from ._files import load_document, reason_of, strict_json
+    from ._files import TooManyValues, load_document, reason_of, strict_json
     from ._statedb import is_database
 
     source = Path(path)
@@ -478,9 +498,13 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
     try:
         document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
+        fault = (
+            "save_state() writes none so large"
+            if isinstance(error, TooManyValues)
+            else "the file is missing, truncated or not JSON"
+        )
         raise StateError(
-            f"cannot read sampler state from {str(source)!r}: {reason_of(error)}; "
-            f"the file is missing, truncated or not JSON"
+            f"cannot read sampler state from {str(source)!r}: {reason_of(error)}; {fault}"
         ) from error
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise StateError(

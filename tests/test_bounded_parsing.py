@@ -22,6 +22,7 @@ from agentdescent_sampling import (
     StateError,
     create,
     load_state,
+    save_state,
     spec_from_file,
 )
 from agentdescent_sampling._files import MAX_VALUES, open_regular
@@ -29,6 +30,7 @@ from agentdescent_sampling.bench.workloads import read_log
 from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.paramdoc import parameter_help
 from agentdescent_sampling.spec import parse_spec
+from agentdescent_sampling.state import read_state_file
 
 #: Generous: the linear parsers take milliseconds; the superlinear ones took seconds to hours.
 SECONDS = 2.0
@@ -238,8 +240,74 @@ def test_a_state_file_just_over_the_value_limit_is_refused_in_memory_of_its_size
     assert peak < 3 * size  # the bytes and the text, never the parsed objects (50 times)
 
 
-def test_the_value_limit_bounds_a_parse_to_about_a_gibibyte() -> None:
-    assert MAX_VALUES * 70 <= 1.2 * 2**30
+def _a_state_file_of(state: str) -> str:
+    return '{"format": "agentdescent-sampling/state", "state": ' + state + "}"
+
+
+def test_a_key_counts_as_four_values_and_a_number_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The head counts 12 values: "{" twice, six quotes, two colons and a comma, one more.
+    import agentdescent_sampling._files as files
+
+    monkeypatch.setattr(files, "MAX_VALUES", 54)
+    path = tmp_path / "state.json"
+    path.write_text(_a_state_file_of("[" + ",".join(["0"] * 42) + "]"))  # 12 + 42 = 54
+    assert read_state_file(path)["state"] == [0] * 42
+    keys = ",".join(f'"{key}":0' for key in "abcdefghij")  # "{" counts 2, each key 4 with ","
+    path.write_text(_a_state_file_of("{" + keys + "}"))  # 12 + 2 + 10 * 4 - 1 = 53
+    assert len(read_state_file(path)["state"]) == 10
+    path.write_text(_a_state_file_of("{" + keys + ',"k":0}'))  # 57
+    with pytest.raises(
+        StateError, match=r"up to 57 values, over the limit of 54; .* none so large"
+    ):
+        read_state_file(path)
+
+
+@pytest.mark.parametrize("to", ["a new file", "an existing file", os.devnull])
+def test_a_state_too_large_for_its_readers_is_not_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to: str
+) -> None:
+    import agentdescent_sampling._files as files
+
+    monkeypatch.setattr(files, "MAX_VALUES", 200)
+    sampler = create("difficulty-weighted")
+    for number in range(40):
+        sampler.record(f"task-{number}", 1.0)
+    path = tmp_path / "state.json" if to != os.devnull else Path(to)
+    if to == "an existing file":
+        path.write_text("what was saved before")
+    with pytest.raises(
+        StateError, match=r"values \(a key counts as four\), over the 200 that load_"
+    ):
+        save_state(sampler, path)
+    if to == "an existing file":
+        assert path.read_text() == "what was saved before"
+    elif to == "a new file":
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_every_state_that_is_saved_can_be_loaded_about_the_value_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentdescent_sampling._files as files
+
+    monkeypatch.setattr(files, "MAX_VALUES", 300)
+    path = tmp_path / "state.json"
+    saved = []
+    for tasks in range(5, 40):
+        sampler = create("fixable-first")
+        for number in range(tasks):
+            sampler.record(f"task-{number}", 0.0)
+        try:
+            save_state(sampler, path)
+        except StateError:
+            continue
+        load_state(create("fixable-first"), path)  # type: ignore[arg-type]
+        saved.append(tasks)
+    assert saved  # the smallest states are saved and loaded,
+    assert saved == list(range(5, saved[-1] + 1))  # each up to the limit,
+    assert saved[-1] < 39  # and the largest refused
 
 
 def test_a_rollout_log_that_is_a_device_is_refused_without_reading_it() -> None:

@@ -1,0 +1,149 @@
+"""What reading a JSON document at the value limit costs, in time and memory, by its shape.
+
+Run it with ``python benchmarks/state_limit.py [--values N] [--shape NAME]``. A state
+file, a rollout-log line or a JSON spec is refused unparsed once it holds more than
+``MAX_VALUES`` (2**24) values as ``count_values`` counts them; the limit is meant to bound a
+parse to a gibibyte of objects beyond the text, **at most 64 bytes a counted value**,
+whatever the document's shape. For each shape below, the script writes a document of about
+``N`` counted values (default: the limit) and reads it with ``read_state_file`` in a fresh
+interpreter, one at a time, and prints its wall time, its peak memory beyond the same
+interpreter's before the read (Linux's ``VmHWM``), less the text's size, per counted value,
+against the 64-byte target, which is for the limit: far below it, the interpreter's fixed costs
+(whole pages and arenas) swell the figure. A measuring script, not a test: it exits 1 when a
+shape misses the target, and asserts nothing else.
+
+The shapes are the ways a document makes many objects from few characters (each ``,``,
+``[``, ``"``, ``:`` and line break counted once, ``{`` twice), and the states of the two
+built-ins at the most tasks a state file takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+
+from agentdescent_sampling._files import MAX_VALUES, count_values
+
+#: The target: bytes of objects a counted value may cost a parse, beyond the text.
+TARGET = 64
+
+
+def _document(body: str, sampler: str) -> str:
+    return (
+        f'{{"format": "agentdescent-sampling/state", "sampler": "{sampler}", "records": 0, '
+        f'"rounds": 0, "state": {body}}}'
+    )
+
+
+def _joined(opening: str, items: Callable[[int], str], n: int, closing: str) -> str:
+    return opening + ",".join(map(items, range(n))) + closing
+
+
+#: Each shape: how many items make about ``values`` counted values, and the document of them.
+SHAPES: dict[str, tuple[int, Callable[[int], str]]] = {
+    "one object of distinct keys": (4, lambda n: _joined("{", '"{:x}":0'.format, n, "}")),
+    "objects of one distinct key": (6, lambda n: _joined("[", '{{"{:x}":0}}'.format, n, "]")),
+    "empty objects": (3, lambda n: "[" + ",".join(["{}"] * n) + "]"),
+    "empty lists": (2, lambda n: "[" + ",".join(["[]"] * n) + "]"),
+    "distinct strings": (3, lambda n: _joined("[", '"{:x}"'.format, n, "]")),
+    "floats": (1, lambda n: "[" + ",".join(["0.5"] * n) + "]"),
+    "large integers": (1, lambda n: "[" + ",".join(["123456789"] * n) + "]"),
+    "lists of one number": (2, lambda n: "[" + ",".join(["[0]"] * n) + "]"),
+    "line breaks": (2, lambda n: "[" + ",\n".join(["0"] * n) + "]"),
+}
+
+
+def _state(sampler: str, rows: Callable[[int], str], per_task: int) -> tuple[int, Callable]:
+    def body(n: int) -> str:
+        params = '{"pass_threshold": 0.999}'
+        if sampler == "fixable-first":
+            tasks = _joined("{", rows, n, "}")
+            return (
+                f'{{"sampler": "fixable-first", "version": 1, "params": {params}, "picks": '
+                f'{n}, "changes": 0, "tasks": {tasks}, "evidence": [[1, 2], [1, 2], [1, 2], '
+                f"[1, 2]]}}"
+            )
+        stats = _joined("{", rows, n, "}")
+        return (
+            f'{{"sampler": "difficulty-weighted", "version": 1, "params": {{"c": 0.2, '
+            f'"pass_threshold": 0.999}}, "picks": 0, "stats": {stats}}}'
+        )
+
+    return per_task, body
+
+
+STATES: dict[str, tuple[int, Callable]] = {
+    "fixable-first state": _state("fixable-first", '"task-{0}": [1, 2, 0, 0, {0}, 0]'.format, 10),
+    "difficulty-weighted state": _state("difficulty-weighted", '"task-{}": [1, 2]'.format, 6),
+}
+
+#: The child's peak memory is the high-water mark of its own pages (``VmHWM``), which starts
+#: afresh at exec; ``ru_maxrss`` carries over the parent's, which built the document's text.
+_CHILD = """
+import sys, time
+from agentdescent_sampling.state import read_state_file
+def peak():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+before = peak()
+start = time.perf_counter()
+read_state_file(sys.argv[1])
+seconds = time.perf_counter() - start
+print(seconds, (peak() - before) * 1024)
+"""
+
+
+def write(shape: str, values: int, directory: str) -> tuple[str, int, int]:
+    """Write the document of ``shape`` at about ``values`` counted values: its path, its
+    counted values and its size in bytes."""
+    per_item, body = {**SHAPES, **STATES}[shape]
+    sampler = shape.removesuffix(" state") if shape in STATES else "none"
+    text = _document(body(max(values - 200, per_item) // per_item), sampler)
+    path = os.path.join(directory, "document.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path, count_values(text), len(text)
+
+
+def read(path: str) -> tuple[float, int]:
+    """Seconds and bytes of peak memory (beyond the interpreter's before it) that reading
+    ``path`` takes in a fresh interpreter. The peak also holds the file's text, read in
+    pieces and decoded: the script subtracts the text's size once."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, path], check=True, capture_output=True, text=True
+    )
+    seconds, peak = done.stdout.split()
+    return float(seconds), int(peak)
+
+
+def main() -> None:
+    """Measure each shape at the limit (or ``--values``), one at a time, and print a row each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--values", type=int, default=MAX_VALUES, help="(default 2**24)")
+    parser.add_argument("--shape", action="append", choices=[*SHAPES, *STATES])
+    arguments = parser.parse_args()
+    print(f"{'shape':28} {'counted':>11} {'MB text':>8} {'seconds':>8} {'MB peak':>8} B/value")
+    missed = []
+    with tempfile.TemporaryDirectory() as directory:
+        for shape in arguments.shape or [*SHAPES, *STATES]:
+            path, values, size = write(shape, arguments.values, directory)
+            seconds, peak = read(path)
+            per_value = (peak - size) / values
+            print(
+                f"{shape:28} {values:>11,} {size / 1e6:>8.0f} {seconds:>8.1f} "
+                f"{peak / 1e6:>8.0f} {per_value:>7.1f}",
+                flush=True,
+            )
+            if per_value > TARGET:
+                missed.append(shape)
+    print(json.dumps({"target_bytes_per_value": TARGET, "missed": missed}))
+    sys.exit(1 if missed else 0)
+
+
+if __name__ == "__main__":
+    main()
