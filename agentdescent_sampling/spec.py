@@ -176,13 +176,14 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
     )
 
 
-def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> SamplerSpec:
+def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") -> SamplerSpec:
     """Read a spec stored under ``key`` in a TOML, JSON or YAML file.
 
     The format follows the suffix: ``.json``, ``.yaml`` or ``.yml`` (which need the
     ``yaml`` extra, PyYAML), anything else TOML. ``key`` may be dotted
-    (``"tool.agentdescent.task_sampler"``). The value under it is a table
-    (``[task_sampler]`` with ``name = ...`` and parameters) or a spec string. The spec
+    (``"tool.agentdescent.task_sampler"``), or None for a file that holds the spec alone. The
+    value under it is a table (``[task_sampler]`` with ``name = ...`` and parameters) or, but at
+    a TOML file's top level, a spec string. The spec
     keeps where it was read (``source``), so that ``create()`` names the file when the
     name, a parameter or a value in it is wrong, keeping its error's class. A key pointed at
     the wrong entry may have read a secret, so a message quotes a text read from the file
@@ -208,11 +209,11 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
         refuse_no_path,
     )
 
-    if not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY:
+    if key is not None and (not isinstance(key, str) or not 0 < len(key) <= _MAX_KEY):
         raise InvalidSamplerConfig(
             f"key must be the name of a table, such as 'task_sampler' or "
-            f"'tool.agentdescent.task_sampler' (at most {_MAX_KEY} characters), got "
-            f"{type(key).__name__} {short_repr(key)}"
+            f"'tool.agentdescent.task_sampler' (at most {_MAX_KEY} characters), or None for a "
+            f"file that holds the spec alone; got {type(key).__name__} {short_repr(key)}"
         )
     refuse_no_path(path, "spec_from_file()")
     file = Path(path)
@@ -229,7 +230,23 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
             f"cannot read a sampler spec from {where}: {reason}; expected "
             f"{_expected_file(file, key)}"
         ) from error
-    value: Any = document
+    value = document if key is None else _entry(document, key, file, where)
+    _refuse_misread(value, where, "the file" if key is None else key)
+    source = where if key is None else f"{where} under {key!r}"
+    try:
+        return attrs.evolve(parse_spec(value), source=source)
+    except InvalidSamplerConfig as error:
+        raise InvalidSamplerConfig(f"in {source}: {cut_read(str(error), value)}") from None
+
+
+def _entry(document: Any, key: str, file: Path, where: str) -> Any:
+    """The value under the dotted ``key`` in ``document``, read from ``file`` (``where``).
+
+    Raises:
+        InvalidSamplerConfig: the key is missing: naming the keys found, what it is probably
+            misspelt as or the key that reads the table found, and the entry to add.
+    """
+    value = document
     parts = key.split(".")
     for depth, part in enumerate(parts):
         if not isinstance(value, Mapping) or part not in value:
@@ -246,21 +263,18 @@ def spec_from_file(path: str | PathLike[str], key: str = "task_sampler") -> Samp
                 else "give the key of the table to read (key)"
             )
             meant = _meant_key(value, part) if isinstance(value, Mapping) else None
-            fix = (
-                f"if {short_repr(meant)} is it misspelt, rename it {part!r}"
-                if meant is not None
-                else f"add {_example_entry(file, key)}"
-            )
+            if meant is not None:
+                fix = f"if {short_repr(meant)} is it misspelt, rename it {part!r}"
+            elif isinstance(value, Mapping) and isinstance(value.get("name"), str):
+                alone = short_repr(".".join(parts[:depth])) if depth else None
+                fix = f"if {holder} holds the spec alone, read it with key={alone}"
+            else:
+                fix = f"add {_example_entry(file, key)}"
             raise InvalidSamplerConfig(
                 f"{where} has no {key!r} entry (missing {part!r}; {found}); {fix}, or {read}"
             )
         value = value[part]
-    _refuse_misread(value, where, key)
-    source = f"{where} under {key!r}"
-    try:
-        return attrs.evolve(parse_spec(value), source=source)
-    except InvalidSamplerConfig as error:
-        raise InvalidSamplerConfig(f"in {source}: {cut_read(str(error), value)}") from None
+    return value
 
 
 #: How much of a text read from a config file a message quotes: a key pointed at the wrong
@@ -463,9 +477,11 @@ def _goes_on(message: str, at: int) -> bool:
     return at < len(message) and (message[at].isalnum() or message[at] in "_.-")
 
 
-def _expected_file(file: Path, key: str) -> str:
+def _expected_file(file: Path, key: str | None) -> str:
     """What a config file of ``file``'s format should hold, for a message."""
     suffix = file.suffix.lower()
+    if key is None:
+        return "a sampler's table, with its name and parameters, or a spec string"
     if suffix == ".json":
         return f"a JSON object with a {key!r} entry"
     if suffix in (".yaml", ".yml"):

@@ -119,6 +119,50 @@ def test_a_json_file_is_read_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        ("sampler.toml", 'name = "fixable-first"\nfailure_cost = 2\n'),
+        ("sampler.json", '{"name": "fixable-first", "failure_cost": 2}'),
+        ("sampler.json", '"fixable-first:failure_cost=2"'),
+    ],
+)
+def test_a_file_that_holds_the_spec_alone_is_read_with_no_key(
+    tmp_path: Path, file: str, text: str
+) -> None:
+    path = tmp_path / file
+    path.write_text(text)
+    spec = spec_from_file(path, key=None)
+    assert spec == SamplerSpec("fixable-first", {"failure_cost": 2})
+    assert spec.source == repr(str(path))
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "told"),
+    [
+        ('name = "fixable-first"\n', "task_sampler", "if the file holds the spec alone, read it "
+         "with key=None, or "),
+        ('[tool.agentdescent]\nname = "fixable-first"\n', "tool.agentdescent.task_sampler",
+         "if 'tool.agentdescent' holds the spec alone, read it with key='tool.agentdescent', or "),
+    ],
+)  # fmt: skip
+def test_a_table_that_is_a_spec_itself_is_told_the_key_that_reads_it(
+    tmp_path: Path, text: str, key: str, told: str
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path, key)
+    assert told in str(caught.value)
+
+
+def test_a_file_read_with_no_key_that_is_no_spec_names_the_file_alone(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text('{"c": 0.1}')
+    with pytest.raises(InvalidSamplerConfig, match=r"^in '.*run\.json': a sampler table needs"):
+        spec_from_file(path, key=None)
+
+
+@pytest.mark.parametrize(
     ("file", "text", "example"),
     [
         (
