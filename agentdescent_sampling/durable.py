@@ -1274,7 +1274,7 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
     given.pop("provider", None)
     built: list[Any] = []
     try:
-        finished = _finishes(lambda: built.append(create({**given, "name": name})))
+        finished, _ = _finishes(lambda: built.append(create({**given, "name": name})))
     except UnknownSamplerError:
         finished = False  # not installed here: shown, but its state is not checked
     except InvalidSamplerConfig as error:

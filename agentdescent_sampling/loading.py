@@ -517,6 +517,13 @@ def code_lines(error: BaseException) -> list[tuple[str, str, int]]:
     return _frame_lines(traceback.walk_tb(error.__traceback__))
 
 
+def stack_lines(frame: types.FrameType) -> list[tuple[str, str, int]]:
+    """``(top-level package, file, line)`` of each frame of the stack that ``frame`` runs at
+    the top of (another thread's, from :func:`sys._current_frames`), outermost first, read
+    as :func:`code_lines` reads a traceback's."""
+    return _frame_lines(reversed(list(traceback.walk_stack(frame))))
+
+
 def _frame_lines(frames: Iterable[tuple[types.FrameType, int]]) -> list[tuple[str, str, int]]:
     """``(top-level package, file, line)`` of each of ``frames``, in their order."""
     lines = []
@@ -586,8 +593,8 @@ def _calling_line(ep: EntryPoint) -> str:
     or ``""``; read as :func:`_plugin_line` reads a traceback."""
     top = ep.value.partition(":")[0].partition(".")[0]
     try:
-        stack = list(traceback.walk_stack(inspect.currentframe()))  # innermost first
-        return _innermost(top, _frame_lines(reversed(stack)))
+        frame = inspect.currentframe()
+        return _innermost(top, stack_lines(frame)) if frame is not None else ""
     except KeyboardInterrupt:
         raise
     except BaseException:  # noqa: BLE001  # a registration must not fail on where it was made

@@ -35,7 +35,7 @@ import attrs
 
 from ._display import a_type, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError, StateError
-from .loading import code_lines, describe
+from .loading import code_lines, describe, stack_lines
 from .params import Signature, signature_of
 from .policy import RESERVED, builtin_of, normalize
 from .protocol import (
@@ -264,7 +264,7 @@ def check_sampler(
     factory, label, takes_seed, builtin = _resolve(factory_or_name, registry, params)
     if _is_spec(factory_or_name):
         try:
-            built = _finishes(lambda: factory(**params))
+            built, stuck = _finishes(lambda: factory(**params))
         except InvalidSamplerConfig as error:
             if wrong_parameters(label, _signature(factory), params) is None:
                 raise  # a value refused, chained to what refused it, as create() chains it
@@ -276,8 +276,9 @@ def check_sampler(
         if not built:
             hang = Violation(
                 "build",
-                f"building it did not finish within {CHECK_SECONDS:g} s (a deadlock or an "
-                f"endless loop in its constructor?); no check was run",
+                f"building it did not finish within {CHECK_SECONDS:g} s: stuck{stuck or ''} "
+                f"(a deadlock, an endless loop or a wait with no end in its constructor?); no "
+                f"check was run",
             )
             return ConformanceReport(label, ("build",), (hang,))
     else:
@@ -347,7 +348,7 @@ def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any
     wrong = wrong_parameters(label, signature_of(factory), params)
     if wrong is None:
         return
-    outcome = _in_thread("build", lambda: factory(**params))
+    outcome, _ = _in_thread("build", lambda: factory(**params))
     if outcome and isinstance(outcome[0], TypeError):
         name = getattr(factory, "__name__", "")
         called = f"{name}(...)" if isinstance(name, str) and name.isidentifier() else "it"
@@ -361,19 +362,21 @@ def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Find
     return list(check(factory, params))
 
 
-def _finishes(build: Callable[[], object]) -> bool:
+def _finishes(build: Callable[[], object]) -> tuple[bool, str]:
     """Whether ``build()`` returns within :data:`CHECK_SECONDS`, run in a daemon thread as
     each check is (one that does not finish is left behind: it cannot keep the process
-    alive). What it raised is raised here, so that a bad parameter stays a config error.
+    alive), and if not, where it is stuck (:func:`_stuck_at`). What it raised is raised
+    here, so that a bad parameter stays a config error.
     """
-    outcome = _in_thread("build", build)
+    outcome, stuck = _in_thread("build", build)
     if outcome and isinstance(outcome[0], BaseException):
         raise outcome[0]
-    return bool(outcome)
+    return bool(outcome), stuck
 
 
-def _in_thread(name: str, function: Callable[[], Any]) -> list[Any]:
-    """``[what function returned or raised]``, or ``[]`` if it ran past :data:`CHECK_SECONDS`."""
+def _in_thread(name: str, function: Callable[[], Any]) -> tuple[list[Any], str]:
+    """``[what function returned or raised]``, or ``[]`` if it ran past :data:`CHECK_SECONDS`,
+    with where the threads it started are stuck then (:func:`_stuck_at`)."""
     outcome: list[Any] = []
 
     def run() -> None:
@@ -382,10 +385,40 @@ def _in_thread(name: str, function: Callable[[], Any]) -> list[Any]:
         except BaseException as error:  # noqa: BLE001  # a sampler's failure, whatever it is
             outcome.append(error)
 
+    before = set(sys._current_frames())
     worker = threading.Thread(target=run, name=f"conformance-{name}", daemon=True)
     worker.start()
     worker.join(CHECK_SECONDS)
-    return outcome
+    return outcome, "" if outcome else _stuck_at(before)
+
+
+def _stuck_at(before: set[int]) -> str:
+    """Where the threads started since ``before`` (the idents of the threads alive then) are
+    stuck in the sampler: `` in pick(['task-0', ...], 2), at plugin.py:66``, its first call of
+    the sampler still running on such a thread, and the innermost line of its own code; or
+    `` at plugin.py:12``, the innermost line of code outside this package (a constructor's);
+    or ``""``. It never raises: a report must not fail on the hang it reports."""
+    try:
+        for ident, frame in sys._current_frames().items():
+            if ident in before:
+                continue
+            stack = [each for each, _ in traceback.walk_stack(frame)][::-1]  # outermost first
+            lines = stack_lines(frame)
+            calls = [at for at, each in enumerate(stack) if each.f_code.co_name in _CALLED]
+            outside = [at for at, line in enumerate(lines) if line[0] not in _NOT_SAMPLER]
+            if not (calls or outside):
+                continue
+            first = (calls or outside)[0]
+            own = lines[first][0]
+            where = [(file, line) for top, file, line in lines[first:] if top == own]
+            at = f" at {shown(where[-1][0], 200)}:{where[-1][1]}" if where else ""
+            if not calls:
+                return at
+            call = stack[first]
+            return f" in {_call(call, _CALLED[call.f_code.co_name])},{at}"
+    except Exception:  # noqa: BLE001  # the hang is reported without where, then
+        pass
+    return ""
 
 
 def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
@@ -395,13 +428,14 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
     included: a sampler cannot end the check) or for not finishing, with whether it
     finished. Only ``KeyboardInterrupt`` propagates, since it is the user's.
     """
-    outcome = _in_thread(name, check)
+    outcome, stuck = _in_thread(name, check)
     if not outcome:
         return [
             Violation(
                 name,
-                f"did not finish within {CHECK_SECONDS:g} s (a deadlock or an endless loop "
-                f"in pick() or record()?); the remaining checks were not run",
+                f"did not finish within {CHECK_SECONDS:g} s: stuck{stuck or ' in the sampler'} "
+                f"(a deadlock, an endless loop or a wait with no end?); the remaining checks "
+                f"were not run",
             )
         ], False
     result = outcome[0]
@@ -417,6 +451,8 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
 _CALLED = {"pick": 2, "record": 2, "stats": 0}
 #: The top-level name of this package's modules, whose lines are never the sampler's own.
 _PACKAGE = __name__.partition(".")[0]
+#: The packages on a kit thread's stack that are not the sampler's code.
+_NOT_SAMPLER = (_PACKAGE, "threading")
 
 
 def _failed_call(error: BaseException) -> str | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,14 +110,39 @@ def quick_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(testing, "CHECK_SECONDS", 1.0)
 
 
+def _lines_of(function: Any, *texts: str) -> set[str]:
+    """``test_kit_isolation.py:N`` for each line of ``function`` that holds one of ``texts``."""
+    lines, first = inspect.getsourcelines(function)
+    found = {first + at for at, line in enumerate(lines) if any(text in line for text in texts)}
+    assert found, texts
+    return {f"{Path(__file__).name}:{number}" for number in found}
+
+
+HANGS = {
+    "pick": (HangsInPick, "stuck in pick(['task-0', ", HangsInPick.pick, ("wait()",)),
+    "record": (HangsInRecord, "stuck in record('task-", HangsInRecord.record, ("wait()",)),
+    "a deadlock": (
+        DeadlocksUnderThreads,
+        "stuck in pick([",
+        DeadlocksUnderThreads.pick,
+        ("with first:", "with second:"),  # whichever thread is looked at first
+    ),
+}
+
+
 @pytest.mark.usefixtures("quick_timeout")
-@pytest.mark.parametrize("factory", [HangsInPick, HangsInRecord, DeadlocksUnderThreads])
-def test_a_check_that_hangs_is_reported_by_name_as_a_failure(factory: Any) -> None:
+@pytest.mark.parametrize(("factory", "call", "method", "texts"), HANGS.values(), ids=HANGS)
+def test_a_check_that_hangs_is_reported_by_name_with_the_call_and_line_it_is_stuck_at(
+    factory: Any, call: str, method: Any, texts: tuple[str, ...]
+) -> None:
     report = check_sampler(factory)
     assert not report.ok
     hung = [violation for violation in report.violations if "did not finish" in str(violation)]
     assert len(hung) == 1
     assert hung[0].check == report.checks[-1]
+    message = str(hung[0])
+    assert call in message
+    assert any(f"/{line} (a deadlock" in message for line in _lines_of(method, *texts)), message
 
 
 @pytest.fixture
@@ -161,7 +188,9 @@ def test_check_of_a_sampler_whose_constructor_hangs_says_so_and_exits_1(
     registered.register(HangsWhenBuilt)
     assert main(["check", "hangs-when-built"]) == 1
     out = capsys.readouterr().out
-    assert "  - [build] building it did not finish within 1 s" in out
+    assert "  - [build] building it did not finish within 1 s: stuck at " in out
+    (line,) = _lines_of(HangsWhenBuilt.__init__, "wait()")
+    assert f"/{line} (a deadlock" in out
     assert "no check was run" in out
 
 
