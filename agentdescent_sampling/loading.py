@@ -371,8 +371,7 @@ class Plugins:
                     manager.check_pending()
                 except pluggy.PluginValidationError as error:
                     raise pluggy.PluginValidationError(
-                        error.plugin,
-                        f"the one hook is @hookimpl {_HOOK}(register): {_one_line(error)}",
+                        error.plugin, _unknown_hook(plugin, error)
                     ) from error
                 others = [other for other in manager.get_plugins() if other is not plugin]
                 caller = manager.subset_hook_caller(_HOOK, others)
@@ -631,6 +630,28 @@ def _wrong_signature(plugin: object, error: BaseException) -> str:
     )
 
 
+def _unknown_hook(plugin: object, error: BaseException) -> str:
+    """What pluggy refused a hook-form plugin for when it marks a hook this package does not
+    have: the one hook there is, and each function of the module marked under another name,
+    as written and where it is (else pluggy's own words). Reads the module's dict only."""
+    from .hookspecs import PROJECT
+
+    named = vars(plugin) if type(plugin) is types.ModuleType else {}
+    misspelt = [
+        _as_written(plugin, value)
+        for name, value in list(named.items())[:1000]
+        if name != _HOOK and inspect.isfunction(value) and f"{PROJECT}_impl" in vars(value)
+    ]
+    if not misspelt:
+        return f"the one hook is @hookimpl {_HOOK}(register): {_one_line(error)}"
+    one = len(misspelt) == 1
+    return (
+        f"the one hook is @hookimpl {_HOOK}(register); {', '.join(misspelt[:3])} "
+        f"{'is' if one else 'are'} marked @hookimpl under another name: rename "
+        f"{'it' if one else 'the one meant'} {_HOOK}"
+    )
+
+
 def _registered_nothing(plugin: object) -> str:
     """Why a hook-form plugin whose hooks ran registered no sampler, as far as its module's
     dict tells: its hook left unmarked, taking no ``register`` or never calling it, or no
@@ -663,10 +684,13 @@ def _registered_nothing(plugin: object) -> str:
 
 def _as_written(plugin: object, hook: object) -> str:
     """``agentdescent_register_samplers(reg) (at my_plugin/hooks.py:12)``: the plugin's
-    hook with its parameters as written, and where it begins when that can be read."""
-    written, where = f"{_HOOK}(...)", ""
+    hook with its name and parameters as written, and where it begins when that can be
+    read."""
+    name = getattr(hook, "__name__", None)
+    name = name if isinstance(name, str) and name.isidentifier() else _HOOK
+    written, where = f"{name}(...)", ""
     try:
-        written = f"{_HOOK}{inspect.signature(hook)}"  # type: ignore[arg-type]
+        written = f"{name}{inspect.signature(hook)}"  # type: ignore[arg-type]
         file = inspect.getsourcefile(hook)  # type: ignore[arg-type]
         top = str(getattr(plugin, "__name__", "")).partition(".")[0]
         if file:
