@@ -255,14 +255,14 @@ def _state_show(args: argparse.Namespace) -> int:
 
 def _state_export(args: argparse.Namespace) -> int:
     from .durable import export_state, export_target_error  # only this command needs SQLite
-    from .state import write_state_file
+    from .state import state_json, write_state_file
 
     if args.output is not None and (refused := export_target_error(args.path, args.output)):
         _error(refused)
         return 2
     document = export_state(args.path)
-    if args.output is None:
-        print(json.dumps(document, indent=2))
+    if args.output is None:  # as -o writes it, so that what is piped to a file imports too
+        print(state_json(document, f"cannot export {str(args.path)!r}"))
     else:
         write_state_file(args.output, document)
     return 0

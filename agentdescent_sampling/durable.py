@@ -679,7 +679,7 @@ class DurableSampler(ServedSampler):
             raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
         if _LONG_NUMBER.search(text):  # walked only then: the check costs as much as encoding
             # A count past 2**53, which the file's readers refuse: the file would not open.
-            refuse_unreadable(self.path, {"state": state})
+            refuse_unreadable({"state": state}, cannot)
         return text
 
     @property

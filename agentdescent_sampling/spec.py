@@ -231,7 +231,15 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
             f"{_expected_file(file, key)}"
         ) from error
     value = document if key is None else _entry(document, key, file, where)
-    _refuse_misread(value, where, "the file" if key is None else key)
+    if key is None and isinstance(value, Mapping) and "name" not in value:
+        table = "task_sampler" if "task_sampler" in value else None
+        table = table or _dotted_key_ending(document, "task_sampler")
+        if table is not None:
+            raise InvalidSamplerConfig(
+                f"{where} holds no sampler's table at its top level, read with key=None (found "
+                f"keys: {_listed(value)}); read the one it has: key={short_repr(table)}"
+            )
+    _refuse_misread(value, where, key or "")
     source = where if key is None else f"{where} under {key!r}"
     try:
         return attrs.evolve(parse_spec(value), source=source)
@@ -748,13 +756,13 @@ def _python_number(text: str) -> bool:
 
 
 def _refuse_misread(value: Any, where: str, key: str) -> None:
-    """Refuse a :class:`_Misread` in ``value``, read from ``where`` under ``key``, naming its
-    key, its text and what to write instead.
+    """Refuse a :class:`_Misread` in ``value``, read from ``where`` under ``key`` (``""``: at
+    the file's top level), naming its key, its text and what to write instead.
 
     Raises:
         InvalidSamplerConfig: ``value``, or a list or table in it, holds one.
     """
-    level: list[tuple[str, Any]] = [(key, value)]
+    level: list[tuple[str, Any]] = [(key, value)]  # key "": the file's top level
     for _ in range(8):  # deeper than any parameter a sampler takes
         deeper: list[tuple[str, Any]] = []
         for path, item in level:
@@ -762,9 +770,10 @@ def _refuse_misread(value: Any, where: str, key: str) -> None:
                 raise InvalidSamplerConfig(_misread_message(item, where, path))
             if isinstance(item, Mapping):
                 for name, inner in itertools.islice(item.items(), 64):
+                    inside = f"{path}.{name}" if path else str(name)
                     if isinstance(name, _Misread):  # a key: named as a key of its table
-                        raise InvalidSamplerConfig(_misread_message(name, where, f"{path}.{name}"))
-                    deeper.append((f"{path}.{name}", inner))
+                        raise InvalidSamplerConfig(_misread_message(name, where, inside))
+                    deeper.append((inside, inner))
             elif isinstance(item, list):
                 deeper += [(f"{path}[{index}]", inner) for index, inner in enumerate(item[:64])]
         level = deeper[:256]  # a hostile file: a bounded walk

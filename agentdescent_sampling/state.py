@@ -58,6 +58,7 @@ __all__ = [
     "save_state",
     "state_dict_of",
     "state_document",
+    "state_json",
     "write_state_file",
 ]
 
@@ -138,9 +139,10 @@ def save_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
         StateError: the directory is missing or not writable, ``path`` is a directory, a
             block device, a socket, an SQLite database (a durable sampler's state) or a file
             SQLite keeps beside one, the sampler's ``state_dict()`` raised, or the state
-            holds more values than :func:`load_state` reads (2**24, each key counted as
-            four: some 1.6 million ``fixable-first`` tasks); any existing regular file at
-            ``path`` is left as it was.
+            holds what :func:`load_state` would refuse (over 2**24 values, each key counted
+            as four: some 1.5 million ``fixable-first`` tasks; over 1 GiB; nested over 32
+            levels; keys JSON writes alike); any existing regular file at ``path`` is left as
+            it was.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
@@ -225,8 +227,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         target = Path(os.path.realpath(given))
     except ValueError as error:
         raise StateError(f"{cannot}: {error}") from None
-    refuse_unreadable(path, document)
-    text = _json_text(document, cannot)
+    text = state_json(document, cannot)
     try:
         kind: int | None = os.stat(given).st_mode
     except OSError:
@@ -275,25 +276,42 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
         raise
 
 
-def _json_text(document: Mapping[str, Any], cannot: str) -> str:
-    """``document`` as JSON text, whole before a byte is written, if the readers take it.
+def state_json(document: Mapping[str, Any], cannot: str) -> str:
+    """``document`` as the compact JSON text of a state file, whole before a byte is written,
+    if :func:`read_state_file` takes it: so no save is unreadable. ``cannot`` starts each
+    message ("cannot write sampler state to 'x.json'").
 
     Raises:
-        StateError: ``document`` is not JSON, or holds more values than a state file's
-            readers take (:func:`read_state_file` would refuse the file).
+        StateError: ``document`` is not JSON, holds what :func:`refuse_unreadable` refuses,
+            or its text is more than the readers take: over 1 GiB, over their count of values
+            or nested over 32 levels deep.
     """
-    from ._files import MAX_VALUES, count_values
+    from ._files import MAX_DEPTH, MAX_VALUES, count_values, nesting
 
+    refuse_unreadable(document, cannot)
     try:
         text = json.dumps(document, allow_nan=False)
     except (ValueError, TypeError) as error:
         raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
+    durable = (
+        "a durable state file has no such limit: keep the state in one, "
+        "create(spec, state=PATH), which 'agentdescent-sampling state show' reads"
+    )
     values = count_values(text)
     if values > MAX_VALUES:
         raise StateError(
-            f"{cannot}: it holds {values:,} values (a key counts as four), over the "
-            f"{MAX_VALUES:,} that load_state() reads; a durable state has no such limit: "
-            f"keep the state in the file of create(spec, state=PATH), or start with fewer tasks"
+            f"{cannot}: it holds {values:,} values (a string counts three, a key four), over "
+            f"the {MAX_VALUES:,} that load_state() reads; {durable}"
+        )
+    if len(text) > _MAX_FILE_BYTES:  # ASCII: json.dumps escapes every other character
+        raise StateError(
+            f"{cannot}: it is {len(text):,} bytes as JSON, over the {_MAX_FILE_BYTES:,} that "
+            f"load_state() reads (long task ids?); {durable}"
+        )
+    if nesting(document) > MAX_DEPTH:
+        raise StateError(
+            f"{cannot}: it nests lists or mappings more than {MAX_DEPTH} levels deep, which "
+            f"load_state() refuses; {PLAIN_JSON}, nested no deeper"
         )
     return text
 
@@ -359,31 +377,50 @@ def _refuse_database(path: str | PathLike[str], target: Path) -> None:
         )
 
 
-def refuse_unreadable(path: str | PathLike[str], document: Mapping[str, Any]) -> None:
-    """Refuse to write a whole number the loaders refuse, so no save is unreadable; and a
-    document that holds itself, which JSON cannot (refused here, where the walk meets it).
+def refuse_unreadable(document: Mapping[str, Any], cannot: str) -> None:
+    """Refuse to write what the loaders refuse, so no save is unreadable: a whole number over
+    :data:`MAX_COUNT`, keys that JSON writes alike; and a document that holds itself, which
+    JSON cannot (refused here, where the walk meets it). ``cannot`` starts the message.
 
     Raises:
-        StateError: ``document`` holds either, named by where it is.
+        StateError: ``document`` holds one of them, named by where it is.
     """
-    found = find_in_state(document, _over_max_count, "document")
+    found = find_in_state(document, _unreadable, "document")
     if found is not None:
         where, problem = found
-        advice = PLAIN_JSON if problem == CONTAINS_ITSELF else "start the sampler fresh"
-        raise StateError(
-            f"cannot write sampler state to {short_repr(str(path), 1000)}: {where} {problem}; "
-            f"{advice}"
-        )
+        advice = f"; {PLAIN_JSON}" if problem == CONTAINS_ITSELF else ""
+        raise StateError(f"{cannot}: {where} {problem}{advice}")
 
 
-def _over_max_count(value: object) -> str:
-    """Why ``value`` is a whole number no state file holds, or ``""``."""
+def _unreadable(value: object) -> str:
+    """Why ``value`` makes a state file its readers refuse: a whole number over
+    :data:`MAX_COUNT`, or a mapping of keys that JSON writes alike (``1`` and ``"1"``,
+    ``True`` and ``"true"``), which a reader takes for one key given twice; or ``""``."""
     if isinstance(value, int) and abs(value) > MAX_COUNT:
         return (
             f"is the whole number {short_repr(value, 40)}, over the {MAX_COUNT:,} a state file "
-            f"holds (its readers would refuse it)"
+            f"holds (its readers would refuse it); start the sampler fresh"
         )
+    if isinstance(value, dict) and not all(type(key) is str for key in value):
+        written: dict[object, object] = {}
+        for key in value:
+            as_json = key if isinstance(key, str) else _json_key(key)
+            if as_json in written:
+                return (
+                    f"has the keys {short_repr(written[as_json], 40)} and {short_repr(key, 40)}, "
+                    f"which JSON writes alike, as {short_repr(as_json, 40)} (its readers would "
+                    f"refuse that key as given twice); give each key as a distinct str"
+                )
+            written[as_json] = key
     return ""
+
+
+def _json_key(key: object) -> object:
+    """``key`` as :func:`json.dumps` writes a mapping's key that is not a ``str``; a key it
+    refuses, as it is (the dump says so)."""
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return key
 
 
 #: What :func:`find_in_state` says of a dict or list that holds itself.
@@ -484,7 +521,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             durable state), not a regular file, over 1 GiB, or has no format marker.
     """
     # Imported here: a fresh sampler reads no file.
-    from ._files import TooManyValues, load_document, reason_of, strict_json
+    from ._files import load_document, reason_of, strict_json
     from ._statedb import is_database
 
     source = Path(path)
@@ -498,11 +535,10 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
     try:
         document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        fault = (
-            "save_state() writes none so large"
-            if isinstance(error, TooManyValues)
-            else "the file is missing, truncated or not JSON"
-        )
+        if isinstance(error, (OSError, UnicodeDecodeError, json.JSONDecodeError)):
+            fault = "the file is missing, truncated or not JSON"
+        else:  # too large, too deep, a key given twice: no save_state() wrote it as it is
+            fault = "save_state() and 'state export' write no such file; was it edited?"
         raise StateError(
             f"cannot read sampler state from {str(source)!r}: {reason_of(error)}; {fault}"
         ) from error

@@ -10,6 +10,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -244,22 +245,22 @@ def _a_state_file_of(state: str) -> str:
     return '{"format": "agentdescent-sampling/state", "state": ' + state + "}"
 
 
-def test_a_key_counts_as_four_values_and_a_number_as_one(
+def test_a_key_counts_as_four_values_a_list_two_and_a_number_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The head counts 12 values: "{" twice, six quotes, two colons and a comma, one more.
     import agentdescent_sampling._files as files
 
-    monkeypatch.setattr(files, "MAX_VALUES", 54)
+    monkeypatch.setattr(files, "MAX_VALUES", 55)
     path = tmp_path / "state.json"
-    path.write_text(_a_state_file_of("[" + ",".join(["0"] * 42) + "]"))  # 12 + 42 = 54
+    path.write_text(_a_state_file_of("[" + ",".join(["0"] * 42) + "]"))  # 12 + 2 + 41 = 55
     assert read_state_file(path)["state"] == [0] * 42
     keys = ",".join(f'"{key}":0' for key in "abcdefghij")  # "{" counts 2, each key 4 with ","
     path.write_text(_a_state_file_of("{" + keys + "}"))  # 12 + 2 + 10 * 4 - 1 = 53
     assert len(read_state_file(path)["state"]) == 10
     path.write_text(_a_state_file_of("{" + keys + ',"k":0}'))  # 57
     with pytest.raises(
-        StateError, match=r"up to 57 values, over the limit of 54; .* none so large"
+        StateError, match=r"up to 57 values, over the limit of 55, .*; was it edited\?"
     ):
         read_state_file(path)
 
@@ -278,13 +279,75 @@ def test_a_state_too_large_for_its_readers_is_not_saved(
     if to == "an existing file":
         path.write_text("what was saved before")
     with pytest.raises(
-        StateError, match=r"values \(a key counts as four\), over the 200 that load_"
+        StateError, match=r"values \(a string counts three, a key four\), over the 200 that"
     ):
         save_state(sampler, path)
     if to == "an existing file":
         assert path.read_text() == "what was saved before"
     elif to == "a new file":
         assert list(tmp_path.iterdir()) == []
+
+
+class _Holds:
+    """A plugin's sampler whose ``state_dict()`` holds ``held``."""
+
+    name = "holds"
+
+    def __init__(self, held: object) -> None:
+        self.held = held
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sampler": "holds", "version": 1, "held": self.held}
+
+    def load_state_dict(self, state: object) -> None:
+        raise AssertionError
+
+
+def _nested(levels: int) -> list[Any]:
+    nested: list[Any] = []
+    for _ in range(levels - 1):
+        nested = [nested]
+    return nested
+
+
+UNREADABLE = {
+    "keys 1 and '1'": ({1: "a", "1": "b"}, r"keys 1 and '1', which JSON writes alike, as '1'"),
+    "keys True and 'true'": ({True: 0, "true": 1}, r"keys True and 'true', which JSON writes"),
+    "keys None and 'null'": ({"null": 0, None: 1}, r"keys 'null' and None, which JSON writes"),
+    "too deep": (_nested(31), r"nests lists or mappings more than 32 levels deep"),
+}
+
+
+@pytest.mark.parametrize(("held", "told"), UNREADABLE.values(), ids=UNREADABLE)
+def test_a_state_its_readers_would_refuse_is_not_saved(
+    tmp_path: Path, held: object, told: str
+) -> None:
+    path = tmp_path / "state.json"
+    with pytest.raises(StateError, match=told):
+        save_state(_Holds(held), path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_state_of_the_deepest_nesting_its_readers_take_is_saved(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    save_state(_Holds(_nested(30)), path)  # type: ignore[arg-type]  # in two mappings: 32
+    assert read_state_file(path)["state"]["held"] == _nested(30)
+
+
+def test_a_state_over_the_file_size_its_readers_take_is_not_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentdescent_sampling.state as state
+
+    sampler = create("difficulty-weighted")
+    sampler.record("字" * 40, 1.0)  # written as 40 escapes of six bytes
+    monkeypatch.setattr(state, "_MAX_FILE_BYTES", 300)
+    path = tmp_path / "state.json"
+    with pytest.raises(StateError, match=r"bytes as JSON, over the 300 that load_state\(\) reads"):
+        save_state(sampler, path)
+    monkeypatch.setattr(state, "_MAX_FILE_BYTES", 500)
+    save_state(sampler, path)
+    load_state(create("difficulty-weighted"), path)  # type: ignore[arg-type]
 
 
 def test_every_state_that_is_saved_can_be_loaded_about_the_value_limit(

@@ -155,6 +155,31 @@ def test_a_table_that_is_a_spec_itself_is_told_the_key_that_reads_it(
     assert told in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[task_sampler]\nname = "s"\n', "task_sampler"),
+        ('[tool.agentdescent.task_sampler]\nname = "s"\n', "tool.agentdescent.task_sampler"),
+    ],
+)
+def test_a_file_read_with_no_key_that_holds_a_sampler_table_is_told_its_key(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path, key=None)
+    assert str(caught.value).endswith(f"; read the one it has: key={key!r}")
+    assert spec_from_file(path, key) == SamplerSpec("s")
+
+
+def test_a_misread_number_at_the_top_level_is_named_by_its_key_alone(tmp_path: Path) -> None:
+    path = tmp_path / "sampler.yaml"
+    path.write_text("name: informative-band\nwindow: 010\n")
+    with pytest.raises(InvalidSamplerConfig, match=r"^in '.*sampler\.yaml': 'window' is 010 "):
+        spec_from_file(path, key=None)
+
+
 def test_a_file_read_with_no_key_that_is_no_spec_names_the_file_alone(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     path.write_text('{"c": 0.1}')

@@ -30,6 +30,13 @@ def test_each_shape_counts_the_values_asked_and_reads_as_a_state_file(
         assert peak >= 0, shape
 
 
+def test_each_sized_shape_is_about_the_size_asked(state_limit: ModuleType, tmp_path: Path) -> None:
+    for shape in state_limit.SIZED:
+        path, _, size = state_limit.write(shape, 50_000, str(tmp_path))
+        assert 50_000 - 4_400 < size < 50_000 + 200, shape
+        json.loads(Path(path).read_text())
+
+
 def test_the_two_states_load_into_their_samplers(state_limit: ModuleType, tmp_path: Path) -> None:
     from agentdescent_sampling import create, load_state
 

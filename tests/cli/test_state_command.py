@@ -598,3 +598,28 @@ def test_export_to_a_read_only_file_system_is_one_line_naming_the_file_the_cause
         f"system is mounted read-only (Errno 30); remount it read-write, or give a path on a "
         f"writable file system\n"
     )
+
+
+def test_export_to_standard_output_writes_what_o_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Pretty-printed, it used to count more values than -o's text, so that a state near the
+    # limit exported through a pipe could not be imported.
+    state, export = _exported(tmp_path)
+    capsys.readouterr()
+    assert main(["state", "export", str(state)]) == 0
+    assert capsys.readouterr().out == export.read_text() + "\n"
+
+
+def test_export_of_a_state_its_readers_would_refuse_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentdescent_sampling._files as files
+
+    state = _state(tmp_path / "sampler.sqlite", 40)
+    monkeypatch.setattr(files, "MAX_VALUES", 30)
+    capsys.readouterr()
+    assert main(["state", "export", str(state)]) != 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "over the 30 that load_state() reads" in err
