@@ -104,8 +104,8 @@ def parse_bounded(
     marks: Mapping[str, int] = VALUE_MARKS,
 ) -> Any:
     """``parse(text)``, refusing a text of over ``max_values`` values (:data:`MAX_VALUES` if
-    None; as :func:`count_values` counts them with ``marks``) before parsing, and a document nested
-    deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
+    None; as :func:`count_values` counts them with ``marks``) before parsing, and a document
+    nested deeper than :data:`MAX_DEPTH` without a ``RecursionError``.
 
     Raises:
         ValueError: as :func:`load_document` describes.
@@ -114,8 +114,8 @@ def parse_bounded(
     values = count_values(text, marks)
     if values > max_values:
         raise ValueError(
-            f"it holds up to {values:,} values, over the limit of {max_values:,}, which keeps "
-            f"a parse within a gibibyte"
+            f"it holds up to {values:,} values, over the limit of {max_values:,} that bounds "
+            f"what parsing it may cost"
         )
     try:
         document = parse(text)

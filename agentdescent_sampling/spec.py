@@ -232,8 +232,11 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
         ) from error
     value = document if key is None else _entry(document, key, file, where)
     if key is None and isinstance(value, Mapping) and "name" not in value:
-        table = "task_sampler" if "task_sampler" in value else None
-        table = table or _dotted_key_ending(document, "task_sampler")
+        table = (
+            "task_sampler"
+            if "task_sampler" in value
+            else _dotted_key_ending(document, "task_sampler")
+        )
         if table is not None:
             raise InvalidSamplerConfig(
                 f"{where} holds no sampler's table at its top level, read with key=None (found "

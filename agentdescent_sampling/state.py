@@ -213,9 +213,9 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
 
     Raises:
         StateError: the directory is missing or not writable, ``path`` cannot take it (as
-            :func:`save_state` lists), ``document`` is not JSON, or it holds a count over
-            2**53 or more values than :func:`read_state_file` takes (its readers would
-            refuse either); any existing regular file at ``path`` is left as it was.
+            :func:`save_state` lists), or ``document`` is not JSON or holds what
+            :func:`read_state_file` would refuse (:func:`state_json`); any existing regular
+            file at ``path`` is left as it was.
     """
     import secrets  # imported here: a sampler that is never saved never needs it
 

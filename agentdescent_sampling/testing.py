@@ -385,22 +385,26 @@ def _in_thread(name: str, function: Callable[[], Any]) -> tuple[list[Any], str]:
         except BaseException as error:  # noqa: BLE001  # a sampler's failure, whatever it is
             outcome.append(error)
 
-    before = set(sys._current_frames())
-    worker = threading.Thread(target=run, name=f"conformance-{name}", daemon=True)
+    label = f"conformance-{name}-{next(_RUNS)}"  # the threads it starts add to it
+    worker = threading.Thread(target=run, name=label, daemon=True)
     worker.start()
     worker.join(CHECK_SECONDS)
-    return outcome, "" if outcome else _stuck_at(before)
+    return outcome, "" if outcome else _stuck_at(label)
 
 
-def _stuck_at(before: set[int]) -> str:
-    """Where the threads started since ``before`` (the idents of the threads alive then) are
-    stuck in the sampler: `` in pick(['task-0', ...], 2), at plugin.py:66``, its first call of
-    the sampler still running on such a thread, and the innermost line of its own code; or
-    `` at plugin.py:12``, the innermost line of code outside this package (a constructor's);
-    or ``""``. It never raises: a report must not fail on the hang it reports."""
+def _stuck_at(label: str) -> str:
+    """Where the threads of one run (named ``label``, or ``label-...``: a check an earlier
+    run left behind may still start threads) are stuck in the sampler: a call of the sampler
+    still running on one and the innermost line of its own code, `` in pick(['task-0', ...],
+    2), at plugin.py:66``; else the innermost line of code outside this package on one (a
+    constructor's), `` at plugin.py:12``; or ``""``. It never raises: a report must not fail
+    on the hang it reports."""
+    found = ""
     try:
+        names = {thread.ident: thread.name for thread in threading.enumerate()}
         for ident, frame in sys._current_frames().items():
-            if ident in before:
+            name = names.get(ident, "")
+            if name != label and not name.startswith(f"{label}-"):
                 continue
             stack = [each for each, _ in traceback.walk_stack(frame)][::-1]  # outermost first
             lines = stack_lines(frame)
@@ -412,13 +416,13 @@ def _stuck_at(before: set[int]) -> str:
             own = lines[first][0]
             where = [(file, line) for top, file, line in lines[first:] if top == own]
             at = f" at {shown(where[-1][0], 200)}:{where[-1][1]}" if where else ""
-            if not calls:
-                return at
-            call = stack[first]
-            return f" in {_call(call, _CALLED[call.f_code.co_name])},{at}"
-    except Exception:  # noqa: BLE001  # the hang is reported without where, then
+            if calls:  # a call of the sampler says more than a thread of its own
+                call = stack[first]
+                return f" in {_call(call, _CALLED[call.f_code.co_name])},{at}"
+            found = found or at
+    except Exception:  # noqa: BLE001  # the hang is reported with what was found, then
         pass
-    return ""
+    return found
 
 
 def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
@@ -453,6 +457,8 @@ _CALLED = {"pick": 2, "record": 2, "stats": 0}
 _PACKAGE = __name__.partition(".")[0]
 #: The packages on a kit thread's stack that are not the sampler's code.
 _NOT_SAMPLER = (_PACKAGE, "threading")
+#: Numbers each run of a check in a thread, whose name, and its threads', carry it.
+_RUNS = itertools.count()
 
 
 def _failed_call(error: BaseException) -> str | None:
@@ -1238,7 +1244,12 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
 
     with fast_thread_switching():
         # Daemons: a sampler that deadlocks them must not keep the process from exiting.
-        threads = [threading.Thread(target=work, args=(n,), daemon=True) for n in range(THREADS)]
+        # Named after the check's own thread, so that a hang is looked for on them.
+        label = threading.current_thread().name
+        threads = [
+            threading.Thread(target=work, args=(n,), name=f"{label}-{n}", daemon=True)
+            for n in range(THREADS)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

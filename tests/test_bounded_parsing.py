@@ -260,7 +260,7 @@ def test_a_key_counts_as_four_values_a_list_two_and_a_number_one(
     assert len(read_state_file(path)["state"]) == 10
     path.write_text(_a_state_file_of("{" + keys + ',"k":0}'))  # 57
     with pytest.raises(
-        StateError, match=r"up to 57 values, over the limit of 55, .*; was it edited\?"
+        StateError, match=r"up to 57 values, over the limit of 55 that .*; was it edited\?"
     ):
         read_state_file(path)
 

@@ -145,6 +145,32 @@ def test_a_check_that_hangs_is_reported_by_name_with_the_call_and_line_it_is_stu
     assert any(f"/{line} (a deadlock" in message for line in _lines_of(method, *texts)), message
 
 
+class Stray(HangsInPick):
+    """Stuck in its pick() on a thread no check started."""
+
+    name = "stray"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        threading.Event().wait()
+        return keys[0]
+
+
+@pytest.mark.usefixtures("quick_timeout")
+def test_a_hang_is_told_where_the_checks_own_threads_are_stuck_not_another_threads() -> None:
+    # A check that an earlier one left behind may start threads at any time, as may the
+    # program: started while this check runs, this one is stuck in a sampler's pick() too.
+    def stray() -> None:
+        Stray().pick(["a"], 0)
+
+    timer = threading.Timer(0.2, lambda: threading.Thread(target=stray, daemon=True).start())
+    timer.daemon = True
+    timer.start()
+    report = check_sampler(HangsInPick)
+    (hung,) = [str(v) for v in report.violations if "did not finish" in str(v)]
+    (line,) = _lines_of(HangsInPick.pick, "wait()")
+    assert f"/{line} (a deadlock" in hung
+
+
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> Registry:
     registry = Registry(only=[])
