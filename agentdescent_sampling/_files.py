@@ -25,6 +25,7 @@ __all__ = [
     "MAX_VALUES",
     "NAME_MAX",
     "SEPARATORS",
+    "FileTooLarge",
     "check_toml_nesting",
     "checked_path",
     "count_values",
@@ -58,13 +59,14 @@ MAX_VALUES = 1 << 24
 #: dotted headers would take the parsers seconds and hundreds of megabytes.
 MAX_CONFIG_VALUES = 1 << 15
 #: What :func:`parse_bounded` counts, and as how many values: each value of a JSON document
-#: follows one of ``,[{`` or a line break, and what costs a parse more counts more: each
-#: ``"`` and ``:`` once and ``[`` and ``{`` twice, so a string and the comma before it count
-#: three, a key four and a list's or an object's opening two. Each counted once, a string had
-#: cost 83 bytes a counted value, one object of distinct keys 183 and lists of one list 94
-#: (``benchmarks/state_limit.py``).
-VALUE_MARKS: Mapping[str, int] = {",": 1, "[": 2, "{": 2, "\n": 1, '"': 1, ":": 1}
-#: The same, for a config file: each of ``,[{`` and a line break once, and each dot.
+#: but the first follows one of ``,[{``, and what costs a parse more counts more: each ``"``
+#: and ``:`` once and ``[`` and ``{`` twice, so a string and the comma before it count three,
+#: a key four and a list's or an object's opening two (a line break is only white space).
+#: Each counted once, a string had cost 83 bytes a counted value, one object of distinct keys
+#: 183 and lists of one list 94 (``benchmarks/state_limit.py``).
+VALUE_MARKS: Mapping[str, int] = {",": 1, "[": 2, "{": 2, '"': 1, ":": 1}
+#: The same, for a TOML or YAML config file: each of ``,[{`` and a line break (which ends a
+#: value there) once, and each dot.
 CONFIG_MARKS: Mapping[str, int] = {",": 1, "[": 1, "{": 1, "\n": 1, ".": 1}
 #: What ends a directory's path: a path ending in one names no file.
 SEPARATORS = tuple(sep for sep in (os.sep, os.altsep) if sep)
@@ -230,7 +232,7 @@ def open_regular(path: Path, max_bytes: int) -> BinaryIO:
         if not stat.S_ISREG(status.st_mode):
             raise OSError(f"it is {kind_of(status.st_mode)}, not a regular file")
         if status.st_size > max_bytes:
-            raise OSError(_too_large(max_bytes))
+            raise FileTooLarge(_too_large(max_bytes))
         return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
@@ -252,13 +254,17 @@ def read_bytes(path: Path, max_bytes: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
     if total > max_bytes:
-        raise OSError(_too_large(max_bytes))
+        raise FileTooLarge(_too_large(max_bytes))
     return b"".join(chunks)
 
 
 def _read_text(path: Path, max_bytes: int) -> str:
     # utf-8-sig drops a byte-order mark, which some Windows editors write.
     return read_bytes(path, max_bytes).decode("utf-8-sig")
+
+
+class FileTooLarge(OSError):
+    """A file refused unread: it is larger than its limit."""
 
 
 def _too_large(max_bytes: int) -> str:
@@ -358,10 +364,10 @@ def kind_of(mode: int) -> str:
 
 
 def nesting(document: Any) -> int:
-    """How deeply lists and mappings nest in ``document`` (counted past :data:`MAX_DEPTH`
-    by one at most), level by level without recursion, holding only the containers of one
-    level: a million numbers in one list cost no memory beyond the list."""
-    containers = (dict, list)
+    """How deeply lists (and tuples) and mappings nest in ``document`` (counted past
+    :data:`MAX_DEPTH` by one at most), level by level without recursion, holding only the
+    containers of one level: a million numbers in one list cost no memory beyond the list."""
+    containers = (dict, list, tuple)  # a tuple: a list, once written as JSON
     level = [document] if isinstance(document, containers) else []
     depth = 0
     while level and depth <= MAX_DEPTH:

@@ -262,7 +262,7 @@ def _state_export(args: argparse.Namespace) -> int:
         return 2
     document = export_state(args.path)
     if args.output is None:  # as -o writes it, so that what is piped to a file imports too
-        print(state_json(document, f"cannot export {str(args.path)!r}"))
+        print(state_json(document, f"cannot export {str(args.path)!r}"))  # a line break: space
     else:
         write_state_file(args.output, document)
     return 0

@@ -638,7 +638,7 @@ def _unknown_hook(plugin: object, error: BaseException) -> str:
 
     named = vars(plugin) if type(plugin) is types.ModuleType else {}
     misspelt = [
-        _as_written(plugin, value)
+        _as_written(plugin, value, name)
         for name, value in list(named.items())[:1000]
         if name != _HOOK and inspect.isfunction(value) and f"{PROJECT}_impl" in vars(value)
     ]
@@ -682,15 +682,16 @@ def _registered_nothing(plugin: object) -> str:
     )
 
 
-def _as_written(plugin: object, hook: object) -> str:
+def _as_written(plugin: object, hook: object, name: str = _HOOK) -> str:
     """``agentdescent_register_samplers(reg) (at my_plugin/hooks.py:12)``: the plugin's
-    hook with its name and parameters as written, and where it begins when that can be
+    hook, by the ``name`` its module gives it, with its parameters as written (a default as
+    ``=...``: showing one would run its ``repr``), and where it begins when that can be
     read."""
-    name = getattr(hook, "__name__", None)
-    name = name if isinstance(name, str) and name.isidentifier() else _HOOK
     written, where = f"{name}(...)", ""
     try:
-        written = f"{name}{inspect.signature(hook)}"  # type: ignore[arg-type]
+        kinds = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+        parameters = inspect.signature(hook).parameters.values()  # type: ignore[arg-type]
+        written = f"{name}({', '.join(_parameter(each, kinds) for each in parameters)})"
         file = inspect.getsourcefile(hook)  # type: ignore[arg-type]
         top = str(getattr(plugin, "__name__", "")).partition(".")[0]
         if file:
@@ -698,6 +699,12 @@ def _as_written(plugin: object, hook: object) -> str:
     except (TypeError, ValueError, AttributeError):
         pass
     return written + where
+
+
+def _parameter(parameter: inspect.Parameter, kinds: dict[Any, str]) -> str:
+    """``parameter`` as a signature shows it, but a default as ``=...``."""
+    default = "" if parameter.default is inspect.Parameter.empty else "=..."
+    return f"{kinds.get(parameter.kind, '')}{parameter.name}{default}"
 
 
 #: The entry point whose code this thread is running, if any (see :func:`running_plugin`).

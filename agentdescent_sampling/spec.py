@@ -492,7 +492,8 @@ def _expected_file(file: Path, key: str | None) -> str:
     """What a config file of ``file``'s format should hold, for a message."""
     suffix = file.suffix.lower()
     if key is None:
-        return "a sampler's table, with its name and parameters, or a spec string"
+        table = "a sampler's table, with its name and parameters"
+        return table if suffix not in (".json", ".yaml", ".yml") else f"{table}, or a spec string"
     if suffix == ".json":
         return f"a JSON object with a {key!r} entry"
     if suffix in (".yaml", ".yml"):
@@ -782,13 +783,19 @@ def _refuse_misread(value: Any, where: str, key: str) -> None:
         level = deeper[:256]  # a hostile file: a bounded walk
 
 
+def _named(path: str) -> str:
+    """A key's dotted ``path``, for a message: quoted, or "the file" for ``""``."""
+    return short_repr(path, 120) if path else "the file"
+
+
 def _misread_message(number: _Misread, where: str, path: str) -> str:
-    """What is ambiguous about ``number`` at ``path`` in ``where``, and what to write."""
+    """What is ambiguous about ``number`` at ``path`` (``""``: the whole file) in ``where``,
+    and what to write."""
     text, read = number.text, number.read
     at = f" at line {number.line}" if number.line is not None else ""
     if isinstance(number, _PastFloat):
         return (
-            f"in {where}: {short_repr(path, 120)} is {text[:40]}{at}, past the largest number a "
+            f"in {where}: {_named(path)} is {text[:40]}{at}, past the largest number a "
             f"float holds (about 1.8e308), which would be read as infinity; write a smaller one"
         )
     if isinstance(read, str) and _OCTAL_0O.fullmatch(text):
@@ -810,7 +817,7 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
         readings = f"as octal {read}, and YAML 1.2 as {decimal}"
         fix = f"write {decimal}, or {read} if octal was meant"
     return (
-        f"in {where}: {short_repr(path, 120)} is {text}{at}, which YAML 1.1 (PyYAML, which "
+        f"in {where}: {_named(path)} is {text}{at}, which YAML 1.1 (PyYAML, which "
         f"reads this file) reads {readings}; {fix}"
     )
 

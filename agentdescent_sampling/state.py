@@ -277,7 +277,7 @@ def write_state_file(path: str | PathLike[str], document: Mapping[str, Any]) -> 
 
 
 def state_json(document: Mapping[str, Any], cannot: str) -> str:
-    """``document`` as the compact JSON text of a state file, whole before a byte is written,
+    """``document`` as the JSON text of a state file, whole before a byte is written,
     if :func:`read_state_file` takes it: so no save is unreadable. ``cannot`` starts each
     message ("cannot write sampler state to 'x.json'").
 
@@ -289,13 +289,18 @@ def state_json(document: Mapping[str, Any], cannot: str) -> str:
     from ._files import MAX_DEPTH, MAX_VALUES, count_values, nesting
 
     refuse_unreadable(document, cannot)
+    if nesting(document) > MAX_DEPTH:  # before the dump, which recurses
+        raise StateError(
+            f"{cannot}: it nests lists or mappings more than {MAX_DEPTH} levels deep, which "
+            f"load_state() refuses; {PLAIN_JSON}, nested no deeper"
+        )
     try:
         text = json.dumps(document, allow_nan=False)
     except (ValueError, TypeError) as error:
         raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
     durable = (
-        "a durable state file has no such limit: keep the state in one, "
-        "create(spec, state=PATH), which 'agentdescent-sampling state show' reads"
+        "a durable state file (create(spec, state=PATH)) has no such limit: keep the state "
+        "there, and read it with 'agentdescent-sampling state show'"
     )
     values = count_values(text)
     if values > MAX_VALUES:
@@ -307,11 +312,6 @@ def state_json(document: Mapping[str, Any], cannot: str) -> str:
         raise StateError(
             f"{cannot}: it is {len(text):,} bytes as JSON, over the {_MAX_FILE_BYTES:,} that "
             f"load_state() reads (long task ids?); {durable}"
-        )
-    if nesting(document) > MAX_DEPTH:
-        raise StateError(
-            f"{cannot}: it nests lists or mappings more than {MAX_DEPTH} levels deep, which "
-            f"load_state() refuses; {PLAIN_JSON}, nested no deeper"
         )
     return text
 
@@ -399,7 +399,7 @@ def _unreadable(value: object) -> str:
     if isinstance(value, int) and abs(value) > MAX_COUNT:
         return (
             f"is the whole number {short_repr(value, 40)}, over the {MAX_COUNT:,} a state file "
-            f"holds (its readers would refuse it); start the sampler fresh"
+            f"holds (its readers may refuse it); start the sampler fresh"
         )
     if isinstance(value, dict) and not all(type(key) is str for key in value):
         written: dict[object, object] = {}
@@ -417,10 +417,11 @@ def _unreadable(value: object) -> str:
 
 def _json_key(key: object) -> object:
     """``key`` as :func:`json.dumps` writes a mapping's key that is not a ``str``; a key it
-    refuses, as it is (the dump says so)."""
-    if key is None or isinstance(key, (bool, int, float)):
-        return json.dumps(key)
-    return key
+    refuses (a tuple, a whole number of over 4,300 digits), as it is: the dump says so."""
+    try:
+        return json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else key
+    except ValueError:
+        return key
 
 
 #: What :func:`find_in_state` says of a dict or list that holds itself.
@@ -521,7 +522,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             durable state), not a regular file, over 1 GiB, or has no format marker.
     """
     # Imported here: a fresh sampler reads no file.
-    from ._files import load_document, reason_of, strict_json
+    from ._files import FileTooLarge, load_document, reason_of, strict_json
     from ._statedb import is_database
 
     source = Path(path)
@@ -535,7 +536,9 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
     try:
         document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        if isinstance(error, (OSError, UnicodeDecodeError, json.JSONDecodeError)):
+        if isinstance(error, (OSError, UnicodeDecodeError, json.JSONDecodeError)) and not (
+            isinstance(error, FileTooLarge)
+        ):
             fault = "the file is missing, truncated or not JSON"
         else:  # too large, too deep, a key given twice: no save_state() wrote it as it is
             fault = "save_state() and 'state export' write no such file; was it edited?"

@@ -408,8 +408,11 @@ def _stuck_at(label: str) -> str:
                 continue
             stack = [each for each, _ in traceback.walk_stack(frame)][::-1]  # outermost first
             lines = stack_lines(frame)
-            calls = [at for at, each in enumerate(stack) if each.f_code.co_name in _CALLED]
             outside = [at for at, line in enumerate(lines) if line[0] not in _NOT_SAMPLER]
+            calls = [at for at, each in enumerate(stack) if each.f_code.co_name in _CALLED]
+            # The sampler's own call, not a wrapper's of this package (a sampler declared
+            # thread_safe = False is served through one); a built-in's is this package's.
+            calls = [at for at in calls if at in outside] or calls
             if not (calls or outside):
                 continue
             first = (calls or outside)[0]

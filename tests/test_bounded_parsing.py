@@ -245,7 +245,7 @@ def _a_state_file_of(state: str) -> str:
     return '{"format": "agentdescent-sampling/state", "state": ' + state + "}"
 
 
-def test_a_key_counts_as_four_values_a_list_two_and_a_number_one(
+def test_a_key_counts_as_four_values_a_list_two_a_number_one_and_a_line_break_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The head counts 12 values: "{" twice, six quotes, two colons and a comma, one more.
@@ -253,8 +253,8 @@ def test_a_key_counts_as_four_values_a_list_two_and_a_number_one(
 
     monkeypatch.setattr(files, "MAX_VALUES", 55)
     path = tmp_path / "state.json"
-    path.write_text(_a_state_file_of("[" + ",".join(["0"] * 42) + "]"))  # 12 + 2 + 41 = 55
-    assert read_state_file(path)["state"] == [0] * 42
+    path.write_text(_a_state_file_of("[" + ",\n".join(["0"] * 42) + "]\n"))  # 12 + 2 + 41 = 55
+    assert read_state_file(path)["state"] == [0] * 42  # a line break is white space
     keys = ",".join(f'"{key}":0' for key in "abcdefghij")  # "{" counts 2, each key 4 with ","
     path.write_text(_a_state_file_of("{" + keys + "}"))  # 12 + 2 + 10 * 4 - 1 = 53
     assert len(read_state_file(path)["state"]) == 10
@@ -303,10 +303,10 @@ class _Holds:
         raise AssertionError
 
 
-def _nested(levels: int) -> list[Any]:
-    nested: list[Any] = []
+def _nested(levels: int, kind: type = list) -> Any:
+    nested: Any = kind()
     for _ in range(levels - 1):
-        nested = [nested]
+        nested = kind([nested])
     return nested
 
 
@@ -315,6 +315,9 @@ UNREADABLE = {
     "keys True and 'true'": ({True: 0, "true": 1}, r"keys True and 'true', which JSON writes"),
     "keys None and 'null'": ({"null": 0, None: 1}, r"keys 'null' and None, which JSON writes"),
     "too deep": (_nested(31), r"nests lists or mappings more than 32 levels deep"),
+    "far too deep to dump": (_nested(100_000), r"nests lists or mappings more than 32 levels"),
+    "tuples too deep": (_nested(31, tuple), r"nests lists or mappings more than 32 levels deep"),
+    "a key of 5,000 digits": ({10**5000: 1}, r"Exceeds the limit .* plain JSON data"),
 }
 
 
@@ -348,6 +351,9 @@ def test_a_state_over_the_file_size_its_readers_take_is_not_saved(
     monkeypatch.setattr(state, "_MAX_FILE_BYTES", 500)
     save_state(sampler, path)
     load_state(create("difficulty-weighted"), path)  # type: ignore[arg-type]
+    monkeypatch.setattr(state, "_MAX_FILE_BYTES", 300)  # as if it had been edited
+    with pytest.raises(StateError, match=r"larger than the limit of 300 bytes; save_state\(\)"):
+        load_state(create("difficulty-weighted"), path)  # type: ignore[arg-type]
 
 
 def test_every_state_that_is_saved_can_be_loaded_about_the_value_limit(

@@ -118,6 +118,19 @@ def _lines_of(function: Any, *texts: str) -> set[str]:
     return {f"{Path(__file__).name}:{number}" for number in found}
 
 
+class HangsUnderThreadsServed(HangsInPick):
+    """Declared not thread-safe, so the kit serves it through a wrapper whose method is named
+    pick() too; it hangs on the threads check's threads alone."""
+
+    name = "hangs-under-threads-served"
+    thread_safe = False
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if threading.current_thread().name.startswith("conformance-threads"):
+            threading.Event().wait()
+        return keys[round_index % len(keys)]
+
+
 HANGS = {
     "pick": (HangsInPick, "stuck in pick(['task-0', ", HangsInPick.pick, ("wait()",)),
     "record": (HangsInRecord, "stuck in record('task-", HangsInRecord.record, ("wait()",)),
@@ -126,6 +139,12 @@ HANGS = {
         "stuck in pick([",
         DeadlocksUnderThreads.pick,
         ("with first:", "with second:"),  # whichever thread is looked at first
+    ),
+    "a served sampler": (
+        HangsUnderThreadsServed,
+        "stuck in pick([",
+        HangsUnderThreadsServed.pick,
+        ("wait()",),  # its own line, not the wrapper's
     ),
 }
 
@@ -187,7 +206,14 @@ def test_check_exits_1_when_a_sampler_raises_a_base_exception(
     assert "violation" in capsys.readouterr().out
 
 
-@pytest.mark.usefixtures("quick_timeout")
+@pytest.fixture
+def patient_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long enough for every built-in's checks on a busy machine: a check given up on goes on
+    # working in the background, and would skew another test's memory or timing.
+    monkeypatch.setattr(testing, "CHECK_SECONDS", 10.0)
+
+
+@pytest.mark.usefixtures("patient_timeout")
 def test_check_all_goes_on_after_a_sampler_that_exits_or_hangs(
     registered: Registry, capsys: pytest.CaptureFixture[str]
 ) -> None:
