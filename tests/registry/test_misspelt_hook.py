@@ -1,0 +1,38 @@
+"""A hook-form plugin whose hook is marked under another name is told which, where and what."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.distinfo import install_plugins
+
+ALIASED = """
+    from agentdescent_sampling import hookimpl
+
+    class Loud:
+        def __repr__(self):
+            raise SystemExit("a default's repr ran")
+
+    @hookimpl
+    def agentdescent_register_samplers(register, extra=Loud()):
+        pass
+
+    # Kept under a misspelt name alone: the function's own name is the right one.
+    agentdescent_register_sampler = agentdescent_register_samplers
+    del agentdescent_register_samplers
+"""
+
+
+def test_a_misspelt_hook_is_named_as_its_module_names_it_without_running_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = install_plugins(tmp_path, monkeypatch, {"misspelt-dist": (ALIASED, {"mis": ""})})
+    registry.available()
+    (failure,) = [f for f in registry.failures() if f.distribution == "misspelt-dist"]
+    assert "the one hook is @hookimpl agentdescent_register_samplers(register); " in failure.message
+    assert "agentdescent_register_sampler(register, extra=...) (at kit_test_plugin_" in (
+        failure.message
+    )
+    assert failure.message.endswith("under another name: rename it agentdescent_register_samplers")
