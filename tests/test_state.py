@@ -394,7 +394,7 @@ def test_saving_a_count_no_reader_takes_names_where_it_is(tmp_path: Path) -> Non
 
     assert (
         "document['state']['picks'][1] is the whole number 1152921504606846976, over the "
-        "9,007,199,254,740,992 a state file holds (its readers would refuse it); start the "
+        "9,007,199,254,740,992 a state file holds (its readers may refuse it); start the "
         "sampler fresh"
     ) in str(raised.value)
 
