@@ -363,10 +363,12 @@ def kind_of(mode: int) -> str:
     return next((kind for test, kind in kinds.items() if test(mode)), "a special file")
 
 
-def nesting(document: Any) -> int:
+def nesting(document: Any, *, shared: bool = False) -> int:
     """How deeply lists (and tuples) and mappings nest in ``document`` (counted past
     :data:`MAX_DEPTH` by one at most), level by level without recursion, holding only the
-    containers of one level: a million numbers in one list cost no memory beyond the list."""
+    containers of one level: a million numbers in one list cost no memory beyond the list.
+    With ``shared`` (a document built in memory, not parsed), a container held in several
+    places is walked once a level: ``x = [x, x]`` 32 times over would be 2**32 otherwise."""
     containers = (dict, list, tuple)  # a tuple: a list, once written as JSON
     level = [document] if isinstance(document, containers) else []
     depth = 0
@@ -375,9 +377,11 @@ def nesting(document: Any) -> int:
         level = [
             child
             for value in level
-            for child in (value.values() if isinstance(value, dict) else value)
+            for child in (dict.values(value) if isinstance(value, dict) else value)
             if isinstance(child, containers)
         ]
+        if shared:
+            level = list({id(child): child for child in level}.values())
     return depth
 
 

@@ -690,7 +690,8 @@ def _as_written(plugin: object, hook: object, name: str = _HOOK) -> str:
     written, where = f"{name}(...)", ""
     try:
         kinds = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
-        parameters = inspect.signature(hook).parameters.values()  # type: ignore[arg-type]
+        signature = inspect.signature(hook, follow_wrapped=False)  # type: ignore[arg-type]
+        parameters = signature.parameters.values()
         written = f"{name}({', '.join(_parameter(each, kinds) for each in parameters)})"
         file = inspect.getsourcefile(hook)  # type: ignore[arg-type]
         top = str(getattr(plugin, "__name__", "")).partition(".")[0]

@@ -289,7 +289,7 @@ def state_json(document: Mapping[str, Any], cannot: str) -> str:
     from ._files import MAX_DEPTH, MAX_VALUES, count_values, nesting
 
     refuse_unreadable(document, cannot)
-    if nesting(document) > MAX_DEPTH:  # before the dump, which recurses
+    if nesting(document, shared=True) > MAX_DEPTH:  # before the dump, which recurses
         raise StateError(
             f"{cannot}: it nests lists or mappings more than {MAX_DEPTH} levels deep, which "
             f"load_state() refuses; {PLAIN_JSON}, nested no deeper"
@@ -395,24 +395,36 @@ def refuse_unreadable(document: Mapping[str, Any], cannot: str) -> None:
 def _unreadable(value: object) -> str:
     """Why ``value`` makes a state file its readers refuse: a whole number over
     :data:`MAX_COUNT`, or a mapping of keys that JSON writes alike (``1`` and ``"1"``,
-    ``True`` and ``"true"``), which a reader takes for one key given twice; or ``""``."""
-    if isinstance(value, int) and abs(value) > MAX_COUNT:
+    ``True`` and ``"true"``, a ``str`` subclass and the ``str``), which a reader takes for one
+    key given twice; or ``""``. Only ``int``'s and ``str``'s own methods run on a subclass."""
+    if isinstance(value, int) and int.__abs__(value) > MAX_COUNT:
         return (
-            f"is the whole number {short_repr(value, 40)}, over the {MAX_COUNT:,} a state file "
-            f"holds (its readers may refuse it); start the sampler fresh"
+            f"is the whole number {int.__repr__(value)[:40]}, over the {MAX_COUNT:,} a state "
+            f"file holds (its readers may refuse it); start the sampler fresh"
         )
     if isinstance(value, dict) and not all(type(key) is str for key in value):
         written: dict[object, object] = {}
         for key in value:
-            as_json = key if isinstance(key, str) else _json_key(key)
-            if as_json in written:
+            as_json = str.__str__(key) if isinstance(key, str) else _json_key(key)
+            try:
+                again = as_json in written  # a key JSON refuses may hash as it likes
+            except Exception as error:  # noqa: BLE001  # told as the state's fault
+                from .loading import describe  # imported here: only this error needs it
+
+                return f"has a key whose hash or comparison raised {describe(error)}; {_DISTINCT}"
+            if again:
                 return (
-                    f"has the keys {short_repr(written[as_json], 40)} and {short_repr(key, 40)}, "
-                    f"which JSON writes alike, as {short_repr(as_json, 40)} (its readers would "
-                    f"refuse that key as given twice); give each key as a distinct str"
+                    f"has the keys {short_repr(written[as_json], 40)} and "
+                    f"{short_repr(key, 40)}, which JSON writes alike, as "
+                    f"{short_repr(as_json, 40)} (its readers would refuse that key as given "
+                    f"twice); {_DISTINCT}"
                 )
             written[as_json] = key
     return ""
+
+
+#: What to give a state's mapping instead of keys that JSON cannot tell apart.
+_DISTINCT = "give each key as a distinct str"
 
 
 def _json_key(key: object) -> object:

@@ -310,6 +310,42 @@ def _nested(levels: int, kind: type = list) -> Any:
     return nested
 
 
+class _Alike(str):
+    """A text that is not equal to the same text as a plain str, until written as JSON."""
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+class _Unhashable:
+    armed = False
+
+    def __hash__(self) -> int:
+        if _Unhashable.armed:
+            raise RuntimeError("no hash now")
+        return 1
+
+
+def _keyed_by_unhashable() -> dict[object, int]:
+    keyed = {_Unhashable(): 1}
+    _Unhashable.armed = True
+    return keyed
+
+
+class _Modest(int):
+    def __abs__(self) -> int:  # hides its size from abs()
+        return 0
+
+
+def _shared(levels: int) -> list[Any]:
+    shared: list[Any] = []
+    for _ in range(levels):
+        shared = [shared, shared]  # 2**levels paths to the innermost
+    return shared
+
+
 UNREADABLE = {
     "keys 1 and '1'": ({1: "a", "1": "b"}, r"keys 1 and '1', which JSON writes alike, as '1'"),
     "keys True and 'true'": ({True: 0, "true": 1}, r"keys True and 'true', which JSON writes"),
@@ -318,6 +354,10 @@ UNREADABLE = {
     "far too deep to dump": (_nested(100_000), r"nests lists or mappings more than 32 levels"),
     "tuples too deep": (_nested(31, tuple), r"nests lists or mappings more than 32 levels deep"),
     "a key of 5,000 digits": ({10**5000: 1}, r"Exceeds the limit .* plain JSON data"),
+    "a str subclass and the str": ({_Alike("a"): 1, "a": 2}, r"keys 'a' and 'a', which JSON"),
+    "a key whose hash raises": (_keyed_by_unhashable(), r"hash or comparison raised Runtime"),
+    "an int that hides its size": ({"n": _Modest(2**60)}, r"is the whole number 11529215"),
+    "one list shared 40 deep": (_shared(40), r"nests lists or mappings more than 32 levels"),
 }
 
 

@@ -36,3 +36,26 @@ def test_a_misspelt_hook_is_named_as_its_module_names_it_without_running_its_cod
         failure.message
     )
     assert failure.message.endswith("under another name: rename it agentdescent_register_samplers")
+
+
+WRAPPED = """
+    from agentdescent_sampling import hookimpl
+
+    def other(*args):
+        pass
+
+    @hookimpl
+    def agentdescent_register_sampler(register):
+        pass
+
+    agentdescent_register_sampler.__wrapped__ = other  # as a decorator might leave it
+"""
+
+
+def test_a_misspelt_hook_is_shown_by_its_own_parameters_not_what_it_says_it_wraps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = install_plugins(tmp_path, monkeypatch, {"wrapped-dist": (WRAPPED, {"wr": ""})})
+    registry.available()
+    (failure,) = [f for f in registry.failures() if f.distribution == "wrapped-dist"]
+    assert "; agentdescent_register_sampler(register) (at kit_test_plugin_" in failure.message
