@@ -397,9 +397,10 @@ def _stuck_at(label: str) -> str:
     run left behind may still start threads) are stuck in the sampler: a call of the sampler
     still running on one and the innermost line of its own code, `` in pick(['task-0', ...],
     2), at plugin.py:66``; else the innermost line of code outside this package on one (a
-    constructor's), `` at plugin.py:12``; or ``""``. It never raises: a report must not fail
-    on the hang it reports."""
-    found = ""
+    constructor's), `` at plugin.py:12``; or ``""``. A thread in the sampler's own code is
+    told before one waiting in this package's (for the lock of a sampler served to threads
+    one at a time). It never raises: a report must not fail on the hang it reports."""
+    found: dict[int, str] = {}  # by rank: 0 in the sampler's call, 1 a wrapper's, 2 a line
     try:
         names = {thread.ident: thread.name for thread in threading.enumerate()}
         for ident, frame in sys._current_frames().items():
@@ -412,20 +413,21 @@ def _stuck_at(label: str) -> str:
             calls = [at for at, each in enumerate(stack) if each.f_code.co_name in _CALLED]
             # The sampler's own call, not a wrapper's of this package (a sampler declared
             # thread_safe = False is served through one); a built-in's is this package's.
-            calls = [at for at in calls if at in outside] or calls
+            own_calls = [at for at in calls if at in outside]
             if not (calls or outside):
                 continue
-            first = (calls or outside)[0]
+            first = (own_calls or calls or outside)[0]
             own = lines[first][0]
             where = [(file, line) for top, file, line in lines[first:] if top == own]
             at = f" at {shown(where[-1][0], 200)}:{where[-1][1]}" if where else ""
-            if calls:  # a call of the sampler says more than a thread of its own
+            rank = 0 if own_calls else 1 if calls else 2
+            if calls:
                 call = stack[first]
-                return f" in {_call(call, _CALLED[call.f_code.co_name])},{at}"
-            found = found or at
+                at = f" in {_call(call, _CALLED[call.f_code.co_name])},{at}"
+            found.setdefault(rank, at)
     except Exception:  # noqa: BLE001  # the hang is reported with what was found, then
         pass
-    return found
+    return found[min(found)] if found else ""
 
 
 def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
