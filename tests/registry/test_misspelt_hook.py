@@ -25,17 +25,21 @@ ALIASED = """
 """
 
 
+def _failure_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> str:
+    """The failure recorded for a hook-form plugin of ``source``, installed alone."""
+    registry = install_plugins(tmp_path, monkeypatch, {"misspelt-dist": (source, {"mis": ""})})
+    registry.available()
+    (failure,) = [f for f in registry.failures() if f.distribution == "misspelt-dist"]
+    return failure.message
+
+
 def test_a_misspelt_hook_is_named_as_its_module_names_it_without_running_its_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registry = install_plugins(tmp_path, monkeypatch, {"misspelt-dist": (ALIASED, {"mis": ""})})
-    registry.available()
-    (failure,) = [f for f in registry.failures() if f.distribution == "misspelt-dist"]
-    assert "the one hook is @hookimpl agentdescent_register_samplers(register); " in failure.message
-    assert "agentdescent_register_sampler(register, extra=...) (at kit_test_plugin_" in (
-        failure.message
-    )
-    assert failure.message.endswith("under another name: rename it agentdescent_register_samplers")
+    message = _failure_of(tmp_path, monkeypatch, ALIASED)
+    assert "the one hook is @hookimpl agentdescent_register_samplers(register); " in message
+    assert "agentdescent_register_sampler(register, extra=...) (at kit_test_plugin_" in message
+    assert message.endswith("under another name: rename it agentdescent_register_samplers")
 
 
 WRAPPED = """
@@ -55,7 +59,5 @@ WRAPPED = """
 def test_a_misspelt_hook_is_shown_by_its_own_parameters_not_what_it_says_it_wraps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registry = install_plugins(tmp_path, monkeypatch, {"wrapped-dist": (WRAPPED, {"wr": ""})})
-    registry.available()
-    (failure,) = [f for f in registry.failures() if f.distribution == "wrapped-dist"]
-    assert "; agentdescent_register_sampler(register) (at kit_test_plugin_" in failure.message
+    message = _failure_of(tmp_path, monkeypatch, WRAPPED)
+    assert "; agentdescent_register_sampler(register) (at kit_test_plugin_" in message
