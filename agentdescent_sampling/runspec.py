@@ -69,7 +69,7 @@ def from_run_spec(
     spec: SpecLike | Mapping[str, Any] | None = None,
     *,
     file: str | None = None,
-    key: str | None = None,
+    key: str | None = "task_sampler",
     state: str | None = None,
     link: str | None = None,
     **unknown: Any,
@@ -81,7 +81,8 @@ def from_run_spec(
             ``{"name": "difficulty-weighted", "c": 0.1, "provider": "..."}``.
         file: instead of ``spec``, a TOML or JSON file to read the spec from under ``key``;
             an absolute path or one starting with ``~``.
-        key: the (dotted) key ``file`` holds the spec under; ``task_sampler`` by default.
+        key: the (dotted) key ``file`` holds the spec under, ``task_sampler`` by default;
+            ``None`` (``null`` in the run spec) for a file that holds the spec alone.
         state: a state file that keeps the sampler's statistics across a stop and
             ``agentdescent resume``; an absolute path or one starting with ``~``.
         link: a name that :func:`evidence_acceptance` and :func:`evidence_promotion`
@@ -106,7 +107,7 @@ def from_run_spec(
             '"spec": "informative-band") and \'file\' (a TOML or JSON file with a '
             f"[task_sampler] table); got {'both' if file is not None else 'neither'}"
         )
-    if key is not None and file is None:
+    if key != "task_sampler" and file is None:
         raise InvalidSamplerConfig(
             f"policies.task_sampler: 'key' ({short_repr(key)}) names the table to read in "
             f"'file', but the ref gives 'spec', which is the sampler itself; remove 'key', or "
@@ -118,7 +119,7 @@ def from_run_spec(
     found = path is not None and path.exists()  # create() makes a missing one
     try:
         if source is not None:
-            spec = spec_from_file(source, "task_sampler" if key is None else key)
+            spec = spec_from_file(source, key)
         assert spec is not None  # for mypy: given, or read from the file
         sampler = create(spec, state=path)
     except SamplerError as error:
@@ -129,7 +130,8 @@ def from_run_spec(
             if _is_json(path):
                 message = _export_given(path, spec)  # the library's advice is for Python
             elif any(said in message for said in _MISMATCH):
-                message += _mismatch_advice(path, _run_being_resumed())
+                table = None if source is None else (source, key)
+                message += _mismatch_advice(path, _run_being_resumed(), table)
         # Every error of this slot names it; the engine reports only a ValueError as a spec
         # error, so one that is not (an unknown name, a conflict) becomes InvalidSamplerConfig.
         kind = type(error) if isinstance(error, ValueError) else InvalidSamplerConfig
@@ -187,22 +189,39 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 _MISMATCH = ("holds the state of sampler", "the state was saved with")
 
 
-def _mismatch_advice(path: Path, resumed: Path | None) -> str:
+def _mismatch_advice(
+    path: Path, resumed: Path | None, table: tuple[Path, str | None] | None
+) -> str:
     """What to do, in a run spec's terms, when the state file at ``path`` was kept by another
-    sampler or other parameters: a ``resumed`` run cannot change its spec."""
+    sampler or other parameters: a ``resumed`` run cannot change its spec, but the file its
+    ``file`` names (``table``: that file and the key read in it, None for the whole file),
+    read again on resume, can have been edited."""
+    show = f"agentdescent-sampling state show {shlex.quote(str(path))}"
+    if table is None:
+        where = "'spec'"
+    else:
+        where = str(table[0]) if table[1] is None else f"the {table[1]!r} table in {table[0]}"
     if resumed is None:
-        show = f"agentdescent-sampling state show {shlex.quote(str(path))}"
         return (
-            f". In this run spec: give 'spec' the sampler and parameters the file was kept "
+            f". In this run spec: give {where} the sampler and parameters the file was kept "
             f"with ('{show}' names them), or give 'state' a new path for a fresh start"
         )
     run = resumed.name
+    if table is None:
+        return (
+            f". Run {run} is being resumed with the spec in {resumed / 'spec.json'}, so either "
+            f"the file at {path} is not the one it kept, or that spec's sampler was edited "
+            f"since the run started: put the run's own state file back there, or the sampler "
+            f"and parameters it started with back in that spec, and 'agentdescent resume "
+            f"{run}' again, or 'agentdescent cancel {run}' and start a new run"
+        )
     return (
-        f". Run {run} is being resumed with the spec in {resumed / 'spec.json'}, so either "
-        f"the file at {path} is not the one it kept, or that spec's sampler was edited since "
-        f"the run started: put the run's own state file back there, or the sampler and "
-        f"parameters it started with back in that spec, and 'agentdescent resume {run}' "
-        f"again, or 'agentdescent cancel {run}' and start a new run"
+        f". Run {run} is being resumed, and its spec reads the sampler from {where}, read "
+        f"again on resume; so either that table was edited since the run started, or the "
+        f"file at {path} is not the one the run kept: put the sampler and parameters it "
+        f"started with back in {table[0]} ('{show}' names them), or the run's own state file "
+        f"back at {path}, and 'agentdescent resume {run}' again, or 'agentdescent cancel "
+        f"{run}' and start a new run"
     )
 
 

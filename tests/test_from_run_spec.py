@@ -38,6 +38,17 @@ def test_a_config_file_under_a_dotted_key_is_read(tmp_path: Path) -> None:
     assert repr(sampler) == repr(create("round-robin"))
 
 
+def test_a_none_key_reads_a_file_that_holds_the_spec_alone(tmp_path: Path) -> None:
+    config = tmp_path / "sampler.json"
+    config.write_text('{"name": "difficulty-weighted", "c": 0.1}', encoding="utf-8")
+
+    sampler = from_run_spec(file=str(config), key=None)
+
+    assert repr(sampler) == repr(create("difficulty-weighted:c=0.1"))
+    with pytest.raises(InvalidSamplerConfig, match=r"'key' \(None\) names the table to read"):
+        from_run_spec("round-robin", key=None)  # beside 'spec', as any other key is
+
+
 def test_a_path_starting_with_a_tilde_is_under_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,6 +201,24 @@ def test_a_state_error_stays_a_state_error(tmp_path: Path) -> None:
         f". In this run spec: give 'spec' the sampler and parameters the file was kept with "
         f"('agentdescent-sampling state show {state}' names them), or give 'state' a new path "
         f"for a fresh start"
+    )
+
+
+def test_a_state_error_with_the_sampler_read_from_a_file_says_to_fix_that_files_table(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    with create("informative-band", state=state) as other:
+        other.record(other.pick(["a"], 0), 1.0)
+    config = tmp_path / "run.toml"
+    config.write_text('[tool.sampler]\nname = "difficulty-weighted"\n', encoding="utf-8")
+
+    with pytest.raises(StateError) as told:
+        from_run_spec(file=str(config), key="tool.sampler", state=str(state))
+    assert str(told.value).endswith(
+        f". In this run spec: give the 'tool.sampler' table in {config} the sampler and "
+        f"parameters the file was kept with ('agentdescent-sampling state show {state}' names "
+        f"them), or give 'state' a new path for a fresh start"
     )
 
 

@@ -121,6 +121,25 @@ def test_parameters_a_provider_and_a_config_file_reach_the_sampler(
 
 
 @pytest.mark.version_independent
+def test_a_null_key_reads_a_file_that_holds_the_spec_alone(workspace: Workspace) -> None:
+    config = workspace.root / "sampler.toml"
+    config.write_text('name = "difficulty-weighted"\nc = 0.1\n', encoding="utf-8")
+    state = workspace.root / "sampler.sqlite"
+    chosen = {"ref": REF, "file": str(config), "state": str(state)}
+
+    # Read by the default key, the file holds no [task_sampler] table, and is told to null it.
+    refused = _plan(workspace, workspace.spec(chosen, rounds=1))
+    assert refused["ok"] is False
+    assert "if the file holds the spec alone, read it with key=None" in refused["error"]
+
+    workspace.evolve(workspace.spec({**chosen, "key": None}, rounds=1))
+
+    saved = read_state(state)
+    assert saved["sampler"] == "difficulty-weighted"
+    assert saved["state"]["params"] == {"c": 0.1, "pass_threshold": 0.999}
+
+
+@pytest.mark.version_independent
 def test_a_typo_in_the_sampler_name_is_our_error_not_a_traceback(workspace: Workspace) -> None:
     spec = workspace.spec({"ref": REF, "spec": "informative-bnad"})
 

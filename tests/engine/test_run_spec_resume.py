@@ -223,9 +223,11 @@ def test_picks_after_a_resume_are_those_of_an_uninterrupted_run(
     assert [entry["round"] for entry in resumed if "pick" in entry] == [0, 0, 1, 1] * 2
 
 
-def _run_to_its_end(workspace: Workspace, state: Path) -> str:
-    """A one-round run of the example, to its end in the foreground; its id."""
-    ref = {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "difficulty-weighted"}
+def _run_to_its_end(workspace: Workspace, state: Path, file: Path | None = None) -> str:
+    """A one-round run of the example, to its end in the foreground; its id. Its sampler is
+    ``difficulty-weighted``, or the one ``file``'s ``[task_sampler]`` table names."""
+    chosen = {"spec": "difficulty-weighted"} if file is None else {"file": str(file)}
+    ref = {"ref": "agentdescent_sampling.refs:from_run_spec", **chosen}
     spec = workspace.spec({**ref, "state": str(state)}, rounds=1, **STEADY)
     run_id: str = workspace.evolve(spec)["run_id"]
     assert read_state(state)["records"] == WORKERS
@@ -296,6 +298,30 @@ def test_a_resume_finding_another_samplers_state_says_to_put_the_runs_own_back(
         f"and parameters it started with back in that spec, and 'agentdescent resume {run_id}' "
         f"again"
     ) in " ".join(told.split()), told
+
+
+def test_a_resume_whose_sampler_file_was_edited_names_that_file_not_the_runs_spec(
+    workspace: Workspace,
+) -> None:
+    config = workspace.root / "sampler.toml"
+    config.write_text('[task_sampler]\nname = "difficulty-weighted"\n', encoding="utf-8")
+    state = workspace.root / "sampler.sqlite"
+    run_id = _run_to_its_end(workspace, state, config)
+    config.write_text('[task_sampler]\nname = "informative-band"\n', encoding="utf-8")
+
+    workspace.wait_for_exit(run_id)
+    workspace.clear_stale_ledger_lock(run_id)
+    status = workspace.resume(run_id)
+
+    told = " ".join((json.dumps(status) + workspace.log_tail(run_id)).split())
+    assert status["state"] != "done", told
+    assert (
+        f"Run {run_id} is being resumed, and its spec reads the sampler from the "
+        f"'task_sampler' table in {config}, read again on resume; so either that table was "
+        f"edited since the run started, or the file at {state} is not the one the run kept: "
+        f"put the sampler and parameters it started with back in {config}"
+    ) in told, told
+    assert "spec.json" not in told.partition("holds the state of sampler")[2], told
 
 
 @pytest.mark.parametrize("rewritten", [True, False], ids=["result-rewritten", "result-unchanged"])
