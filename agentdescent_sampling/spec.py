@@ -267,15 +267,21 @@ def _entry(document: Any, key: str, file: Path, where: str) -> Any:
                 if isinstance(value, Mapping)
                 else f"{holder} holds {_a_kind(value)}, not a table"
             )
-            elsewhere = _dotted_key_ending(document, key)
+            meant = _meant_key(value, part) if isinstance(value, Mapping) else None
+            spelt = (
+                None if meant is None else ".".join([*parts[:depth], meant, *parts[depth + 1 :]])
+            )
+            elsewhere = _dotted_key_ending(document, key) or _sampler_table(document, key)
             read = (
                 f"read the one it has: key={short_repr(elsewhere)}"
-                if elsewhere is not None
+                if elsewhere not in (None, spelt)
                 else "give the key of the table to read (key)"
             )
-            meant = _meant_key(value, part) if isinstance(value, Mapping) else None
             if meant is not None:
-                fix = f"if {short_repr(meant)} is it misspelt, rename it {part!r}"
+                fix = (
+                    f"if {short_repr(meant)} is the table meant, read it with "
+                    f"key={short_repr(spelt)} or rename it {short_repr(part)}"
+                )
             elif isinstance(value, Mapping) and isinstance(value.get("name"), str):
                 alone = short_repr(".".join(parts[:depth])) if depth else None
                 fix = f"if {holder} holds the spec alone, read it with key={alone}"
@@ -501,15 +507,37 @@ def _expected_file(file: Path, key: str | None) -> str:
     return f"a TOML file (or a .json or .yaml file) with a [{key}] table"
 
 
-def _dotted_key_ending(document: Any, key: str, depth: int = 4) -> str | None:
-    """The first dotted key, at most ``depth`` levels deep, under which ``document`` holds an
-    entry named as ``key``'s last part: where a table nested one level more than asked is.
+def _dotted_key_ending(document: Any, key: str) -> str | None:
+    """The first dotted key other than ``key`` under which ``document`` holds an entry named
+    as ``key``'s last part: where a table nested one level more than asked is."""
+    last = key.rsplit(".", 1)[-1]
+    return _first_dotted_key(document, lambda name, _: name == last, key)
+
+
+def _sampler_table(document: Any, key: str) -> str | None:
+    """The first dotted key other than ``key`` of a table that looks like a sampler's: named
+    with ``sampler`` in it, and holding a text ``name``."""
+
+    def samplers(name: str, value: Any) -> bool:
+        return (
+            "sampler" in name.lower()
+            and isinstance(value, Mapping)
+            and isinstance(value.get("name"), str)
+        )
+
+    return _first_dotted_key(document, samplers, key)
+
+
+def _first_dotted_key(
+    document: Any, wanted: Callable[[str, Any], bool], key: str, depth: int = 4
+) -> str | None:
+    """The first dotted key other than ``key``, at most ``depth`` levels deep, of an entry
+    of ``document`` that is ``wanted(name, value)``.
 
     A level's name holding a dot is passed over: no dotted key can name it. Paths are kept as
     tuples and joined only for a match: a long name over many entries would otherwise be
     copied into each of their paths (a 1 MiB file, gigabytes).
     """
-    last = key.rsplit(".", 1)[-1]
     level: list[tuple[tuple[str, ...], Any]] = [((), document)]
     for _ in range(depth):
         deeper = []
@@ -520,7 +548,7 @@ def _dotted_key_ending(document: Any, key: str, depth: int = 4) -> str | None:
                 if not isinstance(name, str) or "." in name:
                     continue
                 parts = (*path, name)
-                if name == last and (dotted := ".".join(parts)) != key:
+                if wanted(name, inner) and (dotted := ".".join(parts)) != key:
                     return dotted
                 deeper.append((parts, inner))
         level = deeper[:256]  # a hostile file: a bounded walk

@@ -206,30 +206,55 @@ def test_a_missing_key_names_the_file_the_keys_found_and_an_entry_in_its_format(
     path.write_text(text)
     with pytest.raises(InvalidSamplerConfig, match=r"no 'task_sampler' entry.*'sampler'") as caught:
         spec_from_file(path)
-    assert f"; add {example}, or give the key of the table to read (key)" in str(caught.value)
+    # The table the file has looks like a sampler's: its key is told.
+    assert str(caught.value).endswith(f"; add {example}, or read the one it has: key='sampler'")
 
 
 @pytest.mark.parametrize(
-    ("text", "key", "found"),
+    ("text", "key", "found", "spelt"),
     [
-        ('[task-sampler]\nname = "s"\n', "task_sampler", "task-sampler"),
-        ('[TaskSampler]\nname = "s"\n', "task_sampler", "TaskSampler"),
+        ('[task-sampler]\nname = "s"\n', "task_sampler", "task-sampler", "task-sampler"),
+        ('[TaskSampler]\nname = "s"\n', "task_sampler", "TaskSampler", "TaskSampler"),
+        ('[task_sampler]\nname = "s"\n', "task-sampler", "task_sampler", "task_sampler"),
+        ('[task_sampler]\nname = "s"\n', "task_sampler ", "task_sampler", "task_sampler"),
         (
             '[tool.agentdescent.tasksampler]\nname = "s"\n',
             "tool.agentdescent.task_sampler",
             "tasksampler",
+            "tool.agentdescent.tasksampler",
+        ),
+        (
+            '[tool.agentdescnt.task_sampler]\nname = "s"\n',
+            "tool.agentdescent.task_sampler",
+            "agentdescnt",
+            "tool.agentdescnt.task_sampler",
         ),
     ],
 )
-def test_a_misspelt_key_is_told_which_key_it_probably_is(
-    tmp_path: Path, text: str, key: str, found: str
+def test_a_key_spelt_apart_from_the_files_table_is_told_the_key_that_reads_it_or_the_rename(
+    tmp_path: Path, text: str, key: str, found: str, spelt: str
 ) -> None:
+    # Either may be the misspelling: the key given (the default, or the caller's) or the file's.
     path = tmp_path / "run.toml"
     path.write_text(text)
     with pytest.raises(InvalidSamplerConfig) as caught:
         spec_from_file(path, key)
-    wanted = key.rsplit(".", 1)[-1]
-    assert f"; if {found!r} is it misspelt, rename it {wanted!r}, or " in str(caught.value)
+    missing = next(part for part in key.split(".") if part not in spelt.split("."))
+    assert str(caught.value).endswith(
+        f"; if {found!r} is the table meant, read it with key={spelt!r} or rename it "
+        f"{missing!r}, or give the key of the table to read (key)"
+    )
+    assert spec_from_file(path, spelt) == SamplerSpec("s")
+
+
+def test_a_key_that_names_no_table_is_told_the_files_table_that_looks_like_a_samplers(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[project]\nname = "mine"\n[tool.runs.task_sampler]\nname = "s"\n')
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path, "sampler")
+    assert str(caught.value).endswith(", or read the one it has: key='tool.runs.task_sampler'")
 
 
 @pytest.mark.parametrize(
