@@ -297,8 +297,15 @@ def _state_import(args: argparse.Namespace) -> int:
         records, rounds = sampler.records, sampler.rounds
     state = os.path.abspath(args.output)
     spec = args.spec if isinstance(args.spec, str) else json.dumps(args.spec)
+    # save_state of a plain sampler writes 0 for both: only a durable state counts them.
+    counts = (
+        "its statistics whole (the export counts no records or rounds: a plain sampler's "
+        "has none), the new file's counts from 0"
+        if not records and not rounds
+        else f"{records:,} records, next round {rounds:,}"
+    )
     print(
-        f"wrote {state}: the state of {spec}, {records:,} records, next round {rounds:,}. "
+        f"wrote {state}: the state of {spec}, {counts}. "
         f'A run spec continues it with "state": {json.dumps(state)} and "spec": '
         f"{json.dumps(args.spec)}"
     )

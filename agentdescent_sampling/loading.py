@@ -474,8 +474,15 @@ class Plugins:
             self._fail(ep, refused.status, refused.message + at, names=refused.names or names)
         except KeyboardInterrupt:
             # The user's interrupt is not the plugin's failure: let it end the call, but
-            # keep the plugin in failures() rather than have it vanish half-loaded.
-            self._fail(ep, "failed", f"{stage} interrupted by KeyboardInterrupt", names=names)
+            # keep the plugin in failures() rather than have it vanish half-loaded. Not
+            # tried again: a plugin that raises it itself would end every later call too.
+            self._fail(
+                ep,
+                "failed",
+                f"{stage} interrupted by KeyboardInterrupt; this process will not try it "
+                f"again: restart Python to load it",
+                names=names,
+            )
             raise
         # A plugin is isolated from the host whatever it raises: SystemExit, GeneratorExit
         # and BaseException subclasses included.

@@ -218,6 +218,28 @@ def test_show_of_a_plain_samplers_export_says_its_zero_counts_are_not_kept(
     assert "next round  0 (a durable state counts them; a plain sampler's export has none)" in lines
 
 
+def test_import_of_a_plain_samplers_export_says_its_statistics_came_whole_not_zero_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sampler = create("fixable-first")
+    for index in range(50):
+        sampler.record(f"t{index % 5}", float(index % 2))
+    save_state(sampler, tmp_path / "plain.json")
+    imported = tmp_path / "imported.sqlite"
+
+    assert main(["state", "import", str(tmp_path / "plain.json"), "-o", str(imported),
+                 "--spec", "fixable-first"]) == 0  # fmt: skip
+
+    said = capsys.readouterr().out
+    assert said.startswith(
+        f"wrote {imported}: the state of fixable-first, its statistics whole (the export counts "
+        f"no records or rounds: a plain sampler's has none), the new file's counts from 0. "
+    )
+    assert "0 records" not in said
+    with create("fixable-first", state=imported) as continued:
+        assert continued.state_dict() == sampler.state_dict()
+
+
 def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     command = [sys.executable, "-m", "agentdescent_sampling", "state", "show", "--json", str(state)]

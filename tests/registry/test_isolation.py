@@ -130,7 +130,13 @@ def test_a_keyboard_interrupt_at_import_propagates_and_the_plugin_stays_in_failu
         """,
         env={"PYTHONPATH": aside["ads-test-interrupts"]},
     )
-    assert outcome == [True, ["import interrupted by KeyboardInterrupt"]]
+    assert outcome == [
+        True,
+        [
+            "import interrupted by KeyboardInterrupt; this process will not try it again: "
+            "restart Python to load it"
+        ],
+    ]
 
 
 def test_a_typo_among_500_failed_registrations_gets_a_short_message(zoo: Venv) -> None:
