@@ -50,6 +50,8 @@ _PAIR = rf"""(?P<key>[^=,]*)=\s*(?P<value>"(?:[^"\\]|\\.)*"{_END}|'[^']*'{_END}|
 _INT = r"[+-]?[0-9]+\Z"
 _FLOAT = r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?\Z"
 _RESERVED = ("name", "provider")
+#: The suffixes of the files spec_from_file reads by their format.
+_SPEC_FILES = (".toml", ".json", ".yaml", ".yml")
 
 
 def _toml(text: str) -> dict[str, Any]:
@@ -170,9 +172,14 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
         return _parse_string(spec)
     if isinstance(spec, Mapping):
         return _parse_mapping(spec)
+    hint = (
+        "; to read a spec from a file, give spec_from_file(path)"
+        if isinstance(spec, PathLike)
+        else ""
+    )
     raise InvalidSamplerConfig(
         f"a sampler spec must be a name, a 'name:key=value,...' string or a mapping "
-        f"with a 'name' key, got {type(spec).__name__} {short_repr(spec)}"
+        f"with a 'name' key, got {type(spec).__name__} {short_repr(spec)}{hint}"
     )
 
 
@@ -231,16 +238,22 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
             f"{_expected_file(file, key)}"
         ) from error
     value = document if key is None else _entry(document, key, file, where)
-    if key is None and isinstance(value, Mapping) and "name" not in value:
-        table = (
-            "task_sampler"
-            if "task_sampler" in value
-            else _dotted_key_ending(document, "task_sampler")
-        )
+    if isinstance(value, Mapping) and "name" not in value:
+        if key is None:
+            table = (
+                "task_sampler"
+                if "task_sampler" in value
+                else _dotted_key_ending(document, "task_sampler") or _sampler_table(value, "")
+            )
+            looked = "at its top level, read with key=None"
+        else:
+            inner = _sampler_table(value, "")
+            table = None if inner is None else f"{key}.{inner}"
+            looked = f"under {key!r}"
         if table is not None:
             raise InvalidSamplerConfig(
-                f"{where} holds no sampler's table at its top level, read with key=None (found "
-                f"keys: {_listed(value)}); read the one it has: key={short_repr(table)}"
+                f"{where} holds no sampler's table {looked} (found keys: {_listed(value)}); "
+                f"read the one it has: key={short_repr(table)}"
             )
     _refuse_misread(value, where, key or "")
     source = where if key is None else f"{where} under {key!r}"
@@ -949,13 +962,41 @@ def _parse_mapping(mapping: Mapping[Any, Any]) -> SamplerSpec:
     if "name" not in mapping:
         raise InvalidSamplerConfig(
             f"a sampler table needs a 'name' key, got keys {_listed(mapping)}; "
-            f"for example {{'name': 'difficulty-weighted', 'c': 0.1}}"
+            f"{_nameless_hint(mapping)}"
         )
     params = {key: value for key, value in mapping.items() if key not in _RESERVED}
     name = mapping["name"]
     if isinstance(name, str) and ":" in name:
         _refuse_joined(name, params)
     return _validated(name, params, mapping.get("provider"))
+
+
+def _nameless_hint(mapping: Mapping[Any, Any]) -> str:
+    """What a table without ``name`` probably meant: the spec is a table inside it (the
+    whole document was given), or its one key is the sampler's name over its parameters."""
+    inner = _sampler_table(mapping, "")
+    if inner is not None:
+        return (
+            f"the table under {short_repr(inner)} looks like the spec: give that table, not "
+            f"the one holding it (reading a file, spec_from_file's key is its dotted key)"
+        )
+    if len(mapping) == 1:
+        (key, value), *_ = mapping.items()
+        if isinstance(value, Mapping) and "name" not in value and _is_name(key):
+            return (
+                f"if {key!r} is the sampler's name, give it as name = {key!r} beside its "
+                f"parameters ({_listed(value)}), one level up"
+            )
+    return "for example {'name': 'difficulty-weighted', 'c': 0.1}"
+
+
+def _is_name(name: Any) -> bool:
+    """Whether ``name`` has a sampler name's form."""
+    try:
+        check_name(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _refuse_joined(name: str, params: Mapping[Any, Any]) -> None:
@@ -979,6 +1020,8 @@ def _check_name(name: Any) -> None:
     except ValueError as error:
         meant = _name_meant(name)
         hint = f" Did you mean {meant!r}?" if meant else ""
+        if isinstance(name, str) and name.lower().endswith(_SPEC_FILES):
+            hint += " To read a spec from a file, give create() spec_from_file(path)."
         raise InvalidSamplerConfig(
             f"{error}.{hint} A config selects an installed sampler by name and never imports "
             f"code; run 'agentdescent-sampling list' to see the names"
@@ -991,12 +1034,16 @@ def _name_meant(name: Any) -> str | None:
     ``round-robin`` for ``round robin``); or None."""
     if not isinstance(name, str) or len(name) > 200:
         return None
+    import unicodedata
+
     from .policy import builtin_of  # only on this error path
 
     # A built-in's name only: the name may be a secret read from a config file by the wrong
     # key, which its message hides, and a mended copy of it would not be hidden. builtin_of
-    # reads '_' and runs of separators as '-'.
-    return builtin_of(re.sub(r"[-_ ]+", "-", name).strip("-"))
+    # reads '_' and runs of separators as '-': any dash (U+2011, an en dash) and any space
+    # (a line break) are separators too, as text copied from a rendered page has them.
+    dashed = "".join("-" if unicodedata.category(char) == "Pd" else char for char in name)
+    return builtin_of(re.sub(r"[-_\s]+", "-", dashed).strip("-"))
 
 
 def _validated(
@@ -1009,17 +1056,34 @@ def _validated(
             f"{_MAX_PARAMS}; a sampler takes a few (run 'agentdescent-sampling show {name}' "
             f"to see them), so check that the table holds only the sampler's settings"
         )
-    for key in params:
-        if not isinstance(key, str) or not re.match(_IDENT, key):
-            underscored = key.replace("-", "_") if isinstance(key, str) else ""
-            # Only a name that reads as a name once its dashes are underscores: not '___'.
-            meant = underscored[:1].isalpha() and re.match(_IDENT, underscored)
-            hint = f" (write it as {underscored!r})" if meant else ""
+    for key, value in params.items():
+        if isinstance(key, str) and re.match(_IDENT, key):
+            continue
+        if isinstance(key, str) and isinstance(value, Mapping):
             raise InvalidSamplerConfig(
-                f"sampler {name!r}: bad parameter name {short_repr(key)}{hint}; expected a "
-                f"Python identifier of at most 64 characters, such as pass_threshold"
+                f"sampler {name!r}: parameter {short_repr(key)} holds a table; a sampler's "
+                f"parameters are keys beside 'name', not a table of their own: move its keys "
+                f"up into the sampler's table"
             )
+        raise InvalidSamplerConfig(
+            f"sampler {name!r}: bad parameter name {_bad_parameter(key)}; expected a Python "
+            f"identifier of ASCII letters, digits and '_', at most 64 characters, such as "
+            f"pass_threshold"
+        )
     return SamplerSpec(name, params, provider, source)  # which checks the provider
+
+
+def _bad_parameter(key: Any) -> str:
+    """A parameter name that is no identifier, shown with what was probably meant."""
+    if not isinstance(key, str):
+        return short_repr(key)
+    if not key.isascii():
+        # Escaped: a look-alike (a Cyrillic a, U+0430, in pass_threshold) reads as the real one.
+        return f"{ascii(key)[:80]}, whose characters are not all ASCII"
+    underscored = key.replace("-", "_")
+    # Only a name that reads as a name once its dashes are underscores: not '___'.
+    meant = underscored[:1].isalpha() and re.match(_IDENT, underscored)
+    return short_repr(key) + (f" (write it as {underscored!r})" if meant else "")
 
 
 def _parse_value(raw: str, key: str = "the value") -> Any:

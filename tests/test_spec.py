@@ -744,3 +744,74 @@ def test_a_json_object_given_as_a_spec_string_is_told_to_give_its_mapping(text: 
         "as a JSON object does: give the mapping it holds instead (a dict, a config's table), "
         "or write it as 'name:key=value,...'"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "told"),
+    [
+        # The sampler's table a level deeper than the key read.
+        ('[tool.agentdescent]\nrounds = 3\n[tool.agentdescent.task_sampler]\nname = "s"\n',
+         "tool.agentdescent", "holds no sampler's table under 'tool.agentdescent' (found keys: "
+         "'rounds', 'task_sampler'); read the one it has: key='tool.agentdescent.task_sampler'"),
+        # The sampler's name written as a table over its parameters.
+        ('[task_sampler.difficulty-weighted]\nc = 0.1\n', "task_sampler",
+         "needs a 'name' key, got keys 'difficulty-weighted'; if 'difficulty-weighted' is the "
+         "sampler's name, give it as name = 'difficulty-weighted' beside its parameters ('c'), "
+         "one level up"),
+        # Parameters put in a table of their own under the sampler's.
+        ('[task_sampler]\nname = "fixable-first"\n[task_sampler.fixable-first]\nfailure_cost = 2\n',
+         "task_sampler", "parameter 'fixable-first' holds a table; a sampler's parameters are "
+         "keys beside 'name', not a table of their own: move its keys up"),
+        ('[task_sampler]\nname = "fixable-first"\n[task_sampler.params]\nfailure_cost = 2\n',
+         "task_sampler", "Parameters are keys beside 'name'"),
+    ],
+)  # fmt: skip
+def test_a_table_shaped_one_level_off_is_told_the_shape_that_reads(
+    tmp_path: Path, text: str, key: str, told: str
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create(spec_from_file(path, key))
+    assert told in str(caught.value)
+
+
+def test_a_whole_document_given_as_the_spec_is_told_the_table_inside_it() -> None:
+    document = {"task_sampler": {"name": "fixable-first"}, "rounds": 3}
+    told = "got keys 'rounds', 'task_sampler'; the table under 'task_sampler' looks like the spec"
+    with pytest.raises(InvalidSamplerConfig, match=re.escape(told)):
+        parse_spec(document)
+
+
+@pytest.mark.parametrize("path", ["examples/fixable_first.toml", Path("run.json")])
+def test_a_file_path_given_as_the_spec_is_told_spec_from_file(path: object) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=r"spec_from_file\(path\)"):
+        parse_spec(path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        ("difficulty-weighted:p\u0430ss_threshold=0.8", r"'p\u0430ss_threshold'"),
+        ({"name": "difficulty-weighted", "\u0441": 0.1}, r"'\u0441'"),
+    ],
+)
+def test_a_look_alike_parameter_name_is_shown_escaped_and_told_it_is_not_ascii(
+    spec: object, shown: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(spec)  # type: ignore[arg-type]
+    assert (
+        f"bad parameter name {shown}, whose characters are not all ASCII; expected a Python "
+        "identifier of ASCII letters"
+    ) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["round\u2011robin", "fixable\u2013first", "fixable-first\n", "informative\u00a0band"]
+)
+def test_a_name_with_a_unicode_dash_or_space_is_told_the_built_in_it_means(name: str) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create({"name": name})
+    meant = re.sub(r"[^a-z]+", "-", name).strip("-")
+    assert f"Did you mean {meant!r}?" in str(caught.value)
