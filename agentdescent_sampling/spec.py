@@ -16,7 +16,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from os import PathLike
+from os import PathLike, fspath
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -186,8 +186,9 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
 def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") -> SamplerSpec:
     """Read a spec stored under ``key`` in a TOML, JSON or YAML file.
 
-    The format follows the suffix: ``.json``, ``.yaml`` or ``.yml`` (which need the
-    ``yaml`` extra, PyYAML), anything else TOML. ``key`` may be dotted
+    A ``path`` starting with ``~`` is under your home. The format follows the suffix:
+    ``.json``, ``.yaml`` or ``.yml`` (which need the ``yaml`` extra, PyYAML), anything else
+    TOML. ``key`` may be dotted
     (``"tool.agentdescent.task_sampler"``), or None for a file that holds the spec alone. The
     value under it is a table (``[task_sampler]`` with ``name = ...`` and parameters) or, but at
     a TOML file's top level, a spec string. The spec
@@ -211,6 +212,7 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
     from ._files import (
         CONFIG_MARKS,
         MAX_CONFIG_VALUES,
+        checked_path,
         load_document,
         reason_of,
         refuse_no_path,
@@ -223,7 +225,15 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
             f"file that holds the spec alone; got {type(key).__name__} {short_repr(key)}"
         )
     refuse_no_path(path, "spec_from_file()")
-    file = Path(path)
+    if not fspath(path):
+        raise InvalidSamplerConfig(
+            "spec_from_file() was given an empty path; give the config file's, such as 'run.toml'"
+        )
+    try:
+        file = checked_path(path)  # ~ is your home, as in create(state=...)
+    except ValueError as error:
+        shown = short_repr(fspath(path), _SHOWN_PATH)
+        raise InvalidSamplerConfig(f"cannot read a sampler spec from {shown}: {error}") from None
     where = short_repr(str(file), _SHOWN_PATH)
     try:
         document = load_document(
@@ -846,7 +856,10 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
     elif isinstance(read, str):
         as_float = _yaml_1_1_float(float(text))
         readings = f"as the text {text!r}, and YAML 1.2 as the number {as_float}"
-        fix = f'write {as_float} for the number, or "{text}" in quotes for the text'
+        # 2e3, written without a point, may be a whole-number parameter's, which refuses 2000.0.
+        whole = float(text).is_integer() and "." not in text
+        shown = f"{int(float(text))} (or {as_float})" if whole else as_float
+        fix = f'write {shown} for the number, or "{text}" in quotes for the text'
     elif ":" in text:
         readings = f"as {read!r}, in base 60 as a time, and YAML 1.2 as the text {text!r}"
         fix = f'write {read!r} for the number, or "{text}" in quotes for the text'

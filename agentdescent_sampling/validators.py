@@ -8,6 +8,7 @@ given a ``hint``, what to try: ``DifficultyWeighted(c=inf): expected a finite nu
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -144,7 +145,18 @@ def _message(
     typed: bool = False,
 ) -> str:
     where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
-    got = f", got {type(value).__name__}" if typed else ""
+    got = f", got {_type_name(value)}" if typed else ""
+    foreign = type(value).__module__ != "builtins"
+    if typed and foreign and (isinstance(value, numbers.Number) or expected == "true or false"):
+        # A NumPy scalar, say, from a sweep's table: numpy.int64 is no int, numpy.bool no bool.
+        kind = "bool" if expected == "true or false" else "int" if "whole" in expected else "float"
+        got += f": give a Python {kind}, {kind}(value)"
+    elif typed and isinstance(value, str):
+        word = value.strip().lower()
+        if expected == "true or false" and word in ("true", "false"):
+            got += f": write {word} without quotes"
+        elif word in ("none", "null"):
+            got += f": a text, not None; leave {attribute.alias} out for its default"
     if typed and "number" in expected and isinstance(value, str) and _finite(value):
         # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
         # Whitespace around it (a no-break space, which float() strips too) is not a digit.
@@ -161,6 +173,15 @@ def _message(
             if yaml := yaml_number_hint(written.replace("_", "")):
                 got += f" (in YAML, as {yaml}: YAML 1.1 reads {written} as text)"
     return f"{where}: expected {expected}{got}{hint}"
+
+
+def _type_name(value: object) -> str:
+    """The name of ``value``'s type, with its module unless built in (``numpy.bool``, whose
+    own name is ``bool``)."""
+    kind = type(value)
+    return (
+        kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    )
 
 
 def _finite(text: str) -> bool:

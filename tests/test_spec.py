@@ -535,8 +535,8 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
       "reads this file) reads as 10, which Python and TOML refuse (an underscore goes between "
       "digits); write 10"),
      ("c: 2e3", "'task_sampler.c' is 2e3 at line 3, which YAML 1.1 (PyYAML, which reads this "
-      "file) reads as the text '2e3', and YAML 1.2 as the number 2000.0; write 2000.0 for the "
-      'number, or "2e3" in quotes for the text'),
+      "file) reads as the text '2e3', and YAML 1.2 as the number 2000.0; write 2000 (or "
+      '2000.0) for the number, or "2e3" in quotes for the text'),  # 2000 for a whole number
      ("c: -.5", "'task_sampler.c' is -.5 at line 3, which YAML 1.1 (PyYAML, which reads this "
       "file) reads as the text '-.5', and YAML 1.2 as the number -0.5; write -0.5 for the "
       'number, or "-.5" in quotes for the text'),
@@ -815,3 +815,13 @@ def test_a_name_with_a_unicode_dash_or_space_is_told_the_built_in_it_means(name:
         create({"name": name})
     meant = re.sub(r"[^a-z]+", "-", name).strip("-")
     assert f"Did you mean {meant!r}?" in str(caught.value)
+
+
+def test_a_file_path_under_home_is_read_and_an_empty_one_is_told_to_give_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "run.toml").write_text('[task_sampler]\nname = "s"\n')
+    assert spec_from_file("~/run.toml") == SamplerSpec("s")
+    with pytest.raises(InvalidSamplerConfig, match=r"^spec_from_file\(\) was given an empty path"):
+        spec_from_file("")

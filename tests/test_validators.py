@@ -63,3 +63,43 @@ def test_a_number_given_as_a_string_is_told_to_drop_the_quotes(value: str, said:
     with pytest.raises(TypeError) as caught:
         DifficultyWeighted(c=value)  # type: ignore[arg-type]
     assert str(caught.value).endswith(said)
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"graded": "true"}, "expected true or false, got str: write true without quotes; "),
+        ({"graded": " False"}, "expected true or false, got str: write false without quotes; "),
+        ({"noise": "none"}, "got str: a text, not None; leave noise out for its default; "),
+        ({"noise": "null"}, "got str: a text, not None; leave noise out for its default; "),
+    ],
+)
+def test_a_boolean_or_none_given_as_a_text_is_told_what_to_write(
+    params: dict[str, str], said: str
+) -> None:
+    from agentdescent_sampling import InformativeBand
+
+    with pytest.raises(TypeError) as caught:
+        InformativeBand(**params)  # type: ignore[arg-type]
+    assert said in str(caught.value)
+
+
+def test_a_numpy_scalar_is_named_by_its_module_and_told_the_python_type_to_give() -> None:
+    numpy = pytest.importorskip("numpy", reason="numpy comes with the plot extra (matplotlib)")
+    from agentdescent_sampling import DifficultyWeighted, InformativeBand
+
+    told = {
+        "got numpy.int64: give a Python int, int(value)": lambda: InformativeBand(
+            window=numpy.int64(7)
+        ),
+        "got numpy.float32: give a Python float, float(value)": lambda: DifficultyWeighted(
+            c=numpy.float32(0.1)
+        ),
+        "got numpy.bool: give a Python bool, bool(value)": lambda: DifficultyWeighted(
+            spread_in_flight=numpy.True_
+        ),
+    }
+    for said, build in told.items():
+        with pytest.raises(TypeError) as caught:
+            build()
+        assert said in str(caught.value)
