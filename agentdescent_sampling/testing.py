@@ -36,7 +36,7 @@ import attrs
 from ._display import a_type, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError, StateError
 from .loading import code_lines, describe, stack_lines
-from .params import Signature, signature_of
+from .params import Parameter, Signature, signature_of
 from .policy import RESERVED, builtin_of, normalize
 from .protocol import (
     MAX_COUNT,
@@ -618,23 +618,53 @@ _NONE_RAN = "every other check picks and records, so none ran"
 
 
 def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
-    sampler = factory(**params)
+    failed = _first_pick_and_record(factory(**params))
+    if failed is None:
+        return
+    blamed = _blamed_parameter(factory, params)
+    if blamed is not None:
+        given = f"{blamed.name}={safe_repr(params[blamed.name], 40)}"
+        failed += (
+            f"; it was built with {given} without complaint, and at {blamed.name}'s default, "
+            f"{safe_repr(blamed.default, 40)}, it picks and records. Validate {blamed.name} in "
+            f"__init__ (an attrs validator such as agentdescent_sampling.validators.number_in, "
+            f"or a check that raises TypeError or ValueError), so create() refuses {given} "
+            f"naming the parameter rather than a pick failing later (or, if it is a value "
+            f"{blamed.name} takes, make pick() and record() work with it)"
+        )
+    yield Violation("pick-and-record", f"{failed}; {_NONE_RAN}")
+
+
+def _first_pick_and_record(sampler: Any) -> str | None:
+    """What ``sampler``'s first pick, or the record of what it picked, raised, as a report
+    says it; ``None`` if both work."""
     call = f"pick({_show(list(_SHARD))}, 0)"
     try:
         picked = _member(sampler.pick(list(_SHARD), 0), _SHARD)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
-        yield Violation(
-            "pick-and-record", f"{call} raised {describe(error)}{_where(error)}; {_NONE_RAN}"
-        )
-        return
+        return f"{call} raised {describe(error)}{_where(error)}"
     try:
         sampler.record(picked, 1.0)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
-        yield Violation(
-            "pick-and-record",
-            f"record({picked!r}, 1.0) after {call} raised {describe(error)}{_where(error)}; "
-            f"{_NONE_RAN}",
-        )
+        return f"record({picked!r}, 1.0) after {call} raised {describe(error)}{_where(error)}"
+    return None
+
+
+def _blamed_parameter(factory: Factory, params: dict[str, Any]) -> Parameter | None:
+    """The first of ``params`` that, left at its default, has the first pick and record
+    work where with its value given they raise: the value that breaks them, which the
+    sampler took without complaint. ``None`` if no one parameter does."""
+    for parameter in _signature(factory).parameters:
+        if parameter.name not in params or parameter.required:
+            continue
+        rest = {key: value for key, value in params.items() if key != parameter.name}
+        try:
+            works = _first_pick_and_record(factory(**rest)) is None
+        except Exception:  # noqa: BLE001  # not built at its default either: not this one
+            continue
+        if works:
+            return parameter
+    return None
 
 
 def _not_a_str(picked: object) -> str:
@@ -652,20 +682,21 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
     notes = []
     locked = declares_thread_unsafe(factory) or declares_thread_unsafe(sampler)
     locked = locked or (isinstance(sampler, ServedSampler) and sampler.lock is not None)
-    if not (locked or callable(getattr(sampler, "stats", None))):
-        notes.append(
-            f"threads: lost records could not be observed, because {label} has no stats(); only "
-            f"exceptions and non-members under {THREADS} threads were checked. Add stats() "
-            f"returning {_STATS_SHAPE}, or declare thread_safe = False"
-        )
+    unread = _without_stats(sampler, label, locked)
+    if unread:
+        notes.append(unread)
     loose = _unvalidated(factory, params)
     if loose:
+        names = [parameter.name for parameter in loose]
+        kinds = {"declared a number" if p.annotation else "defaulting to a number" for p in loose}
+        numbers = kinds.pop() if len(kinds) == 1 else "declared a number or defaulting to one"
         notes.append(
-            f"parameters: {', '.join(loose)}, declared a number, accepted the string "
-            f"{_NOT_A_NUMBER!r}, so a config's typo ({label}:{loose[0]}=abc) passes create() "
-            f"and fails later, if at all. "
-            f"Validate numbers as they are set (agentdescent_sampling.validators.number_in, "
-            f"or any attrs validator), so create() refuses a bad value naming its parameter"
+            f"parameters: {', '.join(names)}, {numbers}, accepted the string "
+            f"{_NOT_A_NUMBER!r}, so a config's typo ({label}:{names[0]}=abc) passes create() "
+            f"and fails later, if at all. Validate numbers as they are set (an attrs validator "
+            f"such as agentdescent_sampling.validators.number_in, or in a plain __init__ a "
+            f"check that raises TypeError or ValueError), so create() refuses a bad value "
+            f"naming its parameter"
         )
     taken = _bad_scores_taken(sampler)  # looked at above, not yet called
     if taken:
@@ -677,22 +708,59 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
     return tuple(notes)
 
 
+def _without_stats(sampler: Any, label: str, locked: bool) -> str:
+    """The one note of a sampler without ``stats()``, saying what each check that reads it
+    could not see: the threads check its lost records (unless it is ``locked``: served under
+    a lock, it loses none), the instances check what it learned (unless ``state_dict()``
+    shows that); or ``""``, if it has ``stats()`` or neither check needs it."""
+    if callable(getattr(sampler, "stats", None)):
+        return ""
+    threads = not locked
+    apart = not callable(getattr(sampler, "state_dict", None))
+    lost = (
+        f"lost records could not be observed, because {label} has no stats(); only exceptions "
+        f"and non-members under {THREADS} threads were checked"
+    )
+    shared = (
+        "whether records on one instance change what another learned (a class attribute or "
+        "a mutable default argument shares it) could not be seen"
+    )
+    if threads and apart:
+        return (
+            f"threads and instances-apart: {lost}; and with no state_dict() either, {shared}. "
+            f"Add stats() returning {_STATS_SHAPE}, which both checks read (declaring "
+            f"thread_safe = False answers the threads check alone)"
+        )
+    if threads:
+        return (
+            f"threads: {lost}. Add stats() returning {_STATS_SHAPE}, or declare thread_safe = False"
+        )
+    if apart:
+        return (
+            f"instances-apart: not checked: {label} has neither state_dict() nor stats(), so "
+            f"{shared}. Add stats() returning {_STATS_SHAPE}, which the threads check reads too"
+        )
+    return ""
+
+
 #: What the kit sets a number parameter to, to see whether the factory validates it.
 _NOT_A_NUMBER = "not-a-number"
 
 
-def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[str]:
-    """The parameters declared ``int`` or ``float`` (or either or None) that ``factory``
-    builds a sampler with when set to a string."""
+def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[Parameter]:
+    """The number parameters that ``factory`` builds a sampler with when set to a string:
+    those declared ``int`` or ``float`` (or either or None), and those declared nothing
+    whose default is an ``int`` or a ``float``."""
     loose = []
     for parameter in _signature(factory).parameters:
-        if not _is_number_type(parameter.annotation):
+        undeclared_number = not parameter.annotation and type(parameter.default) in (int, float)
+        if not (_is_number_type(parameter.annotation) or undeclared_number):
             continue
         try:
             factory(**{**params, parameter.name: _NOT_A_NUMBER})
         except Exception:  # noqa: BLE001  # refused, as it should be, whatever the type
             continue
-        loose.append(parameter.name)
+        loose.append(parameter)
     return loose
 
 
@@ -803,6 +871,7 @@ def _suggested_name(class_name: str) -> str:
 
 def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     shards: list[Sequence[str]] = [list(_SHARD), tuple(_SHARD[:5]), ["only-task"]]
+    strays: list[tuple[Sequence[str], int, object]] = []  # the first non-member of each shard
     for shard in shards:
         sampler = factory(**params)
         for round_index in range(3 * len(shard)):
@@ -810,15 +879,19 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
             # check reports that) must not have a member it took out called a non-member.
             picked = sampler.pick(list(shard) if isinstance(shard, list) else shard, round_index)
             if picked not in shard:
-                violation = Violation(
-                    "pick-returns-a-member",
-                    f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}"
-                    f"{_not_a_str(picked)}, which is not in the {type(shard).__name__} it was "
-                    f"given",
-                )
-                yield _Fault(violation, _NON_MEMBER)
+                strays.append((shard, round_index, picked))
                 break
             sampler.record(picked, float(round_index % 2))
+    if strays:  # one bug, whichever shards show it: one violation, naming each
+        (shard, round_index, picked), *more = strays
+        also = ", and ".join(f"pick({_show(s)}, {r}), returning {safe_repr(p)}" for s, r, p in more)
+        violation = Violation(
+            "pick-returns-a-member",
+            f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}"
+            f"{_not_a_str(picked)}, which is not in the {type(shard).__name__} it was given"
+            f"{f'; so did {also}' if also else ''}",
+        )
+        yield _Fault(violation, _NON_MEMBER)
 
 
 #: The scores the keys-unchanged check records between its picks, in turn: passes, failures
@@ -1575,13 +1648,7 @@ def _check_instances_apart(factory: Factory, params: dict[str, Any]) -> Iterator
         report = getattr(other, method, None)
         if callable(report):
             break
-    else:  # nothing to see another instance's learning by
-        yield (
-            f"instances-apart: not checked: {type(other).__name__} has neither state_dict() nor "
-            f"stats(), so whether records on one instance change what another learned (a class "
-            f"attribute or a mutable default argument shares it) could not be seen. Add "
-            f"stats() returning {_STATS_SHAPE}, which the threads check reads too"
-        )
+    else:  # nothing to see another instance's learning by: a note says so (_without_stats)
         yield _NOT_APPLICABLE
         return
     try:

@@ -470,7 +470,7 @@ def test_the_threads_check_says_when_it_could_not_observe_lost_records() -> None
 
     report = check_sampler(Unlocked)
     assert report.ok
-    (note,) = [note for note in report.notes if note.startswith("threads:")]
+    (note,) = [note for note in report.notes if note.startswith("threads")]
     assert "lost records could not be observed, because unlocked has no stats()" in note
     assert f"note: {note}" in str(report)
     assert check_sampler(UnsafeCounter).notes == ()

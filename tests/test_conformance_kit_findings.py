@@ -3,6 +3,7 @@ misreported or reported more than once: each sampler here has one such bug."""
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import threading
@@ -190,9 +191,12 @@ def test_the_pytest_fixture_shows_notes_in_the_warnings_summary_and_passes(
         """
     )
     result = pytester.runpytest_subprocess()
-    result.assert_outcomes(passed=1, warnings=2)
+    result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(
-        ["*warnings summary*", "*ConformanceNote: unlocked: threads: lost records could not*"]
+        [
+            "*warnings summary*",
+            "*ConformanceNote: unlocked: threads and instances-apart: lost records could not*",
+        ]
     )
 
 
@@ -315,11 +319,11 @@ def test_the_instances_check_says_when_it_could_not_run() -> None:
     report = check_sampler(SharedInClass)
 
     assert "instances-apart" not in report.checks
-    [note] = [note for note in report.notes if note.startswith("instances-apart:")]
-    assert note.startswith(
-        "instances-apart: not checked: SharedInClass has neither state_dict() nor stats(), so "
-        "whether records on one instance change what another learned"
-    )
+    [note] = [note for note in report.notes if "instances-apart" in note]
+    assert (
+        "with no state_dict() either, whether records on one instance change what another "
+        "learned (a class attribute or a mutable default argument shares it) could not be seen"
+    ) in note
     assert f"note: {note}" in str(report)
 
 
@@ -411,3 +415,118 @@ def test_a_stats_that_raises_on_a_fresh_instance_is_filed_under_its_own_check() 
     assert violation.check == "stats"
     assert "stats" in report.checks
     assert violation.message.startswith("on a fresh instance, stats() raised ZeroDivisionError")
+
+
+def test_a_non_member_picked_from_every_kind_of_shard_is_one_violation_naming_each_pick() -> None:
+    [violation] = check_sampler(ReturnsAnIndex).violations
+
+    assert violation.check == "pick-returns-a-member"
+    assert violation.message == (
+        "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) returned 0 (an int, not a task "
+        "id), which is not in the list it was given; so did pick(('task-0', 'task-1', 'task-2', "
+        "'task-3', ...), 0), returning 0, and pick(['only-task'], 0), returning 0"
+    )
+
+
+def test_a_sampler_with_neither_stats_nor_state_is_told_to_add_stats_once() -> None:
+    report = check_sampler(Unlocked)
+
+    [note] = [note for note in report.notes if "stats()" in note]
+    assert note.startswith(
+        "threads and instances-apart: lost records could not be observed, because unlocked has "
+        "no stats(); only exceptions and non-members under 16 threads were checked; and with no "
+        "state_dict() either, whether records on one instance change what another learned"
+    )
+    assert note.count("Add stats()") == 1
+    assert "instances-apart" not in report.checks
+
+
+class PlainUnannotated(Unlocked):
+    """A plain __init__ whose parameters have defaults and no annotations, and are not checked."""
+
+    name = "plain-unannotated"
+
+    def __init__(self, epsilon=0.1, window=3, label="x", fast=False):  # type: ignore[no-untyped-def]  # the case under test
+        self.epsilon, self.window, self.label, self.fast = epsilon, window, label, fast
+
+
+class PlainUnannotatedChecked(PlainUnannotated):
+    """The same parameters, unannotated, checked as they are set."""
+
+    name = "plain-unannotated-checked"
+
+    def __init__(self, epsilon=0.1, window=3, label="x", fast=False):  # type: ignore[no-untyped-def]  # the case under test
+        if not isinstance(epsilon, float) or not isinstance(window, int):
+            raise TypeError("epsilon must be a float and window an int")
+        super().__init__(epsilon, window, label, fast)
+
+
+def test_unannotated_parameters_defaulting_to_a_number_that_accept_a_string_get_a_note() -> None:
+    report = check_sampler(PlainUnannotated)
+
+    [note] = [note for note in report.notes if note.startswith("parameters:")]
+    assert note.startswith(
+        "parameters: epsilon, window, defaulting to a number, accepted the string 'not-a-number'"
+    )  # not label (a str) nor fast (a bool): what a default of theirs shows is no number
+    assert "(plain-unannotated:epsilon=abc) passes create()" in note
+    assert "in a plain __init__ a check that raises TypeError or ValueError" in note
+    checked = check_sampler(PlainUnannotatedChecked).notes
+    assert not [note for note in checked if note.startswith("parameters:")]
+
+
+def test_a_parameters_note_on_declared_and_undeclared_numbers_says_both() -> None:
+    class HalfAnnotated(PlainUnannotated):
+        name = "half-annotated"
+
+        def __init__(self, epsilon: float = 0.1, window=3):  # type: ignore[no-untyped-def]  # the case under test
+            super().__init__(epsilon, window)
+
+    [note] = [n for n in check_sampler(HalfAnnotated).notes if n.startswith("parameters:")]
+    assert note.startswith("parameters: epsilon, window, declared a number or defaulting to one,")
+
+
+class TakesAShare(Unlocked):
+    """Picks the first of a random share of the shard; takes any share, and a negative one
+    breaks its first pick."""
+
+    name = "takes-a-share"
+
+    def __init__(self, share: float = 0.5, seed: int = 0) -> None:
+        self.share = share
+        self.rng = random.Random(seed)
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        keys = check_keys(keys)
+        return min(self.rng.sample(list(keys), math.ceil(len(keys) * self.share)))
+
+
+def test_a_value_that_breaks_the_first_pick_is_named_with_advice_to_validate_it() -> None:
+    [violation] = check_sampler(TakesAShare, share=-1, seed=1).violations
+
+    assert violation.check == "pick-and-record"
+    assert violation.message.startswith(
+        "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) raised ValueError: Sample "
+        "larger than population or is negative (at "
+    )
+    assert (
+        "; it was built with share=-1 without complaint, and at share's default, 0.5, it picks "
+        "and records. Validate share in __init__ (an attrs validator such as "
+        "agentdescent_sampling.validators.number_in, or a check that raises TypeError or "
+        "ValueError), so create() refuses share=-1 naming the parameter"
+    ) in violation.message
+    assert "seed" not in violation.message  # left at its default, the pick still fails
+
+
+def test_a_first_pick_that_fails_whatever_the_parameters_blames_none_of_them() -> None:
+    class ShareOfNothing(TakesAShare):
+        name = "share-of-nothing"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return min(self.rng.sample([], 1))
+
+    [violation] = check_sampler(ShareOfNothing, share=-1, seed=1).violations
+
+    assert violation.check == "pick-and-record"
+    assert violation.message.endswith("; every other check picks and records, so none ran")
+    assert "share" not in violation.message
+    assert "Validate" not in violation.message
