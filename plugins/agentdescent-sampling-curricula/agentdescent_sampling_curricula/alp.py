@@ -12,13 +12,21 @@ import attrs
 
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
-from agentdescent_sampling.validators import number_in
+from agentdescent_sampling.protocol import (
+    SOLVED,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    is_real,
+)
+from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,
     ShardCache,
     check_entries,
+    check_pass_counts,
     check_seed,
     draw_free,
     restore_rng,
@@ -54,17 +62,22 @@ class AbsoluteLearningProgress:
 
     A task in flight is not drawn again while another task can be. A pick costs
     O(tasks with progress in the last ``fit_rate`` records). One lock guards ``pick``
-    and ``record``; ``state_dict()`` saves everything a pick depends on.
+    and ``record``; ``state_dict()`` saves everything a pick depends on, and each task's
+    passes and trials, which ``stats()`` returns.
 
     Args:
         random_ratio: the probability of a uniformly random pick after the bootstrap.
         fit_rate: the records between refits, the window each refit averages over,
             and the length of the random bootstrap.
+        pass_threshold: the score at which a rollout counts as a pass in ``stats()``.
+            Keep it equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's
+            default.
         seed: seeds the generator; the same seed and calls give the same picks.
 
     Raises:
         TypeError: a parameter has the wrong type.
-        ValueError: ``random_ratio`` outside [0, 1] or ``fit_rate`` below 1.
+        ValueError: ``random_ratio`` outside [0, 1], or ``fit_rate`` below 1, or
+            ``pass_threshold`` outside (0, 1].
     """
 
     name: ClassVar[str] = "learning-progress"
@@ -73,8 +86,12 @@ class AbsoluteLearningProgress:
         default=0.2, validator=number_in(0.0, 1.0, hint="; the paper uses 0.2")
     )
     fit_rate: int = attrs.field(default=250, validator=whole(1, 250))
+    pass_threshold: float = attrs.field(
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
+    )
     seed: int = attrs.field(default=0, validator=check_seed)
     _previous: dict[str, float] = attrs.field(init=False, factory=dict, repr=False)
+    _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)
     _history: deque[tuple[str, float]] = attrs.field(init=False, repr=False)
     _fitted: dict[str, float] = attrs.field(init=False, factory=dict, repr=False)
     _records: int = attrs.field(init=False, default=0, repr=False)
@@ -125,7 +142,14 @@ class AbsoluteLearningProgress:
             self._records += 1
             if self._records % self.fit_rate == 0:
                 self._fitted = _fit(self._history)
+            passes, trials = self._stats.get(task_id, (0, 0))
+            self._stats[task_id] = (passes + (value >= self.pass_threshold), trials + 1)
             self._in_flight.remove(task_id)
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """Return a copy of ``{task_id: (passes, trials)}``."""
+        with self._lock:
+            return dict(self._stats)
 
     def progress(self) -> dict[str, float]:
         """The mean ALP of each task with progress, as of the latest refit."""
@@ -143,6 +167,7 @@ class AbsoluteLearningProgress:
                 "previous": dict(self._previous),
                 "history": [[key, alp] for key, alp in self._history],
                 "fitted": [[key, alp] for key, alp in self._fitted.items()],
+                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -157,8 +182,10 @@ class AbsoluteLearningProgress:
         history, fitted = state.get("history"), state.get("fitted")
         rng = restore_rng(self.name, state.get("rng"))
         previous = check_entries(self.name, state.get("previous"), "previous")
+        stats = check_entries(self.name, state.get("stats"), "stats")
         if not is_count(picks) or not is_count(records):
             raise StateError(f"{self.name}: state needs whole numbers 'picks' and 'records'")
+        check_pass_counts(self.name, stats)
         if not all(is_real(value) and 0 <= value <= 1 for value in previous.values()):
             raise StateError(f"{self.name}: 'previous' scores must be numbers in [0, 1]")
         for what, pairs in (("history", history), ("fitted", fitted)):
@@ -183,6 +210,7 @@ class AbsoluteLearningProgress:
             self._previous = {key: float(value) for key, value in previous.items()}
             self._history = deque(((k, float(a)) for k, a in history), maxlen=self.fit_rate)
             self._fitted = {key: float(alp) for key, alp in fitted}
+            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
             self._picks = picks
             self._records = records
             self._rng = rng
@@ -190,7 +218,11 @@ class AbsoluteLearningProgress:
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:
-        return {"random_ratio": self.random_ratio, "fit_rate": self.fit_rate}
+        return {
+            "random_ratio": self.random_ratio,
+            "fit_rate": self.fit_rate,
+            "pass_threshold": self.pass_threshold,
+        }
 
 
 def _fit(history: deque[tuple[str, float]]) -> dict[str, float]:

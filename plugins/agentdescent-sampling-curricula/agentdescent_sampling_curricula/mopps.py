@@ -16,6 +16,8 @@ from agentdescent_sampling.validators import number_in, solved_if_none, solved_t
 from ._common import (
     Shard,
     ShardCache,
+    check_entries,
+    check_pass_counts,
     check_picks_and_entries,
     check_seed,
     load_entries,
@@ -57,7 +59,8 @@ class ModelPredictivePromptSelection:
     never selects one prompt twice. A pick costs O(candidates) once its shard is known:
     as in every rule here, a shard's task ids are checked when it is first seen, and a
     pick recognises it by comparing it, in C, with the copy kept of it. One lock guards
-    ``pick`` and ``record``; ``state_dict()`` saves the posteriors and the generator.
+    ``pick`` and ``record``; ``state_dict()`` saves the posteriors, the generator, and
+    each task's passes and trials, undiscounted, which ``stats()`` returns.
 
     Args:
         target: gamma*, the pass rate a selected task should have.
@@ -86,6 +89,7 @@ class ModelPredictivePromptSelection:
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _posterior: dict[str, tuple[float, float]] = attrs.field(init=False, factory=dict, repr=False)
+    _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
     _shards: ShardCache[Shard] = attrs.field(
@@ -124,7 +128,14 @@ class ModelPredictivePromptSelection:
                 keep * alpha + (1.0 - keep) * _PRIOR + passed,
                 keep * beta + (1.0 - keep) * _PRIOR + 1.0 - passed,
             )
+            passes, trials = self._stats.get(task_id, (0, 0))
+            self._stats[task_id] = (passes + int(passed), trials + 1)
             self._in_flight.remove(task_id)
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """Return a copy of ``{task_id: (passes, trials)}``, every record counted in full."""
+        with self._lock:
+            return dict(self._stats)
 
     def posterior(self, task_id: str) -> tuple[float, float]:
         """The ``(alpha, beta)`` of ``task_id``'s posterior (the prior if it has none)."""
@@ -146,6 +157,7 @@ class ModelPredictivePromptSelection:
                 "rng": rng_state(self._rng),
                 "picks": self._picks,
                 "posterior": {key: list(ab) for key, ab in self._posterior.items()},
+                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -158,6 +170,8 @@ class ModelPredictivePromptSelection:
         state = check_state(state, self.name, _STATE_VERSION, self._params())
         rng = restore_rng(self.name, state.get("rng"))
         picks, entries = check_picks_and_entries(self.name, state, "posterior")
+        stats = check_entries(self.name, state.get("stats"), "stats")
+        check_pass_counts(self.name, stats)
         posterior = load_entries(
             self.name,
             entries,
@@ -173,6 +187,7 @@ class ModelPredictivePromptSelection:
         )
         with self._lock:
             self._posterior = posterior
+            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
             self._picks = picks
             self._rng = rng
             self._in_flight = Pending()

@@ -11,8 +11,15 @@ from typing import Any, ClassVar
 import attrs
 
 from agentdescent_sampling.pending import TTL_PICKS, Pending
-from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
-from agentdescent_sampling.validators import number_in
+from agentdescent_sampling.protocol import (
+    SOLVED,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    is_real,
+)
+from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,
@@ -41,6 +48,7 @@ class _Task:
     total: float = 0.0  # the sum of its scores
     count: int = 0  # its recorded rollouts
     score: float = 0.0  # the learning potential of its latest rollout
+    passes: int = 0  # its recorded rollouts that reached pass_threshold, for stats()
 
 
 class _Staleness:
@@ -163,17 +171,21 @@ class PrioritizedLevelReplay:
     task can be, so concurrent workers spread. Picks cost O(log keys): a Fenwick tree
     draws by staleness and a sorted list holds the ranks. One lock guards ``pick``
     and ``record``; ``state_dict()`` saves everything a pick depends on, the
-    generator included.
+    generator included, and each task's passes and trials, which ``stats()`` returns.
 
     Args:
         temperature: beta, how sharply the rank decides (0.1 in the paper: rank 1 takes
             99.9% of ``P_S``).
         staleness: rho, the share of ``P_C`` in the replay distribution (0.1 in the paper).
+        pass_threshold: the score at which a rollout counts as a pass in ``stats()``.
+            Keep it equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's
+            default.
         seed: seeds the generator; the same seed and calls give the same picks.
 
     Raises:
         TypeError: a parameter has the wrong type.
-        ValueError: ``temperature`` is not > 0 or ``staleness`` is outside [0, 1].
+        ValueError: ``temperature`` is not > 0, or ``staleness`` is outside [0, 1], or
+            ``pass_threshold`` outside (0, 1].
     """
 
     name: ClassVar[str] = "plr"
@@ -183,6 +195,9 @@ class PrioritizedLevelReplay:
     )
     staleness: float = attrs.field(
         default=0.1, validator=number_in(0.0, 1.0, hint="; the paper uses 0.1")
+    )
+    pass_threshold: float = attrs.field(
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
     )
     seed: int = attrs.field(default=0, validator=check_seed)
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
@@ -236,8 +251,14 @@ class PrioritizedLevelReplay:
             self._unrecorded.pop(task_id, None)
             task.total += value
             task.count += 1
+            task.passes += value >= self.pass_threshold
             task.score = new
             self._in_flight.remove(task_id)
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """Return a copy of ``{task_id: (passes, trials)}`` for the tasks with a record."""
+        with self._lock:
+            return {key: (t.passes, t.count) for key, t in self._tasks.items() if t.count}
 
     def _readmit_lost(self, now: int) -> None:
         """Return to the unseen every task whose only picks were lost: expired unrecorded."""
@@ -289,7 +310,7 @@ class PrioritizedLevelReplay:
                 **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "tasks": {
-                    key: [task.last, task.total, task.count, task.score]
+                    key: [task.last, task.total, task.count, task.score, task.passes]
                     for key, task in self._tasks.items()
                 },
             }
@@ -308,21 +329,23 @@ class PrioritizedLevelReplay:
         def valid(entry: Any) -> bool:
             return (
                 isinstance(entry, list)
-                and len(entry) == 4
+                and len(entry) == 5
                 and is_count(entry[0])
                 and entry[0] <= picks
                 and is_real(entry[1])
                 and is_count(entry[2])
                 and is_real(entry[3])
                 and entry[3] >= 0
+                and is_count(entry[4])
+                and entry[4] <= entry[2]
             )
 
         tasks = load_entries(
             self.name,
             entries,
             valid,
-            lambda entry: _Task(entry[0], float(entry[1]), entry[2], float(entry[3])),
-            "[last pick, score sum, rollouts, latest score]",
+            lambda entry: _Task(entry[0], float(entry[1]), entry[2], float(entry[3]), entry[4]),
+            "[last pick, score sum, rollouts, latest score, passes] with passes <= rollouts",
         )
         with self._lock:
             self._tasks = tasks
@@ -333,4 +356,8 @@ class PrioritizedLevelReplay:
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:
-        return {"temperature": self.temperature, "staleness": self.staleness}
+        return {
+            "temperature": self.temperature,
+            "staleness": self.staleness,
+            "pass_threshold": self.pass_threshold,
+        }

@@ -15,13 +15,21 @@ import attrs
 
 from agentdescent_sampling.errors import StateError
 from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import check_pick, check_score, check_state, is_count, is_real
-from agentdescent_sampling.validators import number_in
+from agentdescent_sampling.protocol import (
+    SOLVED,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    is_real,
+)
+from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,
     ShardCache,
     check_entries,
+    check_pass_counts,
     check_seed,
     draw_free,
     load_entries,
@@ -139,16 +147,21 @@ class TeacherStudentCurriculum:
     A task in flight is not picked again while another task of the same value
     (or, failing that, a lower one) is free, so concurrent workers spread. Picks
     cost O(log distinct values): tasks are grouped by value. One lock guards
-    ``pick`` and ``record``; ``state_dict()`` saves every window and the generator.
+    ``pick`` and ``record``; ``state_dict()`` saves every window, the generator, and
+    each task's passes and trials, which ``stats()`` returns.
 
     Args:
         window: K, how many recent scores each task's slope is fitted to.
         epsilon: the probability of a uniformly random pick.
+        pass_threshold: the score at which a rollout counts as a pass in ``stats()``.
+            Keep it equal to ``evolve(solved_threshold=...)``; ``None`` is the engine's
+            default.
         seed: seeds the generator; the same seed and calls give the same picks.
 
     Raises:
         TypeError: a parameter has the wrong type.
-        ValueError: ``window`` is below 2 or ``epsilon`` outside [0, 1].
+        ValueError: ``window`` is below 2, or ``epsilon`` outside [0, 1], or
+            ``pass_threshold`` outside (0, 1].
     """
 
     name: ClassVar[str] = "tscl"
@@ -157,8 +170,12 @@ class TeacherStudentCurriculum:
     epsilon: float = attrs.field(
         default=0.1, validator=number_in(0.0, 1.0, hint="; the paper's code uses 0.1")
     )
+    pass_threshold: float = attrs.field(
+        default=SOLVED, converter=solved_if_none, validator=solved_threshold()
+    )
     seed: int = attrs.field(default=0, validator=check_seed)
     _windows: dict[str, _Window] = attrs.field(init=False, factory=dict, repr=False)
+    _stats: dict[str, tuple[int, int]] = attrs.field(init=False, factory=dict, repr=False)
     _records: int = attrs.field(init=False, default=0, repr=False)
     _picks: int = attrs.field(init=False, default=0, repr=False)
     _rng: random.Random = attrs.field(init=False, repr=False)
@@ -201,7 +218,14 @@ class TeacherStudentCurriculum:
             slope = abs_slope(window)
             for shard, index in self._shards.holding(task_id):
                 shard.move(index, slope)
+            passes, trials = self._stats.get(task_id, (0, 0))
+            self._stats[task_id] = (passes + (value >= self.pass_threshold), trials + 1)
             self._in_flight.remove(task_id)
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """Return a copy of ``{task_id: (passes, trials)}``."""
+        with self._lock:
+            return dict(self._stats)
 
     def slope(self, task_id: str) -> float:
         """``task_id``'s current |slope| (1 with fewer than two scores)."""
@@ -223,6 +247,7 @@ class TeacherStudentCurriculum:
                 "windows": {
                     key: [list(p) for p in window] for key, window in self._windows.items()
                 },
+                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -236,8 +261,10 @@ class TeacherStudentCurriculum:
         picks, records = state.get("picks"), state.get("records")
         rng = restore_rng(self.name, state.get("rng"))
         entries = check_entries(self.name, state.get("windows"), "windows")
+        stats = check_entries(self.name, state.get("stats"), "stats")
         if not is_count(picks) or not is_count(records):
             raise StateError(f"{self.name}: state needs whole numbers 'picks' and 'records'")
+        check_pass_counts(self.name, stats)
 
         def valid(entry: Any) -> bool:
             return (
@@ -266,6 +293,7 @@ class TeacherStudentCurriculum:
         )
         with self._lock:
             self._windows = windows
+            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
             self._picks = picks
             self._records = records
             self._rng = rng
@@ -273,4 +301,8 @@ class TeacherStudentCurriculum:
             self._shards.clear()
 
     def _params(self) -> dict[str, float]:
-        return {"window": self.window, "epsilon": self.epsilon}
+        return {
+            "window": self.window,
+            "epsilon": self.epsilon,
+            "pass_threshold": self.pass_threshold,
+        }

@@ -59,7 +59,7 @@ def test_plr_scores_a_rollout_by_its_distance_from_the_tasks_mean_so_far() -> No
 
 
 def seen(last: int, score: float) -> list[float]:
-    return [last, 1.0, 1, score]
+    return [last, 1.0, 1, score, 1]
 
 
 @pytest.mark.parametrize(
@@ -96,6 +96,15 @@ def test_plr_staleness_draws_in_proportion_to_picks_since_last_pick() -> None:
     assert counts["a"] / 4000 == pytest.approx(3 / 6, abs=0.025)
     assert counts["b"] / 4000 == pytest.approx(2 / 6, abs=0.025)
     assert counts["c"] / 4000 == pytest.approx(1 / 6, abs=0.025)
+
+
+def test_plr_refuses_a_task_with_more_passes_than_rollouts() -> None:
+    sampler = PrioritizedLevelReplay()
+    good = {**sampler.state_dict(), "picks": 1, "tasks": {"a": seen(1, 0.5)}}
+    sampler.load_state_dict(good)
+    with pytest.raises(StateError, match=r"bad entry for task 'a'.*passes <= rollouts"):
+        sampler.load_state_dict({**good, "tasks": {"a": [1, 1.0, 1, 0.5, 2]}})
+    assert sampler.stats() == {"a": (1, 1)}
 
 
 def test_plr_spreads_picks_in_flight_down_the_ranks() -> None:
