@@ -123,6 +123,29 @@ def test_final_and_area_are_paired_seed_by_seed_against_round_robin() -> None:
     assert (result.taught.value, result.fixable, result.calls.value) == (2.0, 3, 80.0)
 
 
+def test_at_round_robins_calls_each_seed_is_judged_by_the_artifact_it_held_after_those_calls() -> (
+    None
+):
+    # Round-robin ends each seed at 0.6, having made 80 agent calls (twice its rollouts).
+    baseline = [_run((20, 0.4), (40, 0.6)), _run((20, 0.5), (40, 0.6))]
+    runs = [
+        # Ends higher, but spent 150 calls: after 80 it held the 0.5 of its first round.
+        _run((10, 0.5), (40, 0.7), calls=(0, 60, 150)),
+        # Spent fewer calls in all (60): judged at its end.
+        _run((20, 0.55), (40, 0.65), calls=(0, 30, 60)),
+    ]
+    result = summarise_engine("s", "sampler", runs, baseline, budget=40)
+    assert result.final_vs_round_robin.value == pytest.approx(0.075)
+    assert result.equal_calls_vs_round_robin.value == pytest.approx(((0.5 - 0.6) + 0.05) / 2)
+    # Before its first round ended, a run holds the start's reward.
+    late = [_run((40, 0.7), calls=(0, 200))] * 2
+    assert summarise_engine(
+        "s", "sampler", late, baseline, 40
+    ).equal_calls_vs_round_robin.value == (pytest.approx(0.2 - 0.6))
+    itself = summarise_engine("round-robin", "baseline", baseline, baseline, budget=40)
+    assert itself.equal_calls_vs_round_robin == mean_interval([0.0, 0.0])
+
+
 def test_unpaired_runs_are_refused() -> None:
     with pytest.raises(ValueError, match="paired by seed"):
         summarise_engine("s", "sampler", [_run((40, 0.6))], [], budget=40)
@@ -288,6 +311,7 @@ def test_json_holds_the_summary_across_workloads_the_text_prints(
     ]
     assert sampler["lowest"]["rollouts"] == {"ratio": 3.0, "workload": "lessons"}
     assert sampler["final_lower_on"] == []
+    assert sampler["equal_calls_lower_on"] == []
 
 
 def test_plot_puts_calls_on_the_x_axis(result: EngineBenchResult, tmp_path: Path) -> None:
@@ -418,7 +442,8 @@ def test_with_fewer_than_6_seeds_no_interval_is_shown_and_the_report_says_why(
     rows = [line for line in text.splitlines() if line.startswith("fast-sampler  ")]
     assert rows[0].split()[-2:] == ["3.00x", "1.50x"]  # RR/it at 75% and 90%, no interval
     assert rows[1].split()[-2:] == ["3.00x", "1.50x"]
-    assert rows[2].split()[1:5] == ["0.600", "+0.000", "0.531", "+0.469"]
+    # final, vs RR, at RR calls vs RR, area, vs RR
+    assert rows[2].split()[1:6] == ["0.600", "+0.000", "+0.000", "0.531", "+0.469"]
     assert engine_verdict(result).endswith(
         "(2 paired runs; too few for a 95% interval, which takes 6)"
     )
@@ -630,12 +655,36 @@ def test_with_too_few_seeds_for_an_interval_final_lower_on_says_it_judges_by_the
     assert "round-robin's (its 95% interval below 0); then" in text
 
 
+def test_a_sampler_that_ends_higher_by_spending_more_calls_is_listed_lower_at_round_robins_calls(
+    schema_errors: SchemaErrors,
+) -> None:
+    # Round-robin ends at 0.6 for 80 calls; the spender ends at 0.7, but held 0.4 at 80 calls.
+    baseline = [_run((20, 0.5), (40, 0.6 + seed / 1000)) for seed in range(6)]
+    spender = [_run((20, 0.4), (40, 0.7), calls=(0, 60 + seed, 300)) for seed in range(6)]
+    single = _result([("round-robin", baseline), ("spender", spender)])
+    two = attrs.evolve(single, workloads=single.workloads * 2)
+    document = json.loads(json.dumps(engine_to_json(two)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    _, sampler = document["across"]["samplers"]
+    assert sampler["final_lower_on"] == []
+    assert sampler["equal_calls_lower_on"] == ["lessons", "lessons"]
+    workload = document["workloads"][0]["samplers"][1]
+    assert workload["equal_calls_vs_round_robin"]["mean"] == pytest.approx(-0.2, abs=0.01)
+    text = format_engine_report(two)
+    header = next(line for line in text.splitlines() if line.split()[:2] == ["sampler", "at"])
+    assert header.split() == ["sampler", "at", "RR", "calls", "lower", "on"]
+    medians, _, spent = [line for line in text.splitlines() if line.startswith("spender  ")][-3:]
+    assert medians.endswith("0 of 2")  # its final reward is higher
+    assert spent.endswith("2 of 2: lessons, lessons")
+
+
 def test_the_legend_explains_every_column_and_when_a_median_is_marked_censored(
     result: EngineBenchResult,
 ) -> None:
     text = " ".join(format_engine_report(result).split())
     assert "'>' when at least half missed" in text  # as metrics marks it: 1 of 2 is censored
     assert "'final': mean held-out reward after the last round" in text
+    assert "'at RR calls': the held-out reward after as many agent calls as round-robin" in text
     assert "'calls': mean agent calls a run made" in text
 
 
@@ -663,3 +712,13 @@ def test_a_plot_of_too_few_seeds_for_an_interval_draws_no_band_and_says_why(
     assert "mean over 2 seeds (too few for a 95% interval, which takes 6)" in two_title
     assert six_bands == 2  # one band a sampler
     assert "mean and 95% interval over 6 seeds" in six_title
+
+
+def test_every_line_fits_100_columns_with_the_engines_own_sampler_in_the_lineup() -> None:
+    # The longest label the bench runs, and six seeds: every interval shown.
+    runs = [_run((20, 0.5), (40, 0.6 + seed / 1000)) for seed in range(6)]
+    labels = ["round-robin", "fixable-first + wired", "agentdescent.DifficultyWeighted"]
+    single = _result([(label, runs) for label in labels])
+    text = format_engine_report(attrs.evolve(single, workloads=single.workloads * 2))
+    assert "agentdescent.DifficultyWeighted" in text
+    assert [line for line in text.splitlines() if len(line) > 100] == []

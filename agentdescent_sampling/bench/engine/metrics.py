@@ -34,6 +34,10 @@ How each figure is formed:
 - **Area**: the mean fraction of the attainable gain the artifact held over the
   budget (the area under held-out reward against rollouts, scaled to 0-1).
 - **Final**: the held-out reward after the last round.
+- **At round-robin's calls**: the held-out reward after as many agent calls as round-robin
+  made in its whole run on the same seed (a run that made fewer in all is taken at its
+  end), as a paired difference from round-robin's final reward: the artifact each buys for
+  the same money.
 - **Useful**: the share of a run's rollouts that failed on a fixable task, the only
   ones the reflector learns from. **Taught**: distinct fixable tasks with a useful rollout.
 - **Calls**: agent calls per run.
@@ -66,6 +70,7 @@ __all__ = [
     "gain_at",
     "mean_interval",
     "median_ratio",
+    "reward_at",
     "summarise_engine",
 ]
 
@@ -132,6 +137,9 @@ class EngineSamplerResult:
         area_vs_round_robin: the paired difference of ``area`` from round-robin's.
         final: the held-out reward at the end.
         final_vs_round_robin: the paired difference of ``final`` from round-robin's.
+        equal_calls_vs_round_robin: the held-out reward after as many agent calls as
+            round-robin made in its run on the same seed (at its end, if it made fewer),
+            as a paired difference from round-robin's ``final``.
         useful: the share of rollouts that failed on a fixable task.
         taught: distinct fixable tasks that got a useful rollout.
         fixable: fixable train tasks in the workload.
@@ -151,6 +159,7 @@ class EngineSamplerResult:
     area_vs_round_robin: Interval
     final: Interval
     final_vs_round_robin: Interval
+    equal_calls_vs_round_robin: Interval
     useful: Interval
     taught: Interval
     fixable: int
@@ -218,6 +227,12 @@ def summarise_engine(
         final_vs_round_robin=mean_interval(
             [a - b for a, b in zip(finals, base_finals, strict=True)]
         ),
+        equal_calls_vs_round_robin=mean_interval(
+            [
+                reward_at(run, base.calls, "calls") - base.final
+                for run, base in zip(runs, baseline, strict=True)
+            ]
+        ),
         useful=mean_interval([run.useful / run.rollouts if run.rollouts else 0.0 for run in runs]),
         taught=mean_interval([float(run.taught) for run in runs]),
         fixable=runs[0].fixable,
@@ -255,12 +270,18 @@ def median_ratio(ratios: Sequence[float]) -> Interval:
 def gain_at(run: EngineRun, spent: int, measure: Measure = "rollouts") -> float:
     """The fraction of the attainable gain the artifact held after ``spent`` rollouts (or
     agent calls, with ``measure="calls"``)."""
+    return run.gain(reward_at(run, spent, measure))
+
+
+def reward_at(run: EngineRun, spent: int, measure: Measure = "rollouts") -> float:
+    """The held-out reward of the artifact after ``spent`` rollouts (or agent calls, with
+    ``measure="calls"``): that of the last round ended by then, the start's before any."""
     held = run.start
     for x, (_, reward) in zip(_spent(run, measure), run.curve, strict=True):
         if x > spent:
             break
         held = reward
-    return run.gain(held)
+    return held
 
 
 def _spent(run: EngineRun, measure: Measure) -> Sequence[int]:

@@ -3,7 +3,7 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/7",
+      "schema": "agentdescent-sampling/bench-engine/8",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
                  "reflector": "llm-like", "asynchronous": false, "latency": 0.0},
@@ -39,6 +39,7 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
               "area": {"mean": 0.64, "ci95": [0.62, 0.66]},
               "area_vs_round_robin": {"mean": -0.02, "ci95": [-0.04, 0.0]},
               "final": {...}, "final_vs_round_robin": {...},
+              "equal_calls_vs_round_robin": {"mean": 0.01, "ci95": [-0.01, 0.03]},
               "useful": {...}, "taught": {...}, "calls": {...},
               "curve": [{"rollouts": 0, "mean": 0.0, "ci95": [0.0, 0.0]}, ...],
               "call_curve": [{"calls": 0, "mean": 0.0, "ci95": [0.0, 0.0]}, ...]
@@ -66,7 +67,7 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
            "medians": [{"fraction": 0.75, "rollouts": 1.09, "calls": 1.02}, ...],
            "lowest": {"fraction": 0.75, "rollouts": {"ratio": 0.92, "workload": "flaky"},
                       "calls": {"ratio": 0.97, "workload": "flaky"}},
-           "final_lower_on": []}, ...
+           "final_lower_on": [], "equal_calls_lower_on": []}, ...
         ]
       }
     }
@@ -100,7 +101,9 @@ in agent calls (``median_calls``; a run that never got there counts as the most 
 any run of the sampler or round-robin made on the workload). ``area`` is the mean
 fraction of the attainable gain held over the budget; ``final`` the held-out reward
 after the last round; ``*_vs_round_robin`` the mean of per-seed differences from
-round-robin; ``useful`` the share of rollouts that failed on a fixable task;
+round-robin, and ``equal_calls_vs_round_robin`` that of the held-out reward after as many
+agent calls as round-robin made in its run on the seed (at its end, for a run that made
+fewer) from round-robin's ``final``; ``useful`` the share of rollouts that failed on a fixable task;
 ``taught`` the distinct fixable tasks that got one (out of ``fixable``); ``calls``
 the agent calls per run. Every ``ci95`` is a 95% interval (Student t over seeds,
 except the bootstrap one above); with fewer than 6 seeds it means little, and the text
@@ -122,9 +125,10 @@ line the text report ends with.
 ``across`` is the summary across workloads the text prints (``null`` with one workload):
 per sampler, the ``medians`` over the workloads of its ``ratio_to_round_robin`` at 75% and
 90% of the gain, in rollouts and in calls; its ``lowest`` at 75% and the workload it fell on
-(``null`` for round-robin); and the workloads where its final reward is lower than
-round-robin's (``final_lower_on``), judged by the 95% interval, or by the mean with fewer
-than 6 seeds (``judged_by``).
+(``null`` for round-robin); the workloads where its final reward is lower than
+round-robin's (``final_lower_on``), and those where its reward after as many agent calls
+as round-robin made is (``equal_calls_lower_on``), each judged by the 95% interval, or by
+the mean with fewer than 6 seeds (``judged_by``).
 """
 
 from __future__ import annotations
@@ -169,7 +173,7 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/7"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/8"
 
 #: The fraction of the attainable gain the verdict judges the samplers at.
 _JUDGED_AT = 0.75
@@ -250,6 +254,7 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
         area_vs_round_robin=_MEAN,
         final=_MEAN,
         final_vs_round_robin=_MEAN,
+        equal_calls_vs_round_robin=_MEAN,
         useful=_MEAN,
         taught=_MEAN,
         calls=_MEAN,
@@ -302,6 +307,7 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
                         "type": ["object", "null"],
                     },
                     final_lower_on={"type": "array", "items": _TEXT},
+                    equal_calls_lower_on={"type": "array", "items": _TEXT},
                 ),
             },
         ),
@@ -374,9 +380,12 @@ def format_engine_report(result: EngineBenchResult) -> str:
         "per-seed ratios (>1 is fewer), with a bootstrap 95% interval. 'calls to': the same in",
         "agent calls (rollouts, proposals, self-verify re-runs and held-out measurements), what",
         "a user pays for. 'final': mean held-out reward after the last round. 'vs RR': mean",
-        "paired difference from round-robin with its 95% interval. 'area': mean share of the",
-        "gain held over the budget. 'useful': share of rollouts that failed on a fixable task;",
-        "'taught': distinct fixable tasks that got one. 'calls': mean agent calls a run made.",
+        "paired difference from round-robin with its 95% interval. 'at RR calls': the held-out",
+        "reward after as many agent calls as round-robin made in its run on the same seed (at",
+        "the end, for a run that made fewer), less round-robin's final: what the same money",
+        "buys. 'area': mean share of the gain held over the budget. 'useful': share of",
+        "rollouts that failed on a fixable task; 'taught': distinct fixable tasks that got",
+        "one. 'calls': mean agent calls a run made.",
     ]
     interval = config.seeds >= FEWEST_FOR_INTERVAL
     if not interval:
@@ -614,6 +623,7 @@ def _sampler_json(sampler: EngineSamplerResult) -> dict[str, Any]:
         "area_vs_round_robin": _mean_json(sampler.area_vs_round_robin),
         "final": _mean_json(sampler.final),
         "final_vs_round_robin": _mean_json(sampler.final_vs_round_robin),
+        "equal_calls_vs_round_robin": _mean_json(sampler.equal_calls_vs_round_robin),
         "useful": _mean_json(sampler.useful),
         "taught": _mean_json(sampler.taught),
         "calls": _mean_json(sampler.calls),
@@ -686,13 +696,16 @@ def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list
                 *(_ratio_interval(sampler.at(f, "calls"), interval) for f in (0.75, 0.9)),
             ]
         )
-    artifact = [["sampler", "final", "vs RR", "area", "vs RR", "useful", "taught", "calls"]]
+    artifact = [
+        ["sampler", "final", "vs RR", "at RR calls", "area", "vs RR", "useful", "taught", "calls"]
+    ]
     for sampler in result.samplers:
         artifact.append(
             [
                 sampler.label,
                 f"{sampler.final.value:.3f}",
                 _difference(sampler.final_vs_round_robin, interval),
+                _difference(sampler.equal_calls_vs_round_robin, interval),
                 f"{sampler.area.value:.3f}",
                 _difference(sampler.area_vs_round_robin, interval),
                 f"{sampler.useful.value:.0%}",
@@ -706,7 +719,7 @@ def _workload_lines(result: EngineWorkloadResult, interval: bool = True) -> list
         "",
         *aligned(calls, left=()),
         "",
-        *aligned(artifact, left=()),
+        *aligned(artifact, left=(), width=WIDTH),
     ]
 
 
@@ -736,13 +749,27 @@ def _across_json(workloads: Sequence[EngineWorkloadResult], interval: bool) -> d
                     (r.at(0.75, measure).ratio_to_round_robin.value, name) for name, r in results
                 )
                 lowest[measure] = {"ratio": ratio, "workload": name}
-        lower = [name for name, r in results
-                 if (r.final_vs_round_robin.high if interval else r.final_vs_round_robin.value)
-                 < 0]  # fmt: skip
         samplers.append(
-            {"label": sampler.label, "medians": medians, "lowest": lowest, "final_lower_on": lower}
+            {
+                "label": sampler.label,
+                "medians": medians,
+                "lowest": lowest,
+                "final_lower_on": _lower_on(
+                    [(name, r.final_vs_round_robin) for name, r in results], interval
+                ),
+                "equal_calls_lower_on": _lower_on(
+                    [(name, r.equal_calls_vs_round_robin) for name, r in results], interval
+                ),
+            }
         )
     return {"judged_by": "interval" if interval else "mean", "samplers": samplers}
+
+
+def _lower_on(differences: Sequence[tuple[str, Interval]], interval: bool) -> list[str]:
+    """The workloads whose paired difference from round-robin is below 0: its 95% interval
+    wholly, or, with too few seeds for one (``interval`` false), its mean."""
+    return [name for name, difference in differences
+            if (difference.high if interval else difference.value) < 0]  # fmt: skip
 
 
 def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) -> list[str]:
@@ -760,20 +787,22 @@ def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) ->
         f"of the gain",
         *textwrap.wrap(
             f"(the median over the workloads), and where the final reward is lower than "
-            f"round-robin's {below}; then the lowest RR/it at 75% and its workload",
+            f"round-robin's {below}; then the lowest RR/it at 75% and its workload; then "
+            f"where the reward after round-robin's agent calls is lower than round-robin's final",
             WIDTH,
+            break_on_hyphens=False,
         ),
         "",
     ]
     medians = [["sampler", "RR/it 75%", "90%", "calls 75%", "90%", "final lower on"]]
     lowest = [["sampler", "lowest RR/it 75%", "lowest calls 75%"]]
+    spent = [["sampler", "at RR calls lower on"]]
     for sampler in _across_json(workloads, interval)["samplers"]:
-        lower = sampler["final_lower_on"]
         medians.append(
             [
                 sampler["label"],
                 *(_ratio(m[measure]) for measure in MEASURES for m in sampler["medians"]),
-                f"{len(lower)} of {len(workloads)}" + (f": {', '.join(lower)}" if lower else ""),
+                _count_of(sampler["final_lower_on"], len(workloads)),
             ]
         )
         worst = sampler["lowest"]
@@ -788,15 +817,36 @@ def _across(workloads: Sequence[EngineWorkloadResult], interval: bool = True) ->
                 ),
             ]
         )
-    table = aligned(medians, left=(5,))
-    # The workload list is the one cell that can run long: wrap it under its own column.
-    indent = len(table[0]) - len(medians[0][-1])
+        spent.append([sampler["label"], _count_of(sampler["equal_calls_lower_on"], len(workloads))])
+    return [
+        *lines,
+        *_wrapped_last(medians, left=(5,)),
+        "",
+        *aligned(lowest, left=(1, 2)),
+        "",
+        *_wrapped_last(spent, left=(1,)),
+    ]
+
+
+def _count_of(lower: Sequence[str], workloads: int) -> str:
+    """``2 of 9: lessons, flaky``: how many of the workloads are listed, and which."""
+    return f"{len(lower)} of {workloads}" + (f": {', '.join(lower)}" if lower else "")
+
+
+def _wrapped_last(rows: list[list[str]], left: tuple[int, ...]) -> list[str]:
+    """``rows`` aligned, with the last column, a list of workloads that can run long,
+    wrapped under itself."""
+    table = aligned(rows, left=left)
+    indent = len(table[0]) - len(rows[0][-1])
     wrapped = []
     for line in table:
-        head, *rest = textwrap.wrap(line[indent:], WIDTH - indent, break_on_hyphens=False) or [""]
+        cell = textwrap.wrap(
+            line[indent:], WIDTH - indent, break_on_hyphens=False, break_long_words=False
+        )
+        head, *rest = cell or [""]
         wrapped.append(line[:indent] + head)
         wrapped += [" " * indent + more for more in rest]
-    return [*lines, *wrapped, "", *aligned(lowest, left=(1, 2))]
+    return wrapped
 
 
 def _median(reach: Reach, budget: int | None) -> str:
