@@ -65,11 +65,20 @@ _TAPS: dict[str, EvidenceTap] = {}
 _BUILT: dict[Path, tuple[weakref.ref[Any], int, int]] = {}
 
 
+class _Default(str):
+    """A default told apart from the same text given: ``key`` beside ``spec`` is refused."""
+
+    __slots__ = ()
+
+
+_TASK_SAMPLER = _Default("task_sampler")
+
+
 def from_run_spec(
     spec: SpecLike | Mapping[str, Any] | None = None,
     *,
     file: str | None = None,
-    key: str | None = "task_sampler",
+    key: str | None = _TASK_SAMPLER,
     state: str | None = None,
     link: str | None = None,
     **unknown: Any,
@@ -107,7 +116,7 @@ def from_run_spec(
             '"spec": "informative-band") and \'file\' (a TOML or JSON file with a '
             f"[task_sampler] table); got {'both' if file is not None else 'neither'}"
         )
-    if key != "task_sampler" and file is None:
+    if key is not _TASK_SAMPLER and file is None:
         raise InvalidSamplerConfig(
             f"policies.task_sampler: 'key' ({short_repr(key)}) names the table to read in "
             f"'file', but the ref gives 'spec', which is the sampler itself; remove 'key', or "
@@ -119,7 +128,7 @@ def from_run_spec(
     found = path is not None and path.exists()  # create() makes a missing one
     try:
         if source is not None:
-            spec = spec_from_file(source, key)
+            spec = spec_from_file(source, None if key is None else str(key))
         assert spec is not None  # for mypy: given, or read from the file
         sampler = create(spec, state=path)
     except SamplerError as error:

@@ -291,21 +291,23 @@ def _entry(document: Any, key: str, file: Path, where: str) -> Any:
                 else f"{holder} holds {_a_kind(value)}, not a table"
             )
             meant = _meant_key(value, part) if isinstance(value, Mapping) else None
-            spelt = (
-                None if meant is None else ".".join([*parts[:depth], meant, *parts[depth + 1 :]])
-            )
+            if meant is not None:
+                spelt = ".".join([*parts[:depth], meant, *parts[depth + 1 :]])
+                # Renaming the file's table is offered for the documented keys alone: a key of
+                # the caller's own is the likelier slip.
+                rename = f" or rename it {short_repr(part)}" if key in _DOCUMENTED_KEYS else ""
+                raise InvalidSamplerConfig(
+                    f"{where} has no {key!r} entry (missing {part!r}; {found}); if "
+                    f"{short_repr(meant)} is the table meant, read it with key={short_repr(spelt)}"
+                    f"{rename}"
+                )
             elsewhere = _dotted_key_ending(document, key) or _sampler_table(document, key)
             read = (
                 f"read the one it has: key={short_repr(elsewhere)}"
-                if elsewhere not in (None, spelt)
+                if elsewhere is not None
                 else "give the key of the table to read (key)"
             )
-            if meant is not None:
-                fix = (
-                    f"if {short_repr(meant)} is the table meant, read it with "
-                    f"key={short_repr(spelt)} or rename it {short_repr(part)}"
-                )
-            elif isinstance(value, Mapping) and isinstance(value.get("name"), str):
+            if isinstance(value, Mapping) and isinstance(value.get("name"), str):
                 alone = short_repr(".".join(parts[:depth])) if depth else None
                 fix = f"if {holder} holds the spec alone, read it with key={alone}"
             else:
@@ -316,6 +318,9 @@ def _entry(document: Any, key: str, file: Path, where: str) -> Any:
         value = value[part]
     return value
 
+
+#: The keys the docs give a sampler's table: a file's table spelt otherwise is the slip.
+_DOCUMENTED_KEYS = ("task_sampler", "tool.agentdescent.task_sampler")
 
 #: How much of a text read from a config file a message quotes: a key pointed at the wrong
 #: entry reads whatever is there, an API key or a password as readily as a sampler name.
@@ -1034,7 +1039,10 @@ def _check_name(name: Any) -> None:
         meant = _name_meant(name)
         hint = f" Did you mean {meant!r}?" if meant else ""
         if isinstance(name, str) and name.lower().endswith(_SPEC_FILES):
-            hint += " To read a spec from a file, give create() spec_from_file(path)."
+            hint += (
+                " A spec names a sampler; to read one from a file, use spec_from_file(path) "
+                "(in a run spec, 'file')."
+            )
         raise InvalidSamplerConfig(
             f"{error}.{hint} A config selects an installed sampler by name and never imports "
             f"code; run 'agentdescent-sampling list' to see the names"
@@ -1074,7 +1082,7 @@ def _validated(
             continue
         if isinstance(key, str) and isinstance(value, Mapping):
             raise InvalidSamplerConfig(
-                f"sampler {name!r}: parameter {short_repr(key)} holds a table; a sampler's "
+                f"sampler {name!r}: parameter {_shown_key(key)} holds a table; a sampler's "
                 f"parameters are keys beside 'name', not a table of their own: move its keys "
                 f"up into the sampler's table"
             )
@@ -1086,13 +1094,20 @@ def _validated(
     return SamplerSpec(name, params, provider, source)  # which checks the provider
 
 
+def _shown_key(key: str) -> str:
+    """A table's key for a message: escaped if it is not all ASCII, where a look-alike (a
+    Cyrillic a, U+0430, in pass_threshold) would read as the real name."""
+    from ._display import ascii_name  # only on an error path
+
+    return short_repr(key) if key.isascii() else ascii_name(key, 80)
+
+
 def _bad_parameter(key: Any) -> str:
     """A parameter name that is no identifier, shown with what was probably meant."""
     if not isinstance(key, str):
         return short_repr(key)
     if not key.isascii():
-        # Escaped: a look-alike (a Cyrillic a, U+0430, in pass_threshold) reads as the real one.
-        return f"{ascii(key)[:80]}, whose characters are not all ASCII"
+        return f"{_shown_key(key)}, whose characters are not all ASCII"
     underscored = key.replace("-", "_")
     # Only a name that reads as a name once its dashes are underscores: not '___'.
     meant = underscored[:1].isalpha() and re.match(_IDENT, underscored)

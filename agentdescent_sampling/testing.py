@@ -25,6 +25,7 @@ import re
 import shlex
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -374,9 +375,12 @@ def _finishes(build: Callable[[], object]) -> tuple[bool, str]:
     return bool(outcome), stuck
 
 
-def _in_thread(name: str, function: Callable[[], Any]) -> tuple[list[Any], str]:
-    """``[what function returned or raised]``, or ``[]`` if it ran past :data:`CHECK_SECONDS`,
-    with where the threads it started are stuck then (:func:`_stuck_at`)."""
+def _in_thread(
+    name: str, function: Callable[[], Any], seconds: float | None = None
+) -> tuple[list[Any], str]:
+    """``[what function returned or raised]``, or ``[]`` if it ran past ``seconds``
+    (:data:`CHECK_SECONDS` by default), with where the threads it started are stuck then
+    (:func:`_stuck_at`)."""
     outcome: list[Any] = []
 
     def run() -> None:
@@ -388,7 +392,7 @@ def _in_thread(name: str, function: Callable[[], Any]) -> tuple[list[Any], str]:
     label = f"conformance-{name}-{next(_RUNS)}"  # the threads it starts add to it
     worker = threading.Thread(target=run, name=label, daemon=True)
     worker.start()
-    worker.join(CHECK_SECONDS)
+    worker.join(CHECK_SECONDS if seconds is None else seconds)
     return outcome, "" if outcome else _stuck_at(label)
 
 
@@ -626,11 +630,10 @@ def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator
         given = f"{blamed.name}={safe_repr(params[blamed.name], 40)}"
         failed += (
             f"; it was built with {given} without complaint, and at {blamed.name}'s default, "
-            f"{safe_repr(blamed.default, 40)}, it picks and records. Validate {blamed.name} in "
-            f"__init__ (an attrs validator such as agentdescent_sampling.validators.number_in, "
-            f"or a check that raises TypeError or ValueError), so create() refuses {given} "
-            f"naming the parameter rather than a pick failing later (or, if it is a value "
-            f"{blamed.name} takes, make pick() and record() work with it)"
+            f"{safe_repr(blamed.default, 40)}, it picks and records. If {blamed.name} takes "
+            f"that value, make pick() and record() work with it; if not, refuse it in "
+            f"__init__ (an attrs validator, or a check that raises TypeError or ValueError), so "
+            f"that create() names the parameter rather than a pick failing later"
         )
     yield Violation("pick-and-record", f"{failed}; {_NONE_RAN}")
 
@@ -652,18 +655,31 @@ def _first_pick_and_record(sampler: Any) -> str | None:
 
 def _blamed_parameter(factory: Factory, params: dict[str, Any]) -> Parameter | None:
     """The first of ``params`` that, left at its default, has the first pick and record
-    work where with its value given they raise: the value that breaks them, which the
-    sampler took without complaint. ``None`` if no one parameter does."""
+    work where with its value given they raise, again when it is given back: the value that
+    breaks them, which the sampler took without complaint. ``None`` if no one parameter
+    does, or if the tries outlast half of :data:`CHECK_SECONDS` between them (a try that
+    hangs is left behind, and the failure is reported as it was)."""
+    deadline = time.monotonic() + CHECK_SECONDS / 2
+
+    def fails(given: dict[str, Any]) -> bool | None:
+        """Whether the first pick and record fail when built with ``given``; ``None`` if
+        building raised, or the try did not end by the deadline."""
+        outcome, _ = _in_thread("blame", lambda: _first_pick_and_record(factory(**given)),
+                                max(deadline - time.monotonic(), 0.0))  # fmt: skip
+        if not outcome or isinstance(outcome[0], BaseException):
+            if outcome and isinstance(outcome[0], KeyboardInterrupt):
+                raise outcome[0]
+            return None
+        return outcome[0] is not None
+
     for parameter in _signature(factory).parameters:
         if parameter.name not in params or parameter.required:
             continue
         rest = {key: value for key, value in params.items() if key != parameter.name}
-        try:
-            works = _first_pick_and_record(factory(**rest)) is None
-        except Exception:  # noqa: BLE001  # not built at its default either: not this one
-            continue
-        if works:
+        if fails(rest) is False and fails(params) is True:
             return parameter
+        if time.monotonic() >= deadline:
+            break
     return None
 
 

@@ -146,17 +146,14 @@ def _message(
 ) -> str:
     where = f"{type(instance).__name__}({attribute.alias}={short_repr(value)})"
     got = f", got {_type_name(value)}" if typed else ""
-    foreign = type(value).__module__ != "builtins"
-    if typed and foreign and (isinstance(value, numbers.Number) or expected == "true or false"):
-        # A NumPy scalar, say, from a sweep's table: numpy.int64 is no int, numpy.bool no bool.
-        kind = "bool" if expected == "true or false" else "int" if "whole" in expected else "float"
-        got += f": give a Python {kind}, {kind}(value)"
-    elif typed and isinstance(value, str):
+    if typed and isinstance(value, str):
         word = value.strip().lower()
         if expected == "true or false" and word in ("true", "false"):
-            got += f": write {word} without quotes"
+            got += f": write {word} without quotes ({word.title()} in Python)"
         elif word in ("none", "null"):
             got += f": a text, not None; leave {attribute.alias} out for its default"
+    elif typed and type(value).__module__ != "builtins":
+        got += _converted(value, expected)
     if typed and "number" in expected and isinstance(value, str) and _finite(value):
         # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
         # Whitespace around it (a no-break space, which float() strips too) is not a digit.
@@ -173,6 +170,19 @@ def _message(
             if yaml := yaml_number_hint(written.replace("_", "")):
                 got += f" (in YAML, as {yaml}: YAML 1.1 reads {written} as text)"
     return f"{where}: expected {expected}{got}{hint}"
+
+
+def _converted(value: object, expected: str) -> str:
+    """For a value of a type not built in (a NumPy scalar from a sweep's table: numpy.int64
+    is no int, numpy.bool no bool), the conversion that gives what ``expected`` names
+    without changing the value, if one does."""
+    if expected == "true or false":
+        kind = "bool" if type(value).__name__ in ("bool", "bool_") else None
+    elif expected == "an int" or "whole" in expected:
+        kind = "int" if isinstance(value, numbers.Integral) else None
+    else:
+        kind = "float" if isinstance(value, numbers.Real) else None
+    return f": give a Python {kind}, {kind}(value)" if kind else ""
 
 
 def _type_name(value: object) -> str:

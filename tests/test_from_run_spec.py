@@ -45,8 +45,10 @@ def test_a_none_key_reads_a_file_that_holds_the_spec_alone(tmp_path: Path) -> No
     sampler = from_run_spec(file=str(config), key=None)
 
     assert repr(sampler) == repr(create("difficulty-weighted:c=0.1"))
-    with pytest.raises(InvalidSamplerConfig, match=r"'key' \(None\) names the table to read"):
-        from_run_spec("round-robin", key=None)  # beside 'spec', as any other key is
+    # Beside 'spec', any key given is refused, the default's own text too.
+    for key in (None, "task_sampler"):
+        with pytest.raises(InvalidSamplerConfig, match=rf"'key' \({key!r}\) names the table"):
+            from_run_spec("round-robin", key=key)
 
 
 def test_a_path_starting_with_a_tilde_is_under_home(
@@ -563,3 +565,21 @@ def test_a_secret_read_from_a_file_shows_no_piece_the_spec_parser_cuts_from_it(
     # No piece of the secret but the sampler name (a name, shown) that it begins with.
     pieces = set(re.split(r"[^A-Za-z0-9]+", secret)) - {"difficulty", "weighted", "postgres"}
     assert not any(piece in said for piece in pieces if len(piece) >= 4), said
+
+
+def test_a_secret_with_a_letter_past_ascii_read_by_the_wrong_key_is_not_shown_escaped(
+    tmp_path: Path,
+) -> None:
+    # Read as a spec string, the URL's path is a parameter name that is not ASCII, which a
+    # message shows escaped; escaped, it is still the password.
+    url = (
+        "postgresql://admin:h\u00fcnter2secretpassword@db-primary.eu-west-1.internal.example.com"
+        "/prod?sslmode=require"
+    )
+    config = tmp_path / "app.toml"
+    config.write_text(f'[database]\nurl = "{url}"\n', encoding="utf-8")
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        from_run_spec(file=str(config), key="database.url")
+    said = str(raised.value)
+    assert "whose characters are not all ASCII" in said
+    assert "nter2secret" not in said

@@ -172,7 +172,7 @@ def test_a_flag_that_is_not_a_bool_reads_like_our_other_errors(
     with pytest.raises(InvalidSamplerConfig) as caught:
         create({"name": name, key: value})
     message = str(caught.value)
-    unquote = ": write true without quotes" if value == "true" else ""
+    unquote = ": write true without quotes (True in Python)" if value == "true" else ""
     got = f"got {type(value).__name__}{unquote}; "
     assert f"({key}={value!r}): expected true or false, {got}" in message
     assert "Attribute(" not in message  # attrs' raw repr of the field

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from agentdescent_sampling import SOLVED
-from agentdescent_sampling.validators import solved_threshold
+from agentdescent_sampling.validators import integer, solved_threshold
 
 
 @attrs.define
@@ -68,8 +68,8 @@ def test_a_number_given_as_a_string_is_told_to_drop_the_quotes(value: str, said:
 @pytest.mark.parametrize(
     ("params", "said"),
     [
-        ({"graded": "true"}, "expected true or false, got str: write true without quotes; "),
-        ({"graded": " False"}, "expected true or false, got str: write false without quotes; "),
+        ({"graded": "true"}, "got str: write true without quotes (True in Python); "),
+        ({"graded": " False"}, "got str: write false without quotes (False in Python); "),
         ({"noise": "none"}, "got str: a text, not None; leave noise out for its default; "),
         ({"noise": "null"}, "got str: a text, not None; leave noise out for its default; "),
     ],
@@ -88,18 +88,27 @@ def test_a_numpy_scalar_is_named_by_its_module_and_told_the_python_type_to_give(
     numpy = pytest.importorskip("numpy", reason="numpy comes with the plot extra (matplotlib)")
     from agentdescent_sampling import DifficultyWeighted, InformativeBand
 
-    told = {
-        "got numpy.int64: give a Python int, int(value)": lambda: InformativeBand(
-            window=numpy.int64(7)
-        ),
-        "got numpy.float32: give a Python float, float(value)": lambda: DifficultyWeighted(
-            c=numpy.float32(0.1)
-        ),
-        "got numpy.bool: give a Python bool, bool(value)": lambda: DifficultyWeighted(
-            spread_in_flight=numpy.True_
-        ),
-    }
-    for said, build in told.items():
+    int64, bool_ = numpy.int64, type(numpy.True_)  # numpy.bool in NumPy 2, bool_ in NumPy 1
+    told = [
+        ("got numpy.int64: give a Python int, int(value)", InformativeBand, {"window": int64(7)}),
+        ("got numpy.int64: give a Python int, int(value)", Seeded, {"seed": int64(3)}),
+        ("got numpy.float32: give a Python float, float(value)", DifficultyWeighted,
+         {"c": numpy.float32(0.1)}),
+        (f"got numpy.{bool_.__name__}: give a Python bool, bool(value)", DifficultyWeighted,
+         {"spread_in_flight": numpy.True_}),
+        # No conversion keeps 2.5 whole, or a complex number real: no advice.
+        ("got numpy.float64; try 5", InformativeBand, {"window": numpy.float64(2.5)}),
+        ("got numpy.complex128; the engine's", InformativeBand,
+         {"pass_threshold": numpy.complex128(1)}),
+    ]  # fmt: skip
+    for said, build, params in told:
         with pytest.raises(TypeError) as caught:
-            build()
+            build(**params)
         assert said in str(caught.value)
+
+
+@attrs.define
+class Seeded:
+    """A seed as the plugins declare one: any int, by :func:`integer`."""
+
+    seed: int = attrs.field(validator=integer("; for example seed=0"))

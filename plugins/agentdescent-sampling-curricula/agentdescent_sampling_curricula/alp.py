@@ -37,7 +37,7 @@ from ._common import (
 
 __all__ = ["AbsoluteLearningProgress"]
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: each task's passes and trials, for stats()
 
 
 @attrs.define(eq=False)

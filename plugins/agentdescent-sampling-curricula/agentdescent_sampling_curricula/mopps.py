@@ -28,7 +28,7 @@ from ._common import (
 
 __all__ = ["ModelPredictivePromptSelection"]
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: each task's passes and trials, for stats()
 #: The paper's Beta(1, 1) prior on every task's pass rate.
 _PRIOR = 1.0
 #: Rollouts per prompt and step in the paper's runs (``rollout.n = 8``); the decay

@@ -35,7 +35,7 @@ from ._common import (
 
 __all__ = ["PrioritizedLevelReplay"]
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: each task's passes and trials, for stats()
 #: The value baseline of a task's first rollout, before any outcome of it is known.
 _FIRST_BASELINE = 0.5
 #: Staleness draws tried before falling back to the ranked replay.

@@ -41,7 +41,7 @@ from ._common import (
 
 __all__ = ["TeacherStudentCurriculum"]
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: each task's passes and trials, for stats()
 #: The slope the paper's code gives a task with fewer than two scores: every task
 #: is tried twice before slopes decide.
 _UNKNOWN_SLOPE = 1.0
