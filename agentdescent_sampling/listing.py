@@ -65,12 +65,24 @@ class Listing:
             if isinstance(record, SamplerInfo):
                 status = record.status + (", synchronized" if record.synchronized else "")
                 rows.append(
-                    (record.name, record.distribution, record.version, status, record.description)
+                    (
+                        _escaped(record.name),
+                        _escaped(record.distribution),
+                        record.version,
+                        status,
+                        record.description,
+                    )
                 )
             else:
                 name = ", ".join(record.names) or record.entry_point or "?"
                 rows.append(
-                    (name, record.distribution, record.version, record.status, record.message)
+                    (
+                        _escaped(name),
+                        _escaped(record.distribution),
+                        record.version,
+                        record.status,
+                        record.message,
+                    )
                 )
         text = screen_table(rows) + "\n"
         if tracebacks:
@@ -83,6 +95,13 @@ class Listing:
                 f"'agentdescent-sampling list --tracebacks' prints each whole error.\n"
             )
         return text
+
+
+def _escaped(name: str) -> str:
+    """A sampler's or a distribution's name with every character past ASCII escaped: no
+    valid one has any, and a look-alike (a Cyrillic o, U+043E, in a distribution named as
+    another) would read as the name it copies."""
+    return name if name.isascii() else ascii(name)[1:-1]
 
 
 def sampler_json(info: SamplerInfo) -> dict[str, Any]:

@@ -252,3 +252,19 @@ def test_plot_reports_the_path_it_wrote(tmp_path: Path, plot: str) -> None:
     written = result.stderr.strip().splitlines()[-1].removeprefix("wrote ")
     assert Path(written).is_file()
     assert [path.name for path in tmp_path.iterdir()] == [Path(written).name]
+
+
+def test_list_shows_a_look_alike_distribution_name_escaped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Cyrillic o (U+043E) twice: no valid distribution name holds a character past ASCII.
+    lookalike = "adsp-g\u043e\u043ed"
+    failure = PluginFailure("g\u043e\u043ed = m:C", lookalike, "1.0", "failed", "boom",
+                            names=("g\u043e\u043ed",))  # fmt: skip
+    monkeypatch.setattr(cli, "available", lambda: [failure])
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "adsp-g\\u043e\\u043ed" in out
+    assert "g\\u043e\\u043ed" in out.splitlines()[1].split()[0]
+    assert "\u043e" not in out
