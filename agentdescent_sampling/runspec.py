@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidSamplerConfig, SamplerError, StateError
-from .protocol import Sampler, check_name, short_repr
+from .protocol import Sampler, short_repr
 from .registry import create
-from .spec import SamplerSpec, SpecLike, closest_name, parse_spec, spec_from_file
+from .spec import SamplerSpec, SpecLike, closest_name, is_name, parse_spec, spec_from_file
 from .wiring import (
     LINKED,
     MAX_LINK,
@@ -252,7 +252,7 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     except StateError:
         document = {}  # not an export after all: the advice says "if it is"
     saved, kept = document.get("sampler"), document.get("state")
-    other = isinstance(saved, str) and _is_name(saved) and known_apart(saved, selected.name)
+    other = isinstance(saved, str) and is_name(saved) and known_apart(saved, selected.name)
     # The parameters the export was saved with, which the import checks, over those selected.
     params = {} if other else dict(selected.params)
     if isinstance(kept, Mapping) and isinstance(kept.get("params"), Mapping):
@@ -272,15 +272,6 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
             f"of {selected.name!r}"
         )
     return advice
-
-
-def _is_name(text: str) -> bool:
-    """Whether ``text`` is a valid sampler name (so it may be shown in a command as it is)."""
-    try:
-        check_name(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _close_unused(path: Path) -> bool:

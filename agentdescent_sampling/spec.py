@@ -1000,7 +1000,7 @@ def _nameless_hint(mapping: Mapping[Any, Any]) -> str:
         )
     if len(mapping) == 1:
         (key, value), *_ = mapping.items()
-        if isinstance(value, Mapping) and "name" not in value and _is_name(key):
+        if isinstance(value, Mapping) and "name" not in value and is_name(key):
             return (
                 f"if {key!r} is the sampler's name, give it as name = {key!r} beside its "
                 f"parameters ({_listed(value)}), one level up"
@@ -1008,8 +1008,8 @@ def _nameless_hint(mapping: Mapping[Any, Any]) -> str:
     return "for example {'name': 'difficulty-weighted', 'c': 0.1}"
 
 
-def _is_name(name: Any) -> bool:
-    """Whether ``name`` has a sampler name's form."""
+def is_name(name: Any) -> bool:
+    """Whether ``name`` has a sampler name's form (so it may be shown as it is)."""
     try:
         check_name(name)
     except ValueError:
