@@ -163,9 +163,9 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
     if "\0" in str(text):
         raise ValueError("the path holds a NUL character, which no file name can")
     try:
-        expanded = Path(text).expanduser()
+        expanded = expand_user(text)
     except RuntimeError:  # Python's word for an unknown user in '~user'
-        raise ValueError(UNKNOWN_USER) from None
+        raise ValueError(unknown_user(text)) from None
     try:
         expanded.stat()
     except PermissionError as error:
@@ -308,10 +308,30 @@ def read_only_mount(path: str | os.PathLike[str]) -> bool:
 
 
 #: Why a path starting with ``~user`` cannot be used.
-UNKNOWN_USER = (
+_UNKNOWN_USER = (
     "it starts with '~user' for a user this system does not know; write the home directory "
     "out, or use '~/' for your own"
 )
+
+
+def expand_user(text: str | os.PathLike[str]) -> Path:
+    """``text`` as a path, a leading ``~`` or ``~user`` expanded. Only a leading one: Path drops
+    the ``./`` of ``./~x.toml``, and then expanded it as the home of a user ``x.toml``.
+
+    Raises:
+        RuntimeError: it starts with ``~user`` for an unknown user (Path's own error).
+    """
+    path = Path(text)
+    return path.expanduser() if os.fspath(text).startswith("~") else path
+
+
+def unknown_user(path: str | os.PathLike[str]) -> str:
+    """Why ``path``, starting with ``~user``, cannot be used, and how to name a file of that
+    name in this directory instead, if there is one (``~x.toml``)."""
+    text = os.fspath(path)
+    if not os.path.lexists(text):
+        return _UNKNOWN_USER
+    return f"{_UNKNOWN_USER}; for the file {text!r} in this directory, write {f'./{text}'!r}"
 
 
 def user_path(value: str) -> Path:
@@ -327,9 +347,9 @@ def user_path(value: str) -> Path:
     if not value:
         raise argparse.ArgumentTypeError("an empty path; name a file")
     try:
-        return Path(value).expanduser()
+        return expand_user(value)
     except RuntimeError:  # Python's word for an unknown user in '~user'
-        raise argparse.ArgumentTypeError(f"{value!r}: {UNKNOWN_USER}") from None
+        raise argparse.ArgumentTypeError(f"{value!r}: {unknown_user(value)}") from None
 
 
 def user_file_path(value: str) -> Path:

@@ -782,7 +782,7 @@ _PROVIDER = "'provider' (the distribution that provides the sampler, a key besid
 #: place for it.
 _PROVIDER_IN_STRING = (
     " 'provider' is a key beside 'name', which the NAME:key=value form has no place for: give "
-    "a mapping or a table, such as {'name': ..., 'provider': ...}."
+    'a mapping or a table, such as {"name": ..., "provider": ...}.'
 )
 
 
@@ -815,9 +815,16 @@ def _conflict_message(name: str, candidates: list[SamplerInfo]) -> str:
     first = candidates[0].distribution
     return (
         f"sampler {name!r} is provided by {len(candidates)} distributions: {listed}. "
-        f"Pick one with provider, for example {{'name': {name!r}, 'provider': {first!r}}}, "
+        f"Pick one with provider, for example {_example(name=name, provider=first)}, "
         f"or uninstall one of them"
     )
+
+
+def _example(**table: str) -> str:
+    """``table`` as JSON, which a Python mapping, a JSON config and a run spec all take."""
+    import json  # only on this error path
+
+    return json.dumps(table)
 
 
 def _listing(names: list[str]) -> str:

@@ -996,7 +996,7 @@ def _nameless_hint(mapping: Mapping[Any, Any]) -> str:
     if inner is not None:
         return (
             f"the table under {short_repr(inner)} looks like the spec: give that table, not "
-            f"the one holding it (reading a file, spec_from_file's key is its dotted key)"
+            f"the one holding it (reading a file, give that table's dotted key as 'key')"
         )
     if len(mapping) == 1:
         (key, value), *_ = mapping.items()
@@ -1005,7 +1005,7 @@ def _nameless_hint(mapping: Mapping[Any, Any]) -> str:
                 f"if {key!r} is the sampler's name, give it as name = {key!r} beside its "
                 f"parameters ({_listed(value)}), one level up"
             )
-    return "for example {'name': 'difficulty-weighted', 'c': 0.1}"
+    return 'for example {"name": "difficulty-weighted", "c": 0.1}'
 
 
 def is_name(name: Any) -> bool:

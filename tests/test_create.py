@@ -1,5 +1,7 @@
 """create() and available() against the built-ins, which this package defines in code."""
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -373,7 +375,7 @@ def test_a_provider_in_the_string_form_is_told_the_form_has_no_place_for_it() ->
     assert str(refused.value).startswith(
         "sampler 'difficulty-weighted': unknown parameter 'provider'. 'provider' is a key beside "
         "'name', which the NAME:key=value form has no place for: give a mapping or a table, such "
-        "as {'name': ..., 'provider': ...}. Valid parameters:"
+        'as {"name": ..., "provider": ...}. Valid parameters:'
     )
 
 
@@ -397,6 +399,12 @@ def test_a_misspelt_provider_key_is_told_where_two_distributions_provide_the_nam
     )
     with pytest.raises(SamplerConflictError, match="NAME:key=value form has no place for"):
         create("kit-dup:provider=kit-test-alpha")
+    with pytest.raises(SamplerConflictError) as refused:
+        create("kit-dup")
+    # JSON, which a run spec's author can paste as it is (and Python reads too).
+    example = re.search(r"for example (\{.*?\}), or", str(refused.value))
+    assert example is not None, str(refused.value)
+    assert json.loads(example.group(1))["name"] == "kit-dup"
 
 
 def test_available_describes_both_builtins() -> None:

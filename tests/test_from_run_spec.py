@@ -583,3 +583,16 @@ def test_a_secret_with_a_letter_past_ascii_read_by_the_wrong_key_is_not_shown_es
     said = str(raised.value)
     assert "whose characters are not all ASCII" in said
     assert "nter2secret" not in said
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"nam": "fixable-first"}, "difficulty-weighted:provider=agentdescent-sampling"],
+)
+def test_an_example_in_a_run_spec_error_is_json_the_spec_takes(spec: object) -> None:
+    # They were Python mappings, {'name': ...}, which a JSON run spec does not read.
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        from_run_spec(spec=spec)
+    example = re.search(r"(?:for example|such as) (\{.*?\})", str(refused.value))
+    assert example is not None, str(refused.value)
+    assert "name" in json.loads(example.group(1).replace("...", "null"))

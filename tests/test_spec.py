@@ -830,3 +830,19 @@ def test_a_file_path_under_home_is_read_and_an_empty_one_is_told_to_give_one(
     assert spec_from_file("~/run.toml") == SamplerSpec("s")
     with pytest.raises(InvalidSamplerConfig, match=r"^spec_from_file\(\) was given an empty path"):
         spec_from_file("")
+
+
+def test_a_file_named_like_a_users_home_is_told_how_to_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # '~x.toml' is read as the home of a user 'x.toml'; the file in this directory was not told.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "~x-agentdescent.toml").write_text('[task_sampler]\nname = "round-robin"\n')
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        spec_from_file("~x-agentdescent.toml")
+    assert str(refused.value).endswith(
+        "for a user this system does not know; write the home directory out, or use '~/' for "
+        "your own; for the file '~x-agentdescent.toml' in this directory, write "
+        "'./~x-agentdescent.toml'"
+    )
+    assert spec_from_file("./~x-agentdescent.toml").name == "round-robin"
