@@ -24,14 +24,16 @@ __all__ = [
     "Shard",
     "ShardCache",
     "check_entries",
-    "check_pass_counts",
     "check_picks_and_entries",
     "check_seed",
+    "count_outcome",
     "draw_free",
+    "load_counts",
     "load_entries",
     "order_key",
     "restore_rng",
     "rng_state",
+    "saved_counts",
     "state_head",
     "whole",
 ]
@@ -188,14 +190,36 @@ def check_entries(name: str, entries: object, what: str) -> Mapping[str, Any]:
     return entries
 
 
-def check_pass_counts(name: str, stats: Mapping[str, Any]) -> None:
-    """Raise :class:`StateError` unless every entry of ``stats`` is a ``[passes, trials]`` pair
-    of whole numbers with ``passes <= trials``."""
-    if not all(
-        isinstance(e, list) and len(e) == 2 and all(map(is_count, e)) and e[0] <= e[1]
-        for e in stats.values()
-    ):
-        raise StateError(f"{name}: statistics must be [passes, trials] pairs")
+def count_outcome(
+    counts: dict[str, tuple[int, int]], task_id: str, passed: bool
+) -> tuple[int, int]:
+    """Add one trial of ``task_id`` to ``counts`` (``{task: (passes, trials)}``, what
+    ``stats()`` returns), a pass if ``passed``; return its new counts."""
+    passes, trials = counts.get(task_id, (0, 0))
+    counts[task_id] = updated = (passes + passed, trials + 1)
+    return updated
+
+
+def saved_counts(counts: Mapping[str, tuple[int, int]]) -> dict[str, list[int]]:
+    """``counts`` as a state keeps them, JSON-ready: ``{task: [passes, trials]}``."""
+    return {key: [passes, trials] for key, (passes, trials) in counts.items()}
+
+
+def load_counts(name: str, state: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """The ``stats`` a state kept with :func:`saved_counts`, checked.
+
+    Raises:
+        StateError: ``stats`` is not a mapping from task ids, or an entry is not a
+            ``[passes, trials]`` pair of whole numbers with ``passes <= trials``.
+    """
+    return load_entries(
+        name,
+        check_entries(name, state.get("stats"), "stats"),
+        lambda e: isinstance(e, list) and len(e) == 2 and all(map(is_count, e)) and e[0] <= e[1],
+        lambda e: (e[0], e[1]),
+        "[passes, trials] with 0 <= passes <= trials",
+        "statistics",
+    )
 
 
 def check_picks_and_entries(

@@ -26,11 +26,13 @@ from ._common import (
     Shard,
     ShardCache,
     check_entries,
-    check_pass_counts,
     check_seed,
+    count_outcome,
     draw_free,
+    load_counts,
     restore_rng,
     rng_state,
+    saved_counts,
     state_head,
     whole,
 )
@@ -142,8 +144,7 @@ class AbsoluteLearningProgress:
             self._records += 1
             if self._records % self.fit_rate == 0:
                 self._fitted = _fit(self._history)
-            passes, trials = self._stats.get(task_id, (0, 0))
-            self._stats[task_id] = (passes + (value >= self.pass_threshold), trials + 1)
+            count_outcome(self._stats, task_id, value >= self.pass_threshold)
             self._in_flight.remove(task_id)
 
     def stats(self) -> dict[str, tuple[int, int]]:
@@ -167,7 +168,7 @@ class AbsoluteLearningProgress:
                 "previous": dict(self._previous),
                 "history": [[key, alp] for key, alp in self._history],
                 "fitted": [[key, alp] for key, alp in self._fitted.items()],
-                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
+                "stats": saved_counts(self._stats),
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -182,10 +183,9 @@ class AbsoluteLearningProgress:
         history, fitted = state.get("history"), state.get("fitted")
         rng = restore_rng(self.name, state.get("rng"))
         previous = check_entries(self.name, state.get("previous"), "previous")
-        stats = check_entries(self.name, state.get("stats"), "stats")
+        stats = load_counts(self.name, state)
         if not is_count(picks) or not is_count(records):
             raise StateError(f"{self.name}: state needs whole numbers 'picks' and 'records'")
-        check_pass_counts(self.name, stats)
         if not all(is_real(value) and 0 <= value <= 1 for value in previous.values()):
             raise StateError(f"{self.name}: 'previous' scores must be numbers in [0, 1]")
         for what, pairs in (("history", history), ("fitted", fitted)):
@@ -210,7 +210,7 @@ class AbsoluteLearningProgress:
             self._previous = {key: float(value) for key, value in previous.items()}
             self._history = deque(((k, float(a)) for k, a in history), maxlen=self.fit_rate)
             self._fitted = {key: float(alp) for key, alp in fitted}
-            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
+            self._stats = stats
             self._picks = picks
             self._records = records
             self._rng = rng

@@ -17,9 +17,11 @@ from ._common import (
     Shard,
     ShardCache,
     check_entries,
-    check_pass_counts,
     check_seed,
+    count_outcome,
+    load_counts,
     order_key,
+    saved_counts,
     state_head,
     whole,
 )
@@ -128,8 +130,7 @@ class DynamicFiltering:
         value = check_score(task_id, score)
         passed = value >= self.pass_threshold
         with self._lock:
-            passes, trials = self._stats.get(task_id, (0, 0))
-            self._stats[task_id] = (passes + passed, trials + 1)
+            count_outcome(self._stats, task_id, passed)
             was_kept = self._kept(task_id)
             latest, run = self._streak.get(task_id, (passed, 0))
             self._streak[task_id] = (passed, run + 1 if latest == passed else 1)
@@ -159,7 +160,7 @@ class DynamicFiltering:
         with self._lock:
             return {
                 **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
-                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
+                "stats": saved_counts(self._stats),
                 "streaks": {key: [latest, run] for key, (latest, run) in self._streak.items()},
                 "visits": dict(self._visits),
             }
@@ -173,12 +174,11 @@ class DynamicFiltering:
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
         picks = state.get("picks")
-        stats = check_entries(self.name, state.get("stats"), "stats")
+        stats = load_counts(self.name, state)
         streaks = check_entries(self.name, state.get("streaks"), "streaks")
         visits = check_entries(self.name, state.get("visits"), "visits")
         if not is_count(picks) or not all(map(is_count, visits.values())):
             raise StateError(f"{self.name}: 'picks' and every visit count must be whole numbers")
-        check_pass_counts(self.name, stats)
         if not all(
             isinstance(e, list) and len(e) == 2 and isinstance(e[0], bool) and is_count(e[1])
             for e in streaks.values()
@@ -186,7 +186,7 @@ class DynamicFiltering:
             raise StateError(f"{self.name}: streaks must be [latest outcome, run length] pairs")
         with self._lock:
             self._picks = picks
-            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
+            self._stats = stats
             self._streak = {key: (e[0], e[1]) for key, e in streaks.items()}
             self._visits = dict(visits)
             self._shards.clear()

@@ -16,13 +16,14 @@ from agentdescent_sampling.validators import number_in, solved_if_none, solved_t
 from ._common import (
     Shard,
     ShardCache,
-    check_entries,
-    check_pass_counts,
     check_picks_and_entries,
     check_seed,
+    count_outcome,
+    load_counts,
     load_entries,
     restore_rng,
     rng_state,
+    saved_counts,
     whole,
 )
 
@@ -128,8 +129,7 @@ class ModelPredictivePromptSelection:
                 keep * alpha + (1.0 - keep) * _PRIOR + passed,
                 keep * beta + (1.0 - keep) * _PRIOR + 1.0 - passed,
             )
-            passes, trials = self._stats.get(task_id, (0, 0))
-            self._stats[task_id] = (passes + int(passed), trials + 1)
+            count_outcome(self._stats, task_id, bool(passed))
             self._in_flight.remove(task_id)
 
     def stats(self) -> dict[str, tuple[int, int]]:
@@ -157,7 +157,7 @@ class ModelPredictivePromptSelection:
                 "rng": rng_state(self._rng),
                 "picks": self._picks,
                 "posterior": {key: list(ab) for key, ab in self._posterior.items()},
-                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
+                "stats": saved_counts(self._stats),
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -170,8 +170,7 @@ class ModelPredictivePromptSelection:
         state = check_state(state, self.name, _STATE_VERSION, self._params())
         rng = restore_rng(self.name, state.get("rng"))
         picks, entries = check_picks_and_entries(self.name, state, "posterior")
-        stats = check_entries(self.name, state.get("stats"), "stats")
-        check_pass_counts(self.name, stats)
+        stats = load_counts(self.name, state)
         posterior = load_entries(
             self.name,
             entries,
@@ -187,7 +186,7 @@ class ModelPredictivePromptSelection:
         )
         with self._lock:
             self._posterior = posterior
-            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
+            self._stats = stats
             self._picks = picks
             self._rng = rng
             self._in_flight = Pending()

@@ -18,12 +18,13 @@ from agentdescent_sampling.validators import number_in, solved_if_none, solved_t
 from ._common import (
     Shard,
     ShardCache,
-    check_entries,
     check_seed,
+    count_outcome,
     draw_free,
-    load_entries,
+    load_counts,
     restore_rng,
     rng_state,
+    saved_counts,
     state_head,
     whole,
 )
@@ -125,9 +126,7 @@ class SamplingForLearnability:
         """Count one trial of ``task_id``, and a pass if ``score >= pass_threshold``."""
         value = check_score(task_id, score)
         with self._lock:
-            passes, trials = self._stats.get(task_id, (0, 0))
-            passes, trials = passes + (value >= self.pass_threshold), trials + 1
-            self._stats[task_id] = (passes, trials)
+            passes, trials = count_outcome(self._stats, task_id, value >= self.pass_threshold)
             if 0 < passes < trials:
                 self._mixed.setdefault(task_id)
             self._in_flight.remove(task_id)
@@ -155,7 +154,7 @@ class SamplingForLearnability:
                 **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
                 "rng": rng_state(self._rng),
                 "buffer": list(self._buffer),
-                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
+                "stats": saved_counts(self._stats),
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -168,22 +167,9 @@ class SamplingForLearnability:
         state = check_state(state, self.name, _STATE_VERSION, self._params())
         picks, buffer = state.get("picks"), state.get("buffer")
         rng = restore_rng(self.name, state.get("rng"))
-        entries = check_entries(self.name, state.get("stats"), "stats")
+        stats = load_counts(self.name, state)
         if not is_count(picks) or not isinstance(buffer, list):
             raise StateError(f"{self.name}: state needs a whole number 'picks' and a 'buffer' list")
-        stats = load_entries(
-            self.name,
-            entries,
-            lambda entry: (
-                isinstance(entry, list)
-                and len(entry) == 2
-                and all(map(is_count, entry))
-                and entry[0] <= entry[1]
-            ),
-            lambda entry: (entry[0], entry[1]),
-            "[passes, trials] with 0 <= passes <= trials",
-            "statistics",
-        )
         if not all(key in stats for key in buffer):
             raise StateError(f"{self.name}: the buffer names tasks without statistics")
         with self._lock:

@@ -18,9 +18,11 @@ from ._common import (
     Shard,
     ShardCache,
     check_entries,
-    check_pass_counts,
     check_seed,
+    count_outcome,
+    load_counts,
     order_key,
+    saved_counts,
     state_head,
     whole,
 )
@@ -140,8 +142,7 @@ class Speed:
         value = check_score(task_id, score)
         passed = value >= self.pass_threshold
         with self._lock:
-            passes, trials = self._stats.get(task_id, (0, 0))
-            self._stats[task_id] = (passes + passed, trials + 1)
+            count_outcome(self._stats, task_id, passed)
             cycle = self._screening.get(task_id)
             if cycle is None:
                 return
@@ -177,7 +178,7 @@ class Speed:
         with self._lock:
             return {
                 **state_head(self.name, _STATE_VERSION, self._params(), self._picks),
-                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
+                "stats": saved_counts(self._stats),
                 "visits": dict(self._visits),
                 "screening": [[key, *attrs.astuple(c)] for key, c in self._screening.items()],
                 "continuing": [[key, *attrs.astuple(c)] for key, c in self._continuing.items()],
@@ -192,11 +193,10 @@ class Speed:
         """
         state = check_state(state, self.name, _STATE_VERSION, self._params())
         picks = state.get("picks")
-        stats = check_entries(self.name, state.get("stats"), "stats")
+        stats = load_counts(self.name, state)
         visits = check_entries(self.name, state.get("visits"), "visits")
         if not is_count(picks) or not all(map(is_count, visits.values())):
             raise StateError(f"{self.name}: 'picks' and every visit count must be whole numbers")
-        check_pass_counts(self.name, stats)
         phases = []
         for what in ("screening", "continuing"):
             rows = state.get(what)
@@ -227,7 +227,7 @@ class Speed:
                 )
         with self._lock:
             self._picks = picks
-            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
+            self._stats = stats
             self._visits = dict(visits)
             self._screening, self._continuing = phases
             self._shards.clear()

@@ -29,12 +29,14 @@ from ._common import (
     Shard,
     ShardCache,
     check_entries,
-    check_pass_counts,
     check_seed,
+    count_outcome,
     draw_free,
+    load_counts,
     load_entries,
     restore_rng,
     rng_state,
+    saved_counts,
     state_head,
     whole,
 )
@@ -218,8 +220,7 @@ class TeacherStudentCurriculum:
             slope = abs_slope(window)
             for shard, index in self._shards.holding(task_id):
                 shard.move(index, slope)
-            passes, trials = self._stats.get(task_id, (0, 0))
-            self._stats[task_id] = (passes + (value >= self.pass_threshold), trials + 1)
+            count_outcome(self._stats, task_id, value >= self.pass_threshold)
             self._in_flight.remove(task_id)
 
     def stats(self) -> dict[str, tuple[int, int]]:
@@ -247,7 +248,7 @@ class TeacherStudentCurriculum:
                 "windows": {
                     key: [list(p) for p in window] for key, window in self._windows.items()
                 },
-                "stats": {key: [passes, trials] for key, (passes, trials) in self._stats.items()},
+                "stats": saved_counts(self._stats),
             }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -261,10 +262,9 @@ class TeacherStudentCurriculum:
         picks, records = state.get("picks"), state.get("records")
         rng = restore_rng(self.name, state.get("rng"))
         entries = check_entries(self.name, state.get("windows"), "windows")
-        stats = check_entries(self.name, state.get("stats"), "stats")
+        stats = load_counts(self.name, state)
         if not is_count(picks) or not is_count(records):
             raise StateError(f"{self.name}: state needs whole numbers 'picks' and 'records'")
-        check_pass_counts(self.name, stats)
 
         def valid(entry: Any) -> bool:
             return (
@@ -293,7 +293,7 @@ class TeacherStudentCurriculum:
         )
         with self._lock:
             self._windows = windows
-            self._stats = {key: (e[0], e[1]) for key, e in stats.items()}
+            self._stats = stats
             self._picks = picks
             self._records = records
             self._rng = rng

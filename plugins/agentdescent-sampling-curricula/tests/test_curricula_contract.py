@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -215,14 +216,17 @@ def test_a_bad_state_is_refused_and_changes_nothing(name: str) -> None:
     assert sampler.state_dict() == good
 
 
-@pytest.mark.parametrize("name", ["dapo-filter", "speed", "mopps", "tscl", "learning-progress"])
-def test_a_state_with_more_passes_than_trials_is_refused(name: str) -> None:
+@pytest.mark.parametrize(
+    "name", ["dapo-filter", "speed", "mopps", "tscl", "learning-progress", "sfl"]
+)
+def test_a_state_with_more_passes_than_trials_is_refused_naming_the_task(name: str) -> None:
     sampler = create({"name": name, **RULES[name]})
     run(sampler, range(40), random.Random(2))
     good = sampler.state_dict()
     task = next(iter(good["stats"]))
     broken = {**good, "stats": {**good["stats"], task: [3, 1]}}
-    with pytest.raises(StateError, match=r"statistics must be \[passes, trials\] pairs"):
+    told = f"bad statistics for task {task!r}: [3, 1]; expected [passes, trials] with 0 <= passes"
+    with pytest.raises(StateError, match=re.escape(told)):
         sampler.load_state_dict(broken)
     assert sampler.state_dict() == good
 
