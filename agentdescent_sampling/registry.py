@@ -532,7 +532,7 @@ class Registry:
             more = len(broken) - min(len(first_of_each), _MAX_FAILURES_QUOTED)
             message += f" Plugins that failed to load might provide it: {quoted}"
             if more > 0:
-                message += f" And {more} more failures."
+                message += f" And {more} more {'failures' if more > 1 else 'failure'}."
         # The closest name may be another sampler altogether ('hardest-first' is near
         # 'fixable-first'): say what else the name may be.
         if provider is None:
@@ -758,8 +758,27 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
             " A state file is not a parameter: give it beside the spec, as "
             'create(spec, state=PATH) or a run spec\'s "state".'
         )
+    ref_keys = [key for key in _REF_KEYS if key in params and key not in names]
+    if ref_keys and not signature.accepts_any:
+        # A run spec's ref takes these beside or in place of "spec"; inside it, parameters.
+        what = (
+            "is not a parameter but a key" if len(ref_keys) == 1 else "are not parameters but keys"
+        )
+        hints += (
+            f" {' and '.join(map(repr, ref_keys))} {what} of a run spec's task_sampler ref: "
+            f"{', '.join(_REF_KEYS[key] for key in ref_keys)}."
+        )
     valid = f"Valid parameters: {signature.describe()}"
     return f"sampler {name!r}: {'; '.join(problems)}.{hints} {valid}"
+
+
+#: Where a run spec's ``task_sampler`` ref takes each of its keys that a spec may hold by
+#: mistake (``state`` has its own hint).
+_REF_KEYS = {
+    "file": '"file" goes in place of "spec"',
+    "key": '"key" goes beside "file"',
+    "link": '"link" goes beside "spec"',
+}
 
 
 def _how_to_give(info: SamplerInfo, params: Mapping[str, Any]) -> str:

@@ -122,13 +122,24 @@ def from_run_spec(
             f"'file', but the ref gives 'spec', which is the sampler itself; remove 'key', or "
             f"replace 'spec' with 'file', an absolute path to a TOML or JSON file"
         )
+    if key is not None and not (isinstance(key, str) and key):
+        raise InvalidSamplerConfig(
+            f"policies.task_sampler: 'key' must be the (dotted) name of the table to read in "
+            f"'file', a string such as \"task_sampler\", or null for a file that holds the spec "
+            f"alone; got {_json_kind(key)}"
+        )
     path = None if state is None else _absolute(state, "state")
     source = None if file is None else _absolute(file, "file")
     again = path is not None and _close_unused(path)
     found = path is not None and path.exists()  # create() makes a missing one
+    if source is not None:
+        try:
+            spec = spec_from_file(source, key)
+        except InvalidSamplerConfig as error:  # its advice names key=..., as Python does
+            raise InvalidSamplerConfig(
+                f"policies.task_sampler: {_json_keys(str(error))}"
+            ) from error
     try:
-        if source is not None:
-            spec = spec_from_file(source, None if key is None else str(key))
         assert spec is not None  # for mypy: given, or read from the file
         sampler = create(spec, state=path)
     except SamplerError as error:
@@ -196,6 +207,39 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 #: What a state error says of a file kept by another sampler, or with other parameters
 #: (``state.check_owner``, ``protocol.check_state``).
 _MISMATCH = ("holds the state of sampler", "the state was saved with")
+
+
+#: ``key=None`` or ``key='tool.x'`` in spec_from_file's advice, as a Python call writes it.
+_PYTHON_KEY = re.compile(r"\bkey=(None|'(?:[^'\\]|\\.)*')")
+
+
+def _json_keys(message: str) -> str:
+    """``message`` with each ``key=...`` of spec_from_file's advice as the run spec's ref
+    writes it: ``"key": null``, ``"key": "tool.x"``."""
+    import ast
+    import json
+
+    def as_json(match: re.Match[str]) -> str:
+        return f'"key": {json.dumps(ast.literal_eval(match.group(1)))}'
+
+    return _PYTHON_KEY.sub(as_json, message)
+
+
+def _json_kind(value: object) -> str:
+    """``value``, shown with what JSON calls its type: a run spec's values come from JSON."""
+    if value == "":
+        return "the empty string"
+    return f"{_JSON_KINDS.get(type(value), type(value).__name__)} {short_repr(value)}"
+
+
+#: What JSON calls the types its values are read as.
+_JSON_KINDS: dict[type, str] = {
+    bool: "the boolean",
+    int: "the number",
+    float: "the number",
+    list: "an array",
+    dict: "an object",
+}
 
 
 def _mismatch_advice(

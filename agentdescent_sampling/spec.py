@@ -224,6 +224,12 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
             f"'tool.agentdescent.task_sampler' (at most {_MAX_KEY} characters), or None for a "
             f"file that holds the spec alone; got {type(key).__name__} {short_repr(key)}"
         )
+    if key is not None and "" in key.split("."):
+        raise InvalidSamplerConfig(
+            f"key {short_repr(key)} has an empty part (two dots in a row, or a dot at an end); "
+            f"write each table's name between single dots, such as "
+            f"'tool.agentdescent.task_sampler'"
+        )
     refuse_no_path(path, "spec_from_file()")
     if not fspath(path):
         raise InvalidSamplerConfig(
@@ -310,6 +316,11 @@ def _entry(document: Any, key: str, file: Path, where: str) -> Any:
             if isinstance(value, Mapping) and isinstance(value.get("name"), str):
                 alone = short_repr(".".join(parts[:depth])) if depth else None
                 fix = f"if {holder} holds the spec alone, read it with key={alone}"
+                if read.endswith(f"key={alone}"):  # the table it has is that one
+                    raise InvalidSamplerConfig(
+                        f"{where} has no {key!r} entry (missing {part!r}; {found}); {holder} "
+                        f"holds a spec: read it with key={alone}"
+                    )
             else:
                 fix = f"add {_example_entry(file, key)}"
             raise InvalidSamplerConfig(
@@ -913,8 +924,8 @@ def _parse_string(text: str) -> SamplerSpec:
         if text.lstrip().startswith("{"):  # a run spec's "spec" and state import take one
             raise InvalidSamplerConfig(
                 "a sampler spec string is a name or 'name:key=value,...', and this one starts "
-                "with '{' as a JSON object does: give the mapping it holds instead (a dict, a "
-                "config's table), or write it as 'name:key=value,...'"
+                "with '{' as a JSON object does: give the mapping it holds instead (an object in "
+                "JSON, a dict in Python, a table in TOML), or write it as 'name:key=value,...'"
             ) from None
         meant = _colon_meant(text)
         if meant is None:
@@ -927,7 +938,10 @@ def _parse_string(text: str) -> SamplerSpec:
     for key, value in pairs:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
-        params[key] = _parse_value(value, key)
+        try:
+            params[key] = _parse_value(value, key)
+        except InvalidSamplerConfig as error:  # which sampler's, as every parameter error says
+            raise InvalidSamplerConfig(f"sampler {name.strip()!r}: {error}") from None
     if unread:
         raise InvalidSamplerConfig(
             f"cannot parse parameters {short_repr(unread)} in sampler spec "
@@ -1027,9 +1041,21 @@ def _refuse_joined(name: str, params: Mapping[Any, Any]) -> None:
     table = {"name": joined.name, **joined.params, **params}
     raise InvalidSamplerConfig(
         f"sampler name {short_repr(name)} holds parameters; in a table or mapping, each "
-        f"parameter is a key of its own beside 'name': {short_repr(table, 300)} (in TOML, "
+        f"parameter is a key of its own beside 'name': {_table_text(table)} (in TOML, "
         f"name = {joined.name!r} and one line per parameter)"
     )
+
+
+def _table_text(table: Mapping[str, Any], limit: int = 300) -> str:
+    """``table`` as JSON, which a run spec and Python both read, when its values are texts
+    and numbers (JSON writes True as true); else as Python writes it. At most ``limit``
+    characters."""
+    if not all(isinstance(value, (str, int, float)) for value in table.values()) or any(
+        isinstance(value, bool) for value in table.values()
+    ):
+        return short_repr(dict(table), limit)
+    text = json.dumps(table)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def _check_name(name: Any) -> None:

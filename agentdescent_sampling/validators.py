@@ -152,6 +152,8 @@ def _message(
             got += f": write {word} without quotes ({word.title()} in Python)"
         elif word in ("none", "null"):
             got += f": a text, not None; leave {attribute.alias} out for its default"
+    elif typed and value is None:  # null in JSON; in YAML, null or a key with no value
+        got = f", got None (null in JSON and YAML): leave {attribute.alias} out for its default"
     elif typed and type(value).__module__ != "builtins":
         got += _converted(value, expected)
     if typed and "number" in expected and isinstance(value, str) and _finite(value):

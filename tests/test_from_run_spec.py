@@ -596,3 +596,40 @@ def test_an_example_in_a_run_spec_error_is_json_the_spec_takes(spec: object) -> 
     example = re.search(r"(?:for example|such as) (\{.*?\})", str(refused.value))
     assert example is not None, str(refused.value)
     assert "name" in json.loads(example.group(1).replace("...", "null"))
+
+
+@pytest.mark.parametrize(
+    ("key", "told"),
+    [(5, "got the number 5"), (["a"], "got an array ['a']"), ("", "got the empty string")],
+)
+def test_a_key_that_is_not_a_table_name_is_refused_in_json_words(
+    tmp_path: Path, key: object, told: str
+) -> None:
+    # A number was read as the text '5' and the file was told to add a [5] table.
+    config = tmp_path / "run.toml"
+    config.write_text('[task_sampler]\nname = "round-robin"\n')
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        from_run_spec(file=str(config), key=key)  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        "policies.task_sampler: 'key' must be the (dotted) name of the table to read in 'file', "
+        f'a string such as "task_sampler", or null for a file that holds the spec alone; {told}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ('{"name": "round-robin"}', 'if the file holds the spec alone, read it with "key": null'),
+        ('{"Task_Sampler": {"name": "round-robin"}}', 'read it with "key": "Task_Sampler"'),
+    ],
+)
+def test_a_files_advice_on_its_key_is_written_as_the_run_spec_writes_it(
+    tmp_path: Path, text: str, told: str
+) -> None:
+    # It was key=None and key='Task_Sampler', as a Python call writes them.
+    config = tmp_path / "run.json"
+    config.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        from_run_spec(file=str(config))
+    assert told in str(refused.value)
+    assert "key=" not in str(refused.value)

@@ -174,6 +174,8 @@ def test_a_flag_that_is_not_a_bool_reads_like_our_other_errors(
     message = str(caught.value)
     unquote = ": write true without quotes (True in Python)" if value == "true" else ""
     got = f"got {type(value).__name__}{unquote}; "
+    if value is None:  # null in a JSON or YAML config
+        got = f"got None (null in JSON and YAML): leave {key} out for its default; "
     assert f"({key}={value!r}): expected true or false, {got}" in message
     assert "Attribute(" not in message  # attrs' raw repr of the field
     assert "Valid parameters" in message
@@ -420,7 +422,10 @@ def test_a_number_past_the_largest_float_is_refused_as_written_not_read_as_infin
 ) -> None:
     # float() reads 1e400 as inf: an error would then quote a value nobody wrote.
     told = "is past the largest number a float holds (about 1.8e308); write a smaller one"
-    with pytest.raises(InvalidSamplerConfig, match=rf"\(c=1e400\): 1e400 {re.escape(told)}"):
+    with pytest.raises(
+        InvalidSamplerConfig,
+        match=rf"^sampler 'difficulty-weighted': \(c=1e400\): 1e400 {re.escape(told)}$",
+    ):
         parse_spec("difficulty-weighted:c=1e400")
     # Each config format names the key, as written.
     past = "past the largest number a float holds (about 1.8e308), which would be read as infinity"

@@ -713,7 +713,8 @@ def test_a_tables_name_holding_parameters_is_told_the_table_form(
     with pytest.raises(InvalidSamplerConfig) as caught:
         parse_spec(table)
     assert f"sampler name {table['name']!r} holds parameters" in str(caught.value)
-    assert f"beside 'name': {meant!r}" in str(caught.value)
+    # JSON, which a run spec takes as it is and Python reads too.
+    assert f"beside 'name': {json.dumps(meant)} (in TOML" in str(caught.value)
     parse_spec(meant)
 
 
@@ -746,8 +747,8 @@ def test_a_json_object_given_as_a_spec_string_is_told_to_give_its_mapping(text: 
         parse_spec(text)
     assert str(caught.value) == (
         "a sampler spec string is a name or 'name:key=value,...', and this one starts with '{' "
-        "as a JSON object does: give the mapping it holds instead (a dict, a config's table), "
-        "or write it as 'name:key=value,...'"
+        "as a JSON object does: give the mapping it holds instead (an object in JSON, a dict in "
+        "Python, a table in TOML), or write it as 'name:key=value,...'"
     )
 
 
@@ -846,3 +847,43 @@ def test_a_file_named_like_a_users_home_is_told_how_to_name_it(
         "'./~x-agentdescent.toml'"
     )
     assert spec_from_file("./~x-agentdescent.toml").name == "round-robin"
+
+
+@pytest.mark.parametrize("key", ["task_sampler..x", "task_sampler.", ".task_sampler"])
+def test_a_dotted_key_with_an_empty_part_is_told_so(tmp_path: Path, key: str) -> None:
+    # It was told the file's keys and the same key twice, never the empty part.
+    path = tmp_path / "run.toml"
+    path.write_text('[task_sampler]\nname = "round-robin"\n')
+    with pytest.raises(InvalidSamplerConfig, match=r"has an empty part \(two dots in a row"):
+        spec_from_file(path, key)
+
+
+def test_a_key_one_level_too_deep_is_told_the_table_that_holds_the_spec_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[task_sampler]\nname = "round-robin"\n')
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        spec_from_file(path, "task_sampler.x")
+    assert str(refused.value).endswith(
+        "has no 'task_sampler.x' entry (missing 'x'; found keys: 'name'); 'task_sampler' holds "
+        "a spec: read it with key='task_sampler'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "told"),
+    [
+        ({"link": "main"}, "'link' is not a parameter but a key of a run spec's task_sampler "
+                           'ref: "link" goes beside "spec".'),
+        ({"file": "/a.toml", "key": "x"}, "'file' and 'key' are not parameters but keys of a "
+                                          "run spec's task_sampler ref: \"file\" goes in place "
+                                          'of "spec", "key" goes beside "file".'),
+    ],
+)  # fmt: skip
+def test_a_run_spec_refs_key_inside_the_spec_is_told_where_it_goes(
+    table: dict[str, str], told: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        create({"name": "fixable-first", **table})
+    assert told in str(refused.value)
