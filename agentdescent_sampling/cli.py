@@ -21,7 +21,7 @@ from .errors import PluginLoadError, SamplerConflictError, SamplerError, StateEr
 from .listing import Listing, describe_sampler, sampler_json
 from .policy import normalize
 from .records import PluginFailure, SamplerInfo
-from .registry import available, create, default_registry, wrong_parameters
+from .registry import _PROVIDER_IN_STRING, available, create, default_registry, wrong_parameters
 from .scaffold import write_plugin
 from .spec import SamplerSpec, parse_spec
 from .testing import check_installed, check_sampler, checking
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 warnings.showwarning = _warning
                 status: int = args.run(args)
         except SamplerError as error:
-            _error(str(error))
+            _error(_in_flags(str(error), args))
             status = 2
         finally:
             loading.plugin_output = None
@@ -269,7 +269,8 @@ def _state_export(args: argparse.Namespace) -> int:
 
 
 def _state_import(args: argparse.Namespace) -> int:
-    from .state import load_state, sampler_name  # only this command reads an export
+    from ._statedb import is_database  # only this command reads an export
+    from .state import load_state, sampler_name
 
     if os.path.lexists(args.output):
         _error(
@@ -278,19 +279,32 @@ def _state_import(args: argparse.Namespace) -> int:
             f"not wanted"
         )
         return 2
+    if is_database(args.export):  # load_state's advice for it is a Python call
+        _error(
+            f"{str(args.export)!r} is a state file already (SQLite), not an export: a run spec "
+            f'takes it as its "state" as it is. To copy it, export it first: '
+            f"agentdescent-sampling state export {shlex.quote(str(args.export))} -o OUT.json"
+        )
+        return 2
     # A new file, removed again if the export cannot be loaded: a sampler opened and
     # closed unused leaves nothing.
     with create(args.spec, state=args.output) as sampler:
         try:
             load_state(sampler, args.export)
-        except StateError:
-            # load_state's advice (another state path) is for Python; here --spec decides.
-            other = _saved_spec(args.export, sampler_name(sampler))
-            if other is None:
+        except StateError as error:
+            # load_state's advice (build it otherwise) is for Python; here --spec decides.
+            saved = _saved_spec(args.export)
+            selected = sampler_name(sampler)
+            if saved is None or (saved[0] == selected and _SAVED_WITH not in str(error)):
                 raise
+            name, spec = saved
+            which = (
+                f"an export of sampler {shown(name)}, not {selected!r}"
+                if name != selected
+                else "an export saved with other parameters than --spec gives"
+            )
             _error(
-                f"{str(args.export)!r} is an export of sampler {shown(other[0])}, not "
-                f"{sampler_name(sampler)!r}: give --spec {shown(shlex.quote(other[1]))}, the "
+                f"{str(args.export)!r} is {which}: give --spec {shown(shlex.quote(spec))}, the "
                 f"sampler and parameters it was saved with"
             )
             return 2
@@ -312,10 +326,14 @@ def _state_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _saved_spec(export: str | os.PathLike[str], selected: str) -> tuple[str, str] | None:
-    """The sampler an export was saved by, if another than ``selected``, and the ``--spec``
-    that selects it with the parameters it was saved with (JSON where the string form cannot
-    hold them); None if the export names ``selected`` or cannot be read."""
+#: How a sampler's state check says that the state was saved with other parameters.
+_SAVED_WITH = "the state was saved with"
+
+
+def _saved_spec(export: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """The sampler an export was saved by, and the ``--spec`` that selects it with the
+    parameters it was saved with (JSON where the string form cannot hold them); None if the
+    export cannot be read."""
     from .state import read_state_file
 
     try:
@@ -323,7 +341,7 @@ def _saved_spec(export: str | os.PathLike[str], selected: str) -> tuple[str, str
     except StateError:
         return None
     saved, kept = document.get("sampler"), document.get("state")
-    if not isinstance(saved, str) or saved == selected:
+    if not isinstance(saved, str):
         return None
     params = kept.get("params") if isinstance(kept, dict) else None
     wanted = SamplerSpec(saved, params if isinstance(params, dict) else {})
@@ -377,7 +395,7 @@ def _show(args: argparse.Namespace) -> int:
     # the values are checked when the sampler is built (check builds it).
     wrong = wrong_parameters(info.name, info.signature, given) if given else None
     if wrong is not None:
-        _error(wrong)
+        _error(_in_flags(wrong, args))
         return 2
     if args.json:
         document = sampler_json(info)
@@ -390,6 +408,26 @@ def _show(args: argparse.Namespace) -> int:
         pairs = ", ".join(f"{key}={safe_repr(value)}" for key, value in given.items())
         print(f"  given:       {shown(pairs)} (check builds it with them, which checks the values)")
     return 0
+
+
+#: The registry's words for its ``provider`` key, where this command line gives --provider.
+_PROVIDER_WORDS = (
+    ("Leave provider out", "Leave --provider out"),
+    ("set provider to", "set --provider to"),
+)
+
+
+def _in_flags(message: str, args: argparse.Namespace) -> str:
+    """``message``, the registry's, with its advice on ``provider`` as the flag's on a
+    command that takes --provider."""
+    if not hasattr(args, "provider"):
+        return message
+    if args.provider is not None:
+        for said, flag in _PROVIDER_WORDS:
+            message = message.replace(said, flag)
+    if _PROVIDER_IN_STRING in message:  # provider=... in the spec string
+        message += " Here, give --provider DIST."
+    return message
 
 
 def _pick_a_provider(error: SamplerConflictError, command: str, name: str | dict[str, Any]) -> str:

@@ -143,10 +143,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec = spec_from_file(args.config)
         sampler = create(spec)
-        watch = HeldOutWatch(RolloutTally(sampler), target)
-        told: dict[str, Any] = wire(sampler, on_round=watch) if args.tell else {"on_round": watch}
-    except (SamplerError, TypeError) as error:
+    except SamplerError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    watch = HeldOutWatch(RolloutTally(sampler), target)
+    try:
+        told: dict[str, Any] = wire(sampler, on_round=watch) if args.tell else {"on_round": watch}
+    except TypeError as error:  # its advice is for a Python caller of wire()
+        print(f"error: --tell: {spec.name} takes none of the engine's evidence ({error}); "
+              f"run it without --tell", file=sys.stderr)  # fmt: skip
         return 2
     print(f"task sampler: {spec} (from {args.config})" + (", told" if args.tell else ""))
 

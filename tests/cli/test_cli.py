@@ -459,3 +459,27 @@ def test_a_plugin_claiming_a_built_ins_name_fails_check_and_list_strict_unless_t
     listed = capsys.readouterr().out
     assert ("disabled  disabled by AGENTDESCENT_SAMPLERS_DISABLE" in listed) is disabled
     assert ("conflict  its entry point is named 'round-robin'" in listed) is not disabled
+
+
+@pytest.mark.parametrize(
+    ("args", "told"),
+    [
+        (["check", "fixable-first", "--provider", "nope"], "Leave --provider out"),
+        (["show", "difficulty-weighted", "--provider", "nope"], "Leave --provider out"),
+        (
+            ["show", "difficulty-weighted:c=0.1,provider=agentdescent-sampling"],
+            "no place for: give a mapping or a table",
+        ),
+        (["check", "difficulty-weighted:provider=agentdescent-sampling"], "no place for: give"),
+    ],
+)
+def test_a_provider_error_on_the_command_line_names_the_flag(
+    capsys: pytest.CaptureFixture[str], args: list[str], told: str
+) -> None:
+    # The registry's advice, "Leave provider out" or a mapping's provider key, is for Python.
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert told in error
+    assert "Leave provider out" not in error
+    if "no place for" in told:
+        assert error.endswith(" Here, give --provider DIST.\n")

@@ -162,9 +162,30 @@ def test_import_with_other_parameters_than_the_exports_writes_nothing(
     args = ["state", "import", str(export), "-o", str(imported), "--spec", "difficulty-weighted"]
     assert main(args) == 2
 
-    assert "the state was saved with {'c': 0.1" in capsys.readouterr().err
+    # It was told to "build it with the saved parameters", as a Python caller is.
+    assert capsys.readouterr().err == (
+        f"agentdescent-sampling: error: {str(export)!r} is an export saved with other parameters "
+        f"than --spec gives: give --spec difficulty-weighted:c=0.1,pass_threshold=0.999, the "
+        f"sampler and parameters it was saved with\n"
+    )
     assert not imported.exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["export.json", "sampler.sqlite"]
+
+
+def test_import_of_a_state_file_is_told_it_is_one_and_how_to_copy_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was told to open it with create(spec, state=...), a Python call.
+    state = _state(tmp_path / "sampler.sqlite", 2)
+    args = ["state", "import", str(state), "-o", str(tmp_path / "new.sqlite"), "--spec", "x"]
+    assert main(args) == 2
+
+    assert capsys.readouterr().err == (
+        f"agentdescent-sampling: error: {str(state)!r} is a state file already (SQLite), not an "
+        f'export: a run spec takes it as its "state" as it is. To copy it, export it first: '
+        f"agentdescent-sampling state export {state} -o OUT.json\n"
+    )
+    assert not (tmp_path / "new.sqlite").exists()
 
 
 def test_import_of_another_samplers_export_names_the_spec_to_give_and_writes_nothing(

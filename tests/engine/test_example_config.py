@@ -115,3 +115,8 @@ def test_example_says_which_samplers_can_be_told(tmp_path: Path) -> None:
     assert "sampler 'round-robin' has no evidence(task_id, gain, committed) method" in (
         completed.stderr
     )
+    # wire()'s advice is for Python; the script's user is told the flag.
+    assert completed.stderr.startswith(
+        "error: --tell: round-robin takes none of the engine's evidence ("
+    )
+    assert completed.stderr.endswith("); run it without --tell\n")
