@@ -183,6 +183,15 @@ def _check_makeable(path: Path, where: str) -> None:
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: {too_long}; give a shorter path"
         )
+    suffix = next((suffix for suffix in SIDECARS if path.name.endswith(suffix)), None)
+    if suffix is not None:  # SQLite would take it for the database's beside it, once there is one
+        database = path.name.removesuffix(suffix)
+        raise StateError(
+            f"cannot make the sampler state {short_repr(where)}: its name ends with "
+            f"{suffix!r}, as the file SQLite keeps beside a database named {database!r} does, "
+            f"so a state there would be read as part of that one's; give a name without "
+            f"{suffix!r}"
+        )
     no_room = no_room_beside(path, len("-journal"), "SQLite keeps a file ('-journal') beside it")
     if no_room is not None:
         raise StateError(f"cannot make the sampler state {short_repr(where)}: {no_room}")

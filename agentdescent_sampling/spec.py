@@ -68,6 +68,11 @@ def _toml(text: str) -> dict[str, Any]:
 
 
 def _frozen(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not isinstance(params, Mapping):  # dict() would take pairs, or raise its own words
+        raise InvalidSamplerConfig(
+            f"a spec's params must map parameter names to values, such as {{'c': 0.1}} ({{}} "
+            f"for none); got {type(params).__name__} {short_repr(params)}"
+        )
     return MappingProxyType(dict(params))
 
 
@@ -1069,6 +1074,10 @@ def _check_name(name: Any) -> None:
                 " A spec names a sampler; to read one from a file, use spec_from_file(path) "
                 "(in a run spec, 'file')."
             )
+        elif isinstance(name, bool):
+            hint += " YAML reads an unquoted on, off, yes or no as true or false: quote the name."
+        elif name is None:
+            hint += " The name is empty (null in JSON, or nothing after 'name:' in YAML)."
         raise InvalidSamplerConfig(
             f"{error}.{hint} A config selects an installed sampler by name and never imports "
             f"code; run 'agentdescent-sampling list' to see the names"

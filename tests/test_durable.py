@@ -2845,3 +2845,17 @@ def test_a_shard_with_a_key_that_is_not_a_string_is_refused_and_the_file_still_o
     with durable(name, path) as resumed:
         assert resumed.records == 2
         assert resumed.wrapped.state_dict() == expected
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_a_new_state_named_as_sqlites_own_file_beside_a_database_is_refused(
+    tmp_path: Path, suffix: str
+) -> None:
+    # x.sqlite-wal was made, and a later state at x.sqlite was refused for "unfolded" records.
+    path = tmp_path / f"x.sqlite{suffix}"
+    with pytest.raises(StateError, match=rf"its name ends with '{suffix}', as the file SQLite"):
+        create("round-robin", state=path)
+    assert not path.exists()
+    with create("round-robin", state=tmp_path / "x.sqlite") as sampler:
+        sampler.record("a", 1.0)
+    assert sampler.records == 1

@@ -887,3 +887,31 @@ def test_a_run_spec_refs_key_inside_the_spec_is_told_where_it_goes(
     with pytest.raises(InvalidSamplerConfig) as refused:
         create({"name": "fixable-first", **table})
     assert told in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "told"),
+    [
+        ("name: on", "invalid sampler name True: expected up to 64 ASCII letters"),
+        ("name:", "invalid sampler name None: expected up to 64 ASCII letters"),
+    ],
+)
+def test_a_yaml_name_read_as_a_bool_or_null_is_told_why(
+    tmp_path: Path, line: str, told: str
+) -> None:
+    # Told only that True and None are no names: not that YAML read them so.
+    path = tmp_path / "run.yaml"
+    path.write_text(f"task_sampler:\n  {line}\n")
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        spec_from_file(path)
+    assert told in str(refused.value)
+    assert ("quote the name" if "True" in told else "nothing after 'name:' in YAML") in str(
+        refused.value
+    )
+
+
+@pytest.mark.parametrize("params", [None, "c=0.1", [("c", 0.1)]])
+def test_a_spec_whose_params_are_not_a_mapping_is_refused_naming_them(params: object) -> None:
+    # None raised dict()'s own "'NoneType' object is not iterable".
+    with pytest.raises(InvalidSamplerConfig, match=r"^a spec's params must map parameter names"):
+        SamplerSpec("difficulty-weighted", params)  # type: ignore[arg-type]
