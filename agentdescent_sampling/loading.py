@@ -559,6 +559,10 @@ def _entry_point_hint(ep: EntryPoint, error: ImportError | AttributeError) -> st
             fix = f"{module}:{close[0]}" if close else ""
     if fix:
         return f"; write the entry point as {ep.name} = {fix}, and reinstall {ep.distribution}"
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    if missing and missing.partition(".")[0] != module.partition(".")[0]:
+        # Not the plugin's own package: a module it imports, which is not installed.
+        return f"; install {missing!r}, which it imports (and list it in its dependencies)"
     return (
         f"; check the entry point ({ep.label}) against the package's code, or reinstall "
         f"{ep.distribution}"

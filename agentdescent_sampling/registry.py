@@ -506,9 +506,8 @@ class Registry:
         message += f" Available{from_it}: {_listing(names) or 'none'}."
         blocked: dict[str, set[str]] = {}  # why -> distributions
         for failure in failures:  # a hook-form plugin's names are unknown until it loads
-            hook_form = ":" not in (failure.entry_point or "").partition("=")[2]
             # A provider given and blocked: whatever its form, the policy is the reason.
-            if failure.status == "disabled" and (hook_form or provider is not None):
+            if failure.status == "disabled" and (_hook_form(failure) or provider is not None):
                 blocked.setdefault(failure.message, set()).add(failure.distribution)
         if blocked:
             count = len(set().union(*blocked.values()))
@@ -520,7 +519,12 @@ class Registry:
                 f"that might provide it: {listed}; unset or change that setting to use "
                 f"{'them' if count > 1 else 'it'}."
             )
-        broken = [failure for failure in failures if failure.status == "failed"]
+        # A failed hook-form plugin may have registered any name, a class-form one only its
+        # own and the aliases its class declares: the hooks are quoted first.
+        broken = sorted(
+            (failure for failure in failures if failure.status == "failed"),
+            key=lambda failure: not _hook_form(failure),
+        )
         if broken:
             first_of_each: dict[str, PluginFailure] = {}
             for failure in broken:  # one per distribution: 500 of one plugin's are one line
@@ -837,6 +841,12 @@ def _conflict_message(name: str, candidates: list[SamplerInfo]) -> str:
         f"Pick one with provider, for example {_example(name=name, provider=first)}, "
         f"or uninstall one of them"
     )
+
+
+def _hook_form(failure: PluginFailure) -> bool:
+    """Whether ``failure`` is a hook-form plugin's (an entry point naming a module alone),
+    whose sampler names are unknown until it loads."""
+    return ":" not in (failure.entry_point or "").partition("=")[2]
 
 
 def _example(**table: str) -> str:

@@ -195,9 +195,16 @@ def _stateful(sampler: object, path: object, call: str, doing: str) -> Stateful:
 def not_stateful(sampler: object, doing: str, first: str = "") -> str:
     """Why ``sampler``, which has no ``state_dict()`` / ``load_state_dict()``, cannot be
     ``doing`` something with a state, and what to do (``first``, then the usual fixes)."""
+    has = [
+        name for name in ("state_dict", "load_state_dict") if callable(getattr(sampler, name, None))
+    ]
+    lacks = "no state_dict() and load_state_dict() methods"
+    if has:  # one of the two: which it lacks
+        other = "load_state_dict" if has == ["state_dict"] else "state_dict"
+        lacks = f"{has[0]}() but no {other}() method"
     return (
         f"sampler {sampler_name(sampler)!r} ({type(sampler).__name__}) cannot {doing}: it has "
-        f"no state_dict() and load_state_dict() methods. {first}Use a sampler that has them "
+        f"{lacks}. {first}Use a sampler that has them "
         f"(every built-in does), or give it both (agentdescent_sampling.Stateful: a JSON-ready "
         f"state_dict() and a load_state_dict(state) that raises StateError on a state it "
         f"cannot take)"

@@ -477,7 +477,7 @@ def _failed_call(error: BaseException) -> str | None:
     for frame, _ in traceback.walk_tb(error.__traceback__):
         arity = _CALLED.get(frame.f_code.co_name)
         if arity is not None:
-            hint = _tuple_hint(frame, error)
+            hint = _tuple_hint(frame, error) or _score_hint(frame)
             return f"{_call(frame, arity)} raised {describe(error)}{_where(error)}{hint}"
     return None
 
@@ -514,6 +514,20 @@ def _tuple_hint(frame: FrameType, error: BaseException) -> str:
     return (
         "; keys may be any sequence of task ids, a tuple too, so read it without changing "
         "it, and copy it with list(keys) to sort or change the copy"
+    )
+
+
+def _score_hint(frame: FrameType) -> str:
+    """Advice for a ``record()`` that raised on a score between 0 and 1, as one that takes
+    pass and fail alone does; else ``""``."""
+    if frame.f_code.co_name != "record":
+        return ""
+    score = next(iter(_arguments(frame)[1:]), None)
+    if type(score) is not float or not 0.0 < score < 1.0:
+        return ""
+    return (
+        f"; a score is any number in [0, 1], {score!r} too (a graded reward), and record() "
+        f"must take each: a sampler that counts passes compares it with a pass_threshold"
     )
 
 
@@ -886,7 +900,7 @@ def _suggested_name(class_name: str) -> str:
 
 
 def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
-    shards: list[Sequence[str]] = [list(_SHARD), tuple(_SHARD[:5]), ["only-task"]]
+    shards: list[Sequence[str]] = [list(_SHARD), tuple(_SHARD[:5]), ["only-task"], list(_ODD_IDS)]
     strays: list[tuple[Sequence[str], int, object]] = []  # the first non-member of each shard
     for shard in shards:
         sampler = factory(**params)
@@ -904,10 +918,26 @@ def _check_pick_returns_a_member(factory: Factory, params: dict[str, Any]) -> It
         violation = Violation(
             "pick-returns-a-member",
             f"pick({_show(shard)}, {round_index}) returned {safe_repr(picked)}"
-            f"{_not_a_str(picked)}, which is not in the {type(shard).__name__} it was given"
-            f"{f'; so did {also}' if also else ''}",
+            f"{_not_a_str(picked)}{_changed_key(picked, shard)}, which is not in the "
+            f"{type(shard).__name__} it was given{f'; so did {also}' if also else ''}",
         )
         yield _Fault(violation, _NON_MEMBER)
+
+
+#: Task ids as benchmarks name them, which a pick that changes a key (lower-cases it, strips
+#: it) returns changed: the engine then looks up a task it does not have.
+_ODD_IDS = ("HumanEval/0", "Dates-Train", "task 2", "t\u00e2che-3", "Q&A #4")
+
+
+def _changed_key(picked: object, shard: Sequence[str]) -> str:
+    """`` ('Dates-Train' changed: return a key as it is given)`` where ``picked`` is a member
+    of ``shard`` lower-cased, stripped or both; else ``""``."""
+    if not isinstance(picked, str):
+        return ""
+    same = next((key for key in shard if key.casefold().strip() == picked.casefold().strip()), None)
+    if same is None:
+        return ""
+    return f" ({safe_repr(same)} changed: return a key as it is given, as the engine looks it up)"
 
 
 #: The scores the keys-unchanged check records between its picks, in turn: passes, failures
@@ -969,12 +999,13 @@ def _check_record_outside_the_shard(factory: Factory, params: dict[str, Any]) ->
     try:
         sampler.record(outside, 0.5)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
-        yield Violation(
+        violation = Violation(
             "record-outside-the-shard",
             f"record({outside!r}, 0.5) of a task outside the current shard raised "
             f"{describe(error)}{_where(error)}; shards rotate between rounds, so this must be "
             f"accepted",
         )
+        yield _Fault(violation, _fault_of(error))  # raised on 0.5 anywhere: reported there
         return
     picked = sampler.pick(list(_SHARD[:3]), 1)
     if picked == outside:  # what it was told of, not in the shard: this check's own fault

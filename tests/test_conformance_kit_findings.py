@@ -270,8 +270,9 @@ def test_a_non_member_from_a_tuple_is_shown_with_the_tuple_it_was_given() -> Non
     [violation] = check_sampler(ShoutsAtTuples).violations
 
     assert violation.message == (
-        "pick(('task-0', 'task-1', 'task-2', 'task-3', ...), 0) returned 'TASK-0', which is "
-        "not in the tuple it was given"
+        "pick(('task-0', 'task-1', 'task-2', 'task-3', ...), 0) returned 'TASK-0' ('task-0' "
+        "changed: return a key as it is given, as the engine looks it up), which is not in the "
+        "tuple it was given"
     )
 
 
@@ -424,7 +425,8 @@ def test_a_non_member_picked_from_every_kind_of_shard_is_one_violation_naming_ea
     assert violation.message == (
         "pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0) returned 0 (an int, not a task "
         "id), which is not in the list it was given; so did pick(('task-0', 'task-1', 'task-2', "
-        "'task-3', ...), 0), returning 0, and pick(['only-task'], 0), returning 0"
+        "'task-3', ...), 0), returning 0, and pick(['only-task'], 0), returning 0, and "
+        "pick(['HumanEval/0', 'Dates-Train', 'task 2', 'tâche-3', ...], 0), returning 0"
     )
 
 
@@ -580,3 +582,48 @@ def test_a_try_at_a_default_that_exits_or_hangs_leaves_the_failure_as_it_was(
                                         "raised ValueError: the share given breaks it")  # fmt: skip
     assert violation.message.endswith("; every other check picks and records, so none ran")
     assert "it was built with" not in violation.message
+
+
+class PassOrFailOnly(Counted):
+    """Refuses a score between 0 and 1, as one written for pass and fail alone does."""
+
+    name = "pass-or-fail-only"
+
+    def record(self, task_id: str, score: float) -> None:
+        if score not in (0.0, 1.0):
+            raise ValueError(f"binary scores only, got {score}")
+        super().record(task_id, score)
+
+
+def test_a_record_that_refuses_a_graded_score_is_one_violation_saying_scores_are_graded() -> None:
+    # It was reported again by record-outside-the-shard, as if ids from other shards were the
+    # bug, and neither said 0.5 is a score to take.
+    report = check_sampler(PassOrFailOnly)
+    assert len(report.violations) == 1, report
+    (violation,) = report.violations
+    assert "raised ValueError: binary scores only, got 0.5" in violation.message
+    assert violation.message.endswith(
+        "; a score is any number in [0, 1], 0.5 too (a graded reward), and record() must take "
+        "each: a sampler that counts passes compares it with a pass_threshold"
+    )
+
+
+class LowerCases(Counted):
+    """Counts tasks case-blind, and returns the key it picked lower-cased."""
+
+    name = "lower-cases"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return super().pick(keys, round_index).lower()
+
+
+def test_a_pick_that_changes_the_key_is_caught_on_ids_benchmarks_use() -> None:
+    # Every shard of the kit was lower-case ASCII ids, which a lower-cased pick returns as they
+    # are; the engine then looks up 'humaneval/0' and fails mid-run.
+    [violation] = check_sampler(LowerCases).violations
+    assert violation.check == "pick-returns-a-member"
+    assert violation.message == (
+        "pick(['HumanEval/0', 'Dates-Train', 'task 2', 'tâche-3', ...], 0) returned "
+        "'humaneval/0' ('HumanEval/0' changed: return a key as it is given, as the engine looks "
+        "it up), which is not in the list it was given"
+    )

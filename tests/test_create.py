@@ -459,3 +459,45 @@ def test_a_state_that_is_not_a_path_is_refused_naming_it_and_what_to_give_before
     assert advice in message
     assert built == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_name_quotes_a_failed_hook_before_a_failed_class_of_one_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The distribution's first failure was quoted, a class-form entry point that can provide
+    # only its own name (and its class's aliases); the hook that may register any was hidden.
+    source = """
+        from agentdescent_sampling import hookimpl
+
+        @hookimpl
+        def agentdescent_register_samplers(register):
+            raise KeyError("boom in hook")
+    """
+    entry_points = {"bad.name": "Missing", "hooks": ""}  # a name refused from metadata
+    install_plugins(tmp_path, monkeypatch, {"kit-test-mixed": (source, entry_points)})
+
+    with pytest.raises(UnknownSamplerError) as refused:
+        create("y-sampler")
+
+    quoted = str(refused.value).split("Plugins that failed to load might provide it: ")[1]
+    assert quoted.startswith("kit-test-mixed 0.1 (entry point 'hooks = ")
+    assert "boom in hook" in quoted
+
+
+def test_a_plugin_that_imports_a_module_not_installed_is_told_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was told to check its entry point against the package's code, or reinstall it.
+    source = "    import kit_test_dependency_nobody_installed\n" + FIRST_KEY  # dedented with it
+    install_plugins(
+        tmp_path, monkeypatch, {"kit-test-needs-more": (source, {"kit-dup": "FirstKey"})}
+    )
+
+    with pytest.raises(PluginLoadError) as refused:
+        create("kit-dup")
+
+    assert re.search(
+        r"\(at kit_test_plugin_\d+\.py:1\); install 'kit_test_dependency_nobody_installed', "
+        r"which it imports \(and list it in its dependencies\)$",
+        str(refused.value),
+    )

@@ -28,6 +28,7 @@ from agentdescent_sampling import (
     DurableSampler,
     InvalidSamplerConfig,
     Registry,
+    RoundRobin,
     StateError,
     TaskSampler,
     check_keys,
@@ -2859,3 +2860,16 @@ def test_a_new_state_named_as_sqlites_own_file_beside_a_database_is_refused(
     with create("round-robin", state=tmp_path / "x.sqlite") as sampler:
         sampler.record("a", 1.0)
     assert sampler.records == 1
+
+
+def test_a_sampler_with_one_of_the_two_state_methods_is_told_which_it_lacks(
+    tmp_path: Path,
+) -> None:
+    # It was told it had neither.
+    class LoadsOnly(RoundRobin):
+        state_dict = None  # type: ignore[assignment]
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        DurableSampler(LoadsOnly(), tmp_path / "sampler.sqlite")
+    assert "it has load_state_dict() but no state_dict() method." in str(raised.value)
+    assert not (tmp_path / "sampler.sqlite").exists()
