@@ -130,7 +130,8 @@ def test_a_null_key_reads_a_file_that_holds_the_spec_alone(workspace: Workspace)
     # Read by the default key, the file holds no [task_sampler] table, and is told to null it.
     refused = _plan(workspace, workspace.spec(chosen, rounds=1))
     assert refused["ok"] is False
-    assert "if the file holds the spec alone, read it with key=None" in refused["error"]
+    # In the run spec's JSON, as its author writes it (it was key=None, Python's).
+    assert 'if the file holds the spec alone, read it with "key": null' in refused["error"]
 
     workspace.evolve(workspace.spec({**chosen, "key": None}, rounds=1))
 
