@@ -315,14 +315,17 @@ _UNKNOWN_USER = (
 
 
 def expand_user(text: str | os.PathLike[str]) -> Path:
-    """``text`` as a path, a leading ``~`` or ``~user`` expanded. Only a leading one: Path drops
-    the ``./`` of ``./~x.toml``, and then expanded it as the home of a user ``x.toml``.
+    """``text`` as a path, a leading ``~`` or ``~user`` expanded. Only a leading one: a file
+    named ``./~x.toml`` comes back absolute, since Path drops its ``./``, and a later expansion
+    would read what is left as the home of a user ``x.toml``.
 
     Raises:
         RuntimeError: it starts with ``~user`` for an unknown user (Path's own error).
     """
     path = Path(text)
-    return path.expanduser() if os.fspath(text).startswith("~") else path
+    if os.fspath(text).startswith("~"):
+        return path.expanduser()
+    return Path.cwd() / path if str(path).startswith("~") else path
 
 
 def unknown_user(path: str | os.PathLike[str]) -> str:
@@ -331,7 +334,8 @@ def unknown_user(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     if not os.path.lexists(text):
         return _UNKNOWN_USER
-    return f"{_UNKNOWN_USER}; for the file {text!r} in this directory, write {f'./{text}'!r}"
+    here = os.path.join(os.getcwd(), text)
+    return f"{_UNKNOWN_USER}; for the file {text!r} in this directory, write {here!r}"
 
 
 def user_path(value: str) -> Path:

@@ -184,8 +184,10 @@ def _check_makeable(path: Path, where: str) -> None:
             f"cannot make the sampler state {short_repr(where)}: {too_long}; give a shorter path"
         )
     suffix = next((suffix for suffix in SIDECARS if path.name.endswith(suffix)), None)
-    if suffix is not None:  # SQLite would take it for the database's beside it, once there is one
-        database = path.name.removesuffix(suffix)
+    database = path.name.removesuffix(suffix or "")
+    # x.sqlite-wal: SQLite would take it for the file of a state x.sqlite, once there is one
+    # (a name such as team-journal, with no file suffix before it, is left alone).
+    if suffix is not None and Path(database).suffix:
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: its name ends with "
             f"{suffix!r}, as the file SQLite keeps beside a database named {database!r} does, "

@@ -20,8 +20,9 @@ from .bench.command import add_bench_arguments
 from .errors import PluginLoadError, SamplerConflictError, SamplerError, StateError
 from .listing import Listing, describe_sampler, sampler_json
 from .policy import normalize
+from .protocol import SAVED_WITH
 from .records import PluginFailure, SamplerInfo
-from .registry import _PROVIDER_IN_STRING, available, create, default_registry, wrong_parameters
+from .registry import PROVIDER_IN_STRING, available, create, default_registry, wrong_parameters
 from .scaffold import write_plugin
 from .spec import SamplerSpec, parse_spec
 from .testing import check_installed, check_sampler, checking
@@ -295,7 +296,7 @@ def _state_import(args: argparse.Namespace) -> int:
             # load_state's advice (build it otherwise) is for Python; here --spec decides.
             saved = _saved_spec(args.export)
             selected = sampler_name(sampler)
-            if saved is None or (saved[0] == selected and _SAVED_WITH not in str(error)):
+            if saved is None or (saved[0] == selected and SAVED_WITH not in str(error)):
                 raise
             name, spec = saved
             which = (
@@ -324,10 +325,6 @@ def _state_import(args: argparse.Namespace) -> int:
         f"{json.dumps(args.spec)}"
     )
     return 0
-
-
-#: How a sampler's state check says that the state was saved with other parameters.
-_SAVED_WITH = "the state was saved with"
 
 
 def _saved_spec(export: str | os.PathLike[str]) -> tuple[str, str] | None:
@@ -425,8 +422,9 @@ def _in_flags(message: str, args: argparse.Namespace) -> str:
     if args.provider is not None:
         for said, flag in _PROVIDER_WORDS:
             message = message.replace(said, flag)
-    if _PROVIDER_IN_STRING in message:  # provider=... in the spec string
-        message += " Here, give --provider DIST."
+    if PROVIDER_IN_STRING in message:  # provider=... in the spec string
+        flag = "drop it: --provider gives it" if args.provider else "give --provider DIST"
+        message = message.replace(PROVIDER_IN_STRING, f" 'provider' is no parameter: {flag}.")
     return message
 
 

@@ -285,6 +285,11 @@ def is_stateful(sampler: object) -> TypeGuard[Stateful]:
     return all(callable(getattr(sampler, name, None)) for name in ("state_dict", "load_state_dict"))
 
 
+#: How :func:`check_state` says that a state was saved with other parameters, which the
+#: command line and a run spec's ref find in it to give their own advice.
+SAVED_WITH = "the state was saved with"
+
+
 def check_state(
     state: object, name: str, version: int, params: Mapping[str, Any] | None = None
 ) -> Mapping[str, Any]:
@@ -321,7 +326,7 @@ def check_state(
         )
     if params is not None and state.get("params") != params:
         raise StateError(
-            f"{name}: the state was saved with {short_repr(state.get('params'), 200)}, this "
+            f"{name}: {SAVED_WITH} {short_repr(state.get('params'), 200)}, this "
             f"sampler has {dict(params)}; build it with the saved parameters to resume, or "
             f"start fresh"
         )

@@ -46,7 +46,7 @@ from .policy import (
     of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
-from .spec import SamplerSpec, SpecLike, closest_name, cut_read, parse_spec
+from .spec import SamplerSpec, SpecLike, closest_name, cut_read, parse_spec, table_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -179,7 +179,7 @@ class Registry:
             if isinstance(error, SamplerConflictError):  # a provider given, but misspelt?
                 for key in parsed.params:
                     if key == "provider":
-                        error.args = (f"{error}.{_PROVIDER_IN_STRING}",)
+                        error.args = (f"{error}.{PROVIDER_IN_STRING}",)
                     elif _meant_provider(key):
                         error.args = (f"{error}. {key!r}: did you mean {_PROVIDER}?",)
             if parsed.source is not None:
@@ -610,7 +610,8 @@ def _state_path(state: object) -> Path:
 
     path = state_path(state)  # its own errors say what a state path is, as given
     try:
-        return checked_path(path)
+        # The text as given: Path drops the './' of './~x.sqlite', which is no one's home.
+        return state_path(checked_path(state if isinstance(state, str) else path))
     except ValueError as error:
         raise StateError(
             f"cannot keep sampler state in {short_repr(str(state), 1000)}: {error}"
@@ -742,7 +743,7 @@ def wrong_parameters(name: str, signature: Signature, params: Mapping[str, Any])
             continue
         match = closest_name(key, names)
         if key == "provider":
-            hints += _PROVIDER_IN_STRING
+            hints += PROVIDER_IN_STRING
         elif meant_provider := _meant_provider(key):  # 'provder' is near 'prior' too
             hints += f" Did you mean {f'{match!r}, or ' if match else ''}{meant_provider}?"
         elif match:
@@ -803,7 +804,7 @@ def _how_to_give(info: SamplerInfo, params: Mapping[str, Any]) -> str:
 _PROVIDER = "'provider' (the distribution that provides the sampler, a key beside 'name')"
 #: Why ``provider`` is a parameter: given in the ``NAME:key=value`` form, which has no
 #: place for it.
-_PROVIDER_IN_STRING = (
+PROVIDER_IN_STRING = (
     " 'provider' is a key beside 'name', which the NAME:key=value form has no place for: give "
     'a mapping or a table, such as {"name": ..., "provider": ...}.'
 )
@@ -838,7 +839,7 @@ def _conflict_message(name: str, candidates: list[SamplerInfo]) -> str:
     first = candidates[0].distribution
     return (
         f"sampler {name!r} is provided by {len(candidates)} distributions: {listed}. "
-        f"Pick one with provider, for example {_example(name=name, provider=first)}, "
+        f"Pick one with provider, for example {table_text({'name': name, 'provider': first})}, "
         f"or uninstall one of them"
     )
 
@@ -847,13 +848,6 @@ def _hook_form(failure: PluginFailure) -> bool:
     """Whether ``failure`` is a hook-form plugin's (an entry point naming a module alone),
     whose sampler names are unknown until it loads."""
     return ":" not in (failure.entry_point or "").partition("=")[2]
-
-
-def _example(**table: str) -> str:
-    """``table`` as JSON, which a Python mapping, a JSON config and a run spec all take."""
-    import json  # only on this error path
-
-    return json.dumps(table)
 
 
 def _listing(names: list[str]) -> str:

@@ -38,9 +38,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidSamplerConfig, SamplerError, StateError
-from .protocol import Sampler, short_repr
+from .protocol import SAVED_WITH, Sampler, short_repr
 from .registry import create
-from .spec import SamplerSpec, SpecLike, closest_name, is_name, parse_spec, spec_from_file
+from .spec import (
+    _SHOWN_KEY,
+    SamplerSpec,
+    SpecLike,
+    _spec_from_file,
+    closest_name,
+    is_name,
+    parse_spec,
+)
 from .wiring import (
     LINKED,
     MAX_LINK,
@@ -134,11 +142,9 @@ def from_run_spec(
     found = path is not None and path.exists()  # create() makes a missing one
     if source is not None:
         try:
-            spec = spec_from_file(source, key)
-        except InvalidSamplerConfig as error:  # its advice names key=..., as Python does
-            raise InvalidSamplerConfig(
-                f"policies.task_sampler: {_json_keys(str(error))}"
-            ) from error
+            spec = _spec_from_file(source, key, _json_key)
+        except InvalidSamplerConfig as error:
+            raise InvalidSamplerConfig(f"policies.task_sampler: {error}") from error
     try:
         assert spec is not None  # for mypy: given, or read from the file
         sampler = create(spec, state=path)
@@ -206,30 +212,29 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
 
 #: What a state error says of a file kept by another sampler, or with other parameters
 #: (``state.check_owner``, ``protocol.check_state``).
-_MISMATCH = ("holds the state of sampler", "the state was saved with")
+_MISMATCH = ("holds the state of sampler", SAVED_WITH)
 
 
-#: ``key=None`` or ``key='tool.x'`` in spec_from_file's advice, as a Python call writes it.
-_PYTHON_KEY = re.compile(r"\bkey=(None|'(?:[^'\\]|\\.)*')")
-
-
-def _json_keys(message: str) -> str:
-    """``message`` with each ``key=...`` of spec_from_file's advice as the run spec's ref
-    writes it: ``"key": null``, ``"key": "tool.x"``."""
-    import ast
+def _json_key(key: str | None) -> str:
+    """``"key": ...``, as the ref gives it in the run spec's JSON, for a file's advice."""
     import json
 
-    def as_json(match: re.Match[str]) -> str:
-        return f'"key": {json.dumps(ast.literal_eval(match.group(1)))}'
-
-    return _PYTHON_KEY.sub(as_json, message)
+    shown = json.dumps(key if key is None or len(key) <= _SHOWN_KEY else f"{key[:_SHOWN_KEY]}...")
+    return f'"key": {shown}'
 
 
 def _json_kind(value: object) -> str:
     """``value``, shown with what JSON calls its type: a run spec's values come from JSON."""
+    import json
+
     if value == "":
         return "the empty string"
-    return f"{_JSON_KINDS.get(type(value), type(value).__name__)} {short_repr(value)}"
+    try:
+        shown = json.dumps(value)  # as the spec wrote it: true, {"a": 1}
+    except (TypeError, ValueError):  # not from JSON: a Python caller's
+        shown = short_repr(value)
+    shown = shown if len(shown) <= 80 else f"{shown[:77]}..."
+    return f"{_JSON_KINDS.get(type(value), type(value).__name__)} {shown}"
 
 
 #: What JSON calls the types its values are read as.

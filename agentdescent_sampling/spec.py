@@ -213,6 +213,24 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
             apart, such as ``010`` or ``1:30``.
         TypeError: ``path`` is not a file path (a ``str`` or a ``pathlib.Path``).
     """
+    return _spec_from_file(path, key, _python_key)
+
+
+#: How far a key read from a file is shown in advice to read it with: whole for any key a
+#: config nests, yet bounded (a table's key may be anything, a secret too).
+_SHOWN_KEY = 200
+
+
+def _python_key(key: str | None) -> str:
+    """``key=...``, as a call of :func:`spec_from_file` gives it."""
+    return f"key={short_repr(key, _SHOWN_KEY)}"
+
+
+def _spec_from_file(
+    path: str | PathLike[str], key: str | None, key_text: Callable[[str | None], str]
+) -> SamplerSpec:
+    """:func:`spec_from_file`, its advice giving a key as ``key_text`` writes it (a run
+    spec's ref writes ``"key": null`` where a Python call writes ``key=None``)."""
     # Imported here: create() by name reads no file.
     from ._files import (
         CONFIG_MARKS,
@@ -258,7 +276,7 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
             f"cannot read a sampler spec from {where}: {reason}; expected "
             f"{_expected_file(file, key)}"
         ) from error
-    value = document if key is None else _entry(document, key, file, where)
+    value = document if key is None else _entry(document, key, file, where, key_text)
     if isinstance(value, Mapping) and "name" not in value:
         if key is None:
             table = (
@@ -266,7 +284,7 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
                 if "task_sampler" in value
                 else _dotted_key_ending(document, "task_sampler") or _sampler_table(value, "")
             )
-            looked = "at its top level, read with key=None"
+            looked = f"at its top level, read with {key_text(None)}"
         else:
             inner = _sampler_table(value, "")
             table = None if inner is None else f"{key}.{inner}"
@@ -274,7 +292,7 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
         if table is not None:
             raise InvalidSamplerConfig(
                 f"{where} holds no sampler's table {looked} (found keys: {_listed(value)}); "
-                f"read the one it has: key={short_repr(table)}"
+                f"read the one it has: {key_text(table)}"
             )
     _refuse_misread(value, where, key or "")
     source = where if key is None else f"{where} under {key!r}"
@@ -284,8 +302,11 @@ def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") 
         raise InvalidSamplerConfig(f"in {source}: {cut_read(str(error), value)}") from None
 
 
-def _entry(document: Any, key: str, file: Path, where: str) -> Any:
-    """The value under the dotted ``key`` in ``document``, read from ``file`` (``where``).
+def _entry(
+    document: Any, key: str, file: Path, where: str, key_text: Callable[[str | None], str]
+) -> Any:
+    """The value under the dotted ``key`` in ``document``, read from ``file`` (``where``),
+    advice giving a key as ``key_text`` writes it.
 
     Raises:
         InvalidSamplerConfig: the key is missing: naming the keys found, what it is probably
@@ -309,23 +330,23 @@ def _entry(document: Any, key: str, file: Path, where: str) -> Any:
                 rename = f" or rename it {short_repr(part)}" if key in _DOCUMENTED_KEYS else ""
                 raise InvalidSamplerConfig(
                     f"{where} has no {key!r} entry (missing {part!r}; {found}); if "
-                    f"{short_repr(meant)} is the table meant, read it with key={short_repr(spelt)}"
+                    f"{short_repr(meant)} is the table meant, read it with {key_text(spelt)}"
                     f"{rename}"
                 )
             elsewhere = _dotted_key_ending(document, key) or _sampler_table(document, key)
             read = (
-                f"read the one it has: key={short_repr(elsewhere)}"
+                f"read the one it has: {key_text(elsewhere)}"
                 if elsewhere is not None
                 else "give the key of the table to read (key)"
             )
             if isinstance(value, Mapping) and isinstance(value.get("name"), str):
-                alone = short_repr(".".join(parts[:depth])) if depth else None
-                fix = f"if {holder} holds the spec alone, read it with key={alone}"
-                if read.endswith(f"key={alone}"):  # the table it has is that one
+                alone = ".".join(parts[:depth]) if depth else None
+                if elsewhere in (None, alone):  # no other table to read: that one, then
                     raise InvalidSamplerConfig(
                         f"{where} has no {key!r} entry (missing {part!r}; {found}); {holder} "
-                        f"holds a spec: read it with key={alone}"
+                        f"holds a spec: read it with {key_text(alone)}"
                     )
+                fix = f"if {holder} holds the spec alone, read it with {key_text(alone)}"
             else:
                 fix = f"add {_example_entry(file, key)}"
             raise InvalidSamplerConfig(
@@ -1046,12 +1067,12 @@ def _refuse_joined(name: str, params: Mapping[Any, Any]) -> None:
     table = {"name": joined.name, **joined.params, **params}
     raise InvalidSamplerConfig(
         f"sampler name {short_repr(name)} holds parameters; in a table or mapping, each "
-        f"parameter is a key of its own beside 'name': {_table_text(table)} (in TOML, "
+        f"parameter is a key of its own beside 'name': {table_text(table)} (in TOML, "
         f"name = {joined.name!r} and one line per parameter)"
     )
 
 
-def _table_text(table: Mapping[str, Any], limit: int = 300) -> str:
+def table_text(table: Mapping[str, Any], limit: int = 300) -> str:
     """``table`` as JSON, which a run spec and Python both read, when its values are texts
     and numbers (JSON writes True as true); else as Python writes it. At most ``limit``
     characters."""
@@ -1075,7 +1096,9 @@ def _check_name(name: Any) -> None:
                 "(in a run spec, 'file')."
             )
         elif isinstance(name, bool):
-            hint += " YAML reads an unquoted on, off, yes or no as true or false: quote the name."
+            hint += (
+                " (In YAML, an unquoted on, off, yes or no is read as a boolean: quote the name.)"
+            )
         elif name is None:
             hint += " The name is empty (null in JSON, or nothing after 'name:' in YAML)."
         raise InvalidSamplerConfig(

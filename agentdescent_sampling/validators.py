@@ -153,7 +153,9 @@ def _message(
         elif word in ("none", "null"):
             got += f": a text, not None; leave {attribute.alias} out for its default"
     elif typed and value is None:  # null in JSON; in YAML, null or a key with no value
-        got = f", got None (null in JSON and YAML): leave {attribute.alias} out for its default"
+        got = ", got None (null in JSON and YAML)"
+        if attribute.default is not attrs.NOTHING:
+            got += f": leave {attribute.alias} out for its default"
     elif typed and type(value).__module__ != "builtins":
         got += _converted(value, expected)
     if typed and "number" in expected and isinstance(value, str) and _finite(value):

@@ -2860,6 +2860,10 @@ def test_a_new_state_named_as_sqlites_own_file_beside_a_database_is_refused(
     with create("round-robin", state=tmp_path / "x.sqlite") as sampler:
         sampler.record("a", 1.0)
     assert sampler.records == 1
+    # A name with no file suffix before it is no database's file: team-journal is a state.
+    with create("round-robin", state=tmp_path / f"team{suffix}") as sampler:
+        sampler.record("a", 1.0)
+    assert (tmp_path / f"team{suffix}").is_file()
 
 
 def test_a_sampler_with_one_of_the_two_state_methods_is_told_which_it_lacks(
@@ -2873,3 +2877,15 @@ def test_a_sampler_with_one_of_the_two_state_methods_is_told_which_it_lacks(
         DurableSampler(LoadsOnly(), tmp_path / "sampler.sqlite")
     assert "it has load_state_dict() but no state_dict() method." in str(raised.value)
     assert not (tmp_path / "sampler.sqlite").exists()
+
+
+def test_a_state_named_with_a_leading_tilde_is_made_here_when_written_with_dot_slash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Path drops the './', and the '~t.sqlite' left was read as the home of a user 't.sqlite'.
+    monkeypatch.chdir(tmp_path)
+    with create("round-robin", state="./~t-agentdescent.sqlite") as sampler:
+        sampler.record("a", 1.0)
+    assert (tmp_path / "~t-agentdescent.sqlite").is_file()
+    with create("round-robin", state="./~t-agentdescent.sqlite") as sampler:
+        assert sampler.records == 1

@@ -600,7 +600,12 @@ def test_an_example_in_a_run_spec_error_is_json_the_spec_takes(spec: object) -> 
 
 @pytest.mark.parametrize(
     ("key", "told"),
-    [(5, "got the number 5"), (["a"], "got an array ['a']"), ("", "got the empty string")],
+    [
+        (5, "got the number 5"),
+        (["a"], 'got an array ["a"]'),
+        (True, "got the boolean true"),
+        ("", "got the empty string"),
+    ],
 )
 def test_a_key_that_is_not_a_table_name_is_refused_in_json_words(
     tmp_path: Path, key: object, told: str
@@ -619,7 +624,7 @@ def test_a_key_that_is_not_a_table_name_is_refused_in_json_words(
 @pytest.mark.parametrize(
     ("text", "told"),
     [
-        ('{"name": "round-robin"}', 'if the file holds the spec alone, read it with "key": null'),
+        ('{"name": "round-robin"}', 'the file holds a spec: read it with "key": null'),
         ('{"Task_Sampler": {"name": "round-robin"}}', 'read it with "key": "Task_Sampler"'),
     ],
 )
@@ -633,3 +638,14 @@ def test_a_files_advice_on_its_key_is_written_as_the_run_spec_writes_it(
         from_run_spec(file=str(config))
     assert told in str(refused.value)
     assert "key=" not in str(refused.value)
+
+
+def test_a_long_nested_key_is_told_whole_in_json_with_no_cut_or_crash(tmp_path: Path) -> None:
+    # Advice was Python's key='...', cut at 80 characters and then regex-rewritten: the rewrite
+    # ran past the cut into the next quote, and a control character there raised SyntaxError.
+    holder = "tool.agentdescent.experiments.december_ablation_fixable_first_versus_round_robin"
+    config = tmp_path / "run.toml"
+    config.write_text(f'[{holder}]\nname = "round-robin"\nnote = "\\u0001"\n')
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        from_run_spec(file=str(config), key=f"{holder}.task_sampler")
+    assert str(refused.value).endswith(f'holds a spec: read it with "key": "{holder}"')

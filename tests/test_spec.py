@@ -139,10 +139,10 @@ def test_a_file_that_holds_the_spec_alone_is_read_with_no_key(
 @pytest.mark.parametrize(
     ("text", "key", "told"),
     [
-        ('name = "fixable-first"\n', "task_sampler", "if the file holds the spec alone, read it "
-         "with key=None, or "),
+        ('name = "fixable-first"\n', "task_sampler", "; the file holds a spec: read it with "
+         "key=None"),
         ('[tool.agentdescent]\nname = "fixable-first"\n', "tool.agentdescent.task_sampler",
-         "if 'tool.agentdescent' holds the spec alone, read it with key='tool.agentdescent', or "),
+         "; 'tool.agentdescent' holds a spec: read it with key='tool.agentdescent'"),
     ],
 )  # fmt: skip
 def test_a_table_that_is_a_spec_itself_is_told_the_key_that_reads_it(
@@ -841,11 +841,13 @@ def test_a_file_named_like_a_users_home_is_told_how_to_name_it(
     (tmp_path / "~x-agentdescent.toml").write_text('[task_sampler]\nname = "round-robin"\n')
     with pytest.raises(InvalidSamplerConfig) as refused:
         spec_from_file("~x-agentdescent.toml")
+    # Its absolute path, which a run spec takes too ('./~x...' is relative, which it refuses).
+    here = str(tmp_path / "~x-agentdescent.toml")
     assert str(refused.value).endswith(
         "for a user this system does not know; write the home directory out, or use '~/' for "
-        "your own; for the file '~x-agentdescent.toml' in this directory, write "
-        "'./~x-agentdescent.toml'"
+        f"your own; for the file '~x-agentdescent.toml' in this directory, write {here!r}"
     )
+    assert spec_from_file(here).name == "round-robin"
     assert spec_from_file("./~x-agentdescent.toml").name == "round-robin"
 
 
@@ -905,9 +907,11 @@ def test_a_yaml_name_read_as_a_bool_or_null_is_told_why(
     with pytest.raises(InvalidSamplerConfig) as refused:
         spec_from_file(path)
     assert told in str(refused.value)
-    assert ("quote the name" if "True" in told else "nothing after 'name:' in YAML") in str(
-        refused.value
-    )
+    assert (
+        "is read as a boolean: quote the name"
+        if "True" in told
+        else "nothing after 'name:' in YAML"
+    ) in str(refused.value)
 
 
 @pytest.mark.parametrize("params", [None, "c=0.1", [("c", 0.1)]])

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from agentdescent_sampling import SOLVED
-from agentdescent_sampling.validators import integer, solved_threshold
+from agentdescent_sampling.validators import integer, number_in, solved_threshold
 
 
 @attrs.define
@@ -112,3 +112,14 @@ class Seeded:
     """A seed as the plugins declare one: any int, by :func:`integer`."""
 
     seed: int = attrs.field(validator=integer("; for example seed=0"))
+
+
+def test_none_for_a_parameter_without_a_default_is_not_told_to_leave_it_out() -> None:
+    # "leave rate out for its default" was told of a parameter that has none.
+    @attrs.define
+    class Rated:
+        rate: float = attrs.field(validator=number_in(0, 1))
+
+    with pytest.raises(TypeError) as refused:
+        Rated(None)  # type: ignore[arg-type]
+    assert str(refused.value).endswith("got None (null in JSON and YAML)")

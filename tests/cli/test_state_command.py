@@ -666,3 +666,15 @@ def test_export_of_a_state_its_readers_would_refuse_writes_nothing(
     out, err = capsys.readouterr()
     assert out == ""
     assert "over the 30 that load_state() reads" in err
+
+
+def test_import_writes_a_state_named_with_a_leading_tilde_here_when_given_with_dot_slash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The './' was dropped on the way, and '~new.sqlite' read as an unknown user's home.
+    _, export = _exported(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    spec = "difficulty-weighted:c=0.1,pass_threshold=0.999"
+    assert main(["state", "import", str(export), "-o", "./~new.sqlite", "--spec", spec]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {tmp_path / '~new.sqlite'}: ")
+    assert (tmp_path / "~new.sqlite").is_file()

@@ -131,7 +131,7 @@ def test_a_null_key_reads_a_file_that_holds_the_spec_alone(workspace: Workspace)
     refused = _plan(workspace, workspace.spec(chosen, rounds=1))
     assert refused["ok"] is False
     # In the run spec's JSON, as its author writes it (it was key=None, Python's).
-    assert 'if the file holds the spec alone, read it with "key": null' in refused["error"]
+    assert 'the file holds a spec: read it with "key": null' in refused["error"]
 
     workspace.evolve(workspace.spec({**chosen, "key": None}, rounds=1))
 
