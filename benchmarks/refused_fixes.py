@@ -7,18 +7,20 @@ Usage::
 
 Runs one engine bench workload in the real ``evolve()`` (the ``engine`` extra) with round-robin
 and fixable-first alone and wired, on the synchronous path, where the engine fuses a round's
-surviving proposals into one candidate and gates it once. For each run it counts the rounds whose
-candidate held a task's real fix (the rule, or a patch, the reflector proposes on the failure
-that finds it) and the gate refused, and of those how many also held a proposal that is not a
-fix (a note, or a wrong rule). The default ``AcceptanceGate`` folds each card's self-verify gain
-into the candidate's evidence, and a note's gain is 0, so a fix whose held-out gain is small can
-pass alone and be refused beside a note. The bench's reflectors then find that fix again only
-``k`` failures later (or by chance); ``--sticky`` runs the reflector of
-``sticky_reflector.py`` instead, which proposes a found fix again on the task's next failure.
+surviving proposals into one candidate and gates it once. For each run it counts the rounds
+with two proposals or more, the rounds with a task's real fix (the rule, or a patch, the
+reflector proposes on the failure that finds it, when the artifact lacks it), those whose
+candidate the gate measured and refused, and of those how many also held a proposal that is
+not a fix (a note, a wrong rule, a fix already in the artifact). agentdescent's default
+acceptance folds each card's self-verify gain into the candidate's evidence, and a note's gain
+is 0, so a fix whose held-out gain is small can pass alone and be refused beside a note. The
+bench's reflectors then find that fix again only ``k`` failures later (or by chance);
+``--sticky`` runs the reflector of ``sticky_reflector.py`` instead, which proposes a found fix
+again on the task's next failure.
 
-Prints, per sampler, the mean per run of rounds with a fix, of those refused, and of those
-refused beside a non-fix; and the final held-out reward against round-robin's (mean paired
-difference with a 95% interval, and on how many seeds it is lower and higher).
+Prints, per sampler, the mean per run of each count, and the final held-out reward against
+round-robin's (mean paired difference with a 95% interval, and on how many seeds it is lower
+and higher).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from agentdescent_sampling.registry import default_registry
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.sticky_reflector import _sticky_finds  # after the path
 
-COLUMNS = ("fix rounds", "refused", "beside non-fix")
+COLUMNS = ("2+ proposals", "fix rounds", "refused", "beside non-fix")
 
 
 def counted(entrant: EngineEntrant, workload: str, seed: int, reflector: str) -> dict[str, float]:
@@ -61,14 +63,18 @@ def counted(entrant: EngineEntrant, workload: str, seed: int, reflector: str) ->
 
         def watched(rendered: str, task: Any, output: str, reward: float) -> str | None:
             proposal = propose(rendered, task, output, reward)
-            if proposal is not None:
-                proposals.append(proposal == agent.fix(agent.by_id[task.id]))
+            if proposal is not None:  # a fix already in the artifact (a slip) changes nothing
+                fix = agent.fix(agent.by_id[task.id])
+                proposals.append(proposal == fix and fix not in rendered)
             return proposal
 
         def on_round(info: Any) -> None:
+            counts["2+ proposals"] += len(proposals) >= 2
             if any(proposals):
                 counts["fix rounds"] += 1
-                if not info.committed:
+                # Refused by the gate: a candidate was measured and rejected, none committed
+                # (a fix whose self-verify re-run failed never reaches the gate).
+                if not info.committed and info.rejected:
                     counts["refused"] += 1
                     counts["beside non-fix"] += not all(proposals)
             proposals.clear()

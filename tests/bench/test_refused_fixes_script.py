@@ -23,6 +23,7 @@ def test_alone_s_fix_refused_beside_a_note_on_graded_seed_3_is_counted(
     alone = benchmark_script.counted(entrants["fixable-first"], "graded", 3, "llm-like")
     base = benchmark_script.counted(entrants["round-robin"], "graded", 3, "llm-like")
     assert alone["refused"] == alone["beside non-fix"] >= 1
+    assert alone["2+ proposals"] >= alone["beside non-fix"]  # a note beside: two at least
     assert base["refused"] == 0
     assert 0 < alone["refused"] <= alone["fix rounds"]
     assert alone["final"] < base["final"]
