@@ -624,11 +624,16 @@ def _example_entry(file: Path, key: str) -> str:
     """An entry under ``key`` selecting fixable-first, written in ``file``'s format."""
     suffix = file.suffix.lower()
     nested = ", each part of the dotted key a level of its own" if "." in key else ""
+    # A part that is not a bare key is quoted, with JSON's escapes (TOML and YAML read them
+    # too), so that a control character in it cannot reach the terminal.
+    written = ".".join(
+        p if re.fullmatch(r"[A-Za-z0-9_-]+", p) else json.dumps(p) for p in key.split(".")
+    )
     if suffix == ".json":
-        return f'"{key}": {{"name": "fixable-first"}}{nested}'
+        return f'{json.dumps(key)}: {{"name": "fixable-first"}}{nested}'
     if suffix in (".yaml", ".yml"):
-        return f"{key}: {{name: fixable-first}}{nested}"
-    return f'a [{key}] table with name = "fixable-first"'
+        return f"{written}: {{name: fixable-first}}{nested}"
+    return f'a [{written}] table with name = "fixable-first"'
 
 
 def _meant_key(table: Mapping[Any, Any], part: str) -> str | None:

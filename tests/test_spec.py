@@ -919,3 +919,16 @@ def test_a_spec_whose_params_are_not_a_mapping_is_refused_naming_them(params: ob
     # None raised dict()'s own "'NoneType' object is not iterable".
     with pytest.raises(InvalidSamplerConfig, match=r"^a spec's params must map parameter names"):
         SamplerSpec("difficulty-weighted", params)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json", ".yaml"])
+def test_a_key_with_a_control_character_is_shown_escaped_in_the_entry_to_add(
+    tmp_path: Path, suffix: str
+) -> None:
+    # The entry to add wrote the key as it was: an escape sequence reached the terminal.
+    path = tmp_path / f"run{suffix}"
+    path.write_text("{}\n" if suffix != ".toml" else "")
+    with pytest.raises(InvalidSamplerConfig) as refused:
+        spec_from_file(path, "x\x1b[31mred")
+    assert "\x1b" not in str(refused.value)
+    assert '"x\\u001b[31mred"' in str(refused.value)
