@@ -728,6 +728,15 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"check that raises TypeError or ValueError), so create() refuses a bad value "
             f"naming its parameter"
         )
+    flags = _unvalidated_flags(factory, params)
+    if flags:
+        listed = ", ".join(parameter.name for parameter in flags)
+        notes.append(
+            f"flags: {listed} accepted the string 'false', which an if reads as true, so a "
+            f'config\'s quoted "false" ({label}:{flags[0].name}="false") turns it on. Validate '
+            f"flags as they are set (an attrs validator such as "
+            f"agentdescent_sampling.validators.boolean(), or a check that raises TypeError)"
+        )
     taken = _bad_scores_taken(sampler)  # looked at above, not yet called
     if taken:
         notes.append(
@@ -781,13 +790,36 @@ def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[Parameter]:
     """The number parameters that ``factory`` builds a sampler with when set to a string:
     those declared ``int`` or ``float`` (or either or None), and those declared nothing
     whose default is an ``int`` or a ``float``."""
+
+    def number(parameter: Parameter) -> bool:
+        undeclared = not parameter.annotation and type(parameter.default) in (int, float)
+        return _is_number_type(parameter.annotation) or undeclared
+
+    return _taking(factory, params, number, _NOT_A_NUMBER)
+
+
+def _unvalidated_flags(factory: Factory, params: dict[str, Any]) -> list[Parameter]:
+    """The flags, declared ``bool`` or declared nothing with a ``bool`` default, that
+    ``factory`` builds a sampler with when set to the string ``'false'``, which is true."""
+
+    def flag(parameter: Parameter) -> bool:
+        undeclared = not parameter.annotation and type(parameter.default) is bool
+        return parameter.annotation.replace(" ", "") in ("bool", "bool|None") or undeclared
+
+    return _taking(factory, params, flag, "false")
+
+
+def _taking(
+    factory: Factory, params: dict[str, Any], kind: Callable[[Parameter], bool], given: str
+) -> list[Parameter]:
+    """The parameters of ``kind`` that ``factory`` builds a sampler with when set to
+    ``given``, a string of the wrong type."""
     loose = []
     for parameter in _signature(factory).parameters:
-        undeclared_number = not parameter.annotation and type(parameter.default) in (int, float)
-        if not (_is_number_type(parameter.annotation) or undeclared_number):
+        if not kind(parameter):
             continue
         try:
-            factory(**{**params, parameter.name: _NOT_A_NUMBER})
+            factory(**{**params, parameter.name: given})
         except Exception:  # noqa: BLE001  # refused, as it should be, whatever the type
             continue
         loose.append(parameter)

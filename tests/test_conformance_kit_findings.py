@@ -627,3 +627,25 @@ def test_a_pick_that_changes_the_key_is_caught_on_ids_benchmarks_use() -> None:
         "'humaneval/0' ('HumanEval/0' changed: return a key as it is given, as the engine looks "
         "it up), which is not in the list it was given"
     )
+
+
+class UncheckedFlag(Counted):
+    """Takes a flag it never checks: the string "false" is true in its if."""
+
+    name = "unchecked-flag"
+
+    def __init__(self, greedy: bool = False) -> None:
+        super().__init__()
+        self.greedy = greedy
+
+
+def test_a_flag_that_takes_the_string_false_is_noted() -> None:
+    # A config's greedy = "false" turned the option on, and the kit said nothing.
+    report = check_sampler(UncheckedFlag)
+    assert not report.violations
+    [note] = [note for note in report.notes if note.startswith("flags:")]
+    assert note.startswith(
+        "flags: greedy accepted the string 'false', which an if reads as true, so a config's "
+        'quoted "false" (unchecked-flag:greedy="false") turns it on.'
+    )
+    assert "validators.boolean()" in note
