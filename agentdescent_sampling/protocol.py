@@ -282,7 +282,22 @@ def is_stateful(sampler: object) -> TypeGuard[Stateful]:
     methods up statically, and misses those a wrapper hands on through ``__getattr__``, as a
     durable or a locked sampler does.
     """
-    return all(callable(getattr(sampler, name, None)) for name in ("state_dict", "load_state_dict"))
+    return all(callable(getattr(sampler, name, None)) for name in _STATE_METHODS)
+
+
+#: The two methods a sampler keeps its state with.
+_STATE_METHODS = ("state_dict", "load_state_dict")
+
+
+def _half_stateful(sampler: object) -> tuple[str, str] | None:
+    """``(the one it has, the one it lacks)`` of ``state_dict`` and ``load_state_dict``,
+    looked up as :func:`is_stateful` looks them up, when ``sampler`` has one of the two;
+    else ``None``."""
+    has = [name for name in _STATE_METHODS if callable(getattr(sampler, name, None))]
+    if len(has) != 1:
+        return None
+    (half,) = has
+    return half, next(name for name in _STATE_METHODS if name != half)
 
 
 #: How :func:`check_state` says that a state was saved with other parameters, which the

@@ -39,6 +39,7 @@ from .protocol import (
     MAX_COUNT,
     Sampler,
     Stateful,
+    _half_stateful,
     is_count,
     is_stateful,
     refuse_a_class,
@@ -195,13 +196,10 @@ def _stateful(sampler: object, path: object, call: str, doing: str) -> Stateful:
 def not_stateful(sampler: object, doing: str, first: str = "") -> str:
     """Why ``sampler``, which has no ``state_dict()`` / ``load_state_dict()``, cannot be
     ``doing`` something with a state, and what to do (``first``, then the usual fixes)."""
-    has = [
-        name for name in ("state_dict", "load_state_dict") if callable(getattr(sampler, name, None))
-    ]
+    half = _half_stateful(sampler)
     lacks = "no state_dict() and load_state_dict() methods"
-    if has:  # one of the two: which it lacks
-        other = "load_state_dict" if has == ["state_dict"] else "state_dict"
-        lacks = f"{has[0]}() but no {other}() method"
+    if half is not None:  # one of the two: which it has, and which it lacks
+        lacks = f"{half[0]}() but no {half[1]}() method"
     return (
         f"sampler {sampler_name(sampler)!r} ({type(sampler).__name__}) cannot {doing}: it has "
         f"{lacks}. {first}Use a sampler that has them "

@@ -41,6 +41,7 @@ from .params import Parameter, Signature, signature_of
 from .policy import RESERVED, builtin_of, normalize
 from .protocol import (
     MAX_COUNT,
+    _half_stateful,
     check_name,
     declares_thread_unsafe,
     is_count,
@@ -1476,10 +1477,8 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     JSON, and a fresh instance given it saves the same state and picks as the original."""
     original = factory(**params)
     if not is_stateful(original):
-        has = [m for m in ("state_dict", "load_state_dict") if callable(getattr(original, m, None))]
-        if has:
-            (half,) = has
-            other = "load_state_dict" if half == "state_dict" else "state_dict"
+        if (halves := _half_stateful(original)) is not None:
+            half, other = halves
             yield (
                 f"state: not checked: it has {half}() but no {other}(), so it is not Stateful "
                 f"and its state can be neither saved nor restored (create(spec, state=...) and "
