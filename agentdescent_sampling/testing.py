@@ -794,7 +794,7 @@ def _unvalidated(factory: Factory, params: dict[str, Any]) -> list[Parameter]:
 
     def number(parameter: Parameter) -> bool:
         undeclared = not parameter.annotation and type(parameter.default) in (int, float)
-        return _is_number_type(parameter.annotation) or undeclared
+        return _declared_as(parameter.annotation, {"int", "float"}) or undeclared
 
     return _taking(factory, params, number, _NOT_A_NUMBER)
 
@@ -805,7 +805,7 @@ def _unvalidated_flags(factory: Factory, params: dict[str, Any]) -> list[Paramet
 
     def flag(parameter: Parameter) -> bool:
         undeclared = not parameter.annotation and type(parameter.default) is bool
-        return parameter.annotation.replace(" ", "") in ("bool", "bool|None") or undeclared
+        return _declared_as(parameter.annotation, {"bool"}) or undeclared
 
     return _taking(factory, params, flag, "false")
 
@@ -835,15 +835,16 @@ def _signature(factory: Factory) -> Signature:
     return signature if isinstance(signature, Signature) else signature_of(factory)
 
 
-def _is_number_type(annotation: str) -> bool:
-    """Whether ``annotation`` (as text) is ``int`` or ``float``, or a union of them, with or
-    without ``None``: ``float | None``, ``Optional[int]``, ``typing.Union[int, float]``."""
+def _declared_as(annotation: str, kinds: set[str]) -> bool:
+    """Whether ``annotation`` (as text) is one of ``kinds`` (``{"int", "float"}``), or a union
+    of them, with or without ``None``: ``float | None``, ``Optional[int]``,
+    ``typing.Union[int, float]``."""
     text = annotation.replace("typing.", "").replace(" ", "")
     for wrapper in ("Optional[", "Union["):
         if text.startswith(wrapper) and text.endswith("]"):
             text = text[len(wrapper) : -1].replace(",", "|")
     parts = set(text.split("|")) - {"None", "NoneType"}
-    return bool(parts) and parts <= {"int", "float"}
+    return bool(parts) and parts <= kinds
 
 
 def _bad_scores_taken(sampler: Any) -> str:
