@@ -133,12 +133,17 @@ def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
 
     Such a path is never a state's, nor an export's: SQLite reads the file as part of that
     database, and would overwrite or roll back whatever is written there."""
-    text = os.fspath(path)
-    for suffix in SIDECARS:
-        database = text.removesuffix(suffix)
-        if database != text and os.path.isfile(database) and _is_sqlite(database):
-            return database, suffix[1:]
+    named = _sidecar_name(os.fspath(path))
+    if named is not None and os.path.isfile(named[0]) and _is_sqlite(named[0]):
+        return named[0], named[1][1:]
     return None
+
+
+def _sidecar_name(text: str) -> tuple[str, str] | None:
+    """``(database, suffix)`` when ``text`` ends with one of :data:`SIDECARS` (``x.sqlite``
+    and ``-wal`` for ``x.sqlite-wal``): the name SQLite would give that database's file."""
+    suffix = next((suffix for suffix in SIDECARS if text.endswith(suffix)), None)
+    return None if suffix is None else (text.removesuffix(suffix), suffix)
 
 
 def is_database(path: str | os.PathLike[str]) -> bool:
@@ -183,11 +188,11 @@ def _check_makeable(path: Path, where: str) -> None:
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: {too_long}; give a shorter path"
         )
-    suffix = next((suffix for suffix in SIDECARS if path.name.endswith(suffix)), None)
-    database = path.name.removesuffix(suffix or "")
+    named = _sidecar_name(path.name)
     # x.sqlite-wal: SQLite would take it for the file of a state x.sqlite, once there is one
     # (a name such as team-journal, with no file suffix before it, is left alone).
-    if suffix is not None and Path(database).suffix:
+    if named is not None and Path(named[0]).suffix:
+        database, suffix = named
         raise StateError(
             f"cannot make the sampler state {short_repr(where)}: its name ends with "
             f"{suffix!r}, as the file SQLite keeps beside a database named {database!r} does, "
