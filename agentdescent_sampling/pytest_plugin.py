@@ -19,7 +19,8 @@ __all__ = ["sampler_conformance"]
 def sampler_conformance() -> Callable[..., ConformanceReport]:
     """A pytest fixture: call it with a factory (or a name or spec) and params; it fails on any
     violation, and warns each note of a sampler that passes as a :class:`ConformanceNote`,
-    which pytest's warnings summary shows without failing the test. A sampler the kit cannot
+    which pytest's warnings summary shows without failing the test (where notes are made errors,
+    one ``ConformanceNote`` is raised holding every note). A sampler the kit cannot
     build (an unknown name, a bad or missing parameter) fails the test with the error's message
     alone.
 
@@ -32,6 +33,7 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
     def check(
         factory_or_name: Callable[..., Any] | SpecLike, /, **params: Any
     ) -> ConformanceReport:
+        __tracebackhide__ = True  # a failure shows the test's line, not this fixture's code
         unbuilt: str | None = None
         try:
             report = check_sampler(factory_or_name, **params)
@@ -41,8 +43,14 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
             pytest.fail(unbuilt, pytrace=False)
         if not report.ok:
             pytest.fail(str(report), pytrace=False)  # its text holds the notes too
+        raised: list[str] = []  # notes made errors (-W error::...ConformanceNote)
         for note in report.notes:
-            warnings.warn(f"{report.sampler}: {note}", ConformanceNote, stacklevel=2)
+            try:
+                warnings.warn(f"{report.sampler}: {note}", ConformanceNote, stacklevel=2)
+            except ConformanceNote as error:
+                raised.append(str(error))
+        if raised:  # every note, not the first alone
+            raise ConformanceNote("\n".join(raised))
         return report
 
     return check

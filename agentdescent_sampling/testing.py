@@ -654,17 +654,22 @@ def _check_pick_and_record(factory: Factory, params: dict[str, Any]) -> Iterator
 
 
 def _first_pick_and_record(sampler: Any) -> str | None:
-    """What ``sampler``'s first pick, or the record of what it picked, raised, as a report
-    says it; ``None`` if both work."""
-    call = f"pick({_show(list(_SHARD))}, 0)"
-    try:
-        picked = _member(sampler.pick(list(_SHARD), 0), _SHARD)
-    except Exception as error:  # noqa: BLE001  # any exception is the violation
-        return f"{call} raised {describe(error)}{_where(error)}"
-    try:
-        sampler.record(picked, 1.0)
-    except Exception as error:  # noqa: BLE001  # any exception is the violation
-        return f"record({picked!r}, 1.0) after {call} raised {describe(error)}{_where(error)}"
+    """What ``sampler``'s first two picks, or the records of what they picked (a pass, then a
+    failure), raised, as a report says it; ``None`` if each works."""
+    for round_index, score in enumerate((1.0, 0.0)):
+        call = f"pick({_show(list(_SHARD))}, {round_index})"
+        try:
+            picked = _member(sampler.pick(list(_SHARD), round_index), _SHARD)
+        except Exception as error:  # noqa: BLE001  # any exception is the violation
+            return f"{call} raised {describe(error)}{_where(error)}"
+        try:
+            sampler.record(picked, score)
+        except Exception as error:  # noqa: BLE001  # any exception is the violation
+            outcome = "a pass" if score else "a failure"
+            return (
+                f"record({picked!r}, {score}) after {call} raised {describe(error)}"
+                f"{_where(error)}; record() must take {outcome} ({score})"
+            )
     return None
 
 

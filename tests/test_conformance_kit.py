@@ -195,6 +195,27 @@ def test_a_pick_that_raises_is_one_violation_and_no_other_check_runs() -> None:
     )
 
 
+def test_a_record_that_cannot_take_a_failure_is_told_at_the_first_check() -> None:
+    class LogOfScore:  # math.log(0.0): a failure's score breaks it
+        name = "log-of-score"
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return keys[round_index % len(keys)]
+
+        def record(self, task_id: str, score: float) -> None:
+            check_score(task_id, math.log(score))
+
+    report = check_sampler(LogOfScore)
+
+    assert report.checks == ("protocol", "pick-and-record")
+    [violation] = report.violations
+    assert str(violation).startswith(
+        "[pick-and-record] record('task-1', 0.0) after pick(['task-0', 'task-1', 'task-2', "
+        "'task-3', ...], 1) raised ValueError: math domain error (at "
+    )
+    assert "; record() must take a failure (0.0); every other check" in violation.message
+
+
 class BoomOnceThreeTracked:
     """Raises RuntimeError('boom') in the method ``where`` names once three tasks are tracked."""
 

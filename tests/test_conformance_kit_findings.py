@@ -200,6 +200,36 @@ def test_the_pytest_fixture_shows_notes_in_the_warnings_summary_and_passes(
     )
 
 
+def test_notes_made_errors_fail_the_test_with_every_note_not_the_first_alone(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        from agentdescent_sampling import check_keys
+
+        class Unchecked:  # no stats(), and record() takes any score: two notes
+            name = "unchecked"
+            def pick(self, keys, round_index):
+                return check_keys(keys)[0]
+            def record(self, task_id, score):
+                pass
+
+        def test_conforms(sampler_conformance):
+            sampler_conformance(Unchecked)
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-W", "error::agentdescent_sampling.testing.ConformanceNote"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ConformanceNote: unchecked: threads and instances-apart: lost records could not*",
+            "*unchecked: bad scores: record() accepted nan, inf, -0.5, 1.5, *",
+        ]
+    )
+
+
 def test_the_pytest_fixture_fails_a_sampler_it_cannot_build_with_the_message_alone(
     pytester: pytest.Pytester,
 ) -> None:
