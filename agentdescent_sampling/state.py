@@ -66,8 +66,13 @@ __all__ = [
 #: Marks a file as sampler state; checked on load.
 FORMAT = "agentdescent-sampling/state"
 
-#: A state file of a million tasks is a few hundred megabytes; larger is not one.
-_MAX_FILE_BYTES = 1 << 30
+#: A state file of a million ``fixable-first`` tasks is some 40 MB, and each shape of
+#: ``benchmarks/state_limit.py`` at the readers' count of values at most 168 MB. What the count
+#: does not bound is the length of a few values: a parse costs up to eight bytes of memory a
+#: byte of text (one string that a character of the file makes four bytes a character, with
+#: the text itself), so this bounds a read to about 2.2 GB and 7 s (``--size-limit``), where 1
+#: GiB had let one string take 6.4 GB.
+_MAX_FILE_BYTES = 1 << 28
 
 #: What a state that could not be written as JSON is told to be.
 PLAIN_JSON = (
@@ -141,7 +146,7 @@ def save_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
             block device, a socket, an SQLite database (a durable sampler's state) or a file
             SQLite keeps beside one, the sampler's ``state_dict()`` raised, or the state
             holds what :func:`load_state` would refuse (over 2**24 values, each key counted
-            as four: some 1.5 million ``fixable-first`` tasks; over 1 GiB; nested over 32
+            as four: some 1.5 million ``fixable-first`` tasks; over 256 MiB; nested over 32
             levels; keys JSON writes alike); any existing regular file at ``path`` is left as
             it was.
     """
@@ -288,7 +293,7 @@ def state_json(document: Mapping[str, Any], cannot: str) -> str:
 
     Raises:
         StateError: ``document`` is not JSON, holds what :func:`refuse_unreadable` refuses,
-            or its text is more than the readers take: over 1 GiB, over their count of values
+            or its text is more than the readers take: over 256 MiB, over their count of values
             or nested over 32 levels deep.
     """
     from ._files import MAX_DEPTH, MAX_VALUES, count_values, nesting
@@ -515,7 +520,7 @@ def load_state(sampler: Stateful | Sampler, path: str | PathLike[str]) -> None:
         TypeError: ``sampler`` is a class, or has no ``state_dict()`` and
             ``load_state_dict()``; or ``path`` is not a file path.
         StateError: the file is missing, truncated, corrupt, not a regular file, over
-            1 GiB, of another version or of another sampler; ``sampler`` is left unchanged.
+            256 MiB, of another version or of another sampler; ``sampler`` is left unchanged.
     """
     from .durable import DurableSampler  # imported here: the plain path never needs SQLite
 
@@ -536,7 +541,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
 
     Raises:
         StateError: the file is missing, truncated, not JSON (an SQLite database: a
-            durable state), not a regular file, over 1 GiB, or has no format marker.
+            durable state), not a regular file, over 256 MiB, or has no format marker.
     """
     # Imported here: a fresh sampler reads no file.
     from ._files import FileTooLarge, load_document, reason_of, strict_json

@@ -443,6 +443,18 @@ def test_a_rollout_log_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path)
     assert "FIFO" in str(errors[0])
 
 
+@pytest.mark.parametrize("size", [(1 << 28) + 1, 1 << 30])
+def test_a_state_file_over_256_mib_is_refused_unread(tmp_path: Path, size: int) -> None:
+    # At 1 GiB one string that a single character widens to four bytes a character took 6.4
+    # GB and 17 s to read; at 256 MiB, 2.2 GB (benchmarks/state_limit.py --size-limit).
+    path = tmp_path / "state.json"
+    with path.open("wb") as handle:
+        handle.truncate(size)  # sparse: no disk used
+    within_bounds(lambda: read_state_file(path))
+    with pytest.raises(StateError, match="larger than the limit of 268,435,456 bytes"):
+        read_state_file(path)
+
+
 @pytest.mark.parametrize("size", [(1 << 30) + 1, 3 << 30])
 def test_a_rollout_log_over_the_size_limit_is_refused_unread(tmp_path: Path, size: int) -> None:
     path = tmp_path / "rollouts.jsonl"

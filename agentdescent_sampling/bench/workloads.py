@@ -246,7 +246,7 @@ class FromLog:
         return _Logged(tuple(keys), resampled, self.pass_threshold, self.noise)
 
 
-#: A rollout log is read up to this size, as a state file is.
+#: A rollout log is read up to this size, a line at a time (each bounded below).
 _MAX_LOG_BYTES = 1 << 30
 #: One rollout is a line of a hundred bytes or so; a longer line is not a rollout.
 _MAX_LINE_BYTES = 1 << 16
