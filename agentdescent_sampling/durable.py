@@ -1316,7 +1316,7 @@ def describe_state(summary: Mapping[str, Any]) -> str:
             if summary["sampler"] is None
             else shown(summary["sampler"])
             + (
-                " (a save_state export: no spec, log or holder)"
+                " (a JSON export, of save_state or state export: no spec, log or holder)"
                 if summary["export"]
                 else f" (spec {shown(json.dumps(summary['spec']))})"
             ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -83,15 +84,21 @@ class Signature:
 def signature_of(factory: Callable[..., Any]) -> Signature:
     """Describe ``factory``'s keyword parameters.
 
-    attrs classes are read from their fields (so defaults and aliases are exact);
-    anything else from :func:`inspect.signature`. A factory whose signature can't
-    be read is taken to accept any keyword.
+    attrs classes are read from their fields (so defaults and aliases are exact), each
+    typed as ``__init__`` takes it (a field with a converter takes what the converter
+    does: ``float | None`` where ``None`` is converted); anything else from
+    :func:`inspect.signature`. A factory whose signature can't be read is taken to accept
+    any keyword.
     """
     if inspect.isclass(factory) and attrs.has(factory):
+        init = inspect.getattr_static(factory, "__init__", None)  # runs none of its code
+        taken = init.__annotations__ if isinstance(init, types.FunctionType) else {}
         return Signature(
             tuple(
                 Parameter(
-                    field.alias or field.name, _attrs_default(field.default), _text(field.type)
+                    field.alias or field.name,
+                    _attrs_default(field.default),
+                    _text(taken.get(field.alias or field.name, field.type)),
                 )
                 for field in attrs.fields(factory)
                 if field.init

@@ -675,7 +675,7 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
     except ImportError:
         raise InvalidSamplerConfig(
             f"{str(file)!r} is a YAML file, and reading YAML needs PyYAML: install it with "
-            f"python -m pip install -e '.[yaml]' in a clone of agentdescent-sampling (or "
+            f"python -m pip install '.[yaml]' in a clone of agentdescent-sampling (or "
             f"python -m pip install pyyaml), or write the config as TOML or JSON"
         ) from None
 

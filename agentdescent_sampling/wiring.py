@@ -24,6 +24,7 @@ Nothing here imports agentdescent at module level; :func:`wire` imports it when 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import numbers
@@ -34,7 +35,12 @@ from typing import Any
 
 from .protocol import TaskSampler, refuse_a_class, short_repr
 
-__all__ = ["EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
+__all__ = ["ENGINE_INSTALL", "EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
+
+#: How to install the engine, which :func:`wire`, the run-spec refs and the bench need.
+ENGINE_INSTALL = (
+    'from a clone, python -m pip install ".[engine]"; or python -m pip install agentdescent==0.7.0'
+)
 
 #: ``evidence(task_id, gain, committed)``: what a sampler must have for :func:`wire`.
 Evidence = Callable[[str, "float | None", bool], object]
@@ -124,6 +130,7 @@ def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
         )
     from dataclasses import replace
 
+    _require_engine("wire()")
     from agentdescent.policies import Policies
 
     policies = yours.get("policies")
@@ -352,6 +359,7 @@ class EvidenceTap:
     def acceptance(self, inner: Any = None) -> EvidenceAcceptance:
         """``inner`` (the engine's default, new for each run, when None), noting the cards
         of each candidate."""
+        _require_engine("the evidence's acceptance policy")
         from agentdescent.defaults import DefaultAcceptance
 
         self._parts.add("acceptance")
@@ -360,6 +368,7 @@ class EvidenceTap:
     def promotion(self, inner: Any = None) -> EvidencePromotion:
         """``inner`` (the engine's default, new for each run, when None), telling the
         sampler each outcome."""
+        _require_engine("the evidence's promotion policy")
         from agentdescent.defaults import DefaultPromotion
 
         self._parts.add("promotion")
@@ -567,3 +576,14 @@ def _task_id(card: Any) -> str | None:
         if isinstance(task_id, str):
             return task_id
     return None
+
+
+def _require_engine(what: str) -> None:
+    """Raise ``ModuleNotFoundError`` saying that ``what`` needs agentdescent and how to install
+    it, where it is not installed (a bare ``No module named 'agentdescent'`` says neither)."""
+    if importlib.util.find_spec("agentdescent") is None:
+        raise ModuleNotFoundError(
+            f"{what} hands the sampler agentdescent's evidence inside its evolve(), and "
+            f"agentdescent is not installed: {ENGINE_INSTALL}",
+            name="agentdescent",
+        )

@@ -9,6 +9,7 @@ installed, or a config that is wrong, ends it with one line and exit status 2.
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 from collections import Counter
@@ -42,5 +43,7 @@ def main(config: Path) -> int:
 if __name__ == "__main__":
     # End quietly when the reader of a pipe stops early (`... | head -1`), as Unix tools do.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default = Path(__file__).with_name("hardest_first.toml")
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else default))
+    parser.add_argument("config", nargs="?", type=Path, default=default, help="a TOML file")
+    sys.exit(main(parser.parse_args().config))

@@ -515,7 +515,7 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
     with pytest.raises(InvalidSamplerConfig) as raised:
         spec_from_file(path)
     # The package is not on an index yet: what works is the clone's extra, or PyYAML itself.
-    assert "install it with python -m pip install -e '.[yaml]' in a clone" in str(raised.value)
+    assert "install it with python -m pip install '.[yaml]' in a clone" in str(raised.value)
     assert "agentdescent-sampling[yaml]" not in str(raised.value)
 
 

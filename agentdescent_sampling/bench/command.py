@@ -64,8 +64,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         f"(workloads: {', '.join(ENGINE_WORKLOADS)}; default: all, 30 seeds, every built-in "
         "(fixable-first also wired to the engine's evidence), the engine's own "
         "DifficultyWeighted, the learner ceiling and the oracle, one process per CPU; "
-        "BENCHMARKS.md gives its cost); needs the engine: from a clone, pip install -e "
-        "'.[engine]', or pip install agentdescent==0.7.0",
+        "BENCHMARKS.md gives its cost); needs the engine: from a clone, python -m pip install "
+        "'.[engine]', or python -m pip install agentdescent==0.7.0",
     )
     parser.add_argument(
         "--sampler",

@@ -267,7 +267,10 @@ def test_without_the_engine_bench_says_in_one_line_how_to_install_it() -> None:
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("agentdescent-sampling: error: the artifact bench runs agentdescent's")
-    assert 'from a clone, pip install -e ".[engine]"; or pip install agentdescent==0.7.0' in line
+    assert (
+        'from a clone, python -m pip install ".[engine]"; or python -m pip install '
+        "agentdescent==0.7.0" in line
+    )
     assert line.endswith("'bench share' needs no engine")
 
 

@@ -70,6 +70,19 @@ def test_a_closed_pipe_ends_an_example_without_a_traceback(example: str) -> None
     assert result.stderr == ""
 
 
+@pytest.mark.parametrize("example", ["select_from_toml.py", "evolve_with_config.py"])
+def test_an_example_s_help_is_its_usage_not_a_config_named_help(example: str) -> None:
+    result = subprocess.run(
+        [sys.executable, f"examples/{example}", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: {example} [-h]")
+
+
 def test_selecting_a_sampler_that_is_not_installed_ends_the_example_with_one_line() -> None:
     # The hardest-first plugin, disabled, is as good as not installed.
     env = {**os.environ, "AGENTDESCENT_SAMPLERS_DISABLE": "agentdescent-sampling-hardest"}
@@ -145,6 +158,8 @@ def test_show_gives_each_parameters_meaning(capsys: pytest.CaptureFixture[str]) 
     assert main(["show", "difficulty-weighted"]) == 0
     shown = capsys.readouterr().out
     assert "    c: float = 0.2\n        exploration constant." in shown
+    # What the constructor takes: its converter turns None into the engine's default.
+    assert "    pass_threshold: float | None = 0.999\n" in shown
     assert main(["show", "difficulty-weighted", "--json"]) == 0
     parameters = json.loads(capsys.readouterr().out)["parameters"]
     assert parameters[0]["help"].startswith("exploration constant.")
@@ -157,6 +172,8 @@ def test_show_takes_a_spec_with_parameters_as_check_does(
     shown = capsys.readouterr().out
     assert shown.startswith("difficulty-weighted (agentdescent-sampling ")
     assert "    c: float = 0.2\n        exploration constant." in shown
+    # What the constructor takes: its converter turns None into the engine's default.
+    assert "    pass_threshold: float | None = 0.999\n" in shown
     assert shown.endswith(
         "\n  given:       c=0.1 (check builds it with them, which checks the values)\n"
     )

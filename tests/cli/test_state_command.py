@@ -215,7 +215,10 @@ def test_show_prints_an_export_too_saying_what_an_export_lacks(
 
     assert main(["state", "show", str(export)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    shown = "sampler     difficulty-weighted (a save_state export: no spec, log or holder)"
+    shown = (
+        "sampler     difficulty-weighted (a JSON export, of save_state or state export: no spec, "
+        "log or holder)"
+    )
     assert lines[1] == shown
     assert "records     4" in lines
     assert "tasks       3" in lines

@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ImportError as error:
         raise pytest.UsageError(
             f"{REQUIRE_ENGINE}=1 but the agentdescent engine cannot be imported ({error}); "
-            f"install it with python -m pip install -e '.[engine]' in this clone, or python -m pip "
+            f"install it with python -m pip install '.[engine]' in this clone, or python -m pip "
             f"install agentdescent==0.7.0"
         ) from error
 

@@ -17,7 +17,7 @@ from tests.engine.runspec_cli import read_state
 
 pytest.importorskip(
     "agentdescent",
-    reason="drives the agentdescent CLI: pip install 'agentdescent-sampling[engine]'",
+    reason='drives the agentdescent CLI: python -m pip install ".[engine]"',
 )
 
 LOGGED = "benchmarks._runspec:logged_sampler"

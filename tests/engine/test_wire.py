@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -16,7 +17,7 @@ from tests.engine.conftest import ASYNC_SECONDS, HintAgent, ToyWorkload
 
 pytest.importorskip(
     "agentdescent",
-    reason="needs the agentdescent engine: pip install 'agentdescent-sampling[engine]'",
+    reason='needs the agentdescent engine: python -m pip install ".[engine]"',
 )
 
 Told = tuple[str, "float | None", bool]
@@ -539,3 +540,25 @@ def test_your_on_round_is_called_with_a_round_info_that_has_no_token_count(
 
     assert calls == [info]
     assert sampler.state_dict()["rounds_close"]  # told of the round's end
+
+
+def test_wire_without_the_engine_installed_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentdescent_sampling.runspec import evidence_acceptance
+
+    monkeypatch.setitem(sys.modules, "agentdescent", None)  # as if not installed
+    for name in [name for name in sys.modules if name.startswith("agentdescent.")]:
+        monkeypatch.delitem(sys.modules, name)
+    for call, who in [
+        (lambda: wire(create("fixable-first")), "wire()"),
+        (lambda: evidence_acceptance(link="main"), "the evidence's acceptance policy"),
+    ]:
+        with pytest.raises(ModuleNotFoundError) as raised:
+            call()
+        assert raised.value.name == "agentdescent"
+        assert str(raised.value) == (
+            f"{who} hands the sampler agentdescent's evidence inside its evolve(), and "
+            f'agentdescent is not installed: from a clone, python -m pip install ".[engine]"; '
+            f"or python -m pip install agentdescent==0.7.0"
+        )

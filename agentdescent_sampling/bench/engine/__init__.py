@@ -27,7 +27,6 @@ from .report import (
 )
 from .run import EngineRun, Wiring, run_engine
 from .runner import (
-    ENGINE_EXTRA,
     EngineBenchConfig,
     EngineBenchResult,
     EngineWorkloadResult,
@@ -38,7 +37,6 @@ from .workloads import ENGINE_WORKLOADS, REFLECTORS, Built, EngineWorkload, Shar
 
 __all__ = [
     "ENGINE_DIFFICULTY_WEIGHTED",
-    "ENGINE_EXTRA",
     "ENGINE_JSON_SCHEMA",
     "ENGINE_SCHEMA_ID",
     "ENGINE_WORKLOADS",

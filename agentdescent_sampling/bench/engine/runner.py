@@ -22,6 +22,7 @@ from ...protocol import MAX_COUNT, short_repr
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
 from ...validators import whole_number_in
+from ...wiring import ENGINE_INSTALL
 from ..core import Machine, RunFailure, WithSamplers, as_specs, cpus
 from ..progress import Progress
 from .lineup import (
@@ -36,7 +37,6 @@ from .run import EngineRun, run_engine
 from .workloads import ENGINE_WORKLOADS, REFLECTORS, EngineWorkload, check_path
 
 __all__ = [
-    "ENGINE_EXTRA",
     "QUICK_SEEDS",
     "QUICK_WORKLOADS",
     "EngineBenchConfig",
@@ -46,8 +46,6 @@ __all__ = [
     "run_engine_bench",
 ]
 
-#: How to install what the engine bench needs.
-ENGINE_EXTRA = 'from a clone, pip install -e ".[engine]"; or pip install agentdescent==0.7.0'
 
 #: The quick bench's workloads: plain lessons, regressions whose held-out twins break, and
 #: graded scores.
@@ -291,7 +289,7 @@ def require_engine() -> str:
     except ImportError as error:
         raise BenchError(
             f"the artifact bench runs agentdescent's evolve(), which is not installed "
-            f"({error}): {ENGINE_EXTRA}; 'bench share' needs no engine"
+            f"({error}): {ENGINE_INSTALL}; 'bench share' needs no engine"
         ) from None
     from importlib.metadata import version
 
