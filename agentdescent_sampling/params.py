@@ -85,20 +85,19 @@ def signature_of(factory: Callable[..., Any]) -> Signature:
     """Describe ``factory``'s keyword parameters.
 
     attrs classes are read from their fields (so defaults and aliases are exact), each
-    typed as ``__init__`` takes it (a field with a converter takes what the converter
-    does: ``float | None`` where ``None`` is converted); anything else from
+    typed as declared, or as ``__init__`` takes it where that adds only ``None`` (a
+    converter that reads ``None`` as the default: ``float | None``); anything else from
     :func:`inspect.signature`. A factory whose signature can't be read is taken to accept
     any keyword.
     """
     if inspect.isclass(factory) and attrs.has(factory):
-        init = inspect.getattr_static(factory, "__init__", None)  # runs none of its code
-        taken = init.__annotations__ if isinstance(init, types.FunctionType) else {}
+        taken = _init_annotations(factory)
         return Signature(
             tuple(
                 Parameter(
                     field.alias or field.name,
                     _attrs_default(field.default),
-                    _text(taken.get(field.alias or field.name, field.type)),
+                    _typed(_text(field.type), taken.get(field.alias or field.name)),
                 )
                 for field in attrs.fields(factory)
                 if field.init
@@ -138,6 +137,27 @@ class _Computed:
     def __repr__(self) -> str:
         name = getattr(self.factory, "__qualname__", None)
         return f"{name}()" if isinstance(name, str) else "a new value per instance"
+
+
+def _init_annotations(factory: type) -> dict[str, Any]:
+    """The annotations of ``factory``'s own ``__init__`` function, read without running any
+    of its code (no property, metaclass or descriptor of its own); ``{}`` if none can be."""
+    try:
+        init = inspect.getattr_static(factory, "__init__", None)
+        taken = init.__annotations__ if type(init) is types.FunctionType else None
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  # a metaclass's own failure: the declared types
+        return {}
+    return taken if type(taken) is dict else {}
+
+
+def _typed(declared: str, taken: Any) -> str:
+    """``declared``, or ``__init__``'s annotation ``taken`` where it is ``declared`` or
+    ``None`` (``float | None``, ``Optional[float]``)."""
+    text = _text(taken) if isinstance(taken, str) else ""
+    with_none = (f"{declared} | None", f"None | {declared}", f"Optional[{declared}]")
+    return text if declared and text in with_none else declared
 
 
 def _text(annotation: Any) -> str:

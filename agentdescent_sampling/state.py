@@ -70,8 +70,8 @@ FORMAT = "agentdescent-sampling/state"
 #: ``benchmarks/state_limit.py`` at the readers' count of values at most 168 MB. What the count
 #: does not bound is the length of a few values: a parse costs up to eight bytes of memory a
 #: byte of text (one string that a character of the file makes four bytes a character, with
-#: the text itself), so this bounds a read to about 2.2 GB and 7 s (``--size-limit``), where 1
-#: GiB had let one string take 6.4 GB.
+#: the text itself), so this bounds a read to about 2.2 GB and 8 s (``--size-limit``). At
+#: 1 GiB, one string that an escape widens (six bytes a byte of text) had taken 6.4 GB.
 _MAX_FILE_BYTES = 1 << 28
 
 #: What a state that could not be written as JSON is told to be.
@@ -318,10 +318,12 @@ def state_json(document: Mapping[str, Any], cannot: str) -> str:
             f"{cannot}: it holds {values:,} values (a string counts three, a key four), over "
             f"the {MAX_VALUES:,} that load_state() reads; {durable}"
         )
-    if len(text) > _MAX_FILE_BYTES:  # ASCII: json.dumps escapes every other character
+    # ASCII: json.dumps escapes every other character. A byte is left for the line break
+    # that 'state export' writes after it to standard output, which a file it goes to keeps.
+    if len(text) >= _MAX_FILE_BYTES:
         raise StateError(
-            f"{cannot}: it is {len(text):,} bytes as JSON, over the {_MAX_FILE_BYTES:,} that "
-            f"load_state() reads (long task ids?); {durable}"
+            f"{cannot}: it is {len(text):,} bytes as JSON, over the {_MAX_FILE_BYTES - 1:,} "
+            f"that load_state() reads with a line break after them (long task ids?); {durable}"
         )
     return text
 

@@ -660,11 +660,15 @@ def _first_pick_and_record(sampler: Any) -> str | None:
         call = f"pick({_show(list(_SHARD))}, {round_index})"
         try:
             picked = _member(sampler.pick(list(_SHARD), round_index), _SHARD)
-        except Exception as error:  # noqa: BLE001  # any exception is the violation
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001  # any, SystemExit too, is the violation
             return f"{call} raised {describe(error)}{_where(error)}"
         try:
             sampler.record(picked, score)
-        except Exception as error:  # noqa: BLE001  # any exception is the violation
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001  # any, SystemExit too, is the violation
             outcome = "a pass" if score else "a failure"
             return (
                 f"record({picked!r}, {score}) after {call} raised {describe(error)}"

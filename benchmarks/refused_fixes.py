@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/refused_fixes.py [--workload graded] [--seeds 130] [--first-seed 0]
-        [--reflector llm-like] [--sticky]
+        [--reflector llm-like] [--sticky] [--null]
 
 Runs one engine bench workload in the real ``evolve()`` (the ``engine`` extra) with round-robin
 and fixable-first alone and wired, on the synchronous path, where the engine fuses a round's
@@ -16,11 +16,16 @@ acceptance folds each card's self-verify gain into the candidate's evidence, and
 is 0, so a fix whose held-out gain is small can pass alone and be refused beside a note. The
 bench's reflectors then find that fix again only ``k`` failures later (or by chance);
 ``--sticky`` runs the reflector of ``sticky_reflector.py`` instead, which proposes a found fix
-again on the task's next failure.
+again on the task's next failure. ``--null`` adds two null controls: round-robin taking the
+shard from six places on, and walking it backwards. Neither learns anything, so their
+difference from round-robin's final reward is what mere reordering moves it by: a sampler's
+difference no larger than theirs is no sign of what the sampler does.
 
-Prints, per sampler, the mean per run of each count, and the final held-out reward against
-round-robin's (mean paired difference with a 95% interval, and on how many seeds it is lower
-and higher).
+At the end it counts the fixable tasks (a lesson, a regression's victim) whose fix the final
+artifact lacks: those whose fix the reflector found (proposed) and the run lost, and those whose
+fix it never found. Prints, per sampler, the mean per run of each count, and the final held-out
+reward against round-robin's (mean paired difference with a 95% interval, and on how many seeds
+it is lower and higher).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentdescent_sampling import check_keys, check_score
 from agentdescent_sampling.bench.engine import EngineEntrant
 from agentdescent_sampling.bench.engine.lineup import engine_lineup
 from agentdescent_sampling.bench.engine.run import run_engine
@@ -48,7 +54,7 @@ from agentdescent_sampling.registry import default_registry
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.sticky_reflector import _sticky_finds  # after the path
 
-COLUMNS = ("2+ proposals", "fix rounds", "refused", "beside non-fix")
+COLUMNS = ("2+ proposals", "fix rounds", "refused", "beside non-fix", "lost, found", "never found")
 
 
 def counted(entrant: EngineEntrant, workload: str, seed: int, reflector: str) -> dict[str, float]:
@@ -56,8 +62,10 @@ def counted(entrant: EngineEntrant, workload: str, seed: int, reflector: str) ->
     final held-out reward."""
     counts = dict.fromkeys(COLUMNS, 0.0)
     proposals: list[bool] = []  # this round's: whether each is a real fix
+    runs: list[Built] = []
 
     def wiring(sampler: Any, built: Built, options: Mapping[str, Any]) -> dict[str, Any]:
+        runs.append(built)
         agent = built.agent
         propose = agent.propose
 
@@ -87,8 +95,33 @@ def counted(entrant: EngineEntrant, workload: str, seed: int, reflector: str) ->
     run = run_engine(
         ENGINE_WORKLOADS[workload], entrant.make, seed, reflector=reflector, wiring=wiring
     )
+    # The fixes the final artifact lacks: found (proposed) and lost, or never found.
+    agent = runs[0].agent
+    missing = [t for t in runs[0].fixable if agent.fix(agent.by_id[t]) not in run.artifact]
+    counts["lost, found"] = sum(task in agent.found for task in missing)
+    counts["never found"] = len(missing) - counts["lost, found"]
     return {**counts, "final": run.final}
 
+
+class Reordered:
+    """Round-robin in another order, a null control: from ``shift`` places on, or backwards."""
+
+    def __init__(self, shift: int = 0, backwards: bool = False) -> None:
+        self.shift, self.backwards = shift, backwards
+
+    def pick(self, keys: Any, round_index: int) -> str:
+        keys = check_keys(keys)
+        at = (round_index + self.shift) % len(keys)
+        return str(keys[-1 - at] if self.backwards else keys[at])
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+
+
+NULL_CONTROLS = (
+    EngineEntrant("round-robin, 6 places on", lambda built: Reordered(shift=6)),
+    EngineEntrant("round-robin, backwards", lambda built: Reordered(backwards=True)),
+)
 
 _ENTRANTS: list[EngineEntrant] = []  # set before the pool forks; jobs name them by index
 
@@ -106,10 +139,12 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--reflector", default=REFLECTORS[0], choices=REFLECTORS)
     parser.add_argument("--sticky", action="store_true", help="propose a found fix again at once")
+    parser.add_argument("--null", action="store_true", help="add round-robin in two other orders")
     args = parser.parse_args()
     if args.reflector in ("silent", "llm-like-gate"):
         parser.error("needs a reflector with notes and an exact gate: llm-like or a departure")
-    _ENTRANTS[:] = engine_lineup(["fixable-first"], default_registry(), ceilings=False)
+    extra = NULL_CONTROLS if args.null else ()
+    _ENTRANTS[:] = engine_lineup(["fixable-first"], default_registry(), extra, ceilings=False)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"{args.workload}, reflector {args.reflector}{' (sticky)' if args.sticky else ''}, "
           f"seeds {seeds.start}-{seeds.stop - 1}: mean per run; 'final vs RR': mean paired "

@@ -386,7 +386,7 @@ def test_a_state_over_the_file_size_its_readers_take_is_not_saved(
     sampler.record("字" * 40, 1.0)  # written as 40 escapes of six bytes
     monkeypatch.setattr(state, "_MAX_FILE_BYTES", 300)
     path = tmp_path / "state.json"
-    with pytest.raises(StateError, match=r"bytes as JSON, over the 300 that load_state\(\) reads"):
+    with pytest.raises(StateError, match=r"bytes as JSON, over the 299 that load_state\(\) reads"):
         save_state(sampler, path)
     monkeypatch.setattr(state, "_MAX_FILE_BYTES", 500)
     save_state(sampler, path)
@@ -443,26 +443,25 @@ def test_a_rollout_log_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path)
     assert "FIFO" in str(errors[0])
 
 
-@pytest.mark.parametrize("size", [(1 << 28) + 1, 1 << 30])
-def test_a_state_file_over_256_mib_is_refused_unread(tmp_path: Path, size: int) -> None:
-    # At 1 GiB one string that a single character widens to four bytes a character took 6.4
-    # GB and 17 s to read; at 256 MiB, 2.2 GB (benchmarks/state_limit.py --size-limit).
-    path = tmp_path / "state.json"
+# At 1 GiB one state string that an escape widens to four bytes a character took 6.4 GB and
+# 17 s to read; at 256 MiB, 1.6 GB (benchmarks/state_limit.py --size-limit).
+@pytest.mark.parametrize(
+    ("read", "error", "limit", "size"),
+    [(read_state_file, StateError, 1 << 28, (1 << 28) + 1),
+     (read_state_file, StateError, 1 << 28, 1 << 30),
+     (read_log, BenchError, 1 << 30, (1 << 30) + 1),
+     (read_log, BenchError, 1 << 30, 3 << 30)],
+    ids=["state-over-256-mib", "state-at-1-gib", "log-over-1-gib", "log-at-3-gib"],
+)  # fmt: skip
+def test_a_file_over_its_size_limit_is_refused_unread(
+    tmp_path: Path, read: Callable[[Path], object], error: type, limit: int, size: int
+) -> None:
+    path = tmp_path / "file"
     with path.open("wb") as handle:
         handle.truncate(size)  # sparse: no disk used
-    within_bounds(lambda: read_state_file(path))
-    with pytest.raises(StateError, match="larger than the limit of 268,435,456 bytes"):
-        read_state_file(path)
-
-
-@pytest.mark.parametrize("size", [(1 << 30) + 1, 3 << 30])
-def test_a_rollout_log_over_the_size_limit_is_refused_unread(tmp_path: Path, size: int) -> None:
-    path = tmp_path / "rollouts.jsonl"
-    with path.open("wb") as handle:
-        handle.truncate(size)  # sparse: no disk used
-    within_bounds(lambda: read_log(path))
-    with pytest.raises(BenchError, match="larger than the limit"):
-        read_log(path)
+    within_bounds(lambda: read(path))
+    with pytest.raises(error, match=f"larger than the limit of {limit:,} bytes"):
+        read(path)
 
 
 def test_a_rollout_log_line_over_64_kib_is_refused_naming_it(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ import inspect
 import math
 import random
 import re
+import sys
 import threading
 import time
 import traceback
@@ -195,23 +196,32 @@ def test_a_pick_that_raises_is_one_violation_and_no_other_check_runs() -> None:
     )
 
 
-def test_a_record_that_cannot_take_a_failure_is_told_at_the_first_check() -> None:
-    class LogOfScore:  # math.log(0.0): a failure's score breaks it
-        name = "log-of-score"
+@pytest.mark.parametrize(
+    ("fails", "raised"),
+    [(lambda score: math.log(score), "ValueError: math domain error"),  # log of a failure's 0.0
+     (lambda score: sys.exit(0) if score == 0.0 else None, "SystemExit: 0")],
+    ids=["log-of-zero", "system-exit"],
+)  # fmt: skip
+def test_a_record_that_cannot_take_a_failure_is_told_at_the_first_check(
+    fails: Callable[[float], object], raised: str
+) -> None:
+    class FailsOnAFailure:
+        name = "fails-on-a-failure"
 
         def pick(self, keys: Sequence[str], round_index: int) -> str:
             return keys[round_index % len(keys)]
 
         def record(self, task_id: str, score: float) -> None:
-            check_score(task_id, math.log(score))
+            check_score(task_id, score)
+            fails(score)
 
-    report = check_sampler(LogOfScore)
+    report = check_sampler(FailsOnAFailure)
 
     assert report.checks == ("protocol", "pick-and-record")
     [violation] = report.violations
     assert str(violation).startswith(
         "[pick-and-record] record('task-1', 0.0) after pick(['task-0', 'task-1', 'task-2', "
-        "'task-3', ...], 1) raised ValueError: math domain error (at "
+        f"'task-3', ...], 1) raised {raised} (at "
     )
     assert "; record() must take a failure (0.0); every other check" in violation.message
 

@@ -36,3 +36,25 @@ def test_the_final_reward_is_paired_with_round_robin_s_seed_by_seed(
     told = benchmark_script._versus(every["it"], every)
     assert told.startswith("+0.0000 ± ")
     assert told.endswith("(lower on 1, higher on 1)")
+
+
+def test_the_null_controls_are_round_robin_in_other_orders(benchmark_script: ModuleType) -> None:
+    shard = [f"task-{i}" for i in range(8)]
+    on, backwards = (entrant.make(None) for entrant in benchmark_script.NULL_CONTROLS)
+    picked_on = [on.pick(shard, r) for r in range(16)]
+    picked_back = [backwards.pick(shard, r) for r in range(16)]
+    assert picked_on[:3] == ["task-6", "task-7", "task-0"]
+    assert picked_back[:3] == ["task-7", "task-6", "task-5"]
+    assert sorted(picked_on[:8]) == sorted(picked_back[:8]) == shard  # each task once a cycle
+    assert picked_on[8:] == picked_on[:8]
+
+
+def test_a_fix_found_and_refused_is_counted_lost_where_round_robin_s_is_not_missing(
+    benchmark_script: ModuleType,
+) -> None:
+    # Seed 3 of graded: alone's refused fix is never found again, so the run ends without it.
+    entrants = {e.label: e for e in engine_lineup(["fixable-first"], default_registry())}
+    alone = benchmark_script.counted(entrants["fixable-first"], "graded", 3, "llm-like")
+    base = benchmark_script.counted(entrants["round-robin"], "graded", 3, "llm-like")
+    assert (base["lost, found"], base["never found"]) == (0, 0)  # all 8 lessons in its artifact
+    assert (alone["lost, found"], alone["never found"]) == (1, 0)

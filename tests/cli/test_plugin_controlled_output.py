@@ -268,3 +268,63 @@ def test_list_shows_a_look_alike_distribution_name_escaped(
     assert "adsp-g\\u043e\\u043ed" in out
     assert "g\\u043e\\u043ed" in out.splitlines()[1].split()[0]
     assert "\u043e" not in out
+
+
+def test_a_parameter_is_typed_as_declared_unless_init_adds_only_none() -> None:
+    from typing import Any as AnyType
+
+    import attrs
+
+    from agentdescent_sampling.params import signature_of
+
+    def default_if_none(value: AnyType) -> float:
+        return 0.5 if value is None else value
+
+    def none_is_half(value: float | None) -> float:
+        return 0.5 if value is None else value
+
+    @attrs.define
+    class Converted:
+        anything: float = attrs.field(default=0.5, converter=default_if_none)
+        optional: float = attrs.field(default=0.5, converter=none_is_half)
+
+    typed = [parameter.annotation for parameter in signature_of(Converted).parameters]
+    # An Any would hide a number from the kit's notes: the declared type stands.
+    assert typed == ["float", "float | None"]
+
+
+def test_a_hostile_init_or_metaclass_leaves_the_declared_types_and_runs_no_code() -> None:
+    import attrs
+
+    from agentdescent_sampling.params import signature_of
+
+    ran: list[str] = []
+
+    class Spoof:  # claims to be a function, with annotations that are no dict
+        @property
+        def __class__(self) -> type:  # type: ignore[override]
+            ran.append("__class__")
+            raise RuntimeError("plugin code ran")
+
+        __annotations__ = ["not", "a", "dict"]  # type: ignore[assignment]
+
+    @attrs.define(init=False)
+    class Spoofed:
+        x: float = 0.5
+
+    Spoofed.__init__ = Spoof()  # type: ignore[method-assign,assignment]
+
+    class Meta(type):
+        def __getattribute__(cls, name: str) -> Any:
+            if name == "__dict__" and ran == ["armed"]:
+                raise SystemExit("metaclass code ran")
+            return super().__getattribute__(name)
+
+    @attrs.define
+    class Guarded(metaclass=Meta):
+        x: float = 0.5
+
+    assert [p.annotation for p in signature_of(Spoofed).parameters] == ["float"]
+    assert ran == []
+    ran.append("armed")
+    assert [p.annotation for p in signature_of(Guarded).parameters] == ["float"]

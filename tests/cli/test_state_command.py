@@ -65,6 +65,24 @@ def test_export_writes_what_load_state_reads(tmp_path: Path) -> None:
         assert plain.state_dict() == reopened.state_dict()
 
 
+def test_an_export_to_standard_output_fits_the_readers_limit_with_its_line_break(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentdescent_sampling.state as state_module
+
+    state, export = _exported(tmp_path)
+    size = export.stat().st_size  # the text alone, as -o writes it
+    monkeypatch.setattr(state_module, "_MAX_FILE_BYTES", size)  # printed, one byte over
+    assert main(["state", "export", str(state)]) == 2
+    assert f"over the {size - 1:,} that load_state() reads" in capsys.readouterr().err
+    monkeypatch.setattr(state_module, "_MAX_FILE_BYTES", size + 1)
+    assert main(["state", "export", str(state)]) == 0
+    piped = tmp_path / "piped.json"
+    piped.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert piped.stat().st_size == size + 1
+    load_state(create("difficulty-weighted:c=0.1"), piped)  # type: ignore[arg-type]
+
+
 def test_import_makes_of_an_export_a_state_file_that_a_run_continues(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -106,6 +106,7 @@ class EngineRun:
         rollouts: rollouts recorded.
         taught: distinct fixable tasks that got at least one useful rollout.
         fixable: fixable train tasks in the workload, the most ``taught`` can reach.
+        artifact: the final artifact's text (``evolve()``'s ``rendered``).
     """
 
     curve: tuple[tuple[int, float], ...]
@@ -116,6 +117,7 @@ class EngineRun:
     rollouts: int
     taught: int
     fixable: int = 0
+    artifact: str = ""
 
     @call_curve.validator
     def _one_count_per_point(self, attribute: attrs.Attribute[Any], value: tuple[int, ...]) -> None:
@@ -264,5 +266,5 @@ def run_engine(
     calls = (0, *(info.calls for info in result.history))
     return EngineRun(
         curve, calls, built.start, built.attainable, tally.useful, tally.rollouts,
-        len(tally.taught), len(built.fixable),
+        len(tally.taught), len(built.fixable), result.rendered,
     )  # fmt: skip
