@@ -435,6 +435,53 @@ def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return captured.err
 
 
+def test_a_misspelt_sampler_is_refused_before_the_make_up_is_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_run(tmp_path, _run_records())
+
+    err = _refused(capsys, "--from-run", str(path), "--sampler", "fixable-frist")  # out: ""
+
+    assert "no sampler named 'fixable-frist'. Did you mean 'fixable-first'?" in err
+
+
+def test_a_synchronous_only_reflector_on_an_asynchronous_run_is_told_to_choose_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_run(tmp_path, _run_records(), evolve={"asynchronous": True, "max_seconds": 60})
+
+    err = _refused(capsys, "--from-run", str(path), "--reflector", "llm-like-gate")
+
+    assert "a --from-run of an asynchronous run is benched asynchronously: choose another " in err
+    assert "--async" not in err  # the user gave none, and none forces the synchronous path
+
+
+@pytest.mark.parametrize("reward", [5.0, -0.5])
+def test_a_reward_outside_zero_to_one_is_refused_as_the_log_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reward: float
+) -> None:
+    # 5.0 had counted as a pass and -0.5 as a failure, silently.
+    path = make_run(tmp_path, [*_run_records(), _record_file("odd", reward, 1)])
+
+    err = _refused(capsys, "--from-run", str(path))
+
+    assert f"has 'reward' {reward}, outside [0, 1]" in err
+    assert "for example accuracy / 100" in err
+
+
+def test_a_run_id_is_told_the_directory_the_engine_keeps_it_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    run_id = make_run(home / "runs", _run_records()).name
+    monkeypatch.setenv("AGENTDESCENT_HOME", str(home))
+    monkeypatch.chdir(tmp_path)  # where no directory has that name
+
+    err = _refused(capsys, "--from-run", run_id)
+
+    assert f"no such directory; it is the id of the run in '{home / 'runs' / run_id}'" in err
+
+
 def test_a_missing_directory_is_named_with_where_runs_live(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -585,6 +632,18 @@ def test_an_unreadable_status_is_named(tmp_path: Path, capsys: pytest.CaptureFix
 
     assert f"cannot read '{run / 'status.json'}'" in err
     assert "run the spec again" in err
+
+
+def test_a_run_too_short_to_place_its_tasks_is_told_which_spec_fields_lengthen_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each task rolled out once: none can be placed, and a longer run may stop at patience.
+    records = [_record_file(f"t{i}", 0.0, 1) for i in range(3)] + [_record_file("ok", 1.0, 1)]
+
+    err = _refused(capsys, "--from-run", str(make_run(tmp_path, records)))
+
+    assert "; 4 of its 4 tasks were rolled out fewer than 2 times" in err
+    assert '"evolve": {"rounds": ...}, and a "patience" as large' in err
 
 
 def test_records_of_two_artifacts_are_refused(

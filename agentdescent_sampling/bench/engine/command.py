@@ -10,9 +10,11 @@ import sys
 import warnings
 
 from ...errors import BenchError
+from ...registry import default_registry
 from ...spec import SpecLike
 from ..core import LEARNER_CEILING, ORACLE, bare_name
 from .fromrun import format_make_up, read_run
+from .lineup import engine_lineup
 from .plot import plot_gains
 from .report import engine_to_json, format_engine_report
 from .runner import QUICK_WORKLOADS, EngineBenchConfig, run_engine_bench
@@ -87,22 +89,30 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
         )
     workloads: list[EngineWorkload | str] = []
     asynchronous = args.asynchronous
-    if args.from_run is not None:
-        run = read_run(args.from_run)
-        workload = run.workload()
-        # Before the bench, which takes a while; beside the JSON document, which holds the
-        # workload with the notes on its rounds, not this text.
-        stream = sys.stderr if args.json else sys.stdout
-        print(format_make_up(run, workload) + "\n", file=stream, flush=True)
-        workloads.append(workload)
+    run = None if args.from_run is None else read_run(args.from_run)
+    made_up = None if run is None else run.workload()
+    if run is not None and made_up is not None:
+        workloads.append(made_up)
         # The run's own path: an asynchronous run is benched asynchronously, unasked.
         asynchronous = asynchronous or run.asynchronous
     reflector = args.reflector or REFLECTORS[0]
     try:
         check_path(reflector, asynchronous)
     except ValueError as error:
-        why = " (a --from-run of an asynchronous run is benched asynchronously)"
-        raise BenchError(f"{error}{why if asynchronous != args.asynchronous else ''}") from None
+        if asynchronous == args.asynchronous:
+            raise BenchError(str(error)) from None
+        raise BenchError(
+            f"the reflector {reflector!r} runs on the synchronous path only, and a --from-run "
+            f"of an asynchronous run is benched asynchronously: choose another --reflector "
+            f"(one of {', '.join(r for r in REFLECTORS if r != reflector)})"
+        ) from None
+    if samplers:  # a misspelt --sampler fails before the make-up is printed, not after
+        engine_lineup(samplers, default_registry(), ceilings=False)
+    if run is not None and made_up is not None:
+        # Before the bench, which takes a while; beside the JSON document, which holds the
+        # workload with the notes on its rounds, not this text.
+        stream = sys.stderr if args.json else sys.stdout
+        print(format_make_up(run, made_up) + "\n", file=stream, flush=True)
     options = {
         "workloads": [*workloads, *names],
         "first_seed": args.first_seed,

@@ -275,12 +275,20 @@ class RecordedRun:
         make_up = self.make_up
         ks, mixed = make_up.flip_failures, len(make_up.of("mixed"))
         if not ks and not mixed:
+            few, tasks = len(make_up.of("too-few")), len(make_up.tasks)
+            sparse = (
+                f"; {few} of its {tasks} tasks were rolled out fewer than {MIN_RECORDS} times, "
+                f"and a task needs rollouts both before and after a commit to be placed"
+                if few * 2 > tasks
+                else ""
+            )
             raise BenchError(
                 f"--from-run {str(self.path)!r}: no task flipped from failing to "
                 f"passing, and none passed and failed ({_counts(make_up)}), so nothing in this "
-                f"make-up can be learned and no sampler can buy anything; bench a run in which "
-                f"a task failed, then passed after a commit (a longer run, or one with more "
-                f"workers, rolls out more tasks both before and after a commit)"
+                f"make-up can be learned and no sampler can buy anything{sparse}. Bench a run "
+                f"in which a task failed, then passed after a commit: in its run spec, more "
+                f'"evolve": {{"rounds": ...}}, and a "patience" as large (the engine stops a '
+                f'run after that many rounds without a commit), or more "n_workers"'
             )
         options: dict[str, Any] = {}
         if ks:
@@ -400,6 +408,12 @@ def read_run(path: str | Path) -> RecordedRun:
             what = _link_end(run)
         else:
             what = "no such directory"
+            # The engine's run store: $AGENTDESCENT_HOME/runs, else ~/.agentdescent/runs.
+            home = os.environ.get("AGENTDESCENT_HOME") or "~/.agentdescent"
+            stored = Path(home, "runs", str(path))
+            if str(path) == run.name and stored.expanduser().is_dir():  # a run id, not a path
+                where = short_repr(str(stored), 1000)
+                what += f"; it is the id of the run in {where}: give that directory"
         raise BenchError(f"--from-run {given}: {what}; {_WHERE}")
     if not (run / "status.json").is_file() or not (run / "spec.json").is_file():
         raise BenchError(f"--from-run {given}: {_not_a_run(run)}")
@@ -698,6 +712,12 @@ def _record(file: Path) -> dict[str, Any]:
     reward = entry.get("reward")
     if isinstance(reward, bool) or not isinstance(reward, (int, float)):
         raise refuse(f"'reward' is {short_repr(reward)}, not a number")
+    if not 0.0 <= reward <= 1.0:  # a pass is a reward at the run's solved_threshold, up to 1
+        raise BenchError(
+            f"the run's rollout record {str(file)!r} has 'reward' {short_repr(reward)}, outside "
+            f"[0, 1], where the bench reads a run's rewards as the engine's scores: bench a run "
+            f"whose reward function returns [0, 1] (for example accuracy / 100)"
+        )
     at = entry.get("ts", 0.0)
     if isinstance(at, bool) or not isinstance(at, (int, float)):
         raise refuse(f"'ts' is {short_repr(at)}, not a number")
