@@ -9,6 +9,7 @@ informative is a property of the task's **true** pass probability at pick time
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import random
@@ -370,13 +371,18 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
             )
         task, score = entry["task_id"], entry["score"]
         if not isinstance(task, str) or not task:
+            quote = f" (quote it: {json.dumps(str(task))})" if type(task) in (int, float) else ""
             raise BenchError(
-                f"{where}: 'task_id' must be a non-empty string, got {short_repr(task)}"
+                f"{where}: 'task_id' must be a non-empty string, got {short_repr(task)}{quote}"
             )
         if not _is_fraction(score):
+            advice = (
+                "write a pass as 1.0 and a failure as 0.0"
+                if isinstance(score, bool)
+                else "normalise the reward (for example accuracy / 100)"
+            )
             raise BenchError(
-                f"{where}: 'score' must be a number in [0, 1], got {short_repr(score)}; "
-                f"normalise the reward (for example accuracy / 100)"
+                f"{where}: 'score' must be a number in [0, 1], got {short_repr(score)}; {advice}"
             )
         round_index = entry["round"]
         if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:

@@ -145,7 +145,15 @@ def test_resampling_a_log_varies_a_mixed_tasks_pass_rate_between_seeds(tmp_path:
         ({"task_id": "", "score": 1.0, "round": 0}, "'task_id' must be a non-empty string"),
         ({"task_id": "a"}, "line 1 has no 'score' or 'round' key"),
         ({"task_id": "a", "score": 1.5, "round": 0}, "'score' must be a number in \\[0, 1\\]"),
-        ({"task_id": "a", "score": True, "round": 0}, "'score' must be a number"),
+        (
+            {"task_id": "a", "score": True, "round": 0},
+            "'score' must be a number in \\[0, 1\\], got "
+            "True; write a pass as 1.0 and a failure as 0.0",
+        ),
+        (
+            {"task_id": 7, "score": 1.0, "round": 0},
+            "'task_id' must be a non-empty string, got 7 \\(quote it: \"7\"\\)",
+        ),
         ({"task_id": "a", "score": 1.0, "round": -1}, "'round' must be a whole number"),
         ({"task_id": "a", "score": 1.0}, "line 1 has no 'round' key"),
         ({"task_id": "a", "score": None, "round": 0}, "'score' must be a number"),

@@ -537,7 +537,7 @@ def test_a_directory_without_status_and_spec_is_not_a_run(
     err = _refused(capsys, "--from-run", str(tmp_path))
 
     assert f"--from-run '{tmp_path}': not an agentdescent run directory" in err
-    assert "no status.json and spec.json" in err
+    assert "it has no status.json and no spec.json, which" in err
 
 
 def test_the_run_store_and_a_runs_ledger_point_to_the_run_directory(
@@ -563,6 +563,23 @@ def test_a_run_with_no_rollout_records_says_why(
     assert "records every rollout by default" in err
     err = _refused(capsys, "--from-run", str(unrecorded))
     assert "its spec sets record_rollouts: false; run the spec again without it" in err
+    cancelled = make_run(tmp_path / "c", [], status={"state": "cancelled"})
+    err = _refused(capsys, "--from-run", str(cancelled))
+    assert (
+        f"(state 'cancelled', 0 rollouts); continue it with agentdescent resume {cancelled.name}"
+        in err
+    )
+
+
+def test_a_directory_missing_one_run_file_is_told_which(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = make_run(tmp_path, _run_records())
+    (run / "status.json").unlink()
+
+    err = _refused(capsys, "--from-run", str(run))
+
+    assert "not an agentdescent run directory: it has no status.json, which" in err
 
 
 @pytest.mark.parametrize(

@@ -653,8 +653,9 @@ def _not_a_run(path: Path) -> str:
             f"this is a run store holding {plural(len(runs), 'run')}; "
             f"give one run's directory, such as {str(runs[-1])!r}"
         )
+    missing = [name for name in ("status.json", "spec.json") if not (path / name).is_file()]
     return (
-        f"not an agentdescent run directory: it has no status.json and spec.json, which "
+        f"not an agentdescent run directory: it has no {' and no '.join(missing)}, which "
         f"`agentdescent evolve` writes in each run's directory; {_WHERE}"
     )
 
@@ -666,9 +667,15 @@ def _no_rollouts(store: Path, spec: Mapping[str, Any], status: Mapping[str, Any]
             "again without it (recording is the default)"
         )
     where = "no rollout records" if store.is_dir() else f"no {_STORE}/ directory"
+    state = status.get("state")
+    go_on = (
+        f"continue it with agentdescent resume {shown(store.parent.parent.name)}"
+        if state == "cancelled"
+        else "let it finish a round"
+    )
     return (
-        f"the run has {where} (state {short_repr(status.get('state'))}, "
-        f"{short_repr(status.get('rollouts', 0))} rollouts); let it finish a round, or run the "
+        f"the run has {where} (state {short_repr(state)}, "
+        f"{short_repr(status.get('rollouts', 0))} rollouts); {go_on}, or run the "
         f"spec again with agentdescent 0.7.0, which records every rollout by default"
     )
 
