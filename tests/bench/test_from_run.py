@@ -404,7 +404,10 @@ def test_an_asynchronous_run_is_benched_by_the_asynchronous_path_and_says_so(
     assert "in flight; by evolve(asynchronous=True), as the run went" in said
 
     assert main(["bench", "--from-run", str(path), "--seeds", "1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["config"]["asynchronous"] is True
+    document = json.loads(capsys.readouterr().out)
+    assert document["config"]["asynchronous"] is True
+    # What a reader needs to run it again: the run's directory.
+    assert document["workloads"][0]["summary"].startswith(f"from the run in {path}: ")
 
 
 def test_a_synchronous_run_says_nothing_of_the_path(tmp_path: Path) -> None:

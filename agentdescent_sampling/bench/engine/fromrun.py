@@ -297,7 +297,7 @@ class RecordedRun:
             options.update(flaky=mixed, luck=round(make_up.luck, 2))
         return EngineWorkload(
             name="from-run",
-            summary=f"from run {shown(self.run_id)}: {_counts(make_up, too_few=False)}",
+            summary=f"from the run in {shown(str(self.path))}: {_counts(make_up, too_few=False)}",
             lessons=len(ks) + mixed,
             always=len(make_up.of("always")),
             never=len(make_up.of("never")),
