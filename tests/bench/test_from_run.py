@@ -482,7 +482,9 @@ def test_a_run_id_is_told_the_directory_the_engine_keeps_it_in(
 
     err = _refused(capsys, "--from-run", run_id)
 
-    assert f"no such directory; it is the id of the run in '{home / 'runs' / run_id}'" in err
+    looked = tmp_path / run_id  # a relative path is told where it was looked for
+    assert f"no such directory ('{looked}'); it is the id of the run in " in err
+    assert f"the id of the run in '{home / 'runs' / run_id}': give that directory" in err
 
 
 def test_a_missing_directory_is_named_with_where_runs_live(

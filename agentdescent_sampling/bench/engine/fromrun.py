@@ -408,6 +408,9 @@ def read_run(path: str | Path) -> RecordedRun:
             what = _link_end(run)
         else:
             what = "no such directory"
+            looked = os.path.abspath(run)
+            if looked != str(path):  # relative, or with a ~: where it was looked for
+                what += f" ({short_repr(looked, 1000)})"
             # The engine's run store: $AGENTDESCENT_HOME/runs, else ~/.agentdescent/runs.
             home = os.environ.get("AGENTDESCENT_HOME") or "~/.agentdescent"
             stored = Path(home, "runs", str(path))
