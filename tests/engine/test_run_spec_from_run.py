@@ -110,7 +110,7 @@ def test_bench_from_run_prints_the_make_up_then_benches_it_to_a_verdict(
                  "mixed        1  50% of their records passed", "too-few      2"):  # fmt: skip
         assert f"\n  {line}" in make_up
     assert "What the records cannot tell:" in make_up
-    assert f"from-run: from run {run_dir.name}: 2 flipped (k 1), 1 mixed" in report
+    assert f"from-run: from the run in {run_dir.resolve()}: 2 flipped (k 1), 1 mixed" in report
     assert "16 rollouts a run: 2 rounds x 8 workers, 8 in flight" in report
     assert "\nVerdict: " in report
     assert f"bench --engine --from-run {run_dir}" in report
