@@ -4,7 +4,7 @@ A hook-form plugin is a module named by an ``agentdescent.samplers`` entry point
 (``name = "package.module"``, with no ``:attribute``), holding functions marked with
 :data:`hookimpl`::
 
-    from agentdescent_sampling import hookimpl
+    from agentdescent_sampling.plugin import hookimpl
 
     @hookimpl
     def agentdescent_register_samplers(register):

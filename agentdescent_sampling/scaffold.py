@@ -212,7 +212,7 @@ def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-#: The longest sampler name (see :func:`~agentdescent_sampling.protocol.check_name`).
+#: The longest sampler name (see :func:`~agentdescent_sampling.plugin.check_name`).
 _LONGEST_NAME = 64
 #: The line length of the written pyproject's ruff; every line fits it, whatever the name.
 _LINE = 100
@@ -261,8 +261,7 @@ _SAMPLER = '''\
     from typing import ClassVar
 
     import attrs
-    from agentdescent_sampling import check_pick, check_score
-    from agentdescent_sampling.validators import solved_threshold
+    from agentdescent_sampling.plugin import check_pick, check_score, solved_threshold
 
     __all__ = ["{cls}"]
 
@@ -314,7 +313,7 @@ _HOOKS = '''\
 
     from __future__ import annotations
 
-    from agentdescent_sampling import Register, hookimpl
+    from agentdescent_sampling.plugin import Register, hookimpl
 
     from . import {cls}
 

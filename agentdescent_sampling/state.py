@@ -208,9 +208,9 @@ def not_stateful(sampler: object, doing: str, first: str = "") -> str:
     return (
         f"sampler {sampler_name(sampler)!r} ({type(sampler).__name__}) cannot {doing}: it has "
         f"{lacks}. {first}Use a sampler that has them "
-        f"(every built-in does), or give it both (agentdescent_sampling.Stateful: a JSON-ready "
-        f"state_dict() and a load_state_dict(state) that raises StateError on a state it "
-        f"cannot take)"
+        f"(every built-in does), or give it both (agentdescent_sampling.plugin.Stateful: a "
+        f"JSON-ready state_dict() and a load_state_dict(state) that raises StateError on a "
+        f"state it cannot take)"
     )
 
 

@@ -237,7 +237,7 @@ def check_sampler(
     reported by the first check that finds it only.
 
     A sampler that declares ``thread_safe = False`` is checked under threads as it is
-    served: wrapped in :func:`~agentdescent_sampling.synchronized`, as ``create()`` wraps it.
+    served: wrapped in :func:`~agentdescent_sampling.plugin.synchronized`, as ``create()`` wraps it.
 
     Args:
         factory_or_name: a sampler class or factory, or anything ``create()`` accepts: a
@@ -734,7 +734,7 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"parameters: {', '.join(names)}, {numbers}, accepted the string "
             f"{_NOT_A_NUMBER!r}, so a config's typo ({label}:{names[0]}=abc) passes create() "
             f"and fails later, if at all. Validate numbers as they are set (an attrs validator "
-            f"such as agentdescent_sampling.validators.number_in, or in a plain __init__ a "
+            f"such as agentdescent_sampling.plugin.number_in, or in a plain __init__ a "
             f"check that raises TypeError or ValueError), so create() refuses a bad value "
             f"naming its parameter"
         )
@@ -745,14 +745,15 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"flags: {listed} accepted the string 'false', which an if reads as true, so a "
             f'config\'s quoted "false" ({label}:{flags[0].name}="false") turns it on. Validate '
             f"flags as they are set (an attrs validator such as "
-            f"agentdescent_sampling.validators.boolean(), or a check that raises TypeError)"
+            f"agentdescent_sampling.plugin.boolean(), or a check that raises TypeError)"
         )
     taken = _bad_scores_taken(sampler)  # looked at above, not yet called
     if taken:
         notes.append(
             f"bad scores: record() {taken}. The engine checks each reward before record(), so "
             f"no run is harmed, but another caller's bad score would skew the statistics "
-            f"silently: agentdescent_sampling.check_score(task_id, score) refuses them for you"
+            f"silently: agentdescent_sampling.plugin.check_score(task_id, score) refuses them "
+            f"for you"
         )
     return tuple(notes)
 
@@ -1120,7 +1121,7 @@ def _check_bad_scores(factory: Factory, params: dict[str, Any]) -> Iterator[Find
             "bad-scores",
             f"after {_BAD_SCORE_ROUNDS} picks and records, {first}{also}. A score record() "
             f"refuses must change nothing: check it before any update "
-            f"(agentdescent_sampling.check_score(task_id, score) returns it as a float, or "
+            f"(agentdescent_sampling.plugin.check_score(task_id, score) returns it as a float, or "
             f"raises)",
         )
 

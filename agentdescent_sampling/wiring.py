@@ -274,7 +274,7 @@ class EvidenceTap:
         link: the run spec ``link`` the three refs share: the run then stops at its first
             card or merge report, naming it, if a ref with this link is missing (a typo in
             one link would leave the run unwired; a spec the engine builds is checked before
-            that, by :func:`~agentdescent_sampling.from_run_spec` and the evidence refs);
+            that, by :func:`~agentdescent_sampling.refs.from_run_spec` and the evidence refs);
             None outside a run spec.
 
     Raises:

@@ -10,7 +10,7 @@ reflector (``agentdescent.demo``), so nothing calls a model.
 
 :func:`logged_sampler` is a ref target (``benchmarks._runspec:logged_sampler``, resolvable
 in the run's process through ``PYTHONPATH``; a spec lists ``"benchmarks."`` in its
-``allow``): our :func:`~agentdescent_sampling.from_run_spec` sampler, with every pick and
+``allow``): our :func:`~agentdescent_sampling.refs.from_run_spec` sampler, with every pick and
 record appended to a log file, so two runs' picks can be compared.
 """
 
@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentdescent_sampling import TaskSampler, from_run_spec
+from agentdescent_sampling import TaskSampler
+from agentdescent_sampling.refs import from_run_spec
 from agentdescent_sampling.runspec import _tap
 
 REPO = Path(__file__).resolve().parents[1]

@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentdescent_sampling import check_keys, check_score
 from agentdescent_sampling.bench.engine import EngineEntrant
 from agentdescent_sampling.bench.engine.lineup import engine_lineup
 from agentdescent_sampling.bench.engine.run import run_engine
@@ -49,6 +48,7 @@ from agentdescent_sampling.bench.engine.workloads import (
     Built,
     SimulatedReflector,
 )
+from agentdescent_sampling.plugin import check_keys, check_score
 from agentdescent_sampling.registry import default_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

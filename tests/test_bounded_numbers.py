@@ -11,15 +11,9 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import (
-    InvalidSamplerConfig,
-    StateError,
-    create,
-    from_run_spec,
-    load_state,
-    save_state,
-)
+from agentdescent_sampling import InvalidSamplerConfig, StateError, create, load_state, save_state
 from agentdescent_sampling.protocol import is_count, is_tally
+from agentdescent_sampling.refs import from_run_spec
 
 SHARD = [f"task-{i}" for i in range(4)]
 

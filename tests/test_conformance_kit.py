@@ -20,13 +20,10 @@ from agentdescent_sampling import (
     Registry,
     RoundRobin,
     StateError,
-    check_keys,
-    check_score,
-    check_state,
-    synchronized,
     testing,
 )
 from agentdescent_sampling.errors import InvalidSamplerConfig, SamplerConflictError
+from agentdescent_sampling.plugin import check_keys, check_score, check_state, synchronized
 from agentdescent_sampling.protocol import is_count
 from agentdescent_sampling.spec import SamplerSpec
 from agentdescent_sampling.testing import check_sampler
@@ -1266,11 +1263,11 @@ def test_number_parameters_that_accept_a_string_get_a_note_naming_them() -> None
     (note,) = [note for note in report.notes if note.startswith("parameters:")]
     assert note.startswith("parameters: epsilon, window, declared a number, accepted the string")
     assert "(loose-numbers:epsilon=abc) passes create()" in note
-    assert "validators.number_in" in note
+    assert "agentdescent_sampling.plugin.number_in" in note
 
 
 LOOSE_NUMBERS_PLUGIN = """
-    from agentdescent_sampling import check_keys, check_score
+    from agentdescent_sampling.plugin import check_keys, check_score
 
     class LooseNumbers:
         name = "loose-numbers"

@@ -12,7 +12,8 @@ from typing import ClassVar
 
 import pytest
 
-from agentdescent_sampling import RoundRobin, check_keys, check_pick, check_score, testing
+from agentdescent_sampling import RoundRobin, testing
+from agentdescent_sampling.plugin import check_keys, check_pick, check_score
 from agentdescent_sampling.testing import check_sampler
 
 
@@ -177,7 +178,7 @@ def test_the_pytest_fixture_shows_notes_in_the_warnings_summary_and_passes(
 ) -> None:
     pytester.makepyfile(
         """
-        from agentdescent_sampling import check_keys, check_score
+        from agentdescent_sampling.plugin import check_keys, check_score
 
         class Unlocked:
             name = "unlocked"
@@ -205,7 +206,7 @@ def test_notes_made_errors_fail_the_test_with_every_note_not_the_first_alone(
 ) -> None:
     pytester.makepyfile(
         """
-        from agentdescent_sampling import check_keys
+        from agentdescent_sampling.plugin import check_keys
 
         class Unchecked:  # no stats(), and record() takes any score: two notes
             name = "unchecked"
@@ -235,7 +236,7 @@ def test_the_pytest_fixture_fails_a_sampler_it_cannot_build_with_the_message_alo
 ) -> None:
     pytester.makepyfile(
         """
-        from agentdescent_sampling import check_keys, check_score
+        from agentdescent_sampling.plugin import check_keys, check_score
 
         class Sized:
             name = "sized"
@@ -678,4 +679,4 @@ def test_a_flag_that_takes_the_string_false_is_noted() -> None:
         "flags: greedy accepted the string 'false', which an if reads as true, so a config's "
         'quoted "false" (unchecked-flag:greedy="false") turns it on.'
     )
-    assert "validators.boolean()" in note
+    assert "agentdescent_sampling.plugin.boolean()" in note

@@ -10,10 +10,8 @@ import pytest
 from agentdescent_sampling import (
     DifficultyWeighted,
     InvalidSamplerConfig,
-    PluginLoadError,
     Registry,
     RoundRobin,
-    SamplerConflictError,
     SamplerInfo,
     SamplerSpec,
     UnknownSamplerError,
@@ -21,6 +19,7 @@ from agentdescent_sampling import (
     create,
     spec_from_file,
 )
+from agentdescent_sampling.errors import PluginLoadError, SamplerConflictError
 from tests.support.distinfo import FIRST_KEY, HOOK_FORM, install_plugins
 
 
@@ -467,7 +466,7 @@ def test_an_unknown_name_quotes_a_failed_hook_before_a_failed_class_of_one_distr
     # The distribution's first failure was quoted, a class-form entry point that can provide
     # only its own name (and its class's aliases); the hook that may register any was hidden.
     source = """
-        from agentdescent_sampling import hookimpl
+        from agentdescent_sampling.plugin import hookimpl
 
         @hookimpl
         def agentdescent_register_samplers(register):

@@ -31,13 +31,12 @@ from agentdescent_sampling import (
     RoundRobin,
     StateError,
     TaskSampler,
-    check_keys,
-    check_score,
     create,
     load_state,
     save_state,
 )
 from agentdescent_sampling.durable import REPLAY_LIMIT, TOLD, read_durable_state
+from agentdescent_sampling.plugin import check_keys, check_score
 from agentdescent_sampling.protocol import check_state, short_repr
 from tests.support.holder import holding
 
@@ -2127,7 +2126,8 @@ def test_the_files_sqlite_keeps_beside_a_database_are_refused_as_a_state_path(
 def test_a_path_with_a_name_too_long_and_a_separator_is_our_error_not_a_bare_oserror(
     tmp_path: Path,
 ) -> None:
-    from agentdescent_sampling import from_run_spec, save_state
+    from agentdescent_sampling import save_state
+    from agentdescent_sampling.refs import from_run_spec
 
     too_long = f"{tmp_path}/{'a' * 300}/"
     with pytest.raises(StateError):
@@ -2139,7 +2139,7 @@ def test_a_path_with_a_name_too_long_and_a_separator_is_our_error_not_a_bare_ose
 def test_a_state_path_ending_with_a_separator_is_refused_as_a_directory_and_nothing_is_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentdescent_sampling import from_run_spec
+    from agentdescent_sampling.refs import from_run_spec
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)

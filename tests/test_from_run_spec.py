@@ -15,11 +15,11 @@ from agentdescent_sampling import (
     StateError,
     UnknownSamplerError,
     create,
-    from_run_spec,
     save_state,
 )
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.durable import read_durable_state
+from agentdescent_sampling.refs import from_run_spec
 from agentdescent_sampling.runspec import _admits_more
 
 

@@ -13,8 +13,8 @@ from agentdescent_sampling import (
     FixableFirst,
     GradedScoreWarning,
     InformativeBand,
-    synchronized,
 )
+from agentdescent_sampling.plugin import synchronized
 
 THRESHOLD_SAMPLERS = [
     pytest.param(DifficultyWeighted, id="difficulty-weighted"),

@@ -10,10 +10,10 @@ from agentdescent_sampling import (
     DifficultyWeighted,
     FixableFirst,
     InformativeBand,
-    Pending,
     RoundRobin,
     TaskSampler,
 )
+from agentdescent_sampling.plugin import Pending
 
 SPREADING = [
     pytest.param(lambda: RoundRobin(spread_in_flight=True), id="round-robin"),

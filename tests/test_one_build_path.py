@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import InvalidSamplerConfig, PluginLoadError, Registry, RoundRobin
+from agentdescent_sampling import InvalidSamplerConfig, Registry, RoundRobin
+from agentdescent_sampling.errors import PluginLoadError
 from agentdescent_sampling.samplers import round_robin
 
 

@@ -9,17 +9,9 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import (
-    DurableSampler,
-    Registry,
-    RoundRobin,
-    ServedSampler,
-    StateError,
-    check_pick,
-    check_score,
-    check_state,
-    synchronized,
-)
+from agentdescent_sampling import DurableSampler, Registry, RoundRobin, StateError
+from agentdescent_sampling.plugin import check_pick, check_score, check_state, synchronized
+from agentdescent_sampling.served import ServedSampler
 
 
 class Tally:

@@ -3,7 +3,8 @@
 Every name in ``agentdescent_sampling.__all__`` is documented; every
 ``agentdescent_sampling.X`` a doc names, and every name a plugin in ``plugins/`` imports from
 this package, is in ``__all__`` or in the ``__all__`` of a public submodule that
-docs/plugins.md documents.
+docs/plugins.md documents. A plugin author imports from one module,
+``agentdescent_sampling.plugin``, whose docstring names everything it holds.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import agentdescent_sampling
+from agentdescent_sampling import plugin
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = sorted((REPO / "docs").glob("*.md"))
@@ -25,17 +27,9 @@ PLUGIN_SOURCES = sorted(
     if "egg-info" not in str(path)
 )
 #: The public submodules, each documented in docs/plugins.md.
-PUBLIC = (
-    "errors",
-    "hookspecs",
-    "pending",
-    "protocol",
-    "refs",
-    "testing",
-    "validators",
-    "bench",
-    "bench.engine",
-)
+PUBLIC = ("errors", "plugin", "refs", "testing", "bench", "bench.engine")
+#: The names both a user and a plugin author import, in the package and in ``plugin``.
+SHARED = {"SOLVED", "StateError", "TaskSampler"}
 #: ``agentdescent_sampling.X`` in a doc, X a name or a submodule path.
 MENTION = re.compile(r"\bagentdescent_sampling\.(?P<name>[A-Za-z_][\w.]*\w)")
 
@@ -98,3 +92,39 @@ def test_a_plugin_imports_only_public_names(source: Path) -> None:
                 and alias.name.partition(".")[2] not in PUBLIC
             ]
     assert not wrong, f"imports {wrong}, which are not public"
+
+
+def _imports(source: Path) -> list[tuple[str, str]]:
+    """``(module, name)`` of every ``from agentdescent_sampling... import name`` in ``source``."""
+    return [
+        (node.module, alias.name)
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+        if node.module.partition(".")[0] == "agentdescent_sampling"
+        for alias in node.names
+    ]
+
+
+@pytest.mark.parametrize("source", PLUGIN_SOURCES, ids=lambda path: str(path.relative_to(REPO)))
+def test_a_plugin_takes_the_contract_from_the_plugin_module_alone(source: Path) -> None:
+    wrong = [
+        f"{module}.{name}"
+        for module, name in _imports(source)
+        if module != "agentdescent_sampling.plugin"
+        and (module != "agentdescent_sampling" or name in plugin.__all__)
+    ]
+    assert not wrong, f"imports {wrong}; take them from agentdescent_sampling.plugin"
+
+
+def test_the_package_face_leaves_plugin_helpers_to_the_plugin_module() -> None:
+    both = set(agentdescent_sampling.__all__) & set(plugin.__all__)
+    assert both == SHARED, f"{sorted(both - SHARED)} belong in agentdescent_sampling.plugin alone"
+
+
+@pytest.mark.parametrize("name", plugin.__all__)
+def test_the_plugin_module_docstring_names_everything_it_holds(name: str) -> None:
+    assert plugin.__doc__ is not None
+    assert re.search(rf"\b{re.escape(name)}\b", plugin.__doc__), (
+        f"agentdescent_sampling.plugin.{name} is not named in the module's docstring"
+    )
+    assert getattr(plugin, name) is not None

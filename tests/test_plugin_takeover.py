@@ -14,16 +14,11 @@ from typing import Any
 import pytest
 
 import agentdescent_sampling
-from agentdescent_sampling import (
-    PluginLoadError,
-    StateError,
-    create,
-    hookimpl,
-    load_state,
-    save_state,
-)
+from agentdescent_sampling import StateError, create, load_state, save_state
 from agentdescent_sampling import loading as loading_module
 from agentdescent_sampling import registry as registry_module
+from agentdescent_sampling.errors import PluginLoadError
+from agentdescent_sampling.plugin import hookimpl
 from agentdescent_sampling.policy import EntryPoint
 from agentdescent_sampling.records import PluginFailure
 from agentdescent_sampling.registry import Registry
@@ -180,7 +175,7 @@ def test_a_distribution_with_a_name_pip_would_not_write_is_refused_unimported(
 
 
 HOOKED = """
-from agentdescent_sampling import hookimpl
+from agentdescent_sampling.plugin import hookimpl
 
 
 class Hooked:

@@ -27,14 +27,13 @@ from agentdescent_sampling import (
     SamplerInfo,
     SamplerSpec,
     StateError,
-    Stateful,
     available,
     create,
     load_state,
     save_state,
     spec_from_file,
-    synchronized,
 )
+from agentdescent_sampling.plugin import Stateful, synchronized
 from agentdescent_sampling.state import write_state_file
 
 BUILT_INS = sorted(

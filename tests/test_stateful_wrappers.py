@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentdescent_sampling import create, load_state, save_state, synchronized
+from agentdescent_sampling import create, load_state, save_state
+from agentdescent_sampling.plugin import synchronized
 from agentdescent_sampling.protocol import is_stateful
 from agentdescent_sampling.samplers import DifficultyWeighted
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import SamplerInfo, available, check_keys, check_score, create
-from agentdescent_sampling import synchronized as synchronized_
+from agentdescent_sampling import SamplerInfo, available, create
+from agentdescent_sampling.plugin import check_keys, check_score
+from agentdescent_sampling.plugin import synchronized as synchronized_
 
 THREADS = 32
 TASKS = [f"task-{i}" for i in range(64)]

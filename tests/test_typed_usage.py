@@ -10,14 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from agentdescent_sampling import (
-    DurableSampler,
-    create,
-    load_state,
-    save_state,
-    spec_from_file,
-    synchronized,
-)
+from agentdescent_sampling import DurableSampler, create, load_state, save_state, spec_from_file
+from agentdescent_sampling.plugin import synchronized
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -274,7 +274,7 @@ def test_check_provider_checks_one_of_two_distributions_that_provide_a_name(
 
 
 NAMED = """
-    from agentdescent_sampling import check_keys, check_score
+    from agentdescent_sampling.plugin import check_keys, check_score
 
     class MySampler:
         name = "my-sampler"

@@ -266,7 +266,7 @@ def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belo
 def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped() -> None:
     # agentdescent evolve builds a spec twice in one process, and a server may build many: the
     # first build's three parts must not stand in for a part a later build misspells.
-    from agentdescent_sampling import evidence_acceptance, evidence_promotion, from_run_spec
+    from agentdescent_sampling.refs import evidence_acceptance, evidence_promotion, from_run_spec
 
     from_run_spec("fixable-first", link="shared")
     evidence_acceptance("shared")

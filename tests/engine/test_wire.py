@@ -333,7 +333,7 @@ def test_run_spec_refs_tell_a_gain_of_zero_only_where_the_card_shows_its_rerun(
     from agentdescent import evolve
     from agentdescent.policies import Policies
 
-    from agentdescent_sampling import evidence_acceptance, evidence_promotion
+    from agentdescent_sampling.refs import evidence_acceptance, evidence_promotion
     from agentdescent_sampling.runspec import _tap
 
     sampler = Listening()

@@ -23,7 +23,7 @@ class {cls}:
 """
 
 HOOKS = """
-from agentdescent_sampling import hookimpl
+from agentdescent_sampling.plugin import hookimpl
 
 CALLS = []
 
@@ -78,7 +78,7 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {
             "ads_impostor.py": SAMPLER.format(cls="Impostor", name="round-robin"),
             "ads_impostor_hooks.py": """
-                from agentdescent_sampling import hookimpl
+                from agentdescent_sampling.plugin import hookimpl
                 from ads_impostor import Impostor
 
                 @hookimpl
@@ -91,7 +91,7 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "ads-test-registers-nothing": (
         {
             "ads_registers_nothing.py": """
-                from agentdescent_sampling import hookimpl
+                from agentdescent_sampling.plugin import hookimpl
 
                 @hookimpl
                 def agentdescent_register_samplers(register):
@@ -103,7 +103,7 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "ads-test-misspelt": (
         {
             "ads_misspelt.py": """
-                from agentdescent_sampling import hookimpl
+                from agentdescent_sampling.plugin import hookimpl
 
                 @hookimpl
                 def agentdescent_register_sampler(register):
@@ -115,7 +115,7 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "ads-test-bad-registrations": (
         {
             "ads_badreg.py": """
-                from agentdescent_sampling import hookimpl
+                from agentdescent_sampling.plugin import hookimpl
 
                 class NoPick:
                     name = "no-pick"
@@ -143,7 +143,7 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "ads-test-hook-raises": (
         {
             "ads_raises.py": """
-                from agentdescent_sampling import hookimpl
+                from agentdescent_sampling.plugin import hookimpl
 
                 @hookimpl
                 def agentdescent_register_samplers(register):
@@ -158,7 +158,7 @@ ZOO: dict[str, tuple[dict[str, str], dict[str, str]]] = {
             "ads_unsafe.py": """
                 import time
 
-                from agentdescent_sampling import check_score
+                from agentdescent_sampling.plugin import check_score
 
 
                 class Counter:
@@ -210,7 +210,7 @@ ZOO.update(
             {
                 "ads_lookalike.py": SAMPLER.format(cls="Lookalike", name="lookalike"),
                 "ads_lookalike_hooks.py": """
-                    from agentdescent_sampling import hookimpl
+                    from agentdescent_sampling.plugin import hookimpl
                     from ads_lookalike import Lookalike
 
                     @hookimpl
@@ -241,7 +241,7 @@ ZOO.update(
                 "ads_lrt.py": """
                     import functools
 
-                    from agentdescent_sampling import check_keys, check_score, hookimpl
+                    from agentdescent_sampling.plugin import check_keys, check_score, hookimpl
 
                     class LRT:
                         name = "least-recently-tried"
@@ -277,7 +277,7 @@ ZOO.update(
                 "ads_describe.py": """
                     import attrs
 
-                    from agentdescent_sampling import hookimpl
+                    from agentdescent_sampling.plugin import hookimpl
 
                     FACTORY_CALLS = []
 
@@ -359,7 +359,7 @@ ZOO.update(
                     raise Escape("out of isolation")
                 """,
                 "ads_base_hook.py": """
-                    from agentdescent_sampling import hookimpl
+                    from agentdescent_sampling.plugin import hookimpl
 
                     @hookimpl
                     def agentdescent_register_samplers(register):
@@ -416,7 +416,7 @@ ZOO.update(
         "ads-test-many-failures": (
             {
                 "ads_many.py": """
-                    from agentdescent_sampling import hookimpl
+                    from agentdescent_sampling.plugin import hookimpl
 
                     @hookimpl
                     def agentdescent_register_samplers(register):
@@ -484,7 +484,7 @@ FEW: dict[str, tuple[dict[str, str], dict[str, str]]] = {
             "ads_failing_hooks.py": """
                 import functools
 
-                from agentdescent_sampling import hookimpl
+                from agentdescent_sampling.plugin import hookimpl
                 from ads_failing import FailingFirst
 
                 @hookimpl

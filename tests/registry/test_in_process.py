@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
-from agentdescent_sampling import (
-    RegistrationError,
-    Registry,
-    SamplerConflictError,
-    UnknownSamplerError,
-    check_keys,
-    check_score,
-)
+from agentdescent_sampling import Registry, UnknownSamplerError
+from agentdescent_sampling.errors import RegistrationError, SamplerConflictError
+from agentdescent_sampling.plugin import check_keys, check_score
 from agentdescent_sampling.testing import check_sampler
 from tests.support.venv import Venv
 
@@ -136,7 +131,8 @@ def test_a_name_both_registered_and_installed_needs_a_provider(zoo: Venv) -> Non
     outcome = zoo.json(
         """
         import json
-        from agentdescent_sampling import SamplerConflictError, create, register
+        from agentdescent_sampling import create, register
+        from agentdescent_sampling.errors import SamplerConflictError
 
         class Mine:
             name = "fifo"

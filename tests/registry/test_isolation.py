@@ -76,7 +76,8 @@ def test_a_plugin_whose_error_or_object_raises_when_shown_is_recorded(zoo: Venv)
     outcome = zoo.json(
         """
         import json
-        from agentdescent_sampling import PluginLoadError, available, create
+        from agentdescent_sampling import available, create
+        from agentdescent_sampling.errors import PluginLoadError
         from agentdescent_sampling.registry import default_registry
         said = []
         for name in ("raising-str", "raising-repr"):
@@ -100,7 +101,8 @@ def test_a_factory_calling_sys_exit_is_our_error_and_the_host_goes_on(zoo: Venv)
     outcome = zoo.json(
         """
         import json
-        from agentdescent_sampling import PluginLoadError, create
+        from agentdescent_sampling import create
+        from agentdescent_sampling.errors import PluginLoadError
         try:
             create("exits-on-bad-params:level=3")
         except PluginLoadError as error:

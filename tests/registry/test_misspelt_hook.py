@@ -9,7 +9,7 @@ import pytest
 from tests.support.distinfo import install_plugins
 
 ALIASED = """
-    from agentdescent_sampling import hookimpl
+    from agentdescent_sampling.plugin import hookimpl
 
     class Loud:
         def __repr__(self):
@@ -43,7 +43,7 @@ def test_a_misspelt_hook_is_named_as_its_module_names_it_without_running_its_cod
 
 
 WRAPPED = """
-    from agentdescent_sampling import hookimpl
+    from agentdescent_sampling.plugin import hookimpl
 
     def other(*args):
         pass

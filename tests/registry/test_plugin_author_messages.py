@@ -15,7 +15,7 @@ from agentdescent_sampling.records import PluginFailure
 from tests.support.distinfo import install_plugins
 
 SAMPLER = """
-    from agentdescent_sampling import check_keys, check_score, hookimpl
+    from agentdescent_sampling.plugin import check_keys, check_score, hookimpl
 
     class First:
         name = "first"
@@ -98,7 +98,7 @@ def test_a_plugin_that_raises_at_import_or_in_its_hook_is_named_with_the_line_it
     TABLE = os.environ["MY_PLUGIN_TABLE"]
     """
     in_hook = """
-    from agentdescent_sampling import hookimpl
+    from agentdescent_sampling.plugin import hookimpl
 
     @hookimpl
     def agentdescent_register_samplers(register):

@@ -63,7 +63,7 @@ def install_plugins(
 
 
 FIRST_KEY = """
-    from agentdescent_sampling import check_keys, check_score
+    from agentdescent_sampling.plugin import check_keys, check_score
 
     class FirstKey:
         name = "kit-dup"
@@ -76,7 +76,7 @@ FIRST_KEY = """
 """
 #: A hook-form plugin's module whose hook registers one class-form sampler, ``shuffled``.
 HOOK_FORM = """
-    from agentdescent_sampling import hookimpl
+    from agentdescent_sampling.plugin import hookimpl
 
     class Shuffled:
         name = "shuffled"

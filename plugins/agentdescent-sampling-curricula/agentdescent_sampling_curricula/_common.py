@@ -8,16 +8,17 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import (
+from agentdescent_sampling.plugin import (
+    Pending,
+    StateError,
     check_task_ids,
+    integer,
     is_count,
     restore_rng,
     rng_state,
     short_repr,
+    whole_number_in,
 )
-from agentdescent_sampling.validators import integer, whole_number_in
 
 __all__ = [
     "LazyHeap",

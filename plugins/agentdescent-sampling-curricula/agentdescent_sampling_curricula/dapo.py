@@ -8,9 +8,16 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import solved_if_none, solved_threshold
+from agentdescent_sampling.plugin import (
+    SOLVED,
+    StateError,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    solved_if_none,
+    solved_threshold,
+)
 
 from ._common import (
     LazyHeap,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentdescent_sampling import Register, hookimpl
+from agentdescent_sampling.plugin import Register, hookimpl
 
 from . import (
     AbsoluteLearningProgress,

@@ -12,16 +12,17 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import (
+from agentdescent_sampling.plugin import (
     SOLVED,
+    Pending,
     check_pick,
     check_score,
     check_state,
     is_count,
     is_real,
+    solved_if_none,
+    solved_threshold,
 )
-from agentdescent_sampling.validators import solved_if_none, solved_threshold
 
 from ._common import (
     Shard,

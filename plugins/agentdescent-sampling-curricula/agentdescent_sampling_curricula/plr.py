@@ -10,16 +10,19 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.pending import TTL_PICKS, Pending
-from agentdescent_sampling.protocol import (
+from agentdescent_sampling.plugin import (
     SOLVED,
+    TTL_PICKS,
+    Pending,
     check_pick,
     check_score,
     check_state,
     is_count,
     is_real,
+    number_in,
+    solved_if_none,
+    solved_threshold,
 )
-from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,

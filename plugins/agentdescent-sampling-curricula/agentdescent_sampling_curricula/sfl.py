@@ -10,10 +10,18 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
+from agentdescent_sampling.plugin import (
+    SOLVED,
+    Pending,
+    StateError,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    number_in,
+    solved_if_none,
+    solved_threshold,
+)
 
 from ._common import (
     Shard,

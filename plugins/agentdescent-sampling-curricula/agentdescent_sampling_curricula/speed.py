@@ -8,10 +8,17 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.pending import TTL_PICKS
-from agentdescent_sampling.protocol import SOLVED, check_pick, check_score, check_state, is_count
-from agentdescent_sampling.validators import solved_if_none, solved_threshold
+from agentdescent_sampling.plugin import (
+    SOLVED,
+    TTL_PICKS,
+    StateError,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    solved_if_none,
+    solved_threshold,
+)
 
 from ._common import (
     LazyHeap,

@@ -13,17 +13,19 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.pending import Pending
-from agentdescent_sampling.protocol import (
+from agentdescent_sampling.plugin import (
     SOLVED,
+    Pending,
+    StateError,
     check_pick,
     check_score,
     check_state,
     is_count,
     is_real,
+    number_in,
+    solved_if_none,
+    solved_threshold,
 )
-from agentdescent_sampling.validators import number_in, solved_if_none, solved_threshold
 
 from ._common import (
     Shard,

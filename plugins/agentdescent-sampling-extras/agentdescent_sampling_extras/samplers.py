@@ -9,16 +9,16 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agentdescent_sampling.errors import StateError
-from agentdescent_sampling.protocol import (
+from agentdescent_sampling.plugin import (
+    StateError,
     check_pick,
     check_score,
     check_state,
     check_task_ids,
+    integer,
     restore_rng,
     rng_state,
 )
-from agentdescent_sampling.validators import integer
 
 __all__ = ["EpochShuffle", "UniformRandom"]
 

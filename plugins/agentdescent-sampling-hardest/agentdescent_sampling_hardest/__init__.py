@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from agentdescent_sampling.protocol import check_pick, check_score
+from agentdescent_sampling.plugin import check_pick, check_score
 
 __all__ = ["Hardest"]
 
