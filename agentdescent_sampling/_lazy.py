@@ -14,7 +14,7 @@ def lazy_names(
     public: Sequence[str],
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``, whose globals are ``namespace``: a name
-    in ``home`` is imported from its module (relative to ``package``) and kept in
+    in ``home`` is imported from its module (absolute, or relative to ``package``) and kept in
     ``namespace``, so later lookups skip ``__getattr__``; ``dir()`` lists ``public`` too."""
 
     def __getattr__(name: str) -> Any:

@@ -48,8 +48,10 @@ The conformance kit, :mod:`agentdescent_sampling.testing`, tells you what your s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_names
 from .errors import StateError
-from .hookspecs import Register, hookimpl
 from .pending import TTL_PICKS, Pending
 from .protocol import (
     SOLVED,
@@ -79,6 +81,9 @@ from .validators import (
     solved_threshold,
     whole_number_in,
 )
+
+if TYPE_CHECKING:
+    from .hookspecs import Register, hookimpl
 
 __all__ = [
     "SOLVED",
@@ -111,3 +116,10 @@ __all__ = [
     "synchronized",
     "whole_number_in",
 ]
+
+# The hook form's two names import pluggy, on first use (PEP 562): a class-form plugin that
+# imports its checks from here loads no hook machinery. Hidden from type checkers, which read
+# the imports above: a misspelt name stays an error.
+_HOOK_FORM = dict.fromkeys(("Register", "hookimpl"), "agentdescent_sampling.hookspecs")
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_names(__name__, _HOOK_FORM, globals(), __all__)

@@ -102,3 +102,20 @@ def test_creating_a_built_in_defines_no_attrs_class_but_the_spec_and_the_sampler
 ) -> None:
     # Each attrs class costs start-up time to define: internal records are plain classes.
     assert _after(spec)["attrs_classes"] == sorted(["SamplerSpec", sampler])
+
+
+def test_the_plugin_contract_loads_no_hook_machinery_until_a_hook_form_name_is_used() -> None:
+    # A class-form plugin imports its checks from agentdescent_sampling.plugin: selecting it
+    # must not import pluggy, which only the hook form's hookimpl and Register need.
+    code = (
+        "import json, sys\n"
+        "from agentdescent_sampling.plugin import SOLVED, check_pick, check_score, synchronized\n"
+        "before = sorted(sys.modules)\n"
+        "from agentdescent_sampling.plugin import hookimpl\n"
+        "print(json.dumps([before, sorted(sys.modules)]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    before, after = map(set, json.loads(result.stdout))
+    assert not before & {"pluggy", "agentdescent_sampling.hookspecs", "importlib.metadata"}
+    assert {"pluggy", "agentdescent_sampling.hookspecs"} <= after
