@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import re
 from pathlib import Path
 
@@ -128,3 +129,31 @@ def test_the_plugin_module_docstring_names_everything_it_holds(name: str) -> Non
         f"agentdescent_sampling.plugin.{name} is not named in the module's docstring"
     )
     assert getattr(plugin, name) is not None
+
+
+def _public_objects() -> list[tuple[str, object]]:
+    """Every class and function of the package's face and its public submodules, and every
+    public method and property those classes define, by dotted name."""
+    found: list[tuple[str, object]] = []
+    for module in ("", *PUBLIC):
+        path = f"agentdescent_sampling.{module}".rstrip(".")
+        namespace = importlib.import_module(path)
+        for name in namespace.__all__:
+            value = getattr(namespace, name)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                found.append((f"{path}.{name}", value))
+            if inspect.isclass(value):
+                found += [
+                    (f"{path}.{name}.{attribute}", member)
+                    for attribute, member in vars(value).items()
+                    if not attribute.startswith("_")
+                    and (inspect.isfunction(member) or isinstance(member, property))
+                ]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [pytest.param(*found, id=found[0]) for found in _public_objects()]
+)
+def test_every_public_name_has_a_docstring(name: str, value: object) -> None:
+    assert (getattr(value, "__doc__", None) or "").strip(), f"{name} has no docstring"

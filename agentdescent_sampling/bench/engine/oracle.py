@@ -25,6 +25,8 @@ class EngineOracle:
         self._pending: dict[str, int] = {}
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
+        """The failing task of ``keys`` whose fix is fewest failures away, one not in flight
+        first; round-robin once no task in ``keys`` has a fix left to find."""
         agent = self._built.agent
         with agent.lock:
             playbook, failures = agent.playbook, dict(agent.failures)
@@ -44,6 +46,7 @@ class EngineOracle:
             return best
 
     def record(self, task_id: str, score: float) -> None:
+        """Take ``task_id`` out of flight; the score itself teaches the oracle nothing."""
         with self._lock:
             if self._pending.get(task_id):
                 self._pending[task_id] -= 1
