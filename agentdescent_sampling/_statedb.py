@@ -983,7 +983,7 @@ class StateDB:
 try:
     import fcntl as _fcntl
 except ImportError:  # Windows: SQLite's own locks still keep the file whole
-    _fcntl = None  # type: ignore[assignment]
+    _fcntl = None  # type: ignore[assignment]  # a module, or None where there is none
 #: Whether this system has ``flock``; without it every lock is granted.
 _HAS_FLOCK = _fcntl is not None
 

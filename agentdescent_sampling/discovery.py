@@ -200,6 +200,8 @@ def _metadata() -> Any:
 def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
     metadata = _metadata()
 
+    # The base class is a value (importlib_metadata, or the standard library's), not a name
+    # mypy can follow.
     class Bounded(metadata.Distribution):  # type: ignore[misc,name-defined]
         """An installed distribution parsed by importlib.metadata, its files read by
         ``read``: :func:`_read` for a directory's, :func:`_read_member` for a zip archive's."""
@@ -213,6 +215,7 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
             return self._read(self._path / filename, headers_only=metadata_file)
 
         def locate_file(self, path: str | os.PathLike[str]) -> Path:
+            # _path is a pathlib or a zipfile path, typed Any: a Path either way.
             return self._path.parent / path  # type: ignore[no-any-return]
 
     seen: set[str] = set()

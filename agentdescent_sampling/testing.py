@@ -562,7 +562,7 @@ def _resolve(
 
         # A class answers to its own name, which the pytest fixture checks; a preset (a
         # factory that is not a class) to the name it is registered under, as served.
-        build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]
+        build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]  # a function attribute
         build.selected = info.name  # type: ignore[attr-defined]  # for the report's words
         build.signature = info.signature  # type: ignore[attr-defined]  # its own: **given hides it
 
@@ -1407,7 +1407,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
             barrier.wait()
             _worker_calls(sampler, worker, strays)
         # Reported as a violation below; SystemExit included, which a thread would swallow.
-        except BaseException as error:  # noqa: BLE001
+        except BaseException as error:  # noqa: BLE001 - reported, as the comment above says
             errors.append(_failed_call(error) or describe(error))
             barrier.abort()  # the other threads must not wait for this one forever
 
