@@ -4,6 +4,8 @@
 
     from agentdescent_sampling.plugin import SOLVED, check_pick, check_score, hookimpl
 
+(and whatever else below you use, all from here).
+
 **A sampler** has two methods, and no base class (:class:`TaskSampler`):
 
 - ``pick(keys, round_index)`` returns one task id of ``keys``, the worker's shard, and never
@@ -16,34 +18,45 @@
   :data:`SOLVED`, the engine's, with the :func:`solved_threshold` validator and the
   :func:`solved_if_none` converter.
 
-Its class attribute ``name`` is what a config selects (:func:`check_name`: 1 to 64 ASCII
-characters, a letter first). Its parameters are keyword arguments, best as an attrs class
-whose fields carry the validators below (:func:`number_in`, :func:`whole_number_in`,
-:func:`integer`, :func:`boolean`): their errors name the class, the parameter, the value and
-what to try; :func:`short_repr` cuts a value quoted in your own messages.
+Its class attribute ``name`` is the name a config selects (the class form's entry point names
+it instead, below). :func:`check_name` says what a name may be: up to 64 ASCII letters and
+digits in words joined by single ``-`` or ``_``, a letter first; case, and ``-`` against
+``_``, do not tell two names apart. Its parameters are keyword arguments, best as an attrs
+class (declare ``attrs`` among your own dependencies) whose fields carry the validators below
+(:func:`number_in`, :func:`whole_number_in`, :func:`integer`, :func:`boolean`): their errors
+name the class, the parameter and the value, and, given ``hint=``, what to try;
+:func:`short_repr` cuts a value quoted in your own messages.
 
 **Optional methods.** ``state_dict()`` and ``load_state_dict(state)`` (:class:`Stateful`) let
-its statistics survive a restart: ``load_state_dict`` starts with :func:`check_state`, reads
-numbers with :func:`is_count`, :func:`is_real` and :func:`is_tally`, a seeded generator with
-:func:`rng_state` and :func:`restore_rng`, and raises :class:`StateError` for anything else,
-leaving the sampler unchanged. ``stats()`` returns a JSON-ready dict the bench prints.
+its statistics survive a restart. A state is a JSON-ready dict, ``{"sampler": name,
+"version": 1, ...}`` with your own keys beside those two (and ``"params"``, where statistics
+mean something else under other parameters), which :func:`check_state` checks first in
+``load_state_dict``; read its numbers with
+:func:`is_count`, :func:`is_real` and :func:`is_tally`, a seeded generator with
+:func:`rng_state` and :func:`restore_rng`, and raise :class:`StateError` for anything else,
+leaving the sampler unchanged. ``stats()``, returning ``{task_id: (passes, trials)}`` that
+counts every record, lets the conformance kit catch records lost between threads.
 
 **Threads.** With ``evolve(max_concurrency=N)`` the workers share one instance and call both
 methods at once: guard mutable state with a lock, or set ``thread_safe = False`` and
 ``create()`` serves the sampler under one lock (:func:`synchronized` does the same for an
-instance). :class:`Pending` spreads concurrent picks over the shard (``add`` at a pick,
-``remove`` at a record; a pick unrecorded after :data:`TTL_PICKS` later picks is lost).
+instance). :class:`Pending` tells which tasks are in flight, so a pick can leave them out:
+``add(task_id, pick)`` at a pick, numbered by your own counter, ``remove(task_id)`` at its
+record, ``holds(task_id, now)`` or ``tasks(now)`` to ask; a task counts as in flight until
+more than :data:`TTL_PICKS` picks have passed since its latest ``add`` (a lost rollout).
 
 **Two plugin forms**, both under the ``agentdescent.samplers`` entry-point group:
 
-- *class form*, ``name = "package.module:Class"``: the entry point's name is the sampler's,
-  and only the selected one is imported;
-- *hook form*, ``name = "package.module"``: a module whose function marked :data:`hookimpl`,
-  ``agentdescent_register_samplers(register)``, calls ``register`` (a :class:`Register`) once
-  per sampler, with ``aliases=`` and ``description=``.
+- *class form*, ``my-sampler = "package.module:Class"``: the entry point's name is the one a
+  config selects (it serves the class under that name), and only the selected one is
+  imported;
+- *hook form*, ``my-pack = "package.module"`` (its name only a label): a module whose function
+  marked :data:`hookimpl`, ``agentdescent_register_samplers(register)``, calls ``register``
+  (a :class:`Register`) once per sampler, optionally with ``aliases=`` and ``description=``.
 
-The conformance kit, :mod:`agentdescent_sampling.testing`, tells you what your sampler breaks
-(``check_sampler``, or the ``sampler_conformance`` pytest fixture).
+A sampler in your own script needs neither: ``agentdescent_sampling.register(Class)`` makes it
+selectable by name. The conformance kit, :mod:`agentdescent_sampling.testing`, tells you what
+your sampler breaks (``check_sampler``, or the ``sampler_conformance`` pytest fixture).
 """
 
 from __future__ import annotations

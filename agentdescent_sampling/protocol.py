@@ -117,7 +117,8 @@ def check_keys(keys: object) -> Sequence[str]:
 
 
 def check_round_index(round_index: SupportsIndex) -> int:
-    """Return ``round_index`` as an ``int`` if it is a whole number, as ``evolve()`` passes.
+    """Return ``round_index`` as an ``int`` if it is an integer: ``evolve()`` passes 0, 1, 2,
+    ... (a durable sampler continues them from its state; a negative one is taken too).
 
     Raises:
         TypeError: ``round_index`` is not an integer (``operator.index`` refuses it), or is

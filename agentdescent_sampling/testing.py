@@ -1188,7 +1188,7 @@ def _expect(
     yield Violation(
         check,
         f"{what} {outcome}; expected {expected.__name__} "
-        f"(agentdescent_sampling.{helper} raises it for you)",
+        f"(agentdescent_sampling.plugin.{helper} raises it for you)",
     )
 
 

@@ -157,3 +157,37 @@ def _public_objects() -> list[tuple[str, object]]:
 )
 def test_every_public_name_has_a_docstring(name: str, value: object) -> None:
     assert (getattr(value, "__doc__", None) or "").strip(), f"{name} has no docstring"
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``dotted`` (``agentdescent_sampling.plugin.check_keys``) names a module, or an
+    attribute of one, that exists."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+PACKAGE_SOURCES = sorted((REPO / "agentdescent_sampling").rglob("*.py"))
+
+
+@pytest.mark.parametrize("source", PACKAGE_SOURCES, ids=lambda path: str(path.relative_to(REPO)))
+def test_every_path_a_message_gives_the_user_exists(source: Path) -> None:
+    # A message that advises "agentdescent_sampling.X" must name what an import would find:
+    # the kit once told authors of agentdescent_sampling.check_keys, no longer at the top.
+    wrong = []
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for match in MENTION.finditer(node.value):
+                path = match[0].rstrip(".")
+                if not _resolves(path):
+                    wrong.append(path)
+    assert not wrong, f"messages name {wrong}, which do not exist"
