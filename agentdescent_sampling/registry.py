@@ -46,7 +46,15 @@ from .policy import (
     of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
-from .spec import SamplerSpec, SpecLike, closest_name, cut_read, parse_spec, table_text
+from .spec import (
+    SamplerSpec,
+    SpecLike,
+    closest_name,
+    cut_read,
+    parse_spec,
+    table_text,
+    typo_of,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -496,7 +504,11 @@ class Registry:
         failed = {normalize(n): n for f in failures if f.status == "failed" for n in f.names}
         meant = {**failed, **usable}
         others = sorted(other for other in meant if other != key)  # never itself
-        close = difflib.get_close_matches(key, others, n=1, cutoff=0.6)
+        close = [
+            other
+            for other in difflib.get_close_matches(key, others, n=3, cutoff=0.6)
+            if typo_of(key, other)
+        ]
         message = f"no sampler named {name!r}"
         message += f" provided by {ascii_name(provider)}." if provider is not None else "."
         if close:

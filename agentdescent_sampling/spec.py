@@ -656,6 +656,23 @@ def closest_name(key: str, names: Sequence[str], cutoff: float = 0.6) -> str | N
     return folded[close[0]] if close else None
 
 
+def typo_of(typed: str, name: str) -> bool:
+    """Whether ``typed`` is probably ``name`` mistyped, or cut short to its first words
+    (``informative`` of ``informative-band``). A typo is Python's own for "Did you mean"
+    (``traceback``): an edit distance, each insertion, deletion or substitution costing 2, of
+    at most ``(len(typed) + len(name) + 3) // 3``. A name that only shares a word with another
+    is neither: ``hardest-first`` of ``fixable-first``."""
+    if name.startswith(typed) and name[len(typed) : len(typed) + 1] in ("-", "_"):
+        return True
+    row = list(range(0, 2 * len(name) + 1, 2))
+    for i, letter in enumerate(typed, 1):
+        previous, row[0] = row[0], 2 * i
+        for j, other in enumerate(name, 1):
+            substituted = previous + 2 * (letter != other)
+            previous, row[j] = row[j], min(row[j] + 2, row[j - 1] + 2, substituted)
+    return row[-1] <= (len(typed) + len(name) + 3) // 3
+
+
 def _parser(file: Path) -> Callable[[str], Any]:
     from ._files import strict_json
 

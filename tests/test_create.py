@@ -75,7 +75,7 @@ def test_an_unknown_name_says_a_plugin_that_provides_it_may_not_be_installed() -
     with pytest.raises(UnknownSamplerError) as caught:
         registry.create("hardest-first")
     message = str(caught.value)
-    assert message.startswith("no sampler named 'hardest-first'. Did you mean 'fixable-first'?")
+    assert message.startswith("no sampler named 'hardest-first'. Available: ")
     assert message.endswith(
         "If a plugin provides 'hardest-first', its distribution may not be installed in this "
         "Python environment; run 'agentdescent-sampling list' to see what is installed and "
@@ -87,6 +87,27 @@ def test_a_typo_of_a_builtin_is_still_suggested_the_name_meant() -> None:
     registry = Registry(group="agentdescent.samplers.none-installed", disable=(), strict=False)
     with pytest.raises(UnknownSamplerError, match=r"Did you mean 'fixable-first'\?"):
         registry.create("fixable-frist")
+
+
+@pytest.mark.parametrize("name", ["hardest-first", "failing-first", "easiest-first", "first"])
+def test_a_name_sharing_only_a_word_with_a_builtin_is_suggested_nothing(name: str) -> None:
+    # The guide's own failing-first is a plugin's: told 'fixable-first', a user would select
+    # a sampler that picks otherwise, thinking it the one they meant.
+    registry = Registry(group="agentdescent.samplers.none-installed", disable=(), strict=False)
+    with pytest.raises(UnknownSamplerError) as caught:
+        registry.create(name)
+    assert "Did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [("difficulty", "difficulty-weighted"), ("informative", "informative-band"),
+     ("round-robbin", "round-robin"), ("fixable-firts", "fixable-first")],
+)  # fmt: skip
+def test_a_builtin_cut_short_or_mistyped_is_suggested(name: str, meant: str) -> None:
+    registry = Registry(group="agentdescent.samplers.none-installed", disable=(), strict=False)
+    with pytest.raises(UnknownSamplerError, match=rf"Did you mean '{meant}'\?"):
+        registry.create(name)
 
 
 @pytest.mark.parametrize(
