@@ -24,7 +24,8 @@ digits in words joined by single ``-`` or ``_``, a letter first; case, and ``-``
 ``_``, do not tell two names apart. Its parameters are keyword arguments, best as an attrs
 class (declare ``attrs`` among your own dependencies) whose fields carry the validators below
 (:func:`number_in`, :func:`whole_number_in`, :func:`integer`, :func:`boolean`): their errors
-name the class, the parameter and the value, and, given ``hint=``, what to try;
+name the class, the parameter and the value, and, given ``hint=`` (``"; try 0.2"``), what
+to try;
 :func:`short_repr` cuts a value quoted in your own messages.
 
 **Optional methods.** ``state_dict()`` and ``load_state_dict(state)`` (:class:`Stateful`) let
@@ -40,10 +41,11 @@ counts every record, lets the conformance kit catch records lost between threads
 **Threads.** With ``evolve(max_concurrency=N)`` the workers share one instance and call both
 methods at once: guard mutable state with a lock, or set ``thread_safe = False`` and
 ``create()`` serves the sampler under one lock (:func:`synchronized` does the same for an
-instance). :class:`Pending` tells which tasks are in flight, so a pick can leave them out:
-``add(task_id, pick)`` at a pick, numbered by your own counter, ``remove(task_id)`` at its
-record, ``holds(task_id, now)`` or ``tasks(now)`` to ask; a task counts as in flight until
-more than :data:`TTL_PICKS` picks have passed since its latest ``add`` (a lost rollout).
+instance); either is a :class:`ServedSampler`, whose ``wrapped`` is your sampler.
+:class:`Pending` tells which tasks are in flight, so a pick can leave them out: ``add(task_id,
+pick)`` at a pick, numbered by your own counter, ``remove(task_id)`` at its record,
+``holds(task_id, now)`` or ``tasks(now)`` to ask; a task counts as in flight until more than
+:data:`TTL_PICKS` picks have passed since its latest ``add`` (a lost rollout).
 
 **Two plugin forms**, both under the ``agentdescent.samplers`` entry-point group:
 
@@ -85,7 +87,7 @@ from .protocol import (
     rng_state,
     short_repr,
 )
-from .served import synchronized
+from .served import ServedSampler, synchronized
 from .validators import (
     boolean,
     integer,
@@ -103,6 +105,7 @@ __all__ = [
     "TTL_PICKS",
     "Pending",
     "Register",
+    "ServedSampler",
     "StateError",
     "Stateful",
     "TaskSampler",

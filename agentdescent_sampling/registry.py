@@ -504,11 +504,8 @@ class Registry:
         failed = {normalize(n): n for f in failures if f.status == "failed" for n in f.names}
         meant = {**failed, **usable}
         others = sorted(other for other in meant if other != key)  # never itself
-        close = [
-            other
-            for other in difflib.get_close_matches(key, others, n=3, cutoff=0.6)
-            if typo_of(key, other)
-        ]
+        meant_as = [other for other in others if typo_of(key, other)]
+        close = difflib.get_close_matches(key, meant_as, n=1, cutoff=0)  # the likeliest
         message = f"no sampler named {name!r}"
         message += f" provided by {ascii_name(provider)}." if provider is not None else "."
         if close:

@@ -657,20 +657,41 @@ def closest_name(key: str, names: Sequence[str], cutoff: float = 0.6) -> str | N
 
 
 def typo_of(typed: str, name: str) -> bool:
-    """Whether ``typed`` is probably ``name`` mistyped, or cut short to its first words
-    (``informative`` of ``informative-band``). A typo is Python's own for "Did you mean"
-    (``traceback``): an edit distance, each insertion, deletion or substitution costing 2, of
-    at most ``(len(typed) + len(name) + 3) // 3``. A name that only shares a word with another
-    is neither: ``hardest-first`` of ``fixable-first``."""
-    if name.startswith(typed) and name[len(typed) : len(typed) + 1] in ("-", "_"):
+    """Whether ``typed`` is probably the sampler name ``name`` (both compared in their
+    ``-`` form) mistyped, or ``name`` cut short to its first words (``informative`` of
+    ``informative-band``) or given one word more.
+
+    A typo is an edit distance, each insertion, deletion, substitution or swap of two
+    neighbouring letters costing 2, of at most ``(len(typed) + len(name) + 3) // 3``: Python's
+    own bound for "Did you mean". Where one word of several differs, that word alone is
+    judged: ``easiest-first`` is no typo of ``hardest-first``, whose ``-first`` would pad the
+    bound, nor ``hardest-first`` of ``fixable-first``.
+    """
+    if name.startswith(f"{typed}-") or typed.startswith(f"{name}-"):
         return True
-    row = list(range(0, 2 * len(name) + 1, 2))
+    typed_words, name_words = typed.split("-"), name.split("-")
+    if len(typed_words) == len(name_words):
+        changed = [pair for pair in zip(typed_words, name_words, strict=True) if len(set(pair)) > 1]
+        if len(changed) == 1:
+            ((typed, name),) = changed
+    bound = (len(typed) + len(name) + 3) // 3
+    if 2 * abs(len(typed) - len(name)) > bound:  # as many insertions at least
+        return False
+    # Optimal string alignment distance, by rows (the last two, and this one), given up once
+    # a whole row is past the bound: a row's least cost never falls in the rows after it.
+    before: list[int] = []
+    last = list(range(0, 2 * len(name) + 1, 2))
     for i, letter in enumerate(typed, 1):
-        previous, row[0] = row[0], 2 * i
+        row = [2 * i]
         for j, other in enumerate(name, 1):
-            substituted = previous + 2 * (letter != other)
-            previous, row[j] = row[j], min(row[j] + 2, row[j - 1] + 2, substituted)
-    return row[-1] <= (len(typed) + len(name) + 3) // 3
+            cost = min(last[j] + 2, row[j - 1] + 2, last[j - 1] + 2 * (letter != other))
+            if i > 1 and j > 1 and letter == name[j - 2] and typed[i - 2] == other:
+                cost = min(cost, before[j - 2] + 2)
+            row.append(cost)
+        if min(row) > bound:
+            return False
+        before, last = last, row
+    return last[-1] <= bound
 
 
 def _parser(file: Path) -> Callable[[str], Any]:

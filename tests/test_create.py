@@ -99,6 +99,33 @@ def test_a_name_sharing_only_a_word_with_a_builtin_is_suggested_nothing(name: st
     assert "Did you mean" not in str(caught.value)
 
 
+def _registry_with(*names: str) -> Registry:
+    """A registry of the built-ins and a round-robin under each of ``names``, no plugin."""
+    registry = Registry(group="agentdescent.samplers.none-installed", disable=(), strict=False)
+    for name in names:
+        registry.register(RoundRobin, name=name)
+    return registry
+
+
+@pytest.mark.parametrize("name", ["easiest-first", "fastest-first", "newest-first"])
+def test_a_name_with_one_other_word_than_a_plugins_is_suggested_nothing(name: str) -> None:
+    # The shared '-first' pads the edit-distance bound: the word that differs is judged alone.
+    with pytest.raises(UnknownSamplerError) as caught:
+        _registry_with("hardest-first").create(name)
+    assert "Did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [("gepa", "gepa-learnability"), ("alp-gmm", "alp"), ("hardset-first", "hardest-first")],
+)
+def test_a_plugins_name_cut_short_given_a_word_more_or_mistyped_is_suggested(
+    name: str, meant: str
+) -> None:
+    with pytest.raises(UnknownSamplerError, match=rf"Did you mean '{meant}'\?"):
+        _registry_with("gepa-learnability", "alp", "hardest-first").create(name)
+
+
 @pytest.mark.parametrize(
     ("name", "meant"),
     [("difficulty", "difficulty-weighted"), ("informative", "informative-band"),
