@@ -1,4 +1,5 @@
-"""The in-flight tracker: picks handed out but not yet recorded, for samplers and plugins.
+"""The in-flight tracker: picks handed out but not yet recorded, for samplers and plugins
+(which import it from :mod:`agentdescent_sampling.plugin`).
 
 ``evolve(max_concurrency > 1)`` asks a sampler for several tasks before any of them is
 recorded. A sampler that spreads those picks over different tasks keeps a

@@ -1,6 +1,7 @@
-"""The whole sampler contract: what ``evolve()`` calls, what a state holds, and the checks.
+"""The sampler contract's types and checks: what ``evolve()`` calls, what a state holds.
 
-A plugin author reads this module and no other. A sampler has ``pick(keys, round_index)``
+A plugin author imports these from :mod:`agentdescent_sampling.plugin`, whose docstring is
+the whole contract. A sampler has ``pick(keys, round_index)``
 and ``record(task_id, score)`` (:class:`TaskSampler`); one whose statistics survive a
 restart also has ``state_dict()`` and ``load_state_dict(state)`` (:class:`Stateful`).
 The checks word their errors as every built-in does:

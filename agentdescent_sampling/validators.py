@@ -1,4 +1,5 @@
-"""attrs validators for sampler parameters, shared by the built-ins and open to plugins.
+"""attrs validators for sampler parameters, shared by the built-ins and open to plugins
+(which import them from :mod:`agentdescent_sampling.plugin`).
 
 Each error names the class, the parameter and the value, says what was expected and,
 given a ``hint``, what to try: ``DifficultyWeighted(c=inf): expected a finite number in
