@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from .registry import Registry, available, create, register
     from .samplers import DifficultyWeighted, FixableFirst, InformativeBand, RoundRobin
     from .samplers._graded import GradedScoreWarning
-    from .spec import SamplerSpec, spec_from_file
+    from .spec import SamplerSpec
+    from .spec_file import spec_from_file
     from .state import load_state, save_state
     from .wiring import wire
 
@@ -74,7 +75,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".samplers.informative_band": ("InformativeBand",),
     ".samplers.round_robin": ("RoundRobin",),
     ".samplers._graded": ("GradedScoreWarning",),
-    ".spec": ("SamplerSpec", "spec_from_file"),
+    ".spec": ("SamplerSpec",),
+    ".spec_file": ("spec_from_file",),
     ".state": ("load_state", "save_state"),
     ".wiring": ("wire",),
 }

@@ -40,15 +40,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import SAVED_WITH, Sampler, short_repr
 from .registry import create
-from .spec import (
-    _SHOWN_KEY,
-    SamplerSpec,
-    SpecLike,
-    _spec_from_file,
-    closest_name,
-    is_name,
-    parse_spec,
-)
+from .spec import SamplerSpec, SpecLike, closest_name, is_name, parse_spec
+from .spec_file import _SHOWN_KEY, _spec_from_file
 from .wiring import (
     LINKED,
     MAX_LINK,

@@ -170,7 +170,7 @@ def _message(
         # YAML 1.1 reads 1e-1 and 2.0e3 as strings, 1.0e-1 and 2.0e+3 as numbers.
         written = value.strip()
         if plain and "e" in written.lower():
-            from .spec import yaml_number_hint  # an error's path only
+            from .spec_file import yaml_number_hint  # an error's path only
 
             if yaml := yaml_number_hint(written.replace("_", "")):
                 got += f" (in YAML, as {yaml}: YAML 1.1 reads {written} as text)"
