@@ -29,8 +29,9 @@ print(json.dumps({{"modules": modules, "attrs_classes": sorted(set(defined))}}))
 
 #: What selecting a built-in never needs: reading installed metadata and importing plugins
 #: (discovery, loading, hookspecs), describing samplers (records, params), wrapping them
-#: (served, durable), reading files (_files) or naming temporary files (secrets).
+#: (served, durable), reading files (_files, spec_file) or naming temporary files (secrets).
 OFF_THE_PATH = {
+    "agentdescent_sampling.spec_file",
     "agentdescent_sampling.discovery",
     "agentdescent_sampling.loading",
     "agentdescent_sampling.hookspecs",
