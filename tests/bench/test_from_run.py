@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -701,3 +703,33 @@ def test_from_run_belongs_to_the_artifact_bench_and_from_log_to_the_share(
 
     assert "drop 'share', or give --from-log FILE" in share
     assert "--from-log is an option of the share measure" in artifact
+
+
+def _ended_pid() -> int:
+    """The pid of a process that has ended and been reaped."""
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()
+    return ended.pid
+
+
+def test_a_running_run_whose_process_has_ended_is_noted_with_the_resume_that_continues_it(
+    tmp_path: Path,
+) -> None:
+    pid = _ended_pid()
+    status = {"rollouts": 8, "state": "running", "pid": pid}
+    run = read_run(make_run(tmp_path, _run_records(), status=status, rounds=_rounds(4)))
+
+    assert run.notes == (
+        f"status.json says running, but its process {pid} has ended (killed, or the machine "
+        f"went away): its records are benched as they stand; agentdescent resume "
+        f"{run.run_id} continues the run",
+    )
+
+
+@pytest.mark.parametrize("pid", ["alive", None, True, -1, 0, 2**40, "123"])
+def test_a_running_run_is_noted_only_when_its_process_is_known_to_have_ended(
+    tmp_path: Path, pid: object
+) -> None:
+    status = {"rollouts": 8, "state": "running", "pid": os.getpid() if pid == "alive" else pid}
+    run = read_run(make_run(tmp_path, _run_records(), status=status, rounds=_rounds(4)))
+    assert run.notes == ()

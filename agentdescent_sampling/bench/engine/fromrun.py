@@ -474,8 +474,38 @@ def read_run(path: str | Path) -> RecordedRun:
         max_concurrency=min(concurrency, n_workers),
         unused=unused,
         asynchronous=evolve.get("asynchronous") is True,
-        notes=_rounds_notes(log, last, len(records), spent, n_workers),
+        notes=_rounds_notes(log, last, len(records), spent, n_workers) + _ended(run, status),
     )
+
+
+def _ended(run: Path, status: Mapping[str, Any]) -> tuple[str, ...]:
+    """The note on a run that ``status.json`` calls running whose process has ended (killed
+    with SIGKILL, say): the engine calls it failed when it next reads it."""
+    pid = status.get("pid")
+    if status.get("state") != "running" or isinstance(pid, bool) or not isinstance(pid, int):
+        return ()
+    if not 0 < pid < 2**31 or _alive(pid):  # a pid no system gives: nothing to tell
+        return ()
+    return (
+        f"status.json says running, but its process {pid} has ended (killed, or the machine "
+        f"went away): its records are benched as they stand; agentdescent resume "
+        f"{shown(run.name)} continues the run",
+    )
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` is running, as the engine asks: a zombie is not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or a pid past what the system takes
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:  # no /proc (macOS): kill() answered
+        return True
 
 
 def _link_end(link: Path) -> str:
