@@ -98,7 +98,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         type=user_path,
         metavar="FILE",
         help="with 'share': a JSONL log of your own rollouts, a line such as "
-        '{"task_id": "t1", "score": 0.0, "round": 0} each (optionally "pass_threshold"), to '
+        '{"task_id": "t1", "score": 0.0} each (optionally "round" and "pass_threshold"), to '
         "run as the from-log workload; it replays a stationary log, so it shows no fixes (for "
         "the artifact bench on your own run, --from-run)",
     )
@@ -322,7 +322,7 @@ def _workloads(args: argparse.Namespace) -> tuple[Workload, ...]:
             if args.from_log is None:
                 raise BenchError(
                     "--workload from-log needs the log: add --from-log FILE, a JSONL file with a "
-                    'line such as {"task_id": "t1", "score": 0.0, "round": 0} per rollout'
+                    'line such as {"task_id": "t1", "score": 0.0} per rollout'
                 )
             chosen.append(read_log(args.from_log))
         else:

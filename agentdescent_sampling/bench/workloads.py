@@ -258,7 +258,7 @@ _MAX_LINE_BYTES = 1 << 16
 #: minutes a seed and 2.3 GB, and 1 GiB of rollouts 2.5 minutes and 1.4 GB to read.
 _MAX_LOG_ROLLOUTS = 1_000_000
 _MAX_LOG_TASKS = 100_000
-_EXAMPLE = '{"task_id": "t1", "score": 0.0, "round": 0}'
+_EXAMPLE = '{"task_id": "t1", "score": 0.0}'
 #: The longest a path is shown in a message: a path on disk is shorter (PATH_MAX is 4,096).
 _PATH = 1000
 
@@ -363,11 +363,11 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
             raise BenchError(
                 f"{where} is {short_repr(entry)}, not a JSON object; expected {example}"
             )
-        missing = [key for key in ("task_id", "score", "round") if key not in entry]
+        missing = [key for key in ("task_id", "score") if key not in entry]
         if missing:
             raise BenchError(
-                f"{where} has no {' or '.join(map(repr, missing))} key; each line needs all "
-                f"three, such as {example}"
+                f"{where} has no {' or '.join(map(repr, missing))} key; each line needs both, "
+                f"such as {example} (a 'round' and a 'pass_threshold' may be given too)"
             )
         task, score = entry["task_id"], entry["score"]
         if not isinstance(task, str) or not task:
@@ -384,7 +384,7 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
             raise BenchError(
                 f"{where}: 'score' must be a number in [0, 1], got {short_repr(score)}; {advice}"
             )
-        round_index = entry["round"]
+        round_index = entry.get("round", 0)  # rounds are pooled: one given is only checked
         if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
             raise BenchError(
                 f"{where}: 'round' must be a whole number >= 0, got {short_repr(round_index)}"
