@@ -24,19 +24,18 @@ digits in words joined by single ``-`` or ``_``, a letter first; case, and ``-``
 ``_``, do not tell two names apart. Its parameters are keyword arguments, best as an attrs
 class (declare ``attrs`` among your own dependencies) whose fields carry the validators below
 (:func:`number_in`, :func:`whole_number_in`, :func:`integer`, :func:`boolean`): their errors
-name the class, the parameter and the value, and, given ``hint=`` (``"; try 0.2"``), what
-to try;
-:func:`short_repr` cuts a value quoted in your own messages.
+name the class, the parameter and the value, and, given ``hint=`` (``"; try 0.2"``), what to
+try; :func:`short_repr` cuts a value quoted in your own messages.
 
 **Optional methods.** ``state_dict()`` and ``load_state_dict(state)`` (:class:`Stateful`) let
 its statistics survive a restart. A state is a JSON-ready dict, ``{"sampler": name,
 "version": 1, ...}`` with your own keys beside those two (and ``"params"``, where statistics
 mean something else under other parameters), which :func:`check_state` checks first in
-``load_state_dict``; read its numbers with
-:func:`is_count`, :func:`is_real` and :func:`is_tally`, a seeded generator with
-:func:`rng_state` and :func:`restore_rng`, and raise :class:`StateError` for anything else,
-leaving the sampler unchanged. ``stats()``, returning ``{task_id: (passes, trials)}`` that
-counts every record, lets the conformance kit catch records lost between threads.
+``load_state_dict``; read its numbers with :func:`is_count`, :func:`is_real` and
+:func:`is_tally`, a seeded generator with :func:`rng_state` and :func:`restore_rng`, and raise
+:class:`StateError` for anything else, leaving the sampler unchanged. ``stats()``, returning
+``{task_id: (passes, trials)}`` that counts every record, lets the conformance kit catch
+records lost between threads.
 
 **Threads.** With ``evolve(max_concurrency=N)`` the workers share one instance and call both
 methods at once: guard mutable state with a lock, or set ``thread_safe = False`` and
