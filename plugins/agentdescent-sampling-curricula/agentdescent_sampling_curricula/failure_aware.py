@@ -69,9 +69,10 @@ class FailureAware:
     The GEPA v2 optimizer of Opik (comet-ml/opik PR #5547, ``FailureAwareBatchSampler``
     in ``apps/opik-optimizer/src/opik_optimizer_framework/optimizers/gepa_v2/
     failure_aware_sampler.py``) splits each reflection minibatch about 50/50 between
-    items that failed their latest evaluation and items that passed it: the failures
-    are what reflection learns from, and the passes stop it from over-correcting and
-    breaking behaviour that works. This rule does the same, one pick at a time:
+    items whose mean assertion score in the latest full evaluation was below its
+    ``failure_threshold`` of 1.0 (minibatch results never update it) and the rest: the
+    failures are what reflection learns from, and the passes stop it from over-correcting
+    and breaking behaviour that works. This rule does the same, one pick at a time:
 
     - A task never tried goes first, in a seeded order, so every task has an outcome.
     - Then an even round picks a task whose latest rollout failed (or has not come
@@ -83,11 +84,12 @@ class FailureAware:
     passing ones at random, refilling each minibatch from scratch. A pick is one
     rollout here, and worst-first would hand the same lowest-scoring task, often a
     hopeless one, every other pick, so both sides rotate, least recently picked
-    first. Opik judges pass and fail from its assertions or a score threshold
-    (later revisions of the file changed the split; PR #5547's is the half and
-    half). The halves alternate by ``round_index``, which ``evolve()`` passes per
-    round (per worker on the asynchronous path), so a restarted run, or workers
-    picking in one round, keep the same rhythm.
+    first. Here a task's latest rollout judges it, against ``pass_threshold`` (0.999 by
+    default, Opik's 1.0 in effect); later revisions of Opik's file changed the split, PR
+    #5547's is the half and half. The halves alternate by ``round_index``, which
+    ``evolve()`` passes per round (per worker on the asynchronous path), so a restarted
+    run, or workers picking in one round, keep the same rhythm: with two or more workers
+    a round is all failing or all passing, where Opik's minibatch mixes them.
 
     A task in flight is passed over on its side while another task can be taken,
     so concurrent workers spread. Picks cost O(log keys). One lock guards ``pick``

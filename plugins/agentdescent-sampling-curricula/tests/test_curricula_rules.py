@@ -330,14 +330,15 @@ def test_learnability_tries_every_untried_task_before_any_repeat() -> None:
     assert first != keys  # in a seeded order, not the shard's
 
 
-def test_learnability_is_the_variance_of_the_tasks_last_window_scores() -> None:
-    sampler = Learnability(window=2)
+def test_learnability_is_the_variance_of_the_last_window_scores_from_the_third() -> None:
+    # GEPA weights an example once min_candidates (3) candidates have scored it.
+    sampler = Learnability(window=3)
     learnability = []
     for score in (0.0, 1.0, 1.0, 0.25):
         sampler.record("a", score)
         learnability.append(sampler.learnability("a"))
-    # one score: 0; [0, 1]: 1/4; [1, 1]: 0; [1, 0.25]: (3/8)^2
-    assert learnability == [0.0, 0.25, 0.0, pytest.approx(0.140625)]
+    # [0]: 0; [0, 1]: 0, two scores; [0, 1, 1]: 2/9; [1, 1, 0.25]: 1/8
+    assert learnability == [0.0, 0.0, pytest.approx(2 / 9), pytest.approx(0.125)]
     assert sampler.stats() == {"a": (2, 4)}
     assert variance([0.2, 0.4, 0.6]) == pytest.approx(0.08 / 3)
 
@@ -350,21 +351,39 @@ def windows(**scores: str) -> dict[str, list[Any]]:
     }
 
 
+def test_learnability_counts_no_variance_before_three_scores() -> None:
+    sampler = Learnability()
+    # a flipped in two scores, which GEPA would not weight; b varies in three: only b is drawn
+    state = {**sampler.state_dict(), "tasks": windows(a="01", b="011", c="1111")}
+    counts = next_picks(sampler, state, ABC, 2000)
+    assert counts["b"] / 2000 == pytest.approx(1.01 / 1.03, abs=0.01)
+
+
 def test_learnability_draws_by_variance_over_the_highest_plus_one_percent() -> None:
     sampler = Learnability(window=4)
     # variances: a 1/4 (the highest), b 3/16, c 0: weights 1.01, 0.76 and 0.01
-    state = {**sampler.state_dict(), "tasks": windows(a="01", b="0001", c="1111")}
+    state = {**sampler.state_dict(), "tasks": windows(a="0101", b="0001", c="1111")}
     counts = next_picks(sampler, state, ABC, 4000)
     assert counts["a"] / 4000 == pytest.approx(1.01 / 1.78, abs=0.025)
     assert counts["b"] / 4000 == pytest.approx(0.76 / 1.78, abs=0.025)
     assert 0 < counts["c"] < 4000 * 0.02
 
 
-def test_learnability_is_uniform_while_no_task_varies() -> None:
-    sampler = Learnability()
-    state = {**sampler.state_dict(), "tasks": windows(a="00", b="11", c="0")}
-    counts = next_picks(sampler, state, ABC, 3000)
-    assert all(counts[task] / 3000 == pytest.approx(1 / 3, abs=0.03) for task in ABC)
+def test_learnability_takes_shuffled_epochs_while_no_task_varies() -> None:
+    # GEPA's EpochShuffledBatchSampler while no example varies: the fewest records first,
+    # each epoch in a new seeded order.
+    keys = [f"t{i}" for i in range(6)]
+    sampler = Learnability(seed=3)
+    state = windows(t0="00", t1="11", t2="0", t3="11", t4="00", t5="1")
+    sampler.load_state_dict({**sampler.state_dict(), "tasks": state})
+    picks = []
+    for round_index in range(18):
+        picks.append(sampler.pick(keys, round_index))
+        sampler.record(picks[-1], float(state[picks[-1]][2][-1]))  # its last score again
+    assert set(picks[:2]) == {"t2", "t5"}  # one record each: behind by an epoch
+    epochs = [picks[2:8], picks[8:14]]
+    assert all(sorted(epoch) == keys for epoch in epochs)
+    assert epochs[0] != epochs[1]  # a new order each epoch
 
 
 def test_learnability_spreads_picks_in_flight_beyond_the_varying_task() -> None:
@@ -374,9 +393,9 @@ def test_learnability_spreads_picks_in_flight_beyond_the_varying_task() -> None:
 
 
 def test_learnability_refuses_a_window_longer_than_its_own_or_scores_outside_0_1() -> None:
-    sampler = Learnability(window=2)
+    sampler = Learnability(window=3)
     good = sampler.state_dict()
-    for entry in ([3, 3, [1.0, 1.0, 1.0]], [1, 1, [1.5]], [2, 1, [1.0]], [0, 0, [0.0]]):
+    for entry in ([4, 4, [1.0] * 4], [1, 1, [1.5]], [2, 1, [1.0]], [0, 0, [0.0]]):
         with pytest.raises(StateError, match="bad entry for task 'a'"):
             sampler.load_state_dict({**good, "tasks": {"a": entry}})
     assert sampler.state_dict() == good
