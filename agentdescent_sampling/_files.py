@@ -516,3 +516,18 @@ def _after_string(text: str, start: int) -> int:
         if escape < 0:
             return close + len(delimiter)
         position = escape + 2
+
+
+def process_ended(pid: int) -> bool:
+    """Whether process ``pid`` of this host has surely ended: it does not exist (or no
+    process can have its id). Where that cannot be told, no: another user's process, or
+    Windows, whose ``os.kill(pid, 0)`` would send Ctrl-C instead of probing."""
+    if os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # OverflowError: no process has that id
+        return True
+    except OSError:  # it exists, run by another user
+        return False
+    return False

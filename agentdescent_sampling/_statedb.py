@@ -53,6 +53,7 @@ from ._files import (
     kind_of,
     name_too_long,
     no_room_beside,
+    process_ended,
     read_only_mount,
     reason_of,
     write_refused,
@@ -1050,13 +1051,8 @@ def _describe_holder(db: sqlite3.Connection) -> str | None:
     if row is None:
         return None
     pid, host, since = row
-    if host == socket.gethostname() and isinstance(pid, int) and os.name == "posix":
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except OSError:
-            pass  # it runs, as another user
+    if host == socket.gethostname() and isinstance(pid, int) and process_ended(pid):
+        return None
     return f"process {pid} on {host} (since {since})"
 
 

@@ -610,14 +610,7 @@ def _remove_abandoned(target: Path) -> None:
 
 def _running(pid: int) -> bool:
     """Whether process ``pid`` may still be saving; when unsure, yes."""
-    if pid == os.getpid() or os.name != "posix":
-        # Another thread of ours may be mid-save; and on Windows os.kill(pid, 0)
-        # would send Ctrl-C instead of probing.
-        return True
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):  # OverflowError: no process has that id
-        return False
-    except OSError:
-        return True  # it exists, run by another user
-    return True
+    from ._files import process_ended
+
+    # Another thread of ours may be mid-save.
+    return pid == os.getpid() or not process_ended(pid)

@@ -41,6 +41,7 @@ from ..._files import (
     checked_path,
     load_document,
     parse_bounded,
+    process_ended,
     read_bytes,
     reason_of,
     strict_json,
@@ -484,7 +485,7 @@ def _ended(run: Path, status: Mapping[str, Any]) -> tuple[str, ...]:
     pid = status.get("pid")
     if status.get("state") != "running" or isinstance(pid, bool) or not isinstance(pid, int):
         return ()
-    if not 0 < pid < 2**31 or _alive(pid):  # a pid no system gives: nothing to tell
+    if not 0 < pid < 2**31 or not _gone(pid):  # a pid no system gives: nothing to tell
         return ()
     return (
         f"status.json says running, but its process {pid} has ended (killed, or the machine "
@@ -493,19 +494,15 @@ def _ended(run: Path, status: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` is running, as the engine asks: a zombie is not."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process, or a pid past what the system takes
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has surely ended, as the engine asks: a zombie has."""
+    if process_ended(pid):
         return True
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
-            return stat.read().rpartition(")")[2].split()[:1] != ["Z"]
-    except OSError:  # no /proc (macOS): kill() answered
-        return True
+            return stat.read().rpartition(")")[2].split()[:1] == ["Z"]
+    except OSError:  # no /proc (macOS, Windows): nothing more to tell
+        return False
 
 
 def _link_end(link: Path) -> str:
