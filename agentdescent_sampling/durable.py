@@ -120,17 +120,8 @@ from .state import (
     state_document,
 )
 
-__all__ = [
-    "REPLAY_LIMIT",
-    "ROUND_END",
-    "TOLD",
-    "DurableSampler",
-    "describe_state",
-    "export_state",
-    "read_durable_state",
-    "state_path",
-    "state_summary",
-]
+# What a user may import from here, as docs/plugins.md lists it; the rest serves this package.
+__all__ = ["REPLAY_LIMIT", "DurableSampler", "read_durable_state"]
 
 #: The methods through which the engine wiring tells a sampler something (:func:`wire` calls
 #: ``evidence`` for each card and ``end_round`` after each round). A durable sampler forwards
