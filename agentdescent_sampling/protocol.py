@@ -24,7 +24,15 @@ import numbers
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, SupportsIndex, TypeGuard, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Protocol,
+    SupportsIndex,
+    TypeGuard,
+    cast,
+    runtime_checkable,
+)
 
 from ._display import safe_repr
 from .errors import StateError
@@ -172,9 +180,10 @@ def check_task_id(task_id: object) -> str:
     return task_id
 
 
-def check_task_ids(keys: Sequence[object]) -> None:
-    """Raise, as :func:`check_task_id` does for the first, unless every id in ``keys`` is a
-    string: one pass in C over the types when they are, as they nearly always are.
+def check_task_ids(keys: Sequence[object]) -> Sequence[str]:
+    """Return ``keys`` if every id in it is a string, else raise as :func:`check_task_id`
+    does for the first that is not: one pass in C over the types when they are, as they
+    nearly always are.
 
     Raises:
         TypeError: an id is not a ``str``.
@@ -182,6 +191,7 @@ def check_task_ids(keys: Sequence[object]) -> None:
     if set(map(type, keys)) != {str}:
         for key in keys:
             check_task_id(key)
+    return cast("Sequence[str]", keys)
 
 
 def check_score(task_id: object, score: object) -> float:

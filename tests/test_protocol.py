@@ -6,7 +6,13 @@ from fractions import Fraction
 import pytest
 
 from agentdescent_sampling import SOLVED, DifficultyWeighted, RoundRobin, StateError, TaskSampler
-from agentdescent_sampling.protocol import check_keys, check_name, check_score, check_state
+from agentdescent_sampling.protocol import (
+    check_keys,
+    check_name,
+    check_score,
+    check_state,
+    check_task_ids,
+)
 
 
 def test_solved_is_the_engines_threshold() -> None:
@@ -85,6 +91,18 @@ def test_a_real_number_whose_float_fails_is_refused_as_not_a_number() -> None:
 def test_task_id_must_be_a_string() -> None:
     with pytest.raises(TypeError, match="task_id"):
         check_score(7, 0.5)
+
+
+def test_check_task_ids_returns_the_ids_as_its_siblings_return_their_input() -> None:
+    keys = ["a", "b"]
+    assert check_task_ids(keys) is keys
+    assert check_task_ids(()) == ()
+
+
+@pytest.mark.parametrize("keys", [["a", 7], [b"a"], ("a", None)])
+def test_check_task_ids_refuses_the_first_id_that_is_no_string(keys: list[object]) -> None:
+    with pytest.raises(TypeError, match=r"task ids as strings, got \w+ (7|b'a'|None)"):
+        check_task_ids(keys)
 
 
 @pytest.mark.parametrize("keys", ["abc", b"ab", {"a", "b"}, None, iter(["a"])])
