@@ -219,8 +219,15 @@ class Registry:
         with self._lock:
             self._plugins.load_named(key, provider)
             candidates = self._candidates(key, provider)
-            # No class-form plugin has the name: maybe a hook-form plugin registers it.
-            if not (candidates or self._plugins.carries(key, provider)):
+            # No class-form plugin has the name: maybe a hook-form plugin registers it. A
+            # name registered in-process alone is carried by no entry point either, so it
+            # meets a hook-form plugin's claim on it at once, not after the next lookup
+            # that loads them (one call would give the registration, and the same call
+            # later a conflict).
+            if not (
+                any(found.form != "in-process" for found in candidates)
+                or self._plugins.carries(key, provider)
+            ):
                 self._plugins.load_hooks(provider)
                 candidates = self._candidates(key, provider)
             self._raise_if_strict()

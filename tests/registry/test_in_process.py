@@ -155,6 +155,43 @@ def test_a_name_both_registered_and_installed_needs_a_provider(zoo: Venv) -> Non
     assert outcome[1] == "Mine"
 
 
+def test_a_registered_name_a_hook_form_plugin_also_registers_conflicts_from_the_first_call(
+    zoo: Venv,
+) -> None:
+    # The same create() once gave the registration, and once another lookup had loaded the
+    # hook-form plugins, a conflict.
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create, register
+        from agentdescent_sampling.errors import SamplerConflictError
+
+        class Mine:
+            name = "shuf"
+            def pick(self, keys, round_index):
+                return keys[-1]
+            def record(self, task_id, score):
+                pass
+
+        register(Mine)
+        answers = []
+        for name in ("shuf", "first-key", "shuf"):
+            try:
+                answers.append(create(name).pick(["a", "b"], 0))
+            except SamplerConflictError as error:
+                answers.append(str(error))
+        chosen = create({"name": "shuf", "provider": "(in-process)"})
+        print(json.dumps([answers, type(chosen).__name__]))
+        """
+    )
+    first, between, again = outcome[0]
+    assert "(in-process)" in first
+    assert "ads-test-hookform" in first
+    assert between in ("a", "b")
+    assert again == first
+    assert outcome[1] == "Mine"
+
+
 def test_an_unregistered_name_is_still_unknown() -> None:
     with pytest.raises(UnknownSamplerError):
         Registry(only=[]).create("first-key")
