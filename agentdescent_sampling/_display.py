@@ -20,6 +20,7 @@ __all__ = [
     "aligned",
     "ascii_name",
     "column_widths",
+    "escaped_name",
     "plural",
     "safe_repr",
     "screen_table",
@@ -70,6 +71,13 @@ def ascii_name(name: object, limit: int = 60) -> str:
     except Exception:  # noqa: BLE001  # a message must not fail on the value it reports
         text = f"<{_type_name(type(name))} that cannot be shown>"
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def escaped_name(name: str) -> str:
+    """A sampler's, a distribution's or an entry point's name with every character past
+    ASCII escaped, unquoted: no valid one has any, and a look-alike (a Cyrillic o, U+043E,
+    in a name copying ``round-robin``) would read as the name it copies."""
+    return name if name.isascii() else ascii(name)[1:-1]
 
 
 def plural(count: int, noun: str) -> str:

@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from ._display import safe_repr, screen_table, shown, shown_data, shown_lines
+from ._display import escaped_name, safe_repr, screen_table, shown, shown_data, shown_lines
 from .loading import describe
 from .paramdoc import parameter_help
 from .records import WIRING, PluginFailure, SamplerInfo
@@ -66,8 +66,8 @@ class Listing:
                 status = record.status + (", synchronized" if record.synchronized else "")
                 rows.append(
                     (
-                        _escaped(record.name),
-                        _escaped(record.distribution),
+                        escaped_name(record.name),
+                        escaped_name(record.distribution),
                         record.version,
                         status,
                         record.description,
@@ -77,8 +77,8 @@ class Listing:
                 name = ", ".join(record.names) or record.entry_point or "?"
                 rows.append(
                     (
-                        _escaped(name),
-                        _escaped(record.distribution),
+                        escaped_name(name),
+                        escaped_name(record.distribution),
                         record.version,
                         record.status,
                         record.message,
@@ -95,13 +95,6 @@ class Listing:
                 f"'agentdescent-sampling list --tracebacks' prints each whole error.\n"
             )
         return text
-
-
-def _escaped(name: str) -> str:
-    """A sampler's or a distribution's name with every character past ASCII escaped: no
-    valid one has any, and a look-alike (a Cyrillic o, U+043E, in a distribution named as
-    another) would read as the name it copies."""
-    return name if name.isascii() else ascii(name)[1:-1]
 
 
 def sampler_json(info: SamplerInfo) -> dict[str, Any]:
@@ -123,7 +116,7 @@ def describe_sampler(info: SamplerInfo) -> str:
         f"{info.name} ({shown(info.distribution)} {shown(info.version)})",
         f"  {shown(info.description)}" if info.description else "",
         f"  aliases:     {', '.join(info.aliases) or '-'}",
-        f"  entry point: {shown(info.entry_point)} ({info.form} form)",
+        f"  entry point: {shown(escaped_name(info.entry_point))} ({info.form} form)",
     ]
     if info.synchronized:
         lines.append("  threads:     declares thread_safe = False; wrapped in synchronized()")

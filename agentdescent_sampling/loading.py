@@ -446,7 +446,7 @@ class Plugins:
                 ep,
                 "failed",
                 f"registers {info.name!r}, a name its distribution already registered "
-                f"(as {mine[0].name!r} from {mine[0].entry_point!r}); the first is kept{where}",
+                f"(as {mine[0].name!r} from {mine[0].entry_point!a}); the first is kept{where}",
                 names=(info.name, *info.aliases),
             )
             return

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._display import safe_repr, shown
+from ._display import escaped_name, safe_repr, shown
 from .params import Signature
 from .policy import normalize
 
@@ -124,16 +124,18 @@ class PluginFailure:
     @property
     def title(self) -> str:
         """``== names: dist 1.0, entry point 'name = module:attr' (status)``, shown safely."""
-        names = shown(", ".join(self.names) or "?")
+        names = shown(escaped_name(", ".join(self.names) or "?"))
         return (
-            f"== {names}: {shown(self.distribution)} {shown(self.version)}, "
-            f"entry point {shown(repr(self.entry_point))} ({self.status})"
+            f"== {names}: {shown(escaped_name(self.distribution))} {shown(self.version)}, "
+            f"entry point {shown(ascii(self.entry_point))} ({self.status})"
         )
 
     @property
     def where(self) -> str:
         """``dist 1.0 (entry point 'name = module:attr')``, for messages."""
-        return f"{self.distribution} {self.version} (entry point {self.entry_point!r})"
+        return (
+            f"{escaped_name(self.distribution)} {self.version} (entry point {self.entry_point!a})"
+        )
 
 
 #: What :func:`~agentdescent_sampling.registry.available` lists.

@@ -270,6 +270,20 @@ def test_list_shows_a_look_alike_distribution_name_escaped(
     assert "\u043e" not in out
 
 
+@pytest.mark.parametrize("text", ["title", "where"])
+def test_a_look_alike_failure_is_escaped_where_check_and_errors_name_it(text: str) -> None:
+    # check --all heads a failure with its title and an unknown name's error quotes where it
+    # is: both printed r\u043eund-robin as it is, reading as the built-in's name.
+    failure = PluginFailure("r\u043eund-robin = m:C", "adsp-r\u043eund", "1.0", "failed", "x",
+                            names=("r\u043eund-robin",))  # fmt: skip
+
+    shown_text = getattr(failure, text)
+
+    assert shown_text.isascii(), shown_text
+    assert "r\\u043eund-robin = m:C" in shown_text
+    assert "adsp-r\\u043eund" in shown_text
+
+
 def test_a_parameter_is_typed_as_declared_unless_init_adds_only_none() -> None:
     from typing import Any as AnyType
 
