@@ -64,8 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             loading.plugin_output = None
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
-    except KeyboardInterrupt:
-        _error("interrupted")
+    except KeyboardInterrupt as interrupt:
+        # A plugin's load or check says which, since the plugin itself may have raised it.
+        said = str(interrupt) if type(interrupt) is KeyboardInterrupt else ""
+        _error("interrupted" + (f" {shown(said)}" if said.startswith("while ") else ""))
         return _INTERRUPTED
     except BrokenPipeError:
         # The reader has all it wanted. Point stdout at /dev/null so the interpreter's
@@ -489,9 +491,13 @@ def _check_all() -> int:
             print(each.report)
         found.append(each)
     failed = sum(each.failed for each in found)
+    unbuilt = sum(each.failed and each.report is None for each in found)
     skipped = sum(not each.failed and each.report is None for each in found)
-    print(f"{len(found)} in all: {len(found) - failed - skipped} passed, {failed} failed, "
-          f"{skipped} not checked")  # fmt: skip
+    # A plugin that failed to load or shares a name is a failure its row calls "not checked";
+    # the count says which failures those are, apart from the samplers left for a parameter.
+    of_them = f" ({unbuilt} of them could not be loaded, or share a name)" if unbuilt else ""
+    print(f"{len(found)} in all: {len(found) - failed - skipped} passed, {failed} failed"
+          f"{of_them}, {skipped} not checked")  # fmt: skip
     return 1 if failed else 0
 
 

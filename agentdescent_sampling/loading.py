@@ -22,10 +22,10 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
-from ._display import safe_repr, shown
+from ._display import escaped_name, safe_repr, shown
 from .discovery import known_names, scan, unmatched, unmatched_disabled
 from .params import signature_of
-from .policy import BUILTINS, RESERVED, EntryPoint, Policy, normalize, of_provider
+from .policy import BUILTINS, DISABLE_ENV, RESERVED, EntryPoint, Policy, normalize, of_provider
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
@@ -472,10 +472,11 @@ class Plugins:
         except Refused as refused:
             at = "" if refused.status == "disabled" else where  # the user's choice, no fault
             self._fail(ep, refused.status, refused.message + at, names=refused.names or names)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
             # The user's interrupt is not the plugin's failure: let it end the call, but
             # keep the plugin in failures() rather than have it vanish half-loaded. Not
-            # tried again: a plugin that raises it itself would end every later call too.
+            # tried again: a plugin that raises it itself would end every later call too,
+            # and the interrupt names it, for no Ctrl-C may have been pressed.
             self._fail(
                 ep,
                 "failed",
@@ -483,7 +484,12 @@ class Plugins:
                 f"again: restart Python to load it",
                 names=names,
             )
-            raise
+            raise KeyboardInterrupt(
+                f"while loading the plugin {escaped_name(ep.distribution)} {ep.version} "
+                f"(entry point {ep.label!a}, {stage}); if no one pressed Ctrl-C, it raised "
+                f"KeyboardInterrupt itself: {DISABLE_ENV}={escaped_name(ep.distribution)} "
+                f"keeps it from loading"
+            ) from interrupt
         # A plugin is isolated from the host whatever it raises: SystemExit, GeneratorExit
         # and BaseException subclasses included.
         except BaseException as error:  # noqa: BLE001

@@ -34,7 +34,7 @@ from typing import Any, TypeGuard
 
 import attrs
 
-from ._display import a_type, safe_repr, shown
+from ._display import a_type, escaped_name, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError, StateError
 from .loading import code_lines, describe, stack_lines
 from .params import Parameter, Signature, signature_of
@@ -169,6 +169,14 @@ def check_installed() -> Iterator[InstalledCheck]:
             heading = checking(record, SamplerSpec(record.name))
             try:
                 report = check_sampler(record.name)
+            except KeyboardInterrupt as interrupt:  # the user's, or the sampler's own
+                if str(interrupt).startswith("while loading"):  # its plugin's, named
+                    raise
+                raise KeyboardInterrupt(
+                    f"while checking {record.name} ({escaped_name(record.distribution)} "
+                    f"{record.version}); if no one pressed Ctrl-C, the sampler raised "
+                    f"KeyboardInterrupt itself"
+                ) from interrupt
             except InvalidSamplerConfig as error:  # its own defaults are refused
                 yield InstalledCheck(f"{heading}\n{record.name}: not checked: {error}", failed=True)
                 continue

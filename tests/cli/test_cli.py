@@ -344,7 +344,10 @@ def test_check_all_says_how_to_check_each_of_two_distributions_that_provide_a_na
             f"uninstall one, or check this one with 'agentdescent-sampling check kit-dup "
             f"--provider {distribution}'"
         ) in out
-    assert out.splitlines()[-1] == "2 in all: 0 passed, 2 failed, 0 not checked"
+    assert out.splitlines()[-1] == (
+        "2 in all: 0 passed, 2 failed (2 of them could not be loaded, or share a name), "
+        "0 not checked"
+    )
     assert main(["check", "--all", "--provider", "kit-test-dup-a"]) == 2
     assert "give the sampler's name, not --all" in capsys.readouterr().err
 
@@ -394,6 +397,38 @@ def test_an_interrupted_command_says_so_in_one_line_and_exits_130(
         pytest.fail("the interrupt escaped main() with its traceback")
     assert status == 130  # as for a command SIGINT ended
     assert capsys.readouterr().err == "agentdescent-sampling: error: interrupted\n"
+
+
+INTERRUPTING = """
+    class Interrupting:
+        name = "kit-interrupts"
+
+        def pick(self, keys, round_index):
+            raise KeyboardInterrupt
+
+        def record(self, task_id, score):
+            pass
+"""
+
+
+def test_check_all_a_sampler_interrupts_names_it_after_the_rows_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A sampler's own KeyboardInterrupt ended check --all with "interrupted" alone.
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {"kit-test-interrupts": (INTERRUPTING, {"kit-interrupts": "Interrupting"})},
+    )
+
+    assert main(["check", "--all"]) == 130
+    captured = capsys.readouterr()
+    assert "round-robin: all" in captured.out
+    assert captured.err == (
+        "agentdescent-sampling: error: interrupted while checking kit-interrupts "
+        "(kit-test-interrupts 0.1); if no one pressed Ctrl-C, the sampler raised "
+        "KeyboardInterrupt itself\n"
+    )
 
 
 def test_an_output_that_cannot_encode_a_name_shows_it_escaped_not_a_traceback(

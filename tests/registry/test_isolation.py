@@ -123,22 +123,40 @@ def test_a_keyboard_interrupt_at_import_propagates_and_the_plugin_stays_in_failu
         from agentdescent_sampling.registry import default_registry
         try:
             create("interrupts")
-        except KeyboardInterrupt:
-            interrupted = True
+        except KeyboardInterrupt as interrupt:
+            interrupted = str(interrupt)
         else:
-            interrupted = False
+            interrupted = None
         print(json.dumps([interrupted, [f.message for f in default_registry().failures()
                                         if f.distribution == "ads-test-interrupts"]]))
         """,
         env={"PYTHONPATH": aside["ads-test-interrupts"]},
     )
     assert outcome == [
-        True,
+        # No Ctrl-C may have been pressed: the interrupt names the plugin that raised it.
+        "while loading the plugin ads-test-interrupts 9.9.9 (entry point 'interrupts = "
+        "ads_interrupts:X', import); if no one pressed Ctrl-C, it raised "
+        "KeyboardInterrupt itself: AGENTDESCENT_SAMPLERS_DISABLE=ads-test-interrupts keeps it "
+        "from loading",
         [
             "import interrupted by KeyboardInterrupt; this process will not try it again: "
             "restart Python to load it"
         ],
     ]
+
+
+def test_a_command_a_plugin_interrupts_names_the_plugin_and_exits_130(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    ran = zoo.run(
+        "agentdescent-sampling", "list", env={"PYTHONPATH": aside["ads-test-interrupts"]},
+        check=False,
+    )  # fmt: skip
+    assert ran.returncode == 130
+    assert ran.stderr.startswith(
+        "agentdescent-sampling: error: interrupted while loading the plugin ads-test-interrupts "
+    )
+    assert "AGENTDESCENT_SAMPLERS_DISABLE=ads-test-interrupts" in ran.stderr
 
 
 def test_a_typo_among_500_failed_registrations_gets_a_short_message(zoo: Venv) -> None:
