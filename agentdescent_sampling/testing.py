@@ -610,7 +610,9 @@ def _label(factory: object) -> str:
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
     try:
         sampler = factory(**params)
-    except Exception as error:  # noqa: BLE001  # the sampler's own failure is the violation
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001  # the sampler's own failure, SystemExit too
         # The registry's PluginLoadError is chained to the plugin's own error, whose
         # traceback reaches the plugin's line.
         cause = error.__cause__ if isinstance(error, PluginLoadError) else None

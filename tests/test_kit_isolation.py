@@ -55,6 +55,34 @@ def test_any_base_exception_from_a_sampler_is_that_samplers_violation(
     assert any(type(error).__name__ in str(violation) for violation in report.violations)
 
 
+@pytest.mark.parametrize("error", RAISED.values(), ids=RAISED)
+def test_any_base_exception_from_a_constructor_is_told_as_building_it_with_its_line(
+    error: BaseException,
+) -> None:
+    # A SystemExit there was told as "[protocol] raised SystemExit: 0", without the call,
+    # the line or that no other check ran, as a RuntimeError is told.
+    class RaisesWhenBuilt:
+        name = "raises-when-built"
+
+        def __init__(self) -> None:
+            raise error
+
+        def pick(self, keys: Sequence[str], round_index: int) -> str:
+            return keys[0]
+
+        def record(self, task_id: str, score: float) -> None:
+            pass
+
+    (violation,) = check_sampler(RaisesWhenBuilt).violations
+
+    assert violation.check == "protocol"
+    assert violation.message.startswith(
+        f"building it, RaisesWhenBuilt(), raised {type(error).__name__}"
+    )
+    assert "test_kit_isolation.py:" in violation.message
+    assert violation.message.endswith("every other check builds one, so none ran")
+
+
 def test_a_keyboard_interrupt_from_a_sampler_still_propagates() -> None:
     with pytest.raises(KeyboardInterrupt):
         check_sampler(_sampler("record", KeyboardInterrupt()))
