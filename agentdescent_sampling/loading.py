@@ -482,7 +482,8 @@ class Plugins:
                 "failed",
                 f"{stage} interrupted by KeyboardInterrupt; this process will not try it "
                 f"again: restart Python to load it",
-                names=names,
+                interrupt,
+                names,
             )
             raise KeyboardInterrupt(
                 f"while loading the plugin {escaped_name(ep.distribution)} {ep.version} "

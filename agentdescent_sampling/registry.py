@@ -535,10 +535,13 @@ class Registry:
                 f"that might provide it: {listed}; unset or change that setting to use "
                 f"{'them' if count > 1 else 'it'}."
             )
-        # A failed hook-form plugin may have registered any name, a class-form one only its
-        # own and the aliases its class declares: the hooks are quoted first.
+        # Only a plugin whose own code raised (on import, in its hook, while described) can
+        # have meant a name no record has: a refused registration or entry point is recorded
+        # under its names, the key not among them. A failed hook-form plugin may have
+        # registered any name, a class-form one only its own and the aliases its class
+        # declares: the hooks are quoted first.
         broken = sorted(
-            (failure for failure in failures if failure.status == "failed"),
+            (f for f in failures if f.status == "failed" and f.error is not None),
             key=lambda failure: not _hook_form(failure),
         )
         if broken:

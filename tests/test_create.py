@@ -531,6 +531,50 @@ def test_an_unknown_name_quotes_a_failed_hook_before_a_failed_class_of_one_distr
     assert "boom in hook" in quoted
 
 
+def test_an_unknown_name_quotes_no_refused_registration_as_a_plugin_that_might_provide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A refused registration is recorded under its own names, which the name asked for is not
+    # among; quoting it first hid the one plugin whose hook raised, behind "And 3 more".
+    refused_source = """
+        from agentdescent_sampling.plugin import hookimpl
+
+        class OldPick:
+            name = "old-pick"
+            def pick(self, keys):
+                return keys[0]
+            def record(self, task_id, score):
+                pass
+
+        @hookimpl
+        def agentdescent_register_samplers(register):
+            register(OldPick)
+            register(OldPick, name="r\u043eund-robin")
+    """
+    raising_source = """
+        from agentdescent_sampling.plugin import hookimpl
+
+        @hookimpl
+        def agentdescent_register_samplers(register):
+            raise KeyError("boom in hook")
+    """
+    install_plugins(
+        tmp_path,
+        monkeypatch,
+        {
+            "kit-test-refused": (refused_source, {"refused-pack": ""}),
+            "kit-test-raising": (raising_source, {"raising-pack": ""}),
+        },
+    )
+
+    with pytest.raises(UnknownSamplerError) as unknown:
+        create("y-sampler")
+
+    quoted = str(unknown.value).split("Plugins that failed to load might provide it: ")[1]
+    assert quoted.startswith("kit-test-raising 0.1 (entry point 'raising-pack = ")
+    assert "kit-test-refused" not in quoted
+
+
 def test_a_plugin_that_imports_a_module_not_installed_is_told_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -173,10 +173,10 @@ def test_a_typo_among_500_failed_registrations_gets_a_short_message(zoo: Venv) -
 
 
 def test_sentences_in_a_not_found_message_each_end_with_a_period(zoo: Venv) -> None:
-    env = {"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-bad-registrations"}
+    env = {"AGENTDESCENT_SAMPLERS_ONLY": "ads-test-hook-raises"}
     message = error_of(zoo, "survivr", env=env)["message"]
     # The quoted failure's own text (ending with where it arose) has no period.
-    assert re.search(r"which is not callable \(at ads_badreg\.py:\d+\)\. ", message), message
+    assert re.search(r"hook exploded \(at ads_raises\.py:\d+\)\. ", message), message
     assert re.search(r"[^.?] (If|And) ", message) is None, message
 
 
