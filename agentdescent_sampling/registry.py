@@ -466,7 +466,8 @@ class Registry:
                         f"unset or change that setting to use it"
                     )
                 if failure.status == "conflict":  # refused for one of its names
-                    return UnknownSamplerError(
+                    # The name is right and the plugin at fault, as for a failed one.
+                    return PluginLoadError(
                         f"sampler {name!r} was refused: {failure.where}: {failure.message}"
                     )
                 if failure.status == "failed":

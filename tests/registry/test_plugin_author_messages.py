@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentdescent_sampling import Registry, UnknownSamplerError
+from agentdescent_sampling import Registry
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.errors import PluginLoadError
 from agentdescent_sampling.records import PluginFailure
 from tests.support.distinfo import install_plugins
 
@@ -157,9 +158,11 @@ def test_a_registration_a_hook_refuses_is_named_with_the_line_of_its_register_ca
     assert capsys.readouterr().err.endswith(f": {not_callable}\n")
 
 
-def test_a_name_refused_for_one_of_its_aliases_is_told_as_refused_not_as_unknown(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_name_refused_for_one_of_its_aliases_is_told_as_the_plugins_fault_not_as_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # It was an UnknownSamplerError, so check exited 2, as for the user's typo, where a
+    # registration refused for another fault exits 1.
     hook = """
     @hookimpl
     def agentdescent_register_samplers(register):
@@ -169,7 +172,7 @@ def test_a_name_refused_for_one_of_its_aliases_is_told_as_refused_not_as_unknown
     plugin = {"kit-test-reserved-alias": (SAMPLER + hook, {"reserved-alias": ""})}
     registry = install_plugins(tmp_path, monkeypatch, plugin)
 
-    with pytest.raises(UnknownSamplerError) as refused:
+    with pytest.raises(PluginLoadError) as refused:
         registry.create("my-ff")
     assert str(refused.value).startswith(
         "sampler 'my-ff' was refused: kit-test-reserved-alias 0.1 (entry point "
@@ -177,6 +180,8 @@ def test_a_name_refused_for_one_of_its_aliases_is_told_as_refused_not_as_unknown
     )
     assert "claims the built-in name FixableFirst, an alias of fixable-first" in str(refused.value)
     assert "Did you mean" not in str(refused.value)
+    assert main(["check", "my-ff"]) == 1
+    assert "sampler 'my-ff' was refused" in capsys.readouterr().err
 
 
 def test_a_register_kept_and_called_after_its_hook_returned_raises_rather_than_drop_it(
