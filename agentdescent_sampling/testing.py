@@ -1006,19 +1006,27 @@ def _check_keys_unchanged(factory: Factory, params: dict[str, Any]) -> Iterator[
     last = ""
     for round_index in range(2 * len(shard)):
         picked = sampler.pick(shard, round_index)
+        call = f"pick({_show(list(_SHARD))}, {round_index})"
         if shard != list(_SHARD):
             records = f"{round_index} record{'s' if round_index > 1 else ''}"
             after = f", made after {records} (the last {last})," if last else ""
             yield Violation(
                 "keys-unchanged",
-                f"pick({_show(list(_SHARD))}, {round_index}){after} mutated the shard it was "
-                f"given: {_change(list(_SHARD), shard)}; copy it (sorted(keys), list(keys)) "
-                f"before reordering or removing",
+                f"{call}{after} mutated the shard it was given: {_change(list(_SHARD), shard)}; "
+                f"copy it (sorted(keys), list(keys)) before reordering or removing",
             )
             return
         task, score = _member(picked, _SHARD), _MIXED_SCORES[round_index % len(_MIXED_SCORES)]
         sampler.record(task, score)
         last = f"record({task!r}, {score!r})"
+        if shard != list(_SHARD):  # through the shard a pick kept
+            yield Violation(
+                "keys-unchanged",
+                f"{last}, after {call}, mutated the shard that pick was given: "
+                f"{_change(list(_SHARD), shard)}; keep a copy of the shard (list(keys)), not "
+                f"the list evolve() passes",
+            )
+            return
 
 
 def _change(before: Sequence[str], after: Sequence[str]) -> str:

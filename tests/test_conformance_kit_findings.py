@@ -150,6 +150,32 @@ def test_a_pick_that_mutates_its_shard_only_after_a_pass_is_caught() -> None:
     )
 
 
+class DropsSolvedWhenRecorded(DropsSolved):
+    """Keeps the list it was given and takes a solved task out of it in record()."""
+
+    name = "drops-solved-when-recorded"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.keys = keys
+        return check_keys(keys)[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        if check_score(task_id, score) >= 0.999:
+            self.keys.remove(task_id)  # type: ignore[attr-defined]  # the list pick() kept
+
+
+def test_a_record_that_mutates_the_shard_a_pick_kept_is_blamed_not_the_next_pick() -> None:
+    # The next pick was blamed for it, "made after 1 record", though it changed nothing.
+    report = check_sampler(DropsSolvedWhenRecorded)
+
+    [violation] = [v for v in report.violations if v.check == "keys-unchanged"]
+    assert violation.message == (
+        "record('task-0', 1.0), after pick(['task-0', 'task-1', 'task-2', 'task-3', ...], 0), "
+        "mutated the shard that pick was given: 12 keys became 11, removed ['task-0']; keep a "
+        "copy of the shard (list(keys)), not the list evolve() passes"
+    )
+
+
 class Unlocked:
     """Conforms, but has no stats(): the kit notes what it could not observe."""
 
