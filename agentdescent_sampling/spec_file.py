@@ -409,9 +409,8 @@ def _yaml_1_1_only(node: Any, read: Any) -> Any:
             return read
         if _OCTAL_0O.fullmatch(value):  # text to YAML 1.1, octal to YAML 1.2
             return _Yaml11Number(value, read, line)
-        if _YAML_1_2_FLOAT.fullmatch(value) and not value.lstrip("+-").isdigit():
-            # 2e3, 2.0e3, -.5: text to YAML 1.1, numbers to 1.2 (08, text to 1.1 and an
-            # integer to 1.2, stays the text it was)
+        if _YAML_1_2_FLOAT.fullmatch(value):
+            # 2e3, 2.0e3, -.5 and 08 (no octal, with its 8): text to YAML 1.1, numbers to 1.2
             number = float(value)
             if _past_float(value, number):
                 return _PastFloat(value, number, line)
@@ -485,6 +484,9 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
         octal = int(text, 0)
         readings = f"as the text {text!r}, and YAML 1.2 as octal {octal}"
         fix = f'write {octal} for the number, or "{text}" in quotes for the text'
+    elif isinstance(read, str) and text.lstrip("+-").isdigit():  # 08
+        readings = f"as the text {text!r}, and YAML 1.2 as the number {int(text)}"
+        fix = f'write {int(text)} for the number, or "{text}" in quotes for the text'
     elif isinstance(read, str):
         as_float = _yaml_1_1_float(float(text))
         readings = f"as the text {text!r}, and YAML 1.2 as the number {as_float}"

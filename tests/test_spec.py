@@ -550,10 +550,16 @@ def test_without_pyyaml_a_yaml_file_says_which_extra_to_install(
      ("c: 2.0E3", "'task_sampler.c' is 2.0E3 at line 3, which YAML 1.1 (PyYAML, which reads "
       "this file) reads as the text '2.0E3', and YAML 1.2 as the number 2000.0; write 2000.0"),
      ("c: -1e400", "'task_sampler.c' is -1e400 at line 3, past the largest number a float "
-      "holds (about 1.8e308), which would be read as infinity; write a smaller one")],
+      "holds (about 1.8e308), which would be read as infinity; write a smaller one"),
+     # no octal, having an 8 or a 9: it was told to drop quotes it did not have
+     ("window: 08", "'task_sampler.window' is 08 at line 3, which YAML 1.1 (PyYAML, which "
+      "reads this file) reads as the text '08', and YAML 1.2 as the number 8; write 8 for the "
+      'number, or "08" in quotes for the text'),
+     ("window: -019", "'task_sampler.window' is -019 at line 3, which YAML 1.1 (PyYAML, which "
+      "reads this file) reads as the text '-019', and YAML 1.2 as the number -19")],
     ids=["octal", "octal-signed", "base-60", "base-60-float", "in-a-list", "in-a-table",
          "octal-0o", "underscores", "exponent", "signed-dot", "exponent-small", "exponent-dot",
-         "past-float"],
+         "past-float", "leading-zero-not-octal", "leading-zero-signed"],
 )  # fmt: skip
 def test_a_yaml_number_that_yaml_1_2_reads_otherwise_is_refused_naming_the_key_and_the_fix(
     tmp_path: Path, entry: str, told: str
@@ -596,7 +602,7 @@ def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as
     path.write_text(
         "task_sampler:\n  name: round-robin\n  a: 07\n  b: 0x10\n  c: 0b10\n  d: 1_000\n"
         "  e: '010'\n  f: yes\n  g: off\n  h: 0.5\n  i: '1:30'\n  j: '0o10'\n  k: 1_0.5\n"
-        "  l: 2.0e+3\n  m: '2e3'\n  n: 1e3x\n  o: 08\n"
+        "  l: 2.0e+3\n  m: '2e3'\n  n: 1e3x\n  o: '08'\n"
         "other:\n  mode: 0644\n  at: 1:30\n  c: 2e3\n"
     )
 
