@@ -190,6 +190,12 @@ def _entry(
                 else f"{holder} holds {_a_kind(value)}, not a table"
             )
             meant = _meant_key(value, part) if isinstance(value, Mapping) else None
+            if meant is not None and "." in meant:  # no dotted key can name it
+                raise InvalidSamplerConfig(
+                    f"{where} has no {key!r} entry (missing {part!r}; {found}); if "
+                    f"{short_repr(meant)} is the table meant, rename it {short_repr(part)}: no "
+                    f"key reads a table whose name holds a dot"
+                )
             if meant is not None:
                 spelt = ".".join([*parts[:depth], meant, *parts[depth + 1 :]])
                 # Renaming the file's table is offered for the documented keys alone: a key of

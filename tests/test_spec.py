@@ -252,6 +252,25 @@ def test_a_key_spelt_apart_from_the_files_table_is_told_the_key_that_reads_it_or
     assert spec_from_file(path, spelt) == SamplerSpec("s")
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("run.toml", '["task.sampler"]\nname = "s"\n'),
+     ("run.json", '{"task.sampler": {"name": "s"}}')],
+)  # fmt: skip
+def test_a_table_whose_name_holds_a_dot_is_told_to_be_renamed_not_read_with_a_key(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    # It was told to read it with key='task.sampler', which reads [task] then [sampler].
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path)
+    assert str(caught.value).endswith(
+        "; if 'task.sampler' is the table meant, rename it 'task_sampler': no key reads a table "
+        "whose name holds a dot"
+    )
+
+
 def test_a_key_that_names_no_table_is_told_the_files_table_that_looks_like_a_samplers(
     tmp_path: Path,
 ) -> None:
