@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import attrs
 
-from ..errors import BenchError, UnknownSamplerError
+from ..errors import BenchError, InvalidSamplerConfig, UnknownSamplerError
 from ..protocol import TaskSampler, short_repr
 from ..registry import Registry, SamplerInfo
 from ..spec import SamplerSpec, SpecLike
@@ -174,7 +174,7 @@ def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
     for given in [*specs, "round-robin"]:
         if bare_name(given) == ORACLE:
             continue  # always added, last
-        _refuse_artifact_only(given)
+        _refuse_artifact_only(given, registry)
         registered = Registered.resolve(given, registry)  # fails here, before the run
         if any(entrant.label == registered.label for entrant in entrants):
             continue
@@ -184,7 +184,7 @@ def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
     return entrants
 
 
-def _refuse_artifact_only(given: SpecLike) -> None:
+def _refuse_artifact_only(given: SpecLike, registry: Registry) -> None:
     """Refuse, saying what to give instead, an entrant only the artifact bench has.
 
     Raises:
@@ -205,6 +205,11 @@ def _refuse_artifact_only(given: SpecLike) -> None:
         name = given.get("name")
     if not isinstance(name, str) or name.strip() != ENGINE_DIFFICULTY_WEIGHTED:
         return
+    if isinstance(given, str) and params:  # what it suggests must select a sampler too
+        try:
+            Registered.resolve(f"difficulty-weighted:{params}", registry)
+        except InvalidSamplerConfig as error:
+            instead = f"'difficulty-weighted' with the parameters it takes ({error})"
     raise BenchError(
         f"{short_repr(given)} names the engine's own DifficultyWeighted, an entrant of the "
         f"artifact bench only (agentdescent-sampling bench --sampler "

@@ -147,12 +147,16 @@ def test_the_oracle_named_in_any_form_is_the_one_share_always_runs(
     ("spec", "told"),
     [("agentdescent.DifficultyWeighted", "give 'difficulty-weighted' instead, or drop 'share'"),
      ("agentdescent.DifficultyWeighted:c=0.4", "give 'difficulty-weighted:c=0.4' instead"),
+     # never a spec that would be refused in turn
+     ("agentdescent.DifficultyWeighted:cc=0.4", "give 'difficulty-weighted' with the parameters "
+      "it takes (sampler 'difficulty-weighted': unknown parameter 'cc'. Did you mean 'c'?"),
      ('{"name": "agentdescent.DifficultyWeighted", "c": 0.4}',
       "give its name as 'difficulty-weighted' instead"),
      ("learner-ceiling", "learner-ceiling is a ceiling of the artifact bench, which adds it "
       "with --engine; the share measure's ceiling is the oracle"),
      ('{"name": "learner-ceiling"}', "learner-ceiling is a ceiling of the artifact bench")],
-    ids=["engine-dw", "engine-dw-params", "engine-dw-json", "learner-ceiling", "ceiling-json"],
+    ids=["engine-dw", "engine-dw-params", "engine-dw-bad-params", "engine-dw-json",
+         "learner-ceiling", "ceiling-json"],
 )  # fmt: skip
 def test_share_refuses_an_artifact_bench_entrant_saying_what_to_give_instead(
     bench_args: Args, spec: str, told: str
