@@ -17,7 +17,13 @@ from ._display import safe_repr, shown, shown_data, shown_lines
 from ._files import parse_bounded, reason_of, strict_json, user_file_path, user_path
 from ._version import __version__
 from .bench.command import add_bench_arguments
-from .errors import PluginLoadError, SamplerConflictError, SamplerError, StateError
+from .errors import (
+    InvalidSamplerConfig,
+    PluginLoadError,
+    SamplerConflictError,
+    SamplerError,
+    StateError,
+)
 from .listing import Listing, describe_sampler, sampler_json
 from .policy import normalize
 from .protocol import SAVED_WITH
@@ -379,10 +385,27 @@ def _list(args: argparse.Namespace) -> int:
     return 1 if args.strict and listing.faults else 0
 
 
+def _spec_with_provider(given: str | dict[str, Any], flag: str | None) -> SamplerSpec:
+    """The spec ``given`` on the command line, with ``--provider``'s distribution, if given.
+
+    Raises:
+        InvalidSamplerConfig: the spec names another provider than the flag.
+    """
+    spec = parse_spec(given)
+    if flag is None:
+        return spec
+    if spec.provider is not None and spec.provider != flag:
+        raise InvalidSamplerConfig(
+            f"the spec's provider {shown(repr(spec.provider))} and --provider "
+            f"{shown(repr(flag))} differ; give one of them"
+        )
+    return SamplerSpec(spec.name, spec.params, flag)
+
+
 def _show(args: argparse.Namespace) -> int:
-    spec = parse_spec(args.name)
+    spec = _spec_with_provider(args.name, args.provider)
     try:
-        info = default_registry().get(spec.name, provider=args.provider or spec.provider)
+        info = default_registry().get(spec.name, provider=spec.provider)
     except SamplerConflictError as error:  # the name is ambiguous: the command's to fix
         _error(_pick_a_provider(error, "show", args.name))
         return 2
@@ -444,9 +467,7 @@ def _check(args: argparse.Namespace) -> int:
                    "not --all (check NAME --provider DIST)")  # fmt: skip
             return 2
         return _check_all()
-    spec = parse_spec(args.spec)
-    if args.provider is not None:
-        spec = SamplerSpec(spec.name, spec.params, args.provider)
+    spec = _spec_with_provider(args.spec, args.provider)
     try:
         info = default_registry().get(spec.name, provider=spec.provider)
         # A bad parameter raises here, before anything is printed: a config error (exit 2).

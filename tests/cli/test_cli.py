@@ -254,6 +254,28 @@ def test_show_says_a_built_in_without_wiring_needs_none(
     assert json.loads(capsys.readouterr().out)["wiring"] == []
 
 
+@pytest.mark.parametrize("command", ["check", "show"])
+def test_a_provider_flag_that_contradicts_the_specs_provider_is_refused_not_preferred(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    # The flag silently won; show also read an empty --provider as none given.
+    install_plugins(tmp_path, monkeypatch, TWO_PROVIDERS, builtins=False)
+    spec = '{"name": "kit-dup", "provider": "kit-test-dup-b"}'
+
+    assert main([command, spec, "--provider", "kit-test-dup-a"]) == 2
+    assert capsys.readouterr().err == (
+        "agentdescent-sampling: error: the spec's provider 'kit-test-dup-b' and --provider "
+        "'kit-test-dup-a' differ; give one of them\n"
+    )
+    assert main([command, spec, "--provider", "kit-test-dup-b"]) == 0
+    capsys.readouterr()
+    assert main([command, "kit-dup", "--provider", ""]) == 2
+    assert "sampler 'kit-dup' is not provided by ''" in capsys.readouterr().err
+
+
 def test_check_provider_checks_one_of_two_distributions_that_provide_a_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
