@@ -51,8 +51,25 @@ def _toml(text: str) -> dict[str, Any]:
     from ._files import check_toml_nesting
 
     check_toml_nesting(text)  # before the parser, whose cost grows faster than a key's parts
-    document: dict[str, Any] = tomllib.loads(text, parse_float=_config_float)
+    try:
+        document: dict[str, Any] = tomllib.loads(text, parse_float=_config_float)
+    except tomllib.TOMLDecodeError as error:
+        twice = _TOML_TWICE.fullmatch(str(error))
+        if twice is None:
+            raise
+        # The parser names the line alone; JSON and YAML name the key, and so does this.
+        line = text.split("\n", int(twice["line"]))[int(twice["line"]) - 1]
+        table = line.strip().startswith("[")
+        written = line.strip() if table else line.partition("=")[0].strip()
+        raise ValueError(
+            f"the {'table' if table else 'key'} {short_repr(written, 80)} is given twice (at "
+            f"line {twice['line']}); give each {'table' if table else 'key'} once"
+        ) from None
     return document
+
+
+#: tomllib's words for a key or a table given twice, and where.
+_TOML_TWICE = re.compile(r"Cannot (?:overwrite a value|declare .*) \(at line (?P<line>\d+), .*\)")
 
 
 def spec_from_file(path: str | PathLike[str], key: str | None = "task_sampler") -> SamplerSpec:

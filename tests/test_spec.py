@@ -612,6 +612,27 @@ def test_yaml_misread_keys_are_named_as_written_and_a_repeated_one_is_refused(
         spec_from_file(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [('[task_sampler]\nname = "s"\nc = 0.2\nc = 0.3\n',
+      "the key 'c' is given twice (at line 4); give each key once"),
+     ('[task_sampler]\nname = "s"\nc.d = 1\nc = 2\n',
+      "the key 'c' is given twice (at line 4); give each key once"),
+     ('[task_sampler]\nname = "s"\n\n[task_sampler]\nname = "t"\n',
+      "the table '[task_sampler]' is given twice (at line 4); give each table once")],
+    ids=["key", "key-over-a-table", "table"],
+)  # fmt: skip
+def test_a_toml_key_given_twice_is_named_as_json_and_yaml_name_it(
+    tmp_path: Path, text: str, told: str
+) -> None:
+    # tomllib says "Cannot overwrite a value (at line 4, column 8)", naming no key.
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        spec_from_file(path)
+    assert f"cannot read a sampler spec from {str(path)!r}: {told}; expected" in str(caught.value)
+
+
 def test_yaml_reads_the_numbers_and_booleans_both_versions_or_python_agree_on_as_before(
     tmp_path: Path,
 ) -> None:
