@@ -499,17 +499,33 @@ def _parse_string(text: str) -> SamplerSpec:
     for key, value in pairs:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
+        if (next_pair := _NEXT_PAIR.search(value)) is not None:  # c=0.1 pass_threshold=0.8
+            joined = f"{value[: next_pair.start()].rstrip()},{value[next_pair.start() :].lstrip()}"
+            raise InvalidSamplerConfig(
+                f"sampler {name.strip()!r}: the value of {key!r}, {short_repr(value)}, holds "
+                f"another parameter; separate parameters with commas: "
+                f"{short_repr(f'{name.strip()}:{key}={joined}')}"
+            )
         try:
             params[key] = _parse_value(value, key)
         except InvalidSamplerConfig as error:  # which sampler's, as every parameter error says
             raise InvalidSamplerConfig(f"sampler {name.strip()!r}: {error}") from None
     if unread:
+        decimal = ""
+        digits = re.compile(r"[0-9]+").match(unread)
+        if pairs and pairs[-1][1].isdigit() and digits and unread[digits.end() :][:1] in ("", ","):
+            key, whole = pairs[-1]  # c=1,5: a decimal comma
+            decimal = f"; a decimal point is '.', not ',': {key}={whole}.{digits[0]}"
         raise InvalidSamplerConfig(
             f"cannot parse parameters {short_repr(unread)} in sampler spec "
             f"{short_repr(text)}: expected 'name:key=value,key=value', for example "
-            f"'difficulty-weighted:c=0.1,pass_threshold=0.8'"
+            f"'difficulty-weighted:c=0.1,pass_threshold=0.8'{decimal}"
         )
     return _validated(name.strip(), params, None)
+
+
+#: A parameter after a space inside a value (``c=0.1 pass_threshold=0.8``): a comma left out.
+_NEXT_PAIR = re.compile(r"(?<=\S)\s+[A-Za-z_][A-Za-z0-9_]*\s*=")
 
 
 def _pairs(rest: str) -> tuple[list[tuple[str, str]], str]:

@@ -61,6 +61,33 @@ def test_a_spec_is_frozen() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "told"),
+    [("s:c=0.1 pass_threshold=0.8", "sampler 's': the value of 'c', '0.1 pass_threshold=0.8', "
+      "holds another parameter; separate parameters with commas: 's:c=0.1,pass_threshold=0.8'"),
+     ("s:c=1,5", "; a decimal point is '.', not ',': c=1.5"),
+     ("s:c=1,5,prior=0.3", "; a decimal point is '.', not ',': c=1.5")],
+    ids=["a-comma-left-out", "a-decimal-comma", "a-decimal-comma-then-more"],
+)  # fmt: skip
+def test_a_slip_of_punctuation_in_a_spec_string_is_told_what_was_meant(
+    text: str, told: str
+) -> None:
+    # The first read as one text value (got str), the others as a pair that could not be read.
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(text)
+    assert str(caught.value).endswith(told)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [("s:c=1,prior=5", {"c": 1, "prior": 5}), ("s:tag=a b", {"tag": "a b"})],
+)
+def test_a_value_with_a_space_or_a_whole_number_before_a_pair_is_read_as_before(
+    text: str, kept: dict[str, object]
+) -> None:
+    assert dict(parse_spec(text).params) == kept
+
+
+@pytest.mark.parametrize(
     ("text", "fragment"),
     [
         ("s:a=1,a=2", "given twice"),
