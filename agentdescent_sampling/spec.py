@@ -155,11 +155,16 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
         return _parse_string(spec)
     if isinstance(spec, Mapping):
         return _parse_mapping(spec)
-    hint = (
-        "; to read a spec from a file, give spec_from_file(path)"
-        if isinstance(spec, PathLike)
-        else ""
-    )
+    hint = ""
+    if isinstance(spec, PathLike):
+        hint = "; to read a spec from a file, give spec_from_file(path)"
+    elif isinstance(spec, list) and spec and all(isinstance(item, Mapping) for item in spec):
+        hint = (
+            "; give one table, not a list of them (in TOML, a table has single brackets, "
+            "[task_sampler]; double brackets, [[task_sampler]], make a list)"
+        )
+    elif isinstance(spec, bool):
+        hint = "; in YAML, an unquoted on, off, yes or no is read as a boolean: quote the name"
     raise InvalidSamplerConfig(
         f"a sampler spec must be a name, a 'name:key=value,...' string or a mapping "
         f"with a 'name' key, got {type(spec).__name__} {short_repr(spec)}{hint}"
@@ -569,9 +574,12 @@ def _colon_meant(text: str) -> str | None:
 
 def _parse_mapping(mapping: Mapping[Any, Any]) -> SamplerSpec:
     if "name" not in mapping:
+        spelt = next(
+            (key for key in mapping if isinstance(key, str) and key.lower() == "name"), None
+        )
         raise InvalidSamplerConfig(
             f"a sampler table needs a 'name' key, got keys {_listed(mapping)}; "
-            f"{_nameless_hint(mapping)}"
+            + (f"write {short_repr(spelt)} as 'name'" if spelt else _nameless_hint(mapping))
         )
     params = {key: value for key, value in mapping.items() if key not in _RESERVED}
     name = mapping["name"]

@@ -61,6 +61,23 @@ def test_a_spec_is_frozen() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "told"),
+    [([{"name": "s"}], "got list [{'name': 's'}]; give one table, not a list of them (in TOML, "
+      "a table has single brackets, [task_sampler]; double brackets, [[task_sampler]], make a "
+      "list)"),
+     (True, "got bool True; in YAML, an unquoted on, off, yes or no is read as a boolean: "
+      "quote the name"),
+     ({"Name": "s"}, "a sampler table needs a 'name' key, got keys 'Name'; write 'Name' as "
+      "'name'")],
+    ids=["toml-array-of-tables", "yaml-boolean", "name-capitalised"],
+)  # fmt: skip
+def test_a_spec_of_a_shape_a_config_slip_makes_is_told_the_slip(value: object, told: str) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(value)  # type: ignore[arg-type]  # what a file's parser made of it
+    assert str(caught.value).endswith(told)
+
+
+@pytest.mark.parametrize(
     ("text", "told"),
     [("s:c=0.1 pass_threshold=0.8", "sampler 's': the value of 'c', '0.1 pass_threshold=0.8', "
       "holds another parameter; separate parameters with commas: 's:c=0.1,pass_threshold=0.8'"),
