@@ -680,8 +680,29 @@ def _name_meant(name: Any) -> str | None:
     # key, which its message hides, and a mended copy of it would not be hidden. builtin_of
     # reads '_' and runs of separators as '-': any dash (U+2011, an en dash) and any space
     # (a line break) are separators too, as text copied from a rendered page has them.
-    dashed = "".join("-" if unicodedata.category(char) == "Pd" else char for char in name)
-    return builtin_of(re.sub(r"[-_\s]+", "-", dashed).strip("-"))
+    # A look-alike letter (a Cyrillic i, U+0456) reads as the ASCII one it copies, a letter
+    # with a mark as the letter without it, and an invisible character (U+200B) as nothing:
+    # suggested only, never selected, so a name passing for another is still refused.
+    folded = "".join(
+        "-"
+        if unicodedata.category(char) == "Pd"
+        else ""
+        if unicodedata.category(char) == "Cf"
+        else _LOOK_ALIKES.get(char.lower()) or unicodedata.normalize("NFKD", char)[:1]
+        for char in name
+    )
+    return builtin_of(re.sub(r"[-_\s]+", "-", folded).strip("-"))
+
+
+#: Cyrillic and Greek letters that look like ASCII ones, as the ASCII letter they copy.
+_LOOK_ALIKES = dict(
+    zip(
+        "\u0430\u0432\u0435\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445\u0456\u0458\u0455\u0501"
+        "\u03b1\u03b9\u03ba\u03bd\u03bf\u03c1\u03c4\u03c5",
+        "abekmhopctyxijsdaikvoptu",
+        strict=True,
+    )
+)
 
 
 def _validated(

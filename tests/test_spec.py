@@ -913,6 +913,26 @@ def test_a_name_with_a_unicode_dash_or_space_is_told_the_built_in_it_means(name:
     assert f"Did you mean {meant!r}?" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [("d\u0456fficulty-weighted", "difficulty-weighted"),  # a Cyrillic i
+     ("r\u043eund-r\u043ebin", "round-robin"),  # two Cyrillic o
+     ("r\u03bfund-robin", "round-robin"),  # a Greek omicron
+     ("ROUND-R\u041eBIN", "round-robin"),  # a Cyrillic capital O
+     ("fix\u00e4ble-first", "fixable-first"),  # a letter with a mark
+     ("informative-band\u200b", "informative-band")],  # a zero-width space
+    ids=["cyrillic-i", "cyrillic-o", "greek-omicron", "capital", "umlaut", "zero-width"],
+)  # fmt: skip
+def test_a_name_with_a_look_alike_letter_is_refused_and_told_the_built_in_it_copies(
+    name: str, meant: str
+) -> None:
+    # Refused as not ASCII, it was told nothing of the name it reads as.
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create(name)
+    assert "invalid sampler name" in str(caught.value)
+    assert f"Did you mean {meant!r}?" in str(caught.value)
+
+
 def test_a_file_path_under_home_is_read_and_an_empty_one_is_told_to_give_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
