@@ -899,7 +899,13 @@ def _check_name(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]
     )
     name = getattr(first, "name", _MISSING)
     cls = type(first).__qualname__
-    suggested = _suggested_name(type(first).__name__)
+    # Checked by the name its entry point gives it, that is the name to give the class.
+    selected = getattr(factory, "selected", None)
+    suggested = (
+        selected
+        if isinstance(selected, str) and normalize(selected) not in RESERVED
+        else _suggested_name(type(first).__name__)
+    )
     add = f"add name = {suggested!r} to the class (the name configs select it by)"
     if name is _MISSING:
         yield Violation("name", f"{cls} has no name attribute; {add}")

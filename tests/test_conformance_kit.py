@@ -1215,6 +1215,30 @@ def test_a_class_named_like_a_builtin_is_told_to_rename_and_labelled_by_its_clas
     assert check_sampler("RoundRobin").ok
 
 
+def test_a_class_named_like_a_builtin_checked_by_its_entry_points_name_is_told_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was told a name made of its Python class's name, not the one configs select it by.
+    source = """
+        from agentdescent_sampling.plugin import check_keys
+
+        class S:
+            name = "round-robin"
+
+            def pick(self, keys, round_index):
+                return check_keys(keys)[0]
+
+            def record(self, task_id, score):
+                pass
+    """
+    install_plugins(tmp_path, monkeypatch, {"kit-test-sneaky": (source, {"sneaky": "S"})})
+
+    (violation,) = check_sampler("sneaky").violations
+
+    assert violation.check == "name"
+    assert violation.message.endswith("give the class its own (name = 'sneaky')")
+
+
 def test_check_sampler_takes_the_spec_or_mapping_the_conflict_error_advises(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
