@@ -51,7 +51,8 @@ pick)`` at a pick, numbered by your own counter, ``remove(task_id)`` at its reco
 - *class form*, ``my-sampler = "package.module:Class"``: the entry point's name is the one a
   config selects (it serves the class under that name), and only the selected one is
   imported;
-- *hook form*, ``my-pack = "package.module"`` (its name only a label): a module whose function
+- *hook form*, ``my-pack = "package.module"`` (its name a label that ``list`` shows, though
+  never a built-in's, which is refused unimported): a module whose function
   marked :data:`hookimpl`, ``agentdescent_register_samplers(register)``, calls ``register``
   (a :class:`Register`) once per sampler, optionally with ``aliases=`` and ``description=``.
 
