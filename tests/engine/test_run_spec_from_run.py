@@ -24,6 +24,7 @@ import pytest
 
 from agentdescent_sampling.bench.engine.fromrun import format_make_up, read_run
 from agentdescent_sampling.cli import main
+from agentdescent_sampling.durable import read_durable_state
 from benchmarks._runspec import Workspace
 
 pytest.importorskip(
@@ -185,3 +186,33 @@ def test_a_resumed_runs_rounds_log_cut_short_is_counted_whole_and_said_to_be_a_f
         "counted from its 5 readable rounds with status.json's 8 for the run's last process"
     ) in out
     assert "8 rounds x 2 workers, 2 in flight" in out
+
+
+def test_an_asynchronous_run_is_counted_whole_though_its_rounds_log_stops_at_the_last_merge(
+    tmp_path: Path,
+) -> None:
+    # On this path rounds.jsonl and status.json count the rollouts up to the last merge
+    # alone: a run of 121 rollouts was benched as one of 18 (helper-108). The durable state's
+    # own count of what its sampler recorded is the witness.
+    workspace = Workspace(tmp_path)
+    state = tmp_path / "sampler.sqlite"
+    path = workspace.spec(
+        {"ref": "agentdescent_sampling.refs:from_run_spec", "spec": "round-robin",
+         "state": str(state)},
+        rounds=60, n_workers=2, asynchronous=True, max_rollouts=120, patience=1000,
+    )  # fmt: skip
+    summary = workspace.evolve(path)
+    run_dir = Path(summary["dir"])
+    rounds = (run_dir / "rounds.jsonl").read_text(encoding="utf-8").splitlines()
+    logged = json.loads(rounds[-1])["rollouts"]
+    recorded = read_durable_state(state)["records"]
+    assert logged < recorded, (logged, recorded)  # else the engine has stopped undercounting
+
+    run = read_run(run_dir)
+
+    assert run.spent == recorded
+    assert run.notes == (
+        f"rounds.jsonl and status.json count {logged} rollouts, up to the run's last merge, as "
+        f"the asynchronous path writes them; result.json, written as the run ended, counts "
+        f"{recorded}, which the bench takes",
+    )

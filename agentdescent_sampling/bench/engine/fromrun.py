@@ -461,7 +461,12 @@ def read_run(path: str | Path) -> RecordedRun:
     concurrency = _whole(evolve.get("max_concurrency")) or n_workers
     # status.json counts the last process alone (the engine writes it after each round's
     # line in rounds.jsonl), so it stands in for that process's rounds if their lines are lost.
-    last = _whole(status.get("rollouts")) or 0
+    # On the asynchronous path both count the rollouts up to the last merge alone, and only
+    # result.json, written as the process ends, counts them all (301 against 16, say).
+    last, last_from = _whole(status.get("rollouts")) or 0, "status.json"
+    final = _final_rollouts(run)
+    if final > last:
+        last, last_from = final, "result.json"
     log = _read_rounds(run / _ROUNDS)
     counted = log.before + max(log.last, last)
     spent = max(len(records), counted)
@@ -475,7 +480,8 @@ def read_run(path: str | Path) -> RecordedRun:
         max_concurrency=min(concurrency, n_workers),
         unused=unused,
         asynchronous=evolve.get("asynchronous") is True,
-        notes=_rounds_notes(log, last, len(records), spent, n_workers) + _ended(run, status),
+        notes=_rounds_notes(log, (last, last_from), len(records), spent, n_workers)
+        + _ended(run, status),
     )
 
 
@@ -603,36 +609,44 @@ def _round(line: bytes, first: bool) -> tuple[int, int] | None:
 
 
 def _rounds_notes(
-    log: _RoundsLog, status: int, records: int, spent: int, workers: int
+    log: _RoundsLog, last: tuple[int, str], records: int, spent: int, workers: int
 ) -> tuple[str, ...]:
     """What the make-up report says of ``log`` when the rollouts counted from it are a
     floor: what is wrong with the file, and what ``spent`` was counted from instead.
 
     Args:
         log: the run's ``rounds.jsonl``, as read.
-        status: the rollouts ``status.json`` counts: the run's last process's.
+        last: the rollouts of the run's last process, and the file that counts them
+            (``status.json``, or ``result.json`` where it counts more).
         records: the run's rollout records.
         spent: the rollouts the run made, as :func:`read_run` counted them.
         workers: the run's workers, for the rounds ``spent`` makes.
     """
+    status, counted_by = last
     lacking = status > log.last and log.rounds > 0
+    if lacking and counted_by == "result.json" and log.unread is None and not log.bad:
+        return (  # the asynchronous path: not a floor, the whole count
+            f"{_ROUNDS} and status.json count {log.last} rollouts, up to the run's last "
+            f"merge, as the asynchronous path writes them; result.json, written as the run "
+            f"ended, counts {status}, which the bench takes",
+        )
     if log.unread is not None:
         trouble = log.unread
     elif log.bad:
         trouble = _bad_lines(log)
     elif not log.rounds:
         trouble = f"{_ROUNDS} is empty"
-    elif lacking:  # the engine writes status.json after each round's line
+    elif lacking:  # status.json comes after each round's line; result.json after them all
         trouble = f"{_ROUNDS} lacks the run's last rounds"
     else:
         return ()
     rounds = f"{log.rounds} {'readable ' * bool(log.bad)}round{'s' * (log.rounds != 1)}"
     counted = log.before + max(log.last, status)
     if not log.rounds:
-        source = f"status.json's {status} (the run's last process's alone, if it was resumed)"
+        source = f"{counted_by}'s {status} (the run's last process's alone, if it was resumed)"
     elif lacking:
         source = (
-            f"its {rounds} with status.json's {status} for the run's last process in place "
+            f"its {rounds} with {counted_by}'s {status} for the run's last process in place "
             f"of the {log.last} its last round shows"
         )
     else:
@@ -708,6 +722,16 @@ def _no_rollouts(store: Path, spec: Mapping[str, Any], status: Mapping[str, Any]
         f"{short_repr(status.get('rollouts', 0))} rollouts); {go_on}, or run the "
         f"spec again with agentdescent 0.7.0, which records every rollout by default"
     )
+
+
+def _final_rollouts(run: Path) -> int:
+    """The rollouts ``result.json`` counts, which the engine writes as the run's process
+    ends; 0 where it is missing, unreadable or counts none."""
+    try:
+        document = load_document(run / "result.json", strict_json, _MAX_FILE_BYTES)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+    return (_whole(document.get("rollouts")) or 0) if isinstance(document, dict) else 0
 
 
 def _document(file: Path) -> dict[str, Any]:
