@@ -190,8 +190,8 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
         return
     elif resumed is not None:
         note = (
-            f"resuming run {run}: continuing its sampler's {sampler.records} records "
-            f"from {sampler.path}"
+            f"resuming run {run}: continuing the {sampler.records} records of {sampler.path} "
+            f"(every run given that state adds its own)"
         )
     else:
         # A run spec names one state path for every run made from it: say so when a new run

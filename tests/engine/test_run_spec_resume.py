@@ -250,8 +250,8 @@ def test_a_resume_says_it_continues_the_runs_sampler_not_that_a_fresh_run_needs_
     log = _resumed_log(workspace, run_id)
 
     assert (
-        f"agentdescent-sampling: resuming run {run_id}: continuing its sampler's "
-        f"{WORKERS} records from {state}\n"
+        f"agentdescent-sampling: resuming run {run_id}: continuing the {WORKERS} records of "
+        f"{state} (every run given that state adds its own)\n"
     ) in log
     assert "a fresh run needs its own state path" not in log
     assert "warning" not in log
