@@ -227,8 +227,9 @@ class FixableFirst(CopiedByState):
             ``evolve(solved_threshold=...)``; lower both for graded scorers.
         failure_cost: the agent calls a failed rollout costs, against a pass's one; picks
             maximize expected fixes per call. 3 (the default) is what a failure costs with
-            the engine's default ``self_verify``: the rollout, a proposal and its re-run.
-            1 values rollouts alone, and with a reflector that finds fixes by chance it
+            the engine's default ``self_verify``: the rollout, a proposal and its re-run;
+            2 with ``self_verify`` off (a run spec's directory kinds turn it off). 1 values
+            rollouts alone, and with a reflector that finds fixes by chance it
             needed more rollouts and calls than round-robin where commits break passing
             tasks (BENCHMARKS.md, "Safe against round-robin").
 
@@ -249,7 +250,9 @@ class FixableFirst(CopiedByState):
     )
     failure_cost: float = attrs.field(
         default=_FAILURE_COST,
-        validator=number_in(1.0, _MAX_FAILURE_COST, hint="; try 3 (the default) or 1"),
+        validator=number_in(
+            1.0, _MAX_FAILURE_COST, hint="; try 3 (the default), 2 with self_verify off, or 1"
+        ),
     )
     _tasks: dict[str, _Task] = attrs.field(init=False, factory=dict, repr=False)
     # Population evidence, each as [events, trials] with the prior's pseudo-counts included.
