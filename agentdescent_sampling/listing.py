@@ -125,8 +125,8 @@ def describe_sampler(info: SamplerInfo) -> str:
         wiring = (
             f"wiring:      opt-in: it can be told {told}; wire it with "
             f"agentdescent_sampling.wire(sampler, **your_evolve_kwargs), or in a run spec "
-            f"with a \"link\" joining its task_sampler ref to the evidence_acceptance and "
-            f"evidence_promotion refs (docs/engine.md, \"From a run spec\")"
+            f'with a "link" joining its task_sampler ref to the evidence_acceptance and '
+            f'evidence_promotion refs (docs/engine.md, "From a run spec")'
         )
         lines += textwrap.wrap(wiring, width=100, initial_indent="  ", subsequent_indent=" " * 15)
     elif info.form == "built-in":
