@@ -666,7 +666,7 @@ def test_a_run_too_short_to_place_its_tasks_is_told_which_spec_fields_lengthen_i
 
     err = _refused(capsys, "--from-run", str(make_run(tmp_path, records)))
 
-    assert "; 4 of its 4 tasks were rolled out fewer than 2 times" in err
+    assert "; 4 of its 4 tasks have fewer than 2 rollout records, and the engine records" in err
     assert '"evolve": {"rounds": ...}, and a "patience" as large' in err
 
 

@@ -277,9 +277,12 @@ class RecordedRun:
         ks, mixed = make_up.flip_failures, len(make_up.of("mixed"))
         if not ks and not mixed:
             few, tasks = len(make_up.of("too-few")), len(make_up.tasks)
+            # The engine keeps one record of a task per artifact version (it dedupes the same
+            # text on the same task), so only commits add records, never rounds alone.
             sparse = (
-                f"; {few} of its {tasks} tasks were rolled out fewer than {MIN_RECORDS} times, "
-                f"and a task needs rollouts both before and after a commit to be placed"
+                f"; {few} of its {tasks} tasks have fewer than {MIN_RECORDS} rollout records, "
+                f"and the engine records a task once per version of the artifact, so a task is "
+                f"placed only by rollouts before and after a commit"
                 if few * 2 > tasks
                 else ""
             )
@@ -287,9 +290,11 @@ class RecordedRun:
                 f"--from-run {str(self.path)!r}: no task flipped from failing to "
                 f"passing, and none passed and failed ({_counts(make_up)}), so nothing in this "
                 f"make-up can be learned and no sampler can buy anything{sparse}. Bench a run "
-                f"in which a task failed, then passed after a commit: in its run spec, more "
-                f'"evolve": {{"rounds": ...}}, and a "patience" as large (the engine stops a '
-                f'run after that many rounds without a commit), or more "n_workers"'
+                f"in which a task failed, then passed after a commit: if this one stopped "
+                f'before its fixes were committed, in its run spec, more "evolve": '
+                f'{{"rounds": ...}}, and a "patience" as large (the engine stops a run after '
+                f'that many rounds without a commit), or more "n_workers"; if it ran on without '
+                f"committing, a run whose reflector's proposals pass the gate"
             )
         options: dict[str, Any] = {}
         if ks:
