@@ -100,6 +100,7 @@ from ._statedb import SIDECARS, StateDB, loads, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
 from .protocol import (
     MAX_COUNT,
+    Sampler,
     Stateful,
     TaskSampler,
     check_keys,
@@ -223,6 +224,10 @@ class DurableSampler(ServedSampler):
             so later is kept in the log, with a :class:`RuntimeWarning`, and the log is
             snapshotted once it can be.
     """
+
+    #: The sampler it keeps, typed as ``create()`` types a sampler: its state methods are
+    #: known to be there (copy it to copy the statistics).
+    wrapped: Sampler
 
     def __init__(
         self,

@@ -261,7 +261,9 @@ class Sampler(TaskSampler, Protocol):
     """What ``create()`` returns: a :class:`TaskSampler` with its ``name``, and every other
     method the sampler has (``stats()``, ``state_dict()``, ``end_round()``, ...), typed ``Any``
     since which sampler a config selects is only known when it runs. It is for type checkers:
-    at run time ask ``isinstance(obj, TaskSampler)``, which this type cannot answer."""
+    at run time ask ``isinstance(obj, TaskSampler)``, which this type cannot answer. Annotate
+    a parameter that takes any sampler as :class:`TaskSampler`: a sampler class, a built-in's
+    included, lacks this type's ``__getattr__``, so a type checker refuses it here."""
 
     @property
     def name(self) -> str:

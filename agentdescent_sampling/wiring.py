@@ -46,7 +46,7 @@ ENGINE_INSTALL = (
 Evidence = Callable[[str, "float | None", bool], object]
 
 
-def wire(sampler: Any, **yours: Any) -> dict[str, Any]:
+def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
     """Return the keyword arguments for ``evolve()`` that feed ``sampler`` the engine's evidence.
 
     >>> from agentdescent_sampling import create, wire

@@ -102,3 +102,30 @@ def test_a_validator_is_typed_as_an_attrs_validator(tmp_path: Path) -> None:
     )
     assert 'Revealed type is "Any"' not in said, said
     assert "Too few arguments" in said, said
+
+
+def test_a_durable_samplers_wrapped_sampler_has_its_state_methods_and_wire_takes_a_sampler(
+    tmp_path: Path,
+) -> None:
+    # configuration.md tells a user to copy durable.wrapped, typed TaskSampler, which has no
+    # state_dict(); wire() took Any, so wire(42) passed until it ran (helper-110).
+    said = _mypy(
+        tmp_path,
+        """
+        import copy
+
+        from agentdescent_sampling import DurableSampler, create, wire
+
+        durable = DurableSampler(create("fixable-first"), "state.sqlite")
+        copy.deepcopy(durable.wrapped).state_dict()
+        wire(durable)
+        wire(42)
+        """,
+    )
+    # The package's own modules, read through MYPYPATH as a user's, say what they import
+    # untyped (the engine, PyYAML); an installed package's are not reported to its user.
+    mine = [line for line in said.splitlines() if line.startswith("user.py:")]
+    assert mine == [
+        'user.py:9: error: Argument 1 to "wire" has incompatible type "int"; expected '
+        '"TaskSampler"  [arg-type]'
+    ], said
