@@ -148,7 +148,11 @@ def _valid_names(
         raise Refused(
             "conflict",
             f"claims the built-in name {claimed}; built-in names are reserved, so the built-in "
-            f"is used and this registration is ignored. Rename it",
+            + (
+                "keeps it: give yours a name of its own"
+                if form == "in-process"
+                else "is used and this registration is ignored. Rename it"
+            ),
         )
     if keys & policy.disable:
         # All its names: an alias disables it too, and selects nothing then.

@@ -70,7 +70,12 @@ class ServedSampler:
         # pickle); looking it up here would recurse forever.
         if attribute == "wrapped":
             raise AttributeError(attribute)
-        value = getattr(self.wrapped, attribute)
+        try:
+            value = getattr(self.wrapped, attribute)
+        except AttributeError as error:
+            if error.name != attribute or error.obj is not self.wrapped:
+                raise  # raised inside the sampler's own code (a property): its own
+            raise AttributeError(self._missing(attribute), name=attribute, obj=self) from None
         if not callable(value):
             return value
         if self._renamed is not None and attribute == "state_dict":
@@ -78,6 +83,23 @@ class ServedSampler:
         elif self._renamed is not None and attribute == "load_state_dict":
             value = self._load_state_dict
         return self._method(attribute, value)
+
+    def _missing(self, attribute: str) -> str:
+        """That neither this wrapper nor the sampler it serves has ``attribute``, and the
+        name of either's meant, if one is close (``close`` for ``clsoe``)."""
+        import difflib  # only on this error path: serving a sampler never needs it
+
+        served = type(self.wrapped).__name__
+        names: set[str] = set()
+        for owner in (type(self), type(self.wrapped)):
+            # A metaclass's __dir__ that raises leaves no suggestion, nothing worse.
+            with contextlib.suppress(Exception):
+                names.update(name for name in dir(owner) if not name.startswith("_"))
+        meant = difflib.get_close_matches(attribute, sorted(names), n=1)
+        return (
+            f"{type(self).__name__} has no attribute {attribute!r}, and neither has the "
+            f"{served} it serves" + (f"; did you mean {meant[0]!r}?" if meant else "")
+        )
 
     def __copy__(self) -> ServedSampler:
         """A copy serving ``copy.copy`` of the sampler it serves, taken under the lock, with a

@@ -95,3 +95,33 @@ def test_synchronizing_a_sampler_served_under_a_name_adds_the_lock_to_that_wrapp
     assert (
         repr(served) == "ServedSampler(RoundRobin(spread_in_flight=False), name='rr2', lock=True)"
     )
+
+
+def test_a_misspelt_attribute_of_a_wrapper_names_the_wrapper_and_the_closest_name(
+    tmp_path: Path,
+) -> None:
+    # It read "'RoundRobin' object has no attribute 'clsoe'", naming a class the caller never
+    # held, so Python's own "Did you mean" had nothing to go on (helper-110).
+    with DurableSampler(RoundRobin(), tmp_path / "state.sqlite") as durable:
+        with pytest.raises(AttributeError) as missing:
+            durable.clsoe()  # type: ignore[attr-defined]
+        assert str(missing.value) == (
+            "DurableSampler has no attribute 'clsoe', and neither has the RoundRobin it "
+            "serves; did you mean 'close'?"
+        )
+        assert not hasattr(durable, "nothing_like_it")
+    served = synchronized(RoundRobin())
+    with pytest.raises(
+        AttributeError, match=r"ServedSampler has no attribute 'stat_dict'.*'state_dict'"
+    ):
+        served.stat_dict()
+
+
+def test_an_attribute_error_raised_inside_the_served_samplers_own_code_is_its_own() -> None:
+    class Broken(RoundRobin):
+        @property
+        def stats_now(self) -> Any:
+            return self.missing_inside  # type: ignore[attr-defined]
+
+    with pytest.raises(AttributeError, match="'Broken' object has no attribute 'missing_inside'"):
+        synchronized(Broken()).stats_now  # noqa: B018
