@@ -349,7 +349,7 @@ def user_path(value: str) -> Path:
     import argparse  # what a type= function raises for argparse to report
 
     if not value:
-        raise argparse.ArgumentTypeError("an empty path; name a file")
+        raise argparse.ArgumentTypeError("an empty path; give the file or directory meant")
     try:
         return expand_user(value)
     except RuntimeError:  # Python's word for an unknown user in '~user'

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -42,14 +43,16 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
             exists or cannot be written.
     """
     slug, cls = _checked(name)
-    if cls in _IMPORTED:  # the class would shadow that import in the written modules
+    # The class would shadow that import in the written modules, or pytest would try to
+    # collect a class named Test... in the written tests, which import it.
+    if cls in _IMPORTED or cls.startswith("Test"):
         cls += "Sampler"
     distribution = _distribution(slug)
     package = f"agentdescent_sampling_{slug}"
     target = directory if directory is not None else Path(distribution)
     values = {
         "name": name,
-        "alias": _suffixed(name, "-sampler"),
+        "alias": _alias(name),
         "distribution": distribution,
         "package": package,
         "cls": cls,
@@ -177,6 +180,14 @@ def _example(refused: str, found: list[EntryPoint] | None = None) -> str:
     return "for example: new-plugin my-own-sampler"
 
 
+def _alias(name: str) -> str:
+    """The alias the hook form registers: ``name-sampler``, or for a name ending in
+    ``-sampler`` that name without it (``my`` for ``my-sampler``, never
+    ``my-sampler-sampler``), unless that is a built-in's."""
+    base = re.sub(r"[-_]sampler$", "", name, flags=re.IGNORECASE)
+    return base if base != name and normalize(base) not in RESERVED else _suffixed(name, "-sampler")
+
+
 def _suffixed(name: str, suffix: str) -> str:
     """``name`` + ``suffix``, the name cut so the whole stays a valid name (64 characters)."""
     return name[: _LONGEST_NAME - len(suffix)].rstrip("-_") + suffix
@@ -198,18 +209,27 @@ def _commented(*commands: tuple[str, str]) -> str:
 
 
 def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
-    if target.exists():
+    """Write ``files`` into the new directory ``target``, or nothing: a write that fails
+    (a full disk) takes the directory away again, so that the same command can be run
+    again once the cause is mended."""
+    try:
+        target.mkdir(parents=True)
+    except FileExistsError:
         raise ScaffoldError(
             f"{short_repr(str(target), 200)} already exists; new-plugin never overwrites: "
             f"remove it or pass --directory with a new path"
-        )
-    for relative, template in files.items():
-        path = target / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = textwrap.dedent(template)
-        for key, value in values.items():
-            text = text.replace("{" + key + "}", value)
-        path.write_text(text, encoding="utf-8")
+        ) from None
+    try:
+        for relative, template in files.items():
+            path = target / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = textwrap.dedent(template)
+            for key, value in values.items():
+                text = text.replace("{" + key + "}", value)
+            path.write_text(text, encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)  # made by this call, so all of it is ours
+        raise
 
 
 #: The longest sampler name (see :func:`~agentdescent_sampling.plugin.check_name`).

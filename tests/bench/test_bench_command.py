@@ -293,7 +293,10 @@ def test_an_empty_plot_path_is_a_usage_error(
     with pytest.raises(SystemExit) as exited:
         bench_args("share", "--plot", "")
     assert exited.value.code == 2
-    assert "argument --plot: an empty path; name a file" in capsys.readouterr().err
+    assert (
+        "argument --plot: an empty path; give the file or directory meant"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_plot_path_under_a_tilde_is_under_home(

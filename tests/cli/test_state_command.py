@@ -555,7 +555,7 @@ def test_export_refuses_an_output_that_is_sqlites_file_beside_another_database(
 @pytest.mark.parametrize(
     ("path", "told"),
     [("~no-such-user-here/state.sqlite", "for a user this system does not know"),
-     ("", "an empty path; name a file")],
+     ("", "an empty path; give the file or directory meant")],
     ids=["unknown-user", "empty"],
 )  # fmt: skip
 @pytest.mark.parametrize("where", ["state", "output"])

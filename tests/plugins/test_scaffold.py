@@ -75,6 +75,58 @@ def test_new_plugin_never_overwrites_and_refuses_a_bad_name(tmp_path: Path) -> N
     assert not (tmp_path / "two").exists()
 
 
+def test_a_plugin_that_cannot_be_written_whole_leaves_nothing_so_the_command_can_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk left README.md and pyproject.toml, and the retry was told "already exists".
+    write_text = Path.write_text
+    written: list[Path] = []
+
+    def fills_up(self: Path, *args: object, **kwargs: object) -> int:
+        if len(written) == 2:
+            raise OSError(28, "No space left on device")
+        written.append(self)
+        return write_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", fills_up)
+    with pytest.raises(ScaffoldError, match="No space left on device"):
+        write_plugin("least-tried", directory=tmp_path / "full")
+    assert len(written) == 2
+    assert not (tmp_path / "full").exists()
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+    assert write_plugin("least-tried", directory=tmp_path / "full") == tmp_path / "full"
+
+
+def test_an_empty_directory_argument_is_told_to_give_a_path_not_a_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["new-plugin", "least-tried", "--directory", ""])
+    assert "argument --directory: an empty path; give the file or directory meant" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_new_plugin_named_test_has_a_class_pytest_does_not_collect(tmp_path: Path) -> None:
+    written = write_plugin("test-first", directory=tmp_path / "plugin")
+    (module,) = written.glob("agentdescent_sampling_*/__init__.py")
+    assert "class TestFirstSampler:" in module.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "alias"),
+    [("least-tried", "least-tried-sampler"), ("my-sampler", "my"), ("fast_sampler", "fast")],
+)
+def test_a_new_hook_form_plugins_alias_never_doubles_sampler(
+    tmp_path: Path, name: str, alias: str
+) -> None:
+    # my-sampler was given the alias my-sampler-sampler.
+    written = write_plugin(name, directory=tmp_path / "plugin", hooks=True)
+    (hooks,) = written.glob("agentdescent_sampling_*/hooks.py")
+    assert f'aliases=("{alias}",)' in hooks.read_text(encoding="utf-8")
+
+
 def test_new_plugin_refuses_the_name_of_an_installed_plugin_sampler(tmp_path: Path) -> None:
     # hardest-first is plugins/agentdescent-sampling-hardest's, installed by the README's test
     # command: a second provider would make selecting it a conflict for both.
