@@ -455,6 +455,19 @@ class Registry:
                     usable.update(dict.fromkeys(builtin.keys, builtin.name))
         return usable
 
+    def _hook_label(self, key: str, provider: str | None) -> list[SamplerInfo] | None:
+        """The samplers of the hook-form plugin whose entry point is named ``key`` (a label
+        that names no sampler), if one loaded and registered any."""
+        found = [
+            info
+            for infos in self._plugins.samplers.values()
+            for info in infos
+            if info.form == "hook"
+            and normalize(info.entry_point.partition("=")[0].strip()) == key
+            and of_provider(info.distribution, provider)
+        ]
+        return list({id(info): info for info in found}.values()) or None
+
     def _not_found(self, name: str, key: str, provider: str | None) -> Exception:
         # With a provider given, only that distribution's plugins can be what was meant.
         failures = [f for f in self._plugins.failures if of_provider(f.distribution, provider)]
@@ -481,7 +494,7 @@ class Registry:
             return UnknownSamplerError(f"sampler {name!r} is disabled by {self.policy.disable_by}")
         import difflib  # only on this error path: selecting a sampler never needs it
 
-        from ._display import ascii_name, plural
+        from ._display import ascii_name, escaped_name, plural
 
         if provider is not None:
             # Those providing it, a plugin of which failed to load or was refused among them.
@@ -509,16 +522,26 @@ class Registry:
         usable = self._usable(provider)  # a provider given: only its own names
         names = sorted(set(usable.values()))
         # A name whose plugin failed to load is suggested too, as the one it probably is.
-        failed = {normalize(n): n for f in failures if f.status == "failed" for n in f.names}
-        meant = {**failed, **usable}
+        failed = {normalize(n): f for f in failures if f.status == "failed" for n in f.names}
+        meant = {**{key: f.names[0] for key, f in failed.items()}, **usable}
         others = sorted(other for other in meant if other != key)  # never itself
         meant_as = [other for other in others if typo_of(key, other)]
         close = difflib.get_close_matches(key, meant_as, n=1, cutoff=0)  # the likeliest
         message = f"no sampler named {name!r}"
         message += f" provided by {ascii_name(provider)}." if provider is not None else "."
+        told: PluginFailure | None = None
         if close:
-            broke = "" if close[0] in usable else " (its plugin failed to load: see below)"
-            message += f" Did you mean {meant[close[0]]!r}{broke}?"
+            message += f" Did you mean {meant[close[0]]!r}?"
+            if close[0] not in usable:  # its failure, here: it may not be quoted below
+                told = failed[close[0]]
+                message += f" Its plugin failed: {told.where}: {_sentence(told.message, 150)}"
+        label = self._hook_label(key, provider)
+        if label is not None:
+            message += (
+                f" {name!r} is the entry point of the hook-form plugin "
+                f"{escaped_name(label[0].distribution)}, not a sampler: its hook registers "
+                f"{_listing(sorted(info.name for info in label))}."
+            )
         from_it = f" from {ascii_name(provider)}" if provider is not None else ""
         message += f" Available{from_it}: {_listing(names) or 'none'}."
         blocked: dict[str, set[str]] = {}  # why -> distributions
@@ -542,7 +565,7 @@ class Registry:
         # registered any name, a class-form one only its own and the aliases its class
         # declares: the hooks are quoted first.
         broken = sorted(
-            (f for f in failures if f.status == "failed" and f.error is not None),
+            (f for f in failures if f.status == "failed" and f.error is not None and f is not told),
             key=lambda failure: not _hook_form(failure),
         )
         if broken:

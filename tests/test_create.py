@@ -362,8 +362,10 @@ def test_a_name_near_one_whose_plugin_failed_is_suggested_that_one_after_it_fail
 
     with pytest.raises(UnknownSamplerError) as refused:
         create("kit-broke")
-    assert "Did you mean 'kit-broken' (its plugin failed to load: see below)?" in str(refused.value)
-    assert "Plugins that failed to load might provide it: kit-test-broken" in str(refused.value)
+    assert "Did you mean 'kit-broken'? Its plugin failed: kit-test-broken 0.1 (entry point " in (
+        str(refused.value)
+    )
+    assert "failed to load might provide it" not in str(refused.value)  # told once, above
 
 
 def test_a_provider_the_policy_blocks_is_told_so_whatever_the_form_of_its_plugins(
@@ -573,6 +575,34 @@ def test_an_unknown_name_quotes_no_refused_registration_as_a_plugin_that_might_p
     quoted = str(unknown.value).split("Plugins that failed to load might provide it: ")[1]
     assert quoted.startswith("kit-test-raising 0.1 (entry point 'raising-pack = ")
     assert "kit-test-refused" not in quoted
+
+
+def test_a_hook_form_plugins_entry_point_name_is_told_to_be_a_label_naming_its_samplers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `list` shows the label; selecting it was told the distribution "may not be installed".
+    source = """
+        from agentdescent_sampling.plugin import check_keys, hookimpl
+
+        class First:
+            def pick(self, keys, round_index):
+                return check_keys(keys)[0]
+            def record(self, task_id, score):
+                pass
+
+        @hookimpl
+        def agentdescent_register_samplers(register):
+            register(First, name="hooky")
+    """
+    install_plugins(tmp_path, monkeypatch, {"kit-test-hooky": (source, {"hooky-hooks": ""})})
+
+    with pytest.raises(UnknownSamplerError) as unknown:
+        create("hooky-hooks")
+
+    assert (
+        "'hooky-hooks' is the entry point of the hook-form plugin kit-test-hooky, not a "
+        "sampler: its hook registers hooky."
+    ) in str(unknown.value)
 
 
 def test_a_plugin_that_imports_a_module_not_installed_is_told_to_install_it(
