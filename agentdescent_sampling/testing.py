@@ -1226,10 +1226,17 @@ def _check_seeds(factory: Factory, params: dict[str, Any]) -> Iterator[Violation
             for twin, run in zip(twins, runs, strict=True):
                 run += _scripted_picks(twin, round_index, round_index + 1)
         if runs[0] != runs[1]:
+            # Shown from the first pick that differs: the first eight may agree.
+            first = next(
+                (i for i, (one, other) in enumerate(zip(*runs, strict=False)) if one != other),
+                min(map(len, runs)),
+            )
+            shown_from = slice(first, first + 8)
             yield Violation(
                 "seeds",
                 f"two instances with seed={seed} picked differently, built together and called "
-                f"in turn (a pick and a record each): {runs[0][:8]} vs {runs[1][:8]}; "
+                f"in turn (a pick and a record each), from pick {first + 1} on: "
+                f"{runs[0][shown_from]} vs {runs[1][shown_from]}; "
                 f"draw randomness only from the instance's own generator, "
                 f"self.rng = random.Random(seed), never from the random module's (random.seed() "
                 f"in __init__ seeds one generator that every instance shares)",

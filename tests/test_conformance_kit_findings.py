@@ -359,6 +359,30 @@ def test_a_sampler_that_seeds_the_random_module_in_init_picks_differently_from_i
     assert "random.Random(seed)" in message
 
 
+class ParticipatesLate(SeedsTheRandomModule):
+    """Picks in order for its first ten picks, then draws from the shared random module."""
+
+    name = "participates-late"
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.picks = 0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.picks += 1
+        return check_keys(keys)[0] if self.picks <= 10 else super().pick(keys, round_index)
+
+
+def test_a_seeds_violation_shows_the_picks_from_where_the_twins_part() -> None:
+    # It showed the first eight of each, the same list twice when they part later.
+    message = check_sampler(ParticipatesLate).violations[0].message
+
+    shown = re.search(r"from pick (\d+) on: (\[.*?\]) vs (\[.*?\]);", message)
+    assert shown is not None, message
+    assert int(shown[1]) > 10
+    assert shown[2] != shown[3]
+
+
 class SharedInClass:
     """Keeps what it learns in a class attribute, and has no stats() or state_dict()."""
 
