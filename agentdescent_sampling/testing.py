@@ -356,16 +356,25 @@ def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any
     signature does not take them, as ``create()`` does for a name. A ``TypeError`` that the
     signature does not explain is the sampler's own, and left for the checks to report."""
     wrong = wrong_parameters(label, signature_of(factory), params)
-    if wrong is None:
+    if wrong is None and not params:
         return
     outcome, _ = _in_thread("build", lambda: factory(**params))
-    if outcome and isinstance(outcome[0], TypeError):
-        name = getattr(factory, "__name__", "")
-        called = f"{name}(...)" if isinstance(name, str) and name.isidentifier() else "it"
+    name = getattr(factory, "__name__", "")
+    called = f"{name}(...)" if isinstance(name, str) and name.isidentifier() else "it"
+    if wrong is not None and outcome and isinstance(outcome[0], TypeError):
         raise InvalidSamplerConfig(
             f"{wrong}. check_sampler()'s keyword arguments are the sampler's parameters, "
             f"passed to {called}: give each one it requires and none it does not take"
         ) from None  # the message says all the TypeError did, naming the parameter meant
+    if wrong is None and outcome and isinstance(outcome[0], (TypeError, ValueError)):
+        # A value refused, as create() tells it: the config's, if the defaults build.
+        at_defaults, _ = _in_thread("build", factory)
+        if at_defaults and not isinstance(at_defaults[0], BaseException):
+            raise InvalidSamplerConfig(
+                f"{label}: {_building(factory, params)} refused a value given: "
+                f"{describe(outcome[0])}; check_sampler()'s keyword arguments are the "
+                f"sampler's parameters, and it builds at its defaults"
+            ) from outcome[0]
 
 
 def _listed(check: Check, factory: Factory, params: dict[str, Any]) -> list[Finding]:

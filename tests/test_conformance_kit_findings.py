@@ -286,6 +286,39 @@ def test_the_pytest_fixture_fails_a_sampler_it_cannot_build_with_the_message_alo
     assert "testing.py" not in result.stdout.str()  # none of the kit's own frames
 
 
+def test_the_pytest_fixture_fails_a_value_a_class_refuses_as_a_config_error_not_a_violation(
+    pytester: pytest.Pytester,
+) -> None:
+    # sampler_conformance(MySampler, epsilon=2) was "1 violation(s) of the sampler contract",
+    # where the same value given by name is the config's error, as the docs say of both.
+    pytester.makepyfile(
+        """
+        import attrs
+        from agentdescent_sampling.plugin import check_pick, check_score, number_in
+
+        @attrs.define
+        class CoolPick:
+            name = "cool-pick"
+            epsilon: float = attrs.field(default=0.1, validator=number_in(0.0, 1.0))
+            def pick(self, keys, round_index):
+                keys, _ = check_pick(keys, round_index)
+                return keys[0]
+            def record(self, task_id, score):
+                check_score(task_id, score)
+
+        def test_conforms(sampler_conformance):
+            sampler_conformance(CoolPick, epsilon=2)
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*InvalidSamplerConfig: cool-pick: CoolPick(epsilon=2) refused a value given: "
+         "ValueError: CoolPick(epsilon=2): expected a finite number in [[]0, 1]*"]
+    )  # fmt: skip
+    assert "violation(s) of the sampler contract" not in result.stdout.str()
+
+
 class CopiesWithDotCopy:
     """Copies its shard with keys.copy(), which a tuple does not have."""
 
