@@ -338,7 +338,8 @@ def check_state(
         raise StateError(
             f"{name}: this state names no sampler (no 'sampler' key; it has "
             f"{short_repr(sorted(map(str, state))[:8])}), so it is no state_dict() of a "
-            f"sampler; give the state {name!r}'s state_dict() returned, or start it fresh"
+            f"sampler; give the state a {name} sampler's state_dict() returned, or start it "
+            f"fresh"
         )
     owner = short_repr(state.get("sampler"))
     if state.get("sampler") != name:

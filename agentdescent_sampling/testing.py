@@ -1572,10 +1572,19 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
     try:
         restored.load_state_dict(json.loads(json.dumps(saved)))
     except Exception as error:  # noqa: BLE001  # the violation
+        # Refused as not its own: its state_dict() lacks what its check_state() reads.
+        own = (
+            "; state_dict() must return what check_state() reads: 'sampler' (its name) and "
+            "'version' beside the statistics"
+            if isinstance(error, StateError)
+            and isinstance(saved, dict)
+            and not {"sampler", "version"} <= saved.keys()
+            else ""
+        )
         yield Violation(
             "state",
             f"load_state_dict(state) of a fresh instance, given {given} as JSON reads it "
-            f"back, raised {describe(error)}{_where(error)}",
+            f"back, raised {describe(error)}{_where(error)}{own}",
         )
         return
     try:

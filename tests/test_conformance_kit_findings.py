@@ -7,13 +7,13 @@ import math
 import random
 import re
 import threading
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import pytest
 
 from agentdescent_sampling import RoundRobin, testing
-from agentdescent_sampling.plugin import check_keys, check_pick, check_score
+from agentdescent_sampling.plugin import check_keys, check_pick, check_score, check_state
 from agentdescent_sampling.testing import check_sampler
 
 
@@ -763,3 +763,38 @@ def test_a_flag_that_takes_the_string_false_is_noted() -> None:
         'quoted "false" (unchecked-flag:greedy="false") turns it on.'
     )
     assert "agentdescent_sampling.plugin.boolean()" in note
+
+
+class StateWithoutItsName:
+    """Saves its statistics alone, without the 'sampler' and 'version' check_state() reads."""
+
+    name = "state-without-its-name"
+
+    def __init__(self) -> None:
+        self.records = 0
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return check_keys(keys)[0]
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        self.records += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"records": self.records}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.records = check_state(state, self.name, 1)["records"]
+
+
+def test_a_state_without_the_keys_check_state_reads_is_told_to_the_author_as_the_fix() -> None:
+    # The kit passed on the user's advice alone ("give the state ... or start it fresh").
+    (violation,) = check_sampler(StateWithoutItsName).violations
+    assert violation.check == "state"
+    assert "give the state a state-without-its-name sampler's state_dict() returned" in (
+        violation.message
+    )
+    assert violation.message.endswith(
+        "; state_dict() must return what check_state() reads: 'sampler' (its name) and "
+        "'version' beside the statistics"
+    )
