@@ -215,6 +215,8 @@ def _write(target: Path, files: dict[str, str], values: dict[str, str]) -> None:
     try:
         target.mkdir(parents=True)
     except FileExistsError:
+        if not (target.exists() or target.is_symlink()):
+            raise  # a parent is a file: cannot write the plugin there
         raise ScaffoldError(
             f"{short_repr(str(target), 200)} already exists; new-plugin never overwrites: "
             f"remove it or pass --directory with a new path"
