@@ -1087,13 +1087,13 @@ _FORKED_MID_CALL = textwrap.dedent(
         try:
             sampler.pick(["a", "b"], 1)
         except StateError:
-            print("child refused", flush=True)
+            os.write(1, b"child refused\\n")  # one write: a line the parent's cannot split
         time.sleep(3)
         os._exit(0)
     release.set()
     sampler.close()
     with create("round-robin", state=sys.argv[1]) as again:  # while the child lives
-        print("parent reopened with", again.records, "record", flush=True)
+        os.write(1, f"parent reopened with {again.records} record\\n".encode())
     os.waitpid(child, 0)
     """
 )
