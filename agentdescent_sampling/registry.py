@@ -522,8 +522,8 @@ class Registry:
         usable = self._usable(provider)  # a provider given: only its own names
         names = sorted(set(usable.values()))
         # A name whose plugin failed to load is suggested too, as the one it probably is.
-        failed = {normalize(n): f for f in failures if f.status == "failed" for n in f.names}
-        meant = {**{key: f.names[0] for key, f in failed.items()}, **usable}
+        failed = {normalize(n): (n, f) for f in failures if f.status == "failed" for n in f.names}
+        meant = {**{key: spelt for key, (spelt, _) in failed.items()}, **usable}
         others = sorted(other for other in meant if other != key)  # never itself
         meant_as = [other for other in others if typo_of(key, other)]
         close = difflib.get_close_matches(key, meant_as, n=1, cutoff=0)  # the likeliest
@@ -533,7 +533,7 @@ class Registry:
         if close:
             message += f" Did you mean {meant[close[0]]!r}?"
             if close[0] not in usable:  # its failure, here: it may not be quoted below
-                told = failed[close[0]]
+                told = failed[close[0]][1]
                 message += f" Its plugin failed: {told.where}: {_sentence(told.message, 150)}"
         label = self._hook_label(key, provider)
         if label is not None:

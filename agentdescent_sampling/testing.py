@@ -353,15 +353,16 @@ def _is_spec(factory_or_name: object) -> TypeGuard[SpecLike]:
 
 def _refuse_wrong_parameters(factory: Factory, label: str, params: dict[str, Any]) -> None:
     """Raise :class:`InvalidSamplerConfig` if ``factory`` refuses ``params`` because its
-    signature does not take them, as ``create()`` does for a name. A ``TypeError`` that the
-    signature does not explain is the sampler's own, and left for the checks to report."""
+    signature does not take them, or refuses a value given while it builds at its defaults,
+    as ``create()`` does for a name. A ``TypeError`` or ``ValueError`` that neither explains is
+    the sampler's own, and left for the checks to report."""
     wrong = wrong_parameters(label, signature_of(factory), params)
     if wrong is None and not params:
         return
     outcome, _ = _in_thread("build", lambda: factory(**params))
-    name = getattr(factory, "__name__", "")
-    called = f"{name}(...)" if isinstance(name, str) and name.isidentifier() else "it"
     if wrong is not None and outcome and isinstance(outcome[0], TypeError):
+        name = getattr(factory, "__name__", "")
+        called = f"{name}(...)" if isinstance(name, str) and name.isidentifier() else "it"
         raise InvalidSamplerConfig(
             f"{wrong}. check_sampler()'s keyword arguments are the sampler's parameters, "
             f"passed to {called}: give each one it requires and none it does not take"
