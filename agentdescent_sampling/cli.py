@@ -72,8 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
     except KeyboardInterrupt as interrupt:
         # A plugin's load or check says which, since the plugin itself may have raised it.
-        said = str(interrupt) if type(interrupt) is KeyboardInterrupt else ""
-        _error("interrupted" + (f" {shown(said)}" if said.startswith("while ") else ""))
+        said = f" {shown(str(interrupt))}" if type(interrupt) is loading.PluginInterrupt else ""
+        _error(f"interrupted{said}")
         return _INTERRUPTED
     except BrokenPipeError:
         # The reader has all it wanted. Point stdout at /dev/null so the interpreter's

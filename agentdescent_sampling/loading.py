@@ -29,13 +29,27 @@ from .policy import BUILTINS, DISABLE_ENV, RESERVED, EntryPoint, Policy, normali
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
 from .records import Form, PluginFailure, SamplerInfo, summary
 
-__all__ = ["MAX_MESSAGE", "Plugins", "Refused", "bounded", "describe", "running_plugin", "vet"]
+__all__ = [
+    "MAX_MESSAGE",
+    "PluginInterrupt",
+    "Plugins",
+    "Refused",
+    "bounded",
+    "describe",
+    "running_plugin",
+    "vet",
+]
 
 Status = Literal["failed", "conflict", "disabled"]
 #: The longest failure message kept; a plugin's exception text can be any size.
 MAX_MESSAGE = 300
 #: The one hook a hook-form plugin implements (see ``hookspecs``).
 _HOOK = "agentdescent_register_samplers"
+
+
+class PluginInterrupt(KeyboardInterrupt):
+    """A ``KeyboardInterrupt`` raised while a plugin's code ran, its message naming the plugin
+    or sampler: no Ctrl-C may have been pressed, for the plugin can raise it itself."""
 
 
 class Refused(Exception):
@@ -489,7 +503,7 @@ class Plugins:
                 interrupt,
                 names,
             )
-            raise KeyboardInterrupt(
+            raise PluginInterrupt(
                 f"while loading the plugin {escaped_name(ep.distribution)} {ep.version} "
                 f"(entry point {ep.label!a}, {stage}); if no one pressed Ctrl-C, it raised "
                 f"KeyboardInterrupt itself: {DISABLE_ENV}={escaped_name(ep.distribution)} "

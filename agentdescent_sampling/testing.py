@@ -36,7 +36,7 @@ import attrs
 
 from ._display import a_type, escaped_name, safe_repr, shown
 from .errors import InvalidSamplerConfig, PluginLoadError, StateError
-from .loading import code_lines, describe, stack_lines
+from .loading import PluginInterrupt, code_lines, describe, stack_lines
 from .params import Parameter, Signature, signature_of
 from .policy import RESERVED, builtin_of, normalize
 from .protocol import (
@@ -169,10 +169,10 @@ def check_installed() -> Iterator[InstalledCheck]:
             heading = checking(record, SamplerSpec(record.name))
             try:
                 report = check_sampler(record.name)
+            except PluginInterrupt:  # its plugin's, named already
+                raise
             except KeyboardInterrupt as interrupt:  # the user's, or the sampler's own
-                if str(interrupt).startswith("while loading"):  # its plugin's, named
-                    raise
-                raise KeyboardInterrupt(
+                raise PluginInterrupt(
                     f"while checking {record.name} ({escaped_name(record.distribution)} "
                     f"{record.version}); if no one pressed Ctrl-C, the sampler raised "
                     f"KeyboardInterrupt itself"
