@@ -672,26 +672,29 @@ def _name_meant(name: Any) -> str | None:
     ``round-robin`` for ``round robin``); or None."""
     if not isinstance(name, str) or len(name) > 200:
         return None
-    import unicodedata
-
     from .policy import builtin_of  # only on this error path
 
     # A built-in's name only: the name may be a secret read from a config file by the wrong
     # key, which its message hides, and a mended copy of it would not be hidden. builtin_of
     # reads '_' and runs of separators as '-': any dash (U+2011, an en dash) and any space
     # (a line break) are separators too, as text copied from a rendered page has them.
-    # A look-alike letter (a Cyrillic i, U+0456) reads as the ASCII one it copies, a letter
-    # with a mark as the letter without it, and an invisible character (U+200B) as nothing:
-    # suggested only, never selected, so a name passing for another is still refused.
-    folded = "".join(
-        "-"
-        if unicodedata.category(char) == "Pd"
-        else ""
-        if unicodedata.category(char) == "Cf"
-        else _LOOK_ALIKES.get(char.lower()) or unicodedata.normalize("NFKD", char)[:1]
-        for char in name
-    )
+    folded = "".join(map(_folded, name))
     return builtin_of(re.sub(r"[-_\s]+", "-", folded).strip("-"))
+
+
+def _folded(char: str) -> str:
+    """``char`` as a name it is suggested for reads it: any dash as ``-``, an invisible
+    character (U+200B) as nothing, a look-alike letter (a Cyrillic i, U+0456) as the ASCII
+    one it copies, a letter with a mark as the letter without it. Suggested only, never
+    selected, so a name passing for another is still refused."""
+    import unicodedata  # only on this error path
+
+    category = unicodedata.category(char)
+    if category == "Pd":
+        return "-"
+    if category == "Cf":
+        return ""
+    return _LOOK_ALIKES.get(char.lower()) or unicodedata.normalize("NFKD", char)[:1]
 
 
 #: Cyrillic and Greek letters that look like ASCII ones, as the ASCII letter they copy.
