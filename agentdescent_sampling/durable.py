@@ -55,9 +55,9 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
   at :meth:`~DurableSampler.close` if nothing was recorded, so that building a sampler
   leaves nothing behind). A second ``create(..., state=PATH)``, in this process or
   another, raises :class:`~agentdescent_sampling.errors.StateError` naming the file and
-  the holder's pid (once the holder has written: its pid is written with its first
-  entry): two samplers appending to one log would each miss the other's records in
-  memory. A reader (``agentdescent-sampling state show``) reads the file in one
+  the holder's pid (before the holder has recorded anything, only where the system lists
+  its locks, as Linux does): two samplers appending to one log would each miss the other's
+  records in memory. A reader (``agentdescent-sampling state show``) reads the file in one
   transaction, as of one commit, while the holder goes on writing, and makes no file
   beside it.
 - **Opening writes nothing.** The log replayed when a file is opened becomes its new

@@ -16,7 +16,9 @@ __all__ = [
 
 
 class SamplerError(Exception):
-    """Base class of every error raised by agentdescent-sampling."""
+    """Base class of the errors about a config, a spec, the registry, a state file, the bench
+    or the scaffold; a bad argument to a sampler's own calls raises ``TypeError`` or
+    ``ValueError``."""
 
 
 class UnknownSamplerError(SamplerError, LookupError):

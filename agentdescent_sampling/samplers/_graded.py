@@ -39,14 +39,16 @@ class GradedScoreWatch:
     def observe(self, score: float) -> None:
         """Count one recorded score; warn if the run now looks degenerate.
 
-        The warning comes before anything is counted: where warnings are errors
-        (``-W error``) the call raises and changes nothing, so a retry counts once.
+        The warning comes before anything is counted, and once: where warnings are errors
+        (``-W error``) the call that warns raises and changes nothing, and every later
+        call, its retry included, counts.
         """
         records = self.records + 1
         passes = self.passes + (score >= self.pass_threshold)
         graded = self.graded + (0.0 < score < self.pass_threshold)
         degenerate = passes == 0 and 2 * graded > records
         if degenerate and not self.warned and records >= _MIN_RECORDS:
+            self.warned = True  # before warn(), which raises where warnings are errors
             warnings.warn(
                 f"{self.sampler}: {graded} of {records} recorded scores lie strictly "
                 f"between 0 and pass_threshold={self.pass_threshold} and none reached it, so "
@@ -56,7 +58,6 @@ class GradedScoreWatch:
                 GradedScoreWarning,
                 stacklevel=_outside_the_package(),
             )
-            self.warned = True
         self.records, self.passes, self.graded = records, passes, graded
 
 
