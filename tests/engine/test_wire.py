@@ -176,7 +176,7 @@ def test_under_a_token_budget_a_failed_rerun_is_told_until_the_engine_may_skip_i
 @pytest.mark.parametrize(
     "beside",
     [{"artifact_id": "artifact"}, {"asynchronous": False}, {"max_tokens": 10**9},
-     {"allocator": None}, {"self_verify": False}],
+     {"allocator": None}, {"self_verify": False}, {"solved_threshold": 0.999}],
     ids=lambda beside: next(iter(beside)),
 )  # fmt: skip
 def test_an_argument_wire_reads_given_beside_it_is_a_type_error(
@@ -187,6 +187,62 @@ def test_an_argument_wire_reads_given_beside_it_is_a_type_error(
     (name,) = beside
     with pytest.raises(TypeError, match=f"multiple values for keyword argument '{name}'"):
         evolve(toy.tasks, toy.reward, agent=NoteAgent(), rounds=1, **wire(Listening()), **beside)
+
+
+@pytest.mark.parametrize(
+    ("spec", "yours"),
+    [
+        pytest.param("fixable-first:pass_threshold=0.8", {}, id="sampler-lowered-alone"),
+        pytest.param("fixable-first", {"solved_threshold": 0.8}, id="engine-lowered-alone"),
+        pytest.param("fixable-first:pass_threshold=0.5", {"solved_threshold": 0.8},
+                     id="both-lowered-apart"),
+    ],
+)  # fmt: skip
+def test_a_pass_threshold_other_than_the_runs_solved_threshold_is_a_value_error_naming_both(
+    spec: str, yours: dict[str, Any]
+) -> None:
+    sampler = create(spec)
+    both = r"pass_threshold=0\.\d+ and evolve\(\) at solved_threshold=0\.\d+"
+    with pytest.raises(ValueError, match=both) as got:
+        wire(sampler, **yours)
+    assert f"create('{sampler.name}:pass_threshold=" in str(got.value)
+
+
+@attrs.define(eq=False)
+class GradedListening(Listening):
+    """A sampler that scores by grade, as ``informative-band:graded=true`` does."""
+
+    graded: bool = True
+
+
+class Thresholdless:
+    """A sampler with evidence() and no pass threshold."""
+
+    name = "thresholdless"
+
+    def pick(self, keys: list[str], round_index: int) -> str:
+        return keys[round_index % len(keys)]
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+    def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("sampler", "solved"),
+    [
+        pytest.param(Listening(pass_threshold=0.8), 0.8, id="both-lowered"),
+        pytest.param(Listening(), 1.1, id="engine-counts-nothing-solved"),
+        pytest.param(GradedListening(), 0.8, id="graded-sampler"),
+        pytest.param(Thresholdless(), 0.8, id="no-threshold"),
+    ],
+)
+def test_a_threshold_that_agrees_or_cannot_disagree_is_wired_and_passed_on(
+    sampler: Any, solved: float
+) -> None:
+    assert wire(sampler, solved_threshold=solved)["solved_threshold"] == solved
 
 
 def test_what_wire_returned_reused_for_another_run_decides_by_that_runs_config(
