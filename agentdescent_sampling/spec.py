@@ -165,6 +165,15 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
         )
     elif isinstance(spec, bool):
         hint = "; in YAML, an unquoted on, off, yes or no is read as a boolean: quote the name"
+    elif isinstance(spec, type) or callable(getattr(spec, "pick", None)):
+        cls = spec if isinstance(spec, type) else type(spec)
+        named = getattr(cls, "name", None)
+        hint = f"; give its name ({named!r}), or " if isinstance(named, str) else "; "
+        hint += (
+            f"build the class and use it without a spec: {cls.__name__}()"
+            if spec is cls
+            else "use the sampler itself, which is built already"
+        )
     raise InvalidSamplerConfig(
         f"a sampler spec must be a name, a 'name:key=value,...' string or a mapping "
         f"with a 'name' key, got {type(spec).__name__} {short_repr(spec)}{hint}"
@@ -505,7 +514,7 @@ def _parse_string(text: str) -> SamplerSpec:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
         if (next_pair := _NEXT_PAIR.search(value)) is not None:  # c=0.1 pass_threshold=0.8
-            joined = f"{value[: next_pair.start()].rstrip()},{value[next_pair.start() :].lstrip()}"
+            joined = f"{value[: next_pair.start()]},{value[next_pair.end() :]}"
             raise InvalidSamplerConfig(
                 f"sampler {name.strip()!r}: the value of {key!r}, {short_repr(value)}, holds "
                 f"another parameter; separate parameters with commas: "
@@ -529,8 +538,9 @@ def _parse_string(text: str) -> SamplerSpec:
     return _validated(name.strip(), params, None)
 
 
-#: A parameter after a space inside a value (``c=0.1 pass_threshold=0.8``): a comma left out.
-_NEXT_PAIR = re.compile(r"(?<=\S)\s+[A-Za-z_][A-Za-z0-9_]*\s*=")
+#: A parameter after a space, ``;`` or ``&`` inside a value (``c=0.1 pass_threshold=0.8``,
+#: ``c=0.1;pass_threshold=0.8``): where a comma was meant.
+_NEXT_PAIR = re.compile(r"(?<=\S)(?:\s*[;&]\s*|\s+)(?=[A-Za-z_][A-Za-z0-9_]*\s*=)")
 
 
 def _pairs(rest: str) -> tuple[list[tuple[str, str]], str]:

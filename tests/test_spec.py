@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from agentdescent_sampling import (
     InvalidSamplerConfig,
+    RoundRobin,
     SamplerSpec,
     UnknownSamplerError,
     create,
@@ -77,13 +78,43 @@ def test_a_spec_of_a_shape_a_config_slip_makes_is_told_the_slip(value: object, t
     assert str(caught.value).endswith(told)
 
 
+class Unnamed:
+    """A sampler class with no ``name``."""
+
+    def pick(self, keys: list[str], round_index: int) -> str:
+        return keys[0]
+
+
+@pytest.mark.parametrize(
+    ("value", "told"),
+    [(RoundRobin, "got type <class 'agentdescent_sampling.samplers.round_robin.RoundRobin'>; "
+      "give its name ('round-robin'), or build the class and use it without a spec: "
+      "RoundRobin()"),
+     (RoundRobin(), "; give its name ('round-robin'), or use the sampler itself, which is "
+      "built already"),
+     (Unnamed, "; build the class and use it without a spec: Unnamed()")],
+    ids=["a-built-in-class", "a-built-sampler", "a-class-without-a-name"],
+)  # fmt: skip
+def test_a_sampler_class_or_instance_given_as_a_spec_is_told_its_name_or_to_use_it(
+    value: object, told: str
+) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        parse_spec(value)  # type: ignore[arg-type]
+    assert str(caught.value).endswith(told)
+
+
 @pytest.mark.parametrize(
     ("text", "told"),
     [("s:c=0.1 pass_threshold=0.8", "sampler 's': the value of 'c', '0.1 pass_threshold=0.8', "
       "holds another parameter; separate parameters with commas: 's:c=0.1,pass_threshold=0.8'"),
+     ("s:c=0.1;pass_threshold=0.8", "separate parameters with commas: "
+      "'s:c=0.1,pass_threshold=0.8'"),
+     ("s:c=0.1 & pass_threshold=0.8", "separate parameters with commas: "
+      "'s:c=0.1,pass_threshold=0.8'"),
      ("s:c=1,5", "; a decimal point is '.', not ',': c=1.5"),
      ("s:c=1,5,prior=0.3", "; a decimal point is '.', not ',': c=1.5")],
-    ids=["a-comma-left-out", "a-decimal-comma", "a-decimal-comma-then-more"],
+    ids=["a-comma-left-out", "a-semicolon", "an-ampersand", "a-decimal-comma",
+         "a-decimal-comma-then-more"],
 )  # fmt: skip
 def test_a_slip_of_punctuation_in_a_spec_string_is_told_what_was_meant(
     text: str, told: str
