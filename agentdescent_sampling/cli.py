@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import os
@@ -97,6 +98,12 @@ def _warning(message: Warning | str, *_: object, **__: object) -> None:
     print(f"agentdescent-sampling: warning: {shown_lines(str(message), _MESSAGE)}", file=sys.stderr)
 
 
+def _usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Without a command (or a ``state`` action), what the commands are, as ``--help`` says."""
+    parser.print_help(sys.stderr)
+    return 2
+
+
 def _silence_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's flush at exit raises no traceback."""
     try:
@@ -112,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
         "measure and scaffold them.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.set_defaults(run=functools.partial(_usage, parser))
 
     listing = commands.add_parser("list", help="every installed sampler and every failed plugin")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -199,7 +207,8 @@ def _parser() -> argparse.ArgumentParser:
         "while a run holds it; nothing is written to it, and no file is made beside it. "
         "import writes a new state file from an export.",
     )
-    actions = state.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = state.add_subparsers(dest="action", metavar="ACTION")
+    state.set_defaults(run=functools.partial(_usage, state))
     shown = actions.add_parser("show", help="the sampler, its counts and who holds the file")
     shown.add_argument("path", type=user_path, help="the state file")
     shown.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -34,6 +34,22 @@ def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[st
     assert agentdescent_sampling.__version__ == version("agentdescent-sampling")
 
 
+@pytest.mark.parametrize(
+    ("argv", "listed"),
+    [([], ["list", "show", "check", "new-plugin", "state", "bench"]),
+     (["state"], ["show", "export", "import"])],
+    ids=["no-command", "state-without-an-action"],
+)  # fmt: skip
+def test_a_command_without_its_command_shows_the_commands_it_takes(
+    capsys: pytest.CaptureFixture[str], argv: list[str], listed: list[str]
+) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    commands = err.partition("positional arguments:")[2]
+    assert all(f"\n    {name} " in commands or f"\n    {name}\n" in commands for name in listed)
+
+
 def test_python_dash_m_runs_the_command() -> None:
     result = subprocess.run([*COMMAND, "show", "round-robin"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

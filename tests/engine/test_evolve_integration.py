@@ -197,3 +197,16 @@ def test_default_pass_threshold_never_counts_a_graded_pass(graded_toy: ToyWorklo
     assert result.final_reward > graded_toy.baseline
     assert stats[graded_toy.always_pass_id][1] > 0
     assert all(passes == 0 for passes, _ in stats.values())
+
+
+def test_a_class_in_place_of_a_sampler_ends_the_run_with_the_error_not_an_exception(
+    toy: ToyWorkload,
+) -> None:
+    # What docs/engine.md tells users to check: evolve() warns and returns.
+    from agentdescent_sampling import FixableFirst
+
+    with pytest.warns(RuntimeWarning, match="evolve\\(\\) stopped early"):
+        result = toy.run(FixableFirst)
+
+    assert result.stop_reason == "error"
+    assert "round_index" in result.error
