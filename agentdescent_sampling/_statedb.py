@@ -69,6 +69,8 @@ APPLICATION_ID = 0x61647373
 #: ``PRAGMA user_version``: the layout of the tables below.
 SCHEMA = 1
 _MAGIC = b"SQLite format 3\x00"
+#: What a state path must name, as a refusal tells it.
+_A_STATE = "the SQLite file create(spec, state=PATH) writes"
 _WAL_LIMIT = 4 << 20
 _SCHEMA_SQL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -706,6 +708,8 @@ class StateDB:
                     f"{os.readlink(self.path)!r}); {why}: give the file's own path"
                 ) from None
             why = write_refused(error) if self.writable else reason_of(error)
+            if not self.writable and isinstance(error, FileNotFoundError):
+                why += f"; give the path of {_A_STATE}"
             raise StateError(f"cannot open the sampler state {self.where!r}: {why}") from error
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -814,7 +818,8 @@ class StateDB:
                 "state=NEW_PATH), EXPORT) in Python"
             )
         else:
-            what = f"not a sampler state (it starts with {short_repr(header[:16])})"
+            start = header[:16].decode("utf-8", "backslashreplace")
+            what = f"not a sampler state, {_A_STATE} (it starts with {short_repr(start)})"
         advice = " Give a new path for the state" if self.writable else ""
         raise StateError(f"{self.where!r} is {what}; it was left untouched.{advice}")
 

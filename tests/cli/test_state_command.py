@@ -296,7 +296,7 @@ def test_show_json_of_a_held_file_names_the_holder_and_counts_its_log(tmp_path: 
     assert summary["export"] is False
 
 
-def test_a_file_that_is_not_a_state_is_an_error_naming_it(
+def test_a_file_that_is_not_a_state_is_an_error_naming_it_what_a_state_is_and_its_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     notes = tmp_path / "notes.txt"
@@ -304,7 +304,25 @@ def test_a_file_that_is_not_a_state_is_an_error_naming_it(
 
     assert main(["state", "export", str(notes)]) == 2
 
-    assert f"{str(notes)!r} is not a sampler state" in capsys.readouterr().err
+    assert (
+        f"{str(notes)!r} is not a sampler state, the SQLite file create(spec, state=PATH) "
+        f"writes (it starts with 'hello\\n')"
+    ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("action", ["show", "export"])
+def test_a_missing_state_is_told_what_the_path_must_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], action: str
+) -> None:
+    missing = tmp_path / "run.sqlite"
+
+    assert main(["state", action, str(missing)]) == 2
+
+    assert capsys.readouterr().err.endswith(
+        "No such file or directory; give the path of the SQLite file create(spec, "
+        "state=PATH) writes\n"
+    )
+    assert not missing.exists()
 
 
 def test_show_refuses_an_export_its_sampler_could_not_load(
