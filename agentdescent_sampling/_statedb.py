@@ -920,12 +920,15 @@ class StateDB:
         return ""
 
     def _connect(self, *, read_only: bool = False) -> sqlite3.Connection:
+        # Always a file: URI: SQLite built with SQLITE_USE_URI reads a plain ":memory:" or
+        # "file:..." as an in-memory database or another file, where nothing is kept. Its
+        # directory resolved as the system resolves it: SQLite reads a ".." as dropping the
+        # name before it, which is another directory after a symlink, and none above "/".
+        uri = (Path(os.path.realpath(self.path.parent)) / self.path.name).as_uri()
+        if read_only or not self.writable:
+            uri += f"?mode=ro{self._immutable()}"
         try:
-            if read_only or not self.writable:
-                uri = f"{self.path.absolute().as_uri()}?mode=ro{self._immutable()}"
-                db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            else:
-                db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         except _SQLITE_ERRORS as error:
             raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
         # What SQLite opened must be the file checked above, not one swapped in since.

@@ -1,6 +1,7 @@
 """Select a sampler by name from a TOML config, then spend rollouts with it.
 
-    python examples/select_from_toml.py examples/hardest_first.toml
+    python examples/select_from_toml.py                                # fixable_first.toml
+    python examples/select_from_toml.py examples/hardest_first.toml  # a plugin's sampler
 
 Rolls out a toy shard of six tasks for 24 rollouts (no engine, no model: each task
 has a fixed score) and prints where the sampler spent them. A sampler that is not
@@ -44,6 +45,6 @@ if __name__ == "__main__":
     # End quietly when the reader of a pipe stops early (`... | head -1`), as Unix tools do.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Path(__file__).with_name("hardest_first.toml")
+    default = Path(__file__).with_name("fixable_first.toml")  # a built-in: no plugin needed
     parser.add_argument("config", nargs="?", type=Path, default=default, help="a TOML file")
     sys.exit(main(parser.parse_args().config))

@@ -393,6 +393,31 @@ def _sidecars(name: str) -> list[str]:
     return [f"{name}-wal", f"{name}-shm"]
 
 
+@pytest.mark.parametrize(
+    "name",
+    [":memory:", "file:run.sqlite", "file:run.sqlite?mode=memory", "a#b%20c?.sqlite",
+     "link/../beside-link.sqlite", "../../../../../../../../../../{tmp}/above-root.sqlite"],
+    ids=["memory", "file-uri", "memory-uri", "uri-marks", "dot-dot-after-a-symlink",
+         "dot-dot-above-root"],
+)  # fmt: skip
+def test_a_state_path_sqlite_could_read_otherwise_keeps_the_records_in_the_file_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    (tmp_path / "real" / "deeper").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "deeper")
+    monkeypatch.chdir(tmp_path)
+    path = name.format(tmp=str(tmp_path).lstrip("/"))
+    expected = Path(os.path.realpath(path))  # as the system resolves it
+    with durable("difficulty-weighted", Path(path)) as sampler:
+        for round_index in range(5):
+            sampler.record(sampler.pick(["a", "b"], round_index), 1.0)
+
+    assert read_durable_state(expected)["records"] == 5
+    assert sorted(each.name for each in expected.parent.iterdir() if each.is_file()) == [
+        expected.name
+    ]
+
+
 def test_a_directory_as_the_state_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidSamplerConfig, match="is a directory"):
         create("round-robin", state=tmp_path)

@@ -42,7 +42,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "6 seeds, ending in a one-line verdict. --engine runs the full artifact bench; "
         "--from-run RUN_DIR runs it on the make-up of your own agentdescent evolve run. "
         "'bench share' measures the share of rollouts that land on informative tasks "
-        "instead, on simulated workloads through the engine's rollout loop, with no engine: "
+        "instead, on simulated workloads through a rollout loop that calls samplers as the "
+        "engine does, so it needs no engine: "
         "the c sweep of difficulty-weighted from agentdescent's task-sampling guide ('Task "
         "sampling - which rollout to spend', the agentdescent.sampling docs) against "
         "round-robin, on stationary and noisy, plus every other installed sampler; it takes "
@@ -71,11 +72,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--sampler",
         action="append",
         metavar="SPEC",
-        help="a sampler to compare, as create() accepts it: a name, 'name:key=value,...' "
-        "or a JSON object; repeatable. Round-robin is always added, the learner ceiling and "
-        "the oracle with --engine, and the oracle with 'share'. In the artifact bench, a "
-        "sampler that takes the engine's evidence (fixable-first) runs twice: alone, and "
-        "as '<spec> + wired' to that evidence.",
+        help="a sampler to compare: a name, 'name:key=value,...' or a JSON object (read "
+        "as the mapping create() takes); repeatable. Round-robin is always added, the "
+        "learner ceiling and the oracle with --engine, and the oracle with 'share'. In the "
+        "artifact bench, a sampler that takes the engine's evidence (fixable-first) runs "
+        "twice: alone, and as '<spec> + wired' to that evidence.",
     )
     parser.add_argument(
         "--lineup",
