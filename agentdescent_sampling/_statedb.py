@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import sqlite3
 import stat
@@ -62,7 +63,7 @@ from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
 
-__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "sidecar_of"]
+__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "held_interrupt", "sidecar_of"]
 
 #: ``PRAGMA application_id`` of a state database ("adss"): checked in the file's header.
 APPLICATION_ID = 0x61647373
@@ -128,6 +129,29 @@ def _forget_after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
     os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+@contextlib.contextmanager
+def held_interrupt() -> Iterator[None]:
+    """Hold a Ctrl-C back until the block ends, then raise it: an interrupt between a commit
+    and the writer's note of it would have the next write commit the same entries again,
+    and one after ``BEGIN`` would leave the transaction open. Only on the main thread, where
+    SIGINT raises ``KeyboardInterrupt`` (Python's own handler): elsewhere it cannot arrive,
+    or the program handles it itself."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if held:
+            raise KeyboardInterrupt
 
 
 def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
@@ -551,35 +575,42 @@ class StateDB:
                 f"the file back and restart the run; what was recorded since stays in memory"
             )
         db = self._db()
-        try:
-            db.execute("BEGIN IMMEDIATE")
+        with held_interrupt():  # the commit and what this object notes of it, together
             try:
-                if not self._claimed:
-                    db.execute("INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)", _holder_row())
-                    if self._respec:
-                        db.execute("INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (self._spec,))
-                yield db
-            except BaseException:
-                # SQLite may have rolled it back itself (a full disk, say): a ROLLBACK then
-                # raises "no transaction is active" in place of what went wrong.
-                if db.in_transaction:
+                if db.in_transaction:  # one an interrupt left open (a thread's async exception)
                     db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            self._written = self._claimed = True
-        except _SQLITE_ERRORS as error:
-            if "readonly" in str(error):
-                raise StateError(self._read_only(error)) from error
-            advice = (
-                "; free space on its file system, or stop the run and give it a state path on "
-                "one with room (nothing of this write is in the file: a record or told call "
-                "stays in memory and is written with the next one that succeeds)"
-                if "full" in str(error)
-                else ""
-            )
-            raise StateError(
-                f"cannot write the sampler state {self.where!r}: {error}{advice}"
-            ) from error
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if not self._claimed:
+                        db.execute(
+                            "INSERT OR REPLACE INTO holder VALUES (1, ?, ?, ?)", _holder_row()
+                        )
+                        if self._respec:
+                            db.execute(
+                                "INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (self._spec,)
+                            )
+                    yield db
+                except BaseException:
+                    # SQLite may have rolled it back itself (a full disk, say): a ROLLBACK then
+                    # raises "no transaction is active" in place of what went wrong.
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                self._written = self._claimed = True
+            except _SQLITE_ERRORS as error:
+                if "readonly" in str(error):
+                    raise StateError(self._read_only(error)) from error
+                advice = (
+                    "; free space on its file system, or stop the run and give it a state path on "
+                    "one with room (nothing of this write is in the file: a record or told call "
+                    "stays in memory and is written with the next one that succeeds)"
+                    if "full" in str(error)
+                    else ""
+                )
+                raise StateError(
+                    f"cannot write the sampler state {self.where!r}: {error}{advice}"
+                ) from error
 
     @property
     def forked(self) -> bool:

@@ -96,7 +96,7 @@ from typing import Any, NoReturn
 import attrs
 
 from ._files import SEPARATORS
-from ._statedb import SIDECARS, StateDB, loads, sidecar_of
+from ._statedb import SIDECARS, StateDB, held_interrupt, loads, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
 from .protocol import (
     MAX_COUNT,
@@ -642,19 +642,20 @@ class DurableSampler(ServedSampler):
         started = time.perf_counter()
         text = self._state_json()
         snapshot = (self._records, self._next_round, text)
-        if deferred:
-            self._queue.snapshot = snapshot
-        else:
-            with self._db.transaction() as db:
-                _write_snapshot(db, *snapshot)
-                if self._round_ended:  # the queue's row for it, if any, goes with the queue
-                    db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'yes')", (_ROUNDS_META,))
-            self._queue.snapshot = None
-            self._round_kept = self._round_ended
-        self._queue.entries.clear()
-        self._queue.fits, self._queue.cost, self._queue.told = True, 0, False
-        self._shards.clear()
-        self._logged, self._work, self._retry_at, self._cost = 0, 0.0, 0, _Cost(len(text))
+        with held_interrupt():  # the fold and what this object notes of the log, together
+            if deferred:
+                self._queue.snapshot = snapshot
+            else:
+                with self._db.transaction() as db:
+                    _write_snapshot(db, *snapshot)
+                    if self._round_ended:  # the queue's row for it, if any, goes with the queue
+                        db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'yes')", (_ROUNDS_META,))
+                self._queue.snapshot = None
+                self._round_kept = self._round_ended
+            self._queue.entries.clear()
+            self._queue.fits, self._queue.cost, self._queue.told = True, 0, False
+            self._shards.clear()
+            self._logged, self._work, self._retry_at, self._cost = 0, 0.0, 0, _Cost(len(text))
         self._snapshot_cost = time.perf_counter() - started
         self._snapshot_bytes = len(text)
 
@@ -761,21 +762,25 @@ class _Unwritten:
         Raises:
             StateError: as :meth:`StateDB.transaction`; it is then kept, for the next try.
         """
-        with db.transaction() as connection:
-            if self.snapshot is not None:
-                _write_snapshot(connection, *self.snapshot)
-            for table, first, second in self.entries:
-                if table == "shard":
-                    connection.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
-                elif table == "meta":
-                    connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (first, second))
-                else:
-                    connection.execute(
-                        "INSERT INTO event (name, args) VALUES (?, ?)", (first, second)
-                    )
-        self.snapshot = None
-        self.entries.clear()
-        self.cost, self.told = 0, False
+        # A Ctrl-C after the commit and before the clear would have them written twice.
+        with held_interrupt():
+            with db.transaction() as connection:
+                if self.snapshot is not None:
+                    _write_snapshot(connection, *self.snapshot)
+                for table, first, second in self.entries:
+                    if table == "shard":
+                        connection.execute("INSERT INTO shard VALUES (?, ?)", (int(first), second))
+                    elif table == "meta":
+                        connection.execute(
+                            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (first, second)
+                        )
+                    else:
+                        connection.execute(
+                            "INSERT INTO event (name, args) VALUES (?, ?)", (first, second)
+                        )
+            self.snapshot = None
+            self.entries.clear()
+            self.cost, self.told = 0, False
 
 
 #: Every durable sampler of this process, for a forked child to give new locks.

@@ -773,6 +773,50 @@ def test_a_state_dict_that_raises_at_creation_is_refused_naming_the_sampler_and_
     assert list(tmp_path.iterdir()) == []
 
 
+class _InterruptedAt:
+    """A state's connection that has a Ctrl-C (a real SIGINT) arrive right after ``sql``."""
+
+    def __init__(self, connection: sqlite3.Connection, sql: str) -> None:
+        self.connection, self.sql = connection, sql
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        done = self.connection.execute(sql, *args)
+        if sql == self.sql:
+            self.sql = ""  # once
+            os.kill(os.getpid(), signal.SIGINT)
+        return done
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.connection, name)
+
+
+@pytest.mark.parametrize("sql", ["BEGIN IMMEDIATE", "COMMIT"])
+def test_a_ctrl_c_while_a_record_commits_keeps_it_once_and_the_next_records_are_kept(
+    tmp_path: Path, sql: str
+) -> None:
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a script
+    state = tmp_path / "sampler.sqlite"
+    keys = ["a", "b", "c"]
+    try:
+        with durable("round-robin", state) as sampler:
+            for round_index in range(10):
+                picked = sampler.pick(keys, round_index)
+                if round_index == 5:
+                    connection = sampler._db.connection  # type: ignore[attr-defined]
+                    sampler._db.connection = _InterruptedAt(connection, sql)  # type: ignore[attr-defined]
+                    with pytest.raises(KeyboardInterrupt):
+                        sampler.record(picked, 1.0)
+                    sampler._db.connection = connection  # type: ignore[attr-defined]
+                else:
+                    sampler.record(picked, 1.0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+    read = read_durable_state(state)
+    assert read["records"] == 10  # the interrupted record is in the file, once
+    assert read["rounds"] == 10
+
+
 def test_concurrent_records_all_reach_the_file(tmp_path: Path) -> None:
     state = tmp_path / "sampler.sqlite"
     sampler = durable("difficulty-weighted", state)
