@@ -85,6 +85,14 @@ CREATE TABLE event (seq INTEGER PRIMARY KEY, name TEXT NOT NULL, args TEXT NOT N
 CREATE TABLE shard (id INTEGER PRIMARY KEY, keys TEXT NOT NULL);
 CREATE TABLE holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, host TEXT, since TEXT);
 """
+#: ``(type, name, table, sql)`` of every entry of a state's ``sqlite_schema``, exactly: a
+#: trigger or a view (a recursive one never ends) would run inside every read or write.
+_SCHEMA_ROWS = frozenset(
+    {("table", sql.split()[2], sql.split()[2], sql.strip()) for sql in _SCHEMA_SQL.split(";")
+     if sql.strip()}
+    | {("index", "sqlite_autoindex_meta_1", "meta", None)}
+)  # fmt: skip
+_META_ROW = next(row for row in _SCHEMA_ROWS if row[1] == "meta")
 #: How long an opener waits for a holder to let go, then for it to have written its pid.
 _HOLDER_WAIT = 2.0
 #: How much longer an opener waits while only readers ('state show', 'export') hold the file.
@@ -1001,10 +1009,20 @@ class StateDB:
         db = self._db()
         try:
             (version,) = db.execute("PRAGMA user_version").fetchone()
-            found = self.meta("format")
-            saved_owner = self.meta("sampler")
+            # Read first: a table read next could be a view that never ends.
+            rows = set(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema"))
+            found = self.meta("format") if _META_ROW in rows else None
         except _SQLITE_ERRORS as error:
             raise self._unreadable(error) from error
+        if version == SCHEMA and rows != _SCHEMA_ROWS:
+            extra = rows - _SCHEMA_ROWS
+            kind, name, _, _ = min(extra or _SCHEMA_ROWS - rows, key=repr)
+            raise StateError(
+                f"{self.where!r} is not a readable sampler state: it "
+                f"{'holds' if extra else 'lacks'} the {kind} {short_repr(name)}, as no state "
+                f"this library writes does (the file was left as it is); it was changed by "
+                f"something else: restore it from a copy, or give the run a new state path"
+            )
         if version != SCHEMA or found != FORMAT:
             raise StateError(
                 f"{self.where!r}: state layout {version} with format {short_repr(found)} is not "
@@ -1012,6 +1030,10 @@ class StateDB:
                 f"wrote it, or give a new path (the file was left as it is)"
             )
         if owner:
+            try:
+                saved_owner = self.meta("sampler")
+            except _SQLITE_ERRORS as error:
+                raise self._unreadable(error) from error
             check_owner(saved_owner, owner, self.where)
 
     def _db(self) -> sqlite3.Connection:
