@@ -337,7 +337,7 @@ def _state_import(args: argparse.Namespace) -> int:
         else f"{records:,} records, next round {rounds:,}"
     )
     print(
-        f"wrote {state}: the state of {spec}, {counts}. "
+        f"wrote {shown(state, 4096)}: the state of {shown(spec, 4096)}, {counts}. "
         f'A run spec continues it with "state": {json.dumps(state)} and "spec": '
         f"{json.dumps(args.spec)}"
     )
@@ -533,7 +533,7 @@ def _check_all() -> int:
 
 def _new_plugin(args: argparse.Namespace) -> int:
     written = write_plugin(args.name, directory=args.directory, hooks=args.hooks)
-    print(f"wrote {written}")
+    print(f"wrote {shown(str(written), 4096)}")
     print(
         f"next: python -m pip install -e {shlex.quote(f'{written}[test]')} && "
         f"python -m pytest {shlex.quote(str(written))}\n"

@@ -382,7 +382,8 @@ class DurableSampler(ServedSampler):
 
         Raises:
             StateError: the file could not be written (the record is kept in memory and
-                is written with the next one that succeeds).
+                is written with the next one that succeeds, or at :meth:`close`, which warns
+                naming how many it could not write).
         """
         with self._lock:
             self._refuse_closed("record")
@@ -819,9 +820,21 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
     if not lock.acquire(timeout=_EXIT_WAIT):
         return
     try:
-        if unwritten.entries and unwritten.fits and db.written:
-            with contextlib.suppress(StateError):
+        failed: StateError | None = None
+        if unwritten.entries and unwritten.fits and (db.written or unwritten.told):
+            try:
                 unwritten.commit(db)
+            except StateError as error:
+                failed = error
+        told = sum(table == "event" and name != "pick" for table, name, _ in unwritten.entries)
+        if told:  # records or told calls whose commit failed, and failed again now
+            warnings.warn(
+                f"closing the sampler state {db.where!r}: {told} record(s) or told call(s) "
+                f"could not be written and are lost"
+                + (f": {failed}" if failed else "; the log was past its limit"),
+                RuntimeWarning,
+                stacklevel=4,  # close()'s caller, through the finalizer
+            )
         db.close()
     finally:
         lock.release()
@@ -880,10 +893,12 @@ def _replay(
             raise
         # A sampler may raise anything on a call it cannot take.
         except Exception as error:
+            known = call == "pick" or call == "record" or call in TOLD
             raise StateError(
-                f"{db.where!r}: cannot replay entry {seq} of its log, {call}"
-                f"{short_repr(args)}, into sampler {name!r}: {type(error).__name__}: "
-                f"{short_repr(str(error), 200)} (the file was left as it is)"
+                f"{db.where!r}: cannot replay entry {seq} of its log, "
+                f"{call if known else short_repr(call)}{short_repr(args)}, into sampler "
+                f"{name!r}: {type(error).__name__}: {short_repr(str(error), 200)} (the file "
+                f"was left as it is)"
             ) from error
         replayed += 1
     return records, rounds, replayed, cost
@@ -973,7 +988,9 @@ def _replay_cost(db: StateDB) -> _Cost:
         if name != "pick":
             cost.entry(name)
         elif (logged := _logged_pick(args)) is None:
-            continue  # not a pick: the replay says so, naming the entry, before replaying it
+            # Not a pick: the replay says so, naming the entry, before replaying it. Counted
+            # as any entry, so that millions of them cannot make this walk itself unbounded.
+            cost.pick(_ENTRY)
         elif (shard_id := logged[0]) in recent:
             cost.pick(_pick_cost(sizes[shard_id], new=False))
         elif shard_id not in sizes:

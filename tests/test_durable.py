@@ -340,13 +340,15 @@ def test_a_symlink_at_the_state_path_is_refused_and_its_target_untouched(tmp_pat
 def test_a_symlink_swapped_in_later_is_never_written_through(tmp_path: Path) -> None:
     state, target = tmp_path / "sampler.sqlite", tmp_path / "precious.txt"
     target.write_text("keep me", encoding="utf-8")
-    with durable("difficulty-weighted", state) as sampler:
-        sampler.record(sampler.pick(["a"], 0), 1.0)
-        os.rename(state, tmp_path / "moved.sqlite")
-        state.symlink_to(target)
+    sampler = durable("difficulty-weighted", state)
+    sampler.record(sampler.pick(["a"], 0), 1.0)
+    os.rename(state, tmp_path / "moved.sqlite")
+    state.symlink_to(target)
 
-        with pytest.raises(StateError, match="was moved, deleted or replaced"):
-            sampler.record(sampler.pick(["a"], 1), 1.0)
+    with pytest.raises(StateError, match="was moved, deleted or replaced"):
+        sampler.record(sampler.pick(["a"], 1), 1.0)
+    with pytest.warns(RuntimeWarning, match=r"1 record\(s\) .* are lost: .* was moved, del"):
+        sampler.close()
 
     assert target.read_text(encoding="utf-8") == "keep me"
 
@@ -1247,6 +1249,27 @@ def test_a_full_disk_is_named_with_what_to_do_and_the_record_is_kept_for_the_nex
         assert resumed.state_dict() == kept
 
 
+def test_records_a_full_disk_still_holds_back_at_close_are_named_in_a_warning(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    sampler = durable("difficulty-weighted", state)
+    sampler.record(sampler.pick(["a"], 0), 1.0)
+    connection = sampler._db.connection
+    assert connection is not None
+    (pages,) = connection.execute("PRAGMA page_count").fetchone()
+    connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full, and stays so
+    big = ["x" * 20_000, "b"]
+    for round_index in (1, 2):
+        with pytest.raises(StateError, match="disk is full"):
+            sampler.record(sampler.pick(big, round_index), 0.0)
+
+    with pytest.warns(RuntimeWarning, match=r"2 record\(s\) or told call\(s\) could not be wr"):
+        sampler.close()
+
+    assert read_durable_state(state)["records"] == 1
+
+
 def test_a_new_state_on_a_full_disk_is_told_to_free_space_not_called_unreadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1820,6 +1843,34 @@ def test_a_log_of_many_picks_of_a_one_task_shard_is_refused_unreplayed(
     with pytest.raises(StateError, match=r"its entries cost over 33,554,432 task ids"):
         DurableSampler(replayed, state)
     assert replayed.picks == 0
+
+
+def test_a_log_of_many_entries_that_are_no_picks_is_refused_unreplayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Counted as nothing, 8 million of them were walked, 12 s, before the replay refused
+    # the first.
+    state = tmp_path / "sampler.sqlite"
+    _hostile_log(state, shards=1, keys=1, picks=0)
+    with sqlite3.connect(state) as db:
+        db.executemany(
+            "INSERT INTO event (name, args) VALUES ('pick', '0')", [()] * (REPLAY_LIMIT // 512)
+        )
+    db.close()
+
+    for message in _refused_unreplayed(state, monkeypatch):
+        assert "its entries cost over 33,554,432 task ids" in message
+
+
+def test_a_logged_entry_of_no_call_this_library_logs_is_named_escaped(tmp_path: Path) -> None:
+    state = _saved(tmp_path, "round-robin")
+    with sqlite3.connect(state) as db:  # a name that would print lines of its own
+        db.execute("INSERT INTO event (name, args) VALUES (?, '[]')", ("x\nrecords  10\x1b[8m",))
+    db.close()
+
+    with pytest.raises(StateError) as raised:
+        read_durable_state(state)
+    assert "cannot replay entry 3 of its log, 'x\\nrecords  10\\x1b[8m'[]," in str(raised.value)
 
 
 def _told_calls_over_a_large_state(path: Path, picked: bool) -> None:

@@ -83,6 +83,21 @@ def test_an_export_to_standard_output_fits_the_readers_limit_with_its_line_break
     load_state(create("difficulty-weighted:c=0.1"), piped)  # type: ignore[arg-type]
 
 
+def test_import_shows_an_output_path_with_control_characters_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, export = _exported(tmp_path)
+    imported = tmp_path / "\x1b[31mred\nwrote elsewhere.sqlite"
+
+    spec = "difficulty-weighted:c=0.1"
+    assert main(["state", "import", str(export), "-o", str(imported), "--spec", spec]) == 0
+
+    out = capsys.readouterr().out
+    assert out.startswith(f"wrote {tmp_path}/\\x1b[31mred\\x0awrote elsewhere.sqlite: the state")
+    assert out.count("\n") == 1
+    assert "\x1b" not in out
+
+
 def test_import_makes_of_an_export_a_state_file_that_a_run_continues(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
