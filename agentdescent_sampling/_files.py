@@ -26,6 +26,7 @@ __all__ = [
     "NAME_MAX",
     "SEPARATORS",
     "FileTooLarge",
+    "NotRegular",
     "check_toml_nesting",
     "checked_path",
     "count_values",
@@ -230,7 +231,7 @@ def open_regular(path: Path, max_bytes: int) -> BinaryIO:
     try:  # the checks come first: a directory's fdopen() raises, naming the descriptor
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
-            raise OSError(f"it is {kind_of(status.st_mode)}, not a regular file")
+            raise NotRegular(f"it is {kind_of(status.st_mode)}, not a regular file")
         if status.st_size > max_bytes:
             raise FileTooLarge(_too_large(max_bytes))
         return os.fdopen(descriptor, "rb")
@@ -265,6 +266,10 @@ def _read_text(path: Path, max_bytes: int) -> str:
 
 class FileTooLarge(OSError):
     """A file refused unread: it is larger than its limit."""
+
+
+class NotRegular(OSError):
+    """A path refused unread: it names a pipe, a device or a directory, not a regular file."""
 
 
 def _too_large(max_bytes: int) -> str:

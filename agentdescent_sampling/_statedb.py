@@ -35,6 +35,7 @@ Opening it is careful, because a state path comes from a config file:
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -849,7 +850,7 @@ class StateDB:
             if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
                 return False
             what = "an SQLite database of another program"
-        elif header.lstrip()[:1] == b"{":
+        elif header.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{":
             what = (
                 "a JSON file (an export from save_state or 'agentdescent-sampling state "
                 "export'?). Import it into a new state with 'agentdescent-sampling state "

@@ -76,6 +76,7 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
 
 from __future__ import annotations
 
+import codecs
 import collections
 import contextlib
 import copy
@@ -1261,11 +1262,11 @@ def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
 
 
 def _is_json(path: str | PathLike[str]) -> bool:
-    """Whether ``path`` is a regular file whose first character is ``{``."""
+    """Whether ``path`` is a regular file whose first character is ``{``, after a BOM."""
     with contextlib.suppress(OSError):
         if Path(path).is_file() and not Path(path).is_symlink():
             with open(path, "rb") as file:
-                return file.read(64).lstrip()[:1] == b"{"
+                return file.read(64).removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{"
     return False
 
 

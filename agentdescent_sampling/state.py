@@ -546,7 +546,7 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
             durable state), not a regular file, over 256 MiB, or has no format marker.
     """
     # Imported here: a fresh sampler reads no file.
-    from ._files import FileTooLarge, load_document, reason_of, strict_json
+    from ._files import FileTooLarge, NotRegular, load_document, reason_of, strict_json
     from ._statedb import is_database
 
     source = Path(path)
@@ -560,7 +560,9 @@ def read_state_file(path: str | PathLike[str]) -> dict[str, Any]:
     try:
         document = load_document(source, strict_json, _MAX_FILE_BYTES)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        if isinstance(error, (OSError, UnicodeDecodeError, json.JSONDecodeError)) and not (
+        if isinstance(error, NotRegular):  # a pipe (/dev/stdin) could block, or never end
+            fault = "give a regular file (save_state() writes one, as 'state export -o FILE' does)"
+        elif isinstance(error, (OSError, UnicodeDecodeError, json.JSONDecodeError)) and not (
             isinstance(error, FileTooLarge)
         ):
             fault = "the file is missing, truncated or not JSON"

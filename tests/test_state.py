@@ -202,6 +202,18 @@ def test_saving_into_a_named_pipe_writes_through_it_and_leaves_it_a_pipe(tmp_pat
     assert os.listdir(tmp_path) == ["pipe"]
 
 
+@pytest.mark.skipif(not os.path.exists(os.devnull), reason="needs a device file")
+def test_loading_from_a_device_or_pipe_is_told_to_give_a_regular_file() -> None:
+    with pytest.raises(StateError) as raised:
+        load_state(create("round-robin"), os.devnull)
+
+    assert str(raised.value) == (
+        f"cannot read sampler state from {os.devnull!r}: it is a character device, not a "
+        f"regular file; give a regular file (save_state() writes one, as 'state export -o "
+        f"FILE' does)"
+    )
+
+
 def test_saving_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path: Path) -> None:
     real = tmp_path / "runs" / "state.json"
     real.parent.mkdir()

@@ -241,10 +241,13 @@ def test_import_of_another_samplers_export_names_the_spec_to_give_and_writes_not
     assert main([*told, "difficulty-weighted:c=0.1,pass_threshold=0.999"]) == 0
 
 
+@pytest.mark.parametrize("bom", [False, True], ids=["plain", "after-a-utf-8-bom"])
 def test_show_prints_an_export_too_saying_what_an_export_lacks(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bom: bool
 ) -> None:
     _, export = _exported(tmp_path)
+    if bom:  # as an editor saving UTF-8 may write it; import and load_state read it too
+        export.write_bytes(b"\xef\xbb\xbf" + export.read_bytes())
 
     assert main(["state", "show", str(export)]) == 0
     lines = capsys.readouterr().out.splitlines()
