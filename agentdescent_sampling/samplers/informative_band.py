@@ -89,7 +89,7 @@ class InformativeBand(CopiedByState):
     never forget keep chasing solved tasks when the artifact improves; here the
     short memory forgets them.
 
-    Measured with ``agentdescent-sampling bench --workload stationary --workload noisy
+    Measured with ``agentdescent-sampling bench share --workload stationary --workload noisy
     --workload drift --sampler informative-band`` (budget 200, one worker, seeds 0-99):
     the share of rollouts on informative tasks, mean and (p10), and the ratio of the
     mean to round-robin's in the same run:
