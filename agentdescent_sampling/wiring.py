@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .protocol import SOLVED, TaskSampler, is_real, refuse_a_class, short_repr
+from .protocol import TaskSampler, is_real, refuse_a_class, short_repr
 
 __all__ = ["ENGINE_INSTALL", "EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
 
@@ -63,9 +63,9 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
     is reported in a warning of its own, as the engine reports what yours raises).
 
     Pass here every one of these that you give: ``self_verify``, ``artifact_id``
-    (so the cards of ``extra_artifacts`` are told apart), ``asynchronous``, ``max_tokens``,
-    ``allocator`` and ``solved_threshold`` (checked against the sampler's
-    ``pass_threshold``). Each comes back, at the engine's default where you give none, so that
+    (so the cards of ``extra_artifacts`` are told apart), ``asynchronous``, ``max_tokens``
+    and ``allocator``. A ``solved_threshold`` given here is checked against the sampler's
+    ``pass_threshold``. Each comes back, at the engine's default where you give none, so that
     giving one beside the call, ``evolve(**wire(sampler), self_verify=False)``, is Python's
     ``TypeError`` (multiple values), not a run whose sampler is told of a run it is not in.
     With ``max_tokens`` the engine skips the re-run once 90% of the budget is spent (or
@@ -85,10 +85,10 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
             ``evolve()`` would run instead), ``on_round`` is not callable, ``self_verify`` or
             ``asynchronous`` is not a bool (a string ``'false'`` would read as true), or
             ``max_tokens`` is not a number.
-        ValueError: the sampler's ``pass_threshold`` differs from ``solved_threshold`` (the
-            engine's 0.999 where you give none), so the two would count different passes;
-            not for a ``solved_threshold`` above 1 (the engine then counts no task solved)
-            or a sampler scoring by grade (``graded=True``).
+        ValueError: ``solved_threshold`` is given and the sampler's ``pass_threshold``
+            differs from it, so the two would count different passes; not for a
+            ``solved_threshold`` above 1 (the engine then counts no task solved) or a sampler
+            scoring by grade (``graded=True``).
     """
     if "task_sampler" in yours:
         raise TypeError(
@@ -133,7 +133,6 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
             f"or None for none; got {type(max_tokens).__name__} {short_repr(max_tokens)}: "
             f"convert it first, for example max_tokens=int(...)"
         )
-    _refuse_other_threshold(sampler, yours.get("solved_threshold", SOLVED))
     from dataclasses import replace
 
     _require_engine("wire()")
@@ -171,6 +170,8 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
     wired = {**_READ, **yours}
     self_verify = bool(wired["self_verify"])
     tap = EvidenceTap(sampler, self_verify=self_verify, artifact_id=wired["artifact_id"])
+    if "solved_threshold" in yours:
+        _refuse_other_threshold(sampler, yours["solved_threshold"])
     synchronous = not wired["asynchronous"]
     if self_verify and wired["max_tokens"] is not None:
         if synchronous:
@@ -205,7 +206,6 @@ _READ: dict[str, Any] = {
     "asynchronous": False,
     "max_tokens": None,
     "allocator": None,
-    "solved_threshold": SOLVED,
 }
 
 
@@ -216,13 +216,12 @@ def _refuse_other_threshold(sampler: object, solved: object) -> None:
     if not (is_real(own) and is_real(solved)) or getattr(sampler, "graded", False) is True:
         return
     if solved <= 1 and own != solved:  # above 1 the engine counts no task solved
-        name = str(getattr(sampler, "name", type(sampler).__name__))
+        name = short_repr(str(getattr(sampler, "name", type(sampler).__name__)))
         raise ValueError(
-            f"wire(): {name} counts a pass at pass_threshold={own!r} and evolve() at "
-            f"solved_threshold={solved!r}, so each would count as failing what the other "
-            f"counts as passed: give both the same value, e.g. "
-            f"create('{name}:pass_threshold={solved!r}') for wire(..., solved_threshold="
-            f"{solved!r}), or wire(..., solved_threshold={own!r})"
+            f"wire(solved_threshold={solved!r}): sampler {name} counts a pass at "
+            f"pass_threshold={own!r}, so it and evolve() would disagree on which rollouts "
+            f"pass: give both the same value (a sampler built with pass_threshold={solved!r}, "
+            f"or solved_threshold={own!r})"
         )
 
 

@@ -176,7 +176,7 @@ def test_under_a_token_budget_a_failed_rerun_is_told_until_the_engine_may_skip_i
 @pytest.mark.parametrize(
     "beside",
     [{"artifact_id": "artifact"}, {"asynchronous": False}, {"max_tokens": 10**9},
-     {"allocator": None}, {"self_verify": False}, {"solved_threshold": 0.999}],
+     {"allocator": None}, {"self_verify": False}],
     ids=lambda beside: next(iter(beside)),
 )  # fmt: skip
 def test_an_argument_wire_reads_given_beside_it_is_a_type_error(
@@ -192,8 +192,9 @@ def test_an_argument_wire_reads_given_beside_it_is_a_type_error(
 @pytest.mark.parametrize(
     ("spec", "yours"),
     [
-        pytest.param("fixable-first:pass_threshold=0.8", {}, id="sampler-lowered-alone"),
         pytest.param("fixable-first", {"solved_threshold": 0.8}, id="engine-lowered-alone"),
+        pytest.param("fixable-first:pass_threshold=0.8", {"solved_threshold": 0.999},
+                     id="sampler-lowered-alone"),
         pytest.param("fixable-first:pass_threshold=0.5", {"solved_threshold": 0.8},
                      id="both-lowered-apart"),
     ],
@@ -202,10 +203,20 @@ def test_a_pass_threshold_other_than_the_runs_solved_threshold_is_a_value_error_
     spec: str, yours: dict[str, Any]
 ) -> None:
     sampler = create(spec)
-    both = r"pass_threshold=0\.\d+ and evolve\(\) at solved_threshold=0\.\d+"
-    with pytest.raises(ValueError, match=both) as got:
+    solved, own = yours["solved_threshold"], sampler.pass_threshold
+    with pytest.raises(ValueError, match="would disagree on which rollouts pass") as got:
         wire(sampler, **yours)
-    assert f"create('{sampler.name}:pass_threshold=" in str(got.value)
+    assert str(got.value) == (
+        f"wire(solved_threshold={solved!r}): sampler 'fixable-first' counts a pass at "
+        f"pass_threshold={own!r}, so it and evolve() would disagree on which rollouts pass: "
+        f"give both the same value (a sampler built with pass_threshold={solved!r}, or "
+        f"solved_threshold={own!r})"
+    )
+
+
+def test_a_sampler_without_evidence_is_told_so_before_its_threshold() -> None:
+    with pytest.raises(TypeError, match="evidence"):
+        wire(create("difficulty-weighted:pass_threshold=0.8"), solved_threshold=0.999)
 
 
 @attrs.define(eq=False)
