@@ -64,7 +64,7 @@ from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
 
-__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "held_interrupt", "sidecar_of"]
+__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "held_signals", "sidecar_of"]
 
 #: ``PRAGMA application_id`` of a state database ("adss"): checked in the file's header.
 APPLICATION_ID = 0x61647373
@@ -141,26 +141,26 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
 
 
 @contextlib.contextmanager
-def held_interrupt() -> Iterator[None]:
-    """Hold a Ctrl-C back until the block ends, then raise it: an interrupt between a commit
-    and the writer's note of it would have the next write commit the same entries again,
-    and one after ``BEGIN`` would leave the transaction open. Only on the main thread, where
-    SIGINT raises ``KeyboardInterrupt`` (Python's own handler): elsewhere it cannot arrive,
-    or the program handles it itself."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+def held_signals() -> Iterator[None]:
+    """Hold back every signal a Python handler takes until the block ends, then hand each to
+    its handler: a Ctrl-C (``KeyboardInterrupt``), or a SIGTERM handler calling
+    ``sys.exit()``, between a commit and the writer's note of it would have the next write
+    commit the same entries again, and one after ``BEGIN`` would leave the transaction open.
+    Only on the main thread, where Python runs signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    handlers = {int(n): h for n in signal.valid_signals() if callable(h := signal.getsignal(n))}
     held: list[int] = []
-    signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    for number in handlers:
+        signal.signal(number, lambda received, frame: held.append(received))
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if held:
-            raise KeyboardInterrupt
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        for number in held:
+            handlers[number](number, None)
 
 
 def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
@@ -287,7 +287,9 @@ class StateDB:
         writable: bool = True,
         initial: Callable[[], str] | None = None,
     ) -> None:
-        self.path = path
+        # Absolute, so that a process changing its directory still writes this file; the
+        # path as given names it in messages.
+        self.path = Path(path).absolute()  # not normalized: a ".." after a symlink stays
         self.where = str(path)
         self.writable = writable
         self._owner, self._spec = owner, spec
@@ -424,13 +426,13 @@ class StateDB:
         self._made_directories = missing  # deepest first
 
     def _named_instead(self) -> str | None:
-        """What the path names instead of the file this opening pinned: ``"gone"``,
+        """What the path names instead of the file this opening pinned: ``"nothing"``,
         ``"another file"`` or another kind of file (``"a symbolic link"``); None while it
         still names that file. The one check of the path against the pinned file."""
         try:
             now = os.stat(self.path, follow_symlinks=False)
         except OSError:
-            return "gone"
+            return "nothing"
         if _identity(now) == self._identity:
             return None
         return "another file" if stat.S_ISREG(now.st_mode) else kind_of(now.st_mode)
@@ -584,7 +586,7 @@ class StateDB:
                 f"the file back and restart the run; what was recorded since stays in memory"
             )
         db = self._db()
-        with held_interrupt():  # the commit and what this object notes of it, together
+        with held_signals():  # the commit and what this object notes of it, together
             try:
                 if db.in_transaction:  # one an interrupt left open (a thread's async exception)
                     db.execute("ROLLBACK")
@@ -674,7 +676,7 @@ class StateDB:
             # while this reader holds its flock, no other reader uses it once this one holds
             # it alone, and SQLite makes it again from the -wal whenever it is needed.
             with contextlib.suppress(OSError):
-                os.unlink(self.where + "-shm")
+                os.unlink(f"{self.path}-shm")
         if self._fd >= 0:
             if self._locked:
                 with _held_lock:
@@ -693,13 +695,13 @@ class StateDB:
             return  # moved or replaced: whatever the path names now is not this file
         for suffix in SIDECARS:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.where + suffix)
+                os.unlink(f"{self.path}{suffix}")
         # The database last: while it exists, no one else can make SQLite files beside it.
         if not self._created:
             os.ftruncate(self._fd, 0)  # not this opening's to remove: left as it was found
             return
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.where)
+            os.unlink(self.path)
         self._remove_made_directories()
 
     def _remove_made_directories(self) -> None:
@@ -858,7 +860,7 @@ class StateDB:
                 "state=NEW_PATH), EXPORT) in Python"
             )
         else:
-            start = header[:16].decode("utf-8", "backslashreplace")
+            start = header[:16].decode("utf-8", "replace")
             what = f"not a sampler state, {_A_STATE} (it starts with {short_repr(start)})"
         advice = " Give a new path for the state" if self.writable else ""
         raise StateError(f"{self.where!r} is {what}; it was left untouched.{advice}")
@@ -964,11 +966,16 @@ class StateDB:
         # "file:..." as an in-memory database or another file, where nothing is kept. Its
         # directory resolved as the system resolves it: SQLite reads a ".." as dropping the
         # name before it, which is another directory after a symlink, and none above "/".
-        uri = (Path(os.path.realpath(self.path.parent)) / self.path.name).as_uri()
+        resolved = Path(os.path.realpath(self.path.parent)) / self.path.name
+        name, as_uri = resolved.as_uri(), True
         if read_only or not self.writable:
-            uri += f"?mode=ro{self._immutable()}"
+            name += f"?mode=ro{self._immutable()}"
+        elif not name.startswith("file:///"):
+            # A Windows share's URI has an authority (file://server/share), which SQLite
+            # refuses; its name cannot read as ":memory:" or "file:".
+            name, as_uri = str(resolved), False
         try:
-            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(name, uri=as_uri, isolation_level=None, check_same_thread=False)
         except _SQLITE_ERRORS as error:
             raise StateError(f"cannot open the sampler state {self.where!r}: {error}") from error
         # What SQLite opened must be the file checked above, not one swapped in since.
@@ -1011,18 +1018,27 @@ class StateDB:
         try:
             (version,) = db.execute("PRAGMA user_version").fetchone()
             # Read first: a table read next could be a view that never ends.
-            rows = set(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema"))
+            # sqlite_master: sqlite_schema is its name only from SQLite 3.33.
+            rows = set(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+            # ANALYZE's statistics change no read or write.
+            rows = {row for row in rows if not str(row[1]).startswith("sqlite_stat")}
             found = self.meta("format") if _META_ROW in rows else None
         except _SQLITE_ERRORS as error:
             raise self._unreadable(error) from error
         if version == SCHEMA and rows != _SCHEMA_ROWS:
             extra = rows - _SCHEMA_ROWS
             kind, name, _, _ = min(extra or _SCHEMA_ROWS - rows, key=repr)
+            named = f"{kind} {short_repr(name)}"
+            if not extra:
+                what = f"it lacks the {named}, which every state this library writes holds"
+            elif (kind, name) in {(row[0], row[1]) for row in _SCHEMA_ROWS}:
+                what = f"its {named} is not defined as this library defines it"
+            else:
+                what = f"it holds the {named}, which no state this library writes holds"
             raise StateError(
-                f"{self.where!r} is not a readable sampler state: it "
-                f"{'holds' if extra else 'lacks'} the {kind} {short_repr(name)}, as no state "
-                f"this library writes does (the file was left as it is); it was changed by "
-                f"something else: restore it from a copy, or give the run a new state path"
+                f"{self.where!r} is not a readable sampler state: {what} (the file was left as "
+                f"it is); it was changed by something else: restore it from a copy, or give "
+                f"the run a new state path"
             )
         if version != SCHEMA or found != FORMAT:
             raise StateError(

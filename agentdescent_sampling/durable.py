@@ -97,7 +97,7 @@ from typing import Any, NoReturn
 import attrs
 
 from ._files import SEPARATORS
-from ._statedb import SIDECARS, StateDB, held_interrupt, loads, sidecar_of
+from ._statedb import SIDECARS, StateDB, held_signals, loads, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
 from .protocol import (
     MAX_COUNT,
@@ -644,7 +644,7 @@ class DurableSampler(ServedSampler):
         started = time.perf_counter()
         text = self._state_json()
         snapshot = (self._records, self._next_round, text)
-        with held_interrupt():  # the fold and what this object notes of the log, together
+        with held_signals():  # the fold and what this object notes of the log, together
             if deferred:
                 self._queue.snapshot = snapshot
             else:
@@ -764,8 +764,9 @@ class _Unwritten:
         Raises:
             StateError: as :meth:`StateDB.transaction`; it is then kept, for the next try.
         """
-        # A Ctrl-C after the commit and before the clear would have them written twice.
-        with held_interrupt():
+        # A signal's exception after the commit and before the clear would have them
+        # written twice.
+        with held_signals():
             with db.transaction() as connection:
                 if self.snapshot is not None:
                     _write_snapshot(connection, *self.snapshot)
@@ -828,17 +829,17 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
             except StateError as error:
                 failed = error
         told = sum(table == "event" and name != "pick" for table, name, _ in unwritten.entries)
-        if told:  # records or told calls whose commit failed, and failed again now
-            warnings.warn(
-                f"closing the sampler state {db.where!r}: {told} record(s) or told call(s) "
-                f"could not be written and are lost"
-                + (f": {failed}" if failed else "; the log was past its limit"),
-                RuntimeWarning,
-                stacklevel=4,  # close()'s caller, through the finalizer
-            )
-        db.close()
     finally:
+        db.close()
         lock.release()
+    if told:  # records or told calls whose commit failed, and failed again now
+        warnings.warn(  # after the close: where warnings are errors, it raises
+            f"closing the sampler state {db.where!r}: {told} record(s) or told call(s) could "
+            f"not be written and are lost"
+            + (f": {failed}" if failed else "; the log was past its limit"),
+            RuntimeWarning,
+            stacklevel=4,  # close()'s caller, through the finalizer
+        )
 
 
 def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:
@@ -894,7 +895,7 @@ def _replay(
             raise
         # A sampler may raise anything on a call it cannot take.
         except Exception as error:
-            known = call == "pick" or call == "record" or call in TOLD
+            known = call in {"pick", "record", *TOLD}
             raise StateError(
                 f"{db.where!r}: cannot replay entry {seq} of its log, "
                 f"{call if known else short_repr(call)}{short_repr(args)}, into sampler "

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from ._display import shown
 from .errors import InvalidSamplerConfig
 from .protocol import check_name, short_repr
 
@@ -165,12 +166,14 @@ def parse_spec(spec: SpecLike) -> SamplerSpec:
         )
     elif isinstance(spec, bool):
         hint = "; in YAML, an unquoted on, off, yes or no is read as a boolean: quote the name"
-    elif isinstance(spec, type) or callable(getattr(spec, "pick", None)):
+    elif isinstance(spec, type) or callable(getattr(type(spec), "pick", None)):
         cls = spec if isinstance(spec, type) else type(spec)
-        named = getattr(cls, "name", None)
-        hint = f"; give its name ({named!r}), or " if isinstance(named, str) else "; "
+        # The class's own, read as it is (no descriptor runs): a subclass's inherited name
+        # would select the class it inherits from.
+        named = vars(cls).get("name")
+        hint = f"; give its name ({short_repr(named)}), or " if isinstance(named, str) else "; "
         hint += (
-            f"build the class and use it without a spec: {cls.__name__}()"
+            f"build the class and use it without a spec: {shown(cls.__name__, 60)}()"
             if spec is cls
             else "use the sampler itself, which is built already"
         )
@@ -513,7 +516,7 @@ def _parse_string(text: str) -> SamplerSpec:
     for key, value in pairs:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
-        if (next_pair := _NEXT_PAIR.search(value)) is not None:  # c=0.1 pass_threshold=0.8
+        if (next_pair := _missed_comma(value)) is not None:  # c=0.1 pass_threshold=0.8
             joined = f"{value[: next_pair.start()]},{value[next_pair.end() :]}"
             raise InvalidSamplerConfig(
                 f"sampler {name.strip()!r}: the value of {key!r}, {short_repr(value)}, holds "
@@ -541,6 +544,19 @@ def _parse_string(text: str) -> SamplerSpec:
 #: A parameter after a space, ``;`` or ``&`` inside a value (``c=0.1 pass_threshold=0.8``,
 #: ``c=0.1;pass_threshold=0.8``): where a comma was meant.
 _NEXT_PAIR = re.compile(r"(?<=\S)(?:\s*[;&]\s*|\s+)(?=[A-Za-z_][A-Za-z0-9_]*\s*=)")
+
+
+def _missed_comma(value: str) -> re.Match[str] | None:
+    """Where a comma was meant in a spec string's ``value``: a space before another
+    parameter, or a ``;`` or ``&`` after a number, ``true``, ``false`` or ``none`` (a URL's
+    ``&`` is part of it); never in a quoted value."""
+    if value[:1] in ("'", '"'):
+        return None
+    found = _NEXT_PAIR.search(value)
+    if found is None or not {";", "&"} & set(found[0]):
+        return found
+    head = value[: found.start()]
+    return found if _number_text(head) or head.lower() in ("true", "false", "none") else None
 
 
 def _pairs(rest: str) -> tuple[list[tuple[str, str]], str]:

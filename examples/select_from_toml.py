@@ -1,6 +1,6 @@
 """Select a sampler by name from a TOML config, then spend rollouts with it.
 
-    python examples/select_from_toml.py                                # fixable_first.toml
+    python examples/select_from_toml.py                              # fixable_first.toml
     python examples/select_from_toml.py examples/hardest_first.toml  # a plugin's sampler
 
 Rolls out a toy shard of six tasks for 24 rollouts (no engine, no model: each task

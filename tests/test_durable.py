@@ -360,7 +360,7 @@ def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
     with durable("difficulty-weighted", state) as sampler:
         sampler.record("a", 0.0)
         os.rename(state, aside)
-        with pytest.raises(StateError, match="the path now names gone"):
+        with pytest.raises(StateError, match="the path now names nothing"):
             sampler.record("a", 1.0)
         assert sampler.stats() == {"a": (1, 2)}
         os.rename(aside, state)
@@ -418,6 +418,20 @@ def test_a_state_path_sqlite_could_read_otherwise_keeps_the_records_in_the_file_
     assert sorted(each.name for each in expected.parent.iterdir() if each.is_file()) == [
         expected.name
     ]
+
+
+def test_a_relative_state_path_keeps_its_file_after_the_process_changes_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with durable("round-robin", Path("run.sqlite")) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+        monkeypatch.chdir(tmp_path / "elsewhere")  # as a tool the run calls may
+        sampler.record(sampler.pick(["a", "b"], 1), 1.0)
+
+    assert read_durable_state(tmp_path / "run.sqlite")["records"] == 2
+    assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
 def test_a_directory_as_the_state_path_is_refused(tmp_path: Path) -> None:
@@ -775,28 +789,43 @@ def test_a_state_dict_that_raises_at_creation_is_refused_naming_the_sampler_and_
     assert list(tmp_path.iterdir()) == []
 
 
-class _InterruptedAt:
-    """A state's connection that has a Ctrl-C (a real SIGINT) arrive right after ``sql``."""
+class _SignalledAt:
+    """A state's connection that has a real signal arrive right after ``sql``."""
 
-    def __init__(self, connection: sqlite3.Connection, sql: str) -> None:
-        self.connection, self.sql = connection, sql
+    def __init__(self, connection: sqlite3.Connection, sql: str, number: int) -> None:
+        self.connection, self.sql, self.number = connection, sql, number
 
     def execute(self, sql: str, *args: Any) -> Any:
         done = self.connection.execute(sql, *args)
         if sql == self.sql:
             self.sql = ""  # once
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), self.number)
         return done
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.connection, name)
 
 
+def _own_interrupt(number: int, frame: object) -> None:
+    raise KeyboardInterrupt  # as asyncio's handler does on a second Ctrl-C
+
+
+def _exit_on_term(number: int, frame: object) -> None:
+    sys.exit(143)  # the graceful stop of a program run in a container
+
+
 @pytest.mark.parametrize("sql", ["BEGIN IMMEDIATE", "COMMIT"])
-def test_a_ctrl_c_while_a_record_commits_keeps_it_once_and_the_next_records_are_kept(
-    tmp_path: Path, sql: str
+@pytest.mark.parametrize(
+    ("number", "handler", "raised"),
+    [(signal.SIGINT, signal.default_int_handler, KeyboardInterrupt),
+     (signal.SIGINT, _own_interrupt, KeyboardInterrupt),
+     (signal.SIGTERM, _exit_on_term, SystemExit)],
+    ids=["ctrl-c", "a-programs-own-sigint-handler", "sigterm-calling-sys-exit"],
+)  # fmt: skip
+def test_a_signal_while_a_record_commits_keeps_it_once_and_the_next_records_are_kept(
+    tmp_path: Path, sql: str, number: int, handler: Any, raised: type[BaseException]
 ) -> None:
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a script
+    previous = signal.signal(number, handler)
     state = tmp_path / "sampler.sqlite"
     keys = ["a", "b", "c"]
     try:
@@ -805,14 +834,15 @@ def test_a_ctrl_c_while_a_record_commits_keeps_it_once_and_the_next_records_are_
                 picked = sampler.pick(keys, round_index)
                 if round_index == 5:
                     connection = sampler._db.connection  # type: ignore[attr-defined]
-                    sampler._db.connection = _InterruptedAt(connection, sql)  # type: ignore[attr-defined]
-                    with pytest.raises(KeyboardInterrupt):
+                    signalled = _SignalledAt(connection, sql, number)
+                    sampler._db.connection = signalled  # type: ignore[attr-defined]
+                    with pytest.raises(raised):
                         sampler.record(picked, 1.0)
                     sampler._db.connection = connection  # type: ignore[attr-defined]
                 else:
                     sampler.record(picked, 1.0)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(number, previous)
 
     read = read_durable_state(state)
     assert read["records"] == 10  # the interrupted record is in the file, once
@@ -1264,10 +1294,14 @@ def test_records_a_full_disk_still_holds_back_at_close_are_named_in_a_warning(
         with pytest.raises(StateError, match="disk is full"):
             sampler.record(sampler.pick(big, round_index), 0.0)
 
-    with pytest.warns(RuntimeWarning, match=r"2 record\(s\) or told call\(s\) could not be wr"):
-        sampler.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the warning raises: the file is closed first
+        with pytest.raises(RuntimeWarning, match=r"2 record\(s\) or told call\(s\) could not"):
+            sampler.close()
 
     assert read_durable_state(state)["records"] == 1
+    with durable("difficulty-weighted", state) as reopened:  # released, by this process too
+        assert reopened.records == 1
 
 
 def test_a_new_state_on_a_full_disk_is_told_to_free_space_not_called_unreadable(
@@ -2324,12 +2358,16 @@ def test_a_state_dict_that_raises_is_a_state_error_when_the_state_is_read_or_sav
 @pytest.mark.parametrize(
     ("change", "told"),
     [(["CREATE TRIGGER eat AFTER INSERT ON event BEGIN DELETE FROM event; END"],
-      "it holds the trigger 'eat'"),
+      "it holds the trigger 'eat', which no state this library writes holds"),
      (["DROP TABLE event", "CREATE VIEW event (seq, name, args) AS SELECT 1, 'pick', '0'"],
-      "it holds the view 'event'"),
-     (["CREATE INDEX by_name ON event (name)"], "it holds the index 'by_name'"),
-     (["DROP TABLE holder"], "it lacks the table 'holder'")],
-    ids=["a-trigger", "a-view", "an-index", "a-table-less"],
+      "it holds the view 'event', which no state this library writes holds"),
+     (["CREATE INDEX by_name ON event (name)"],
+      "it holds the index 'by_name', which no state this library writes holds"),
+     (["DROP TABLE holder"], "it lacks the table 'holder', which every state this library "
+      "writes holds"),
+     (["DROP TABLE event", "CREATE TABLE event (seq INTEGER PRIMARY KEY, name TEXT, args)"],
+      "its table 'event' is not defined as this library defines it")],
+    ids=["a-trigger", "a-view", "an-index", "a-table-less", "a-table-redefined"],
 )  # fmt: skip
 def test_a_state_whose_tables_were_changed_is_refused_before_any_is_read(
     tmp_path: Path, change: list[str], told: str
@@ -2350,10 +2388,19 @@ def test_a_state_whose_tables_were_changed_is_refused_before_any_is_read(
         with pytest.raises(StateError) as raised:
             opening()
         assert str(raised.value).startswith(
-            f"{str(state)!r} is not a readable sampler state: {told}, as no state this library "
-            f"writes does (the file was left as it is)"
+            f"{str(state)!r} is not a readable sampler state: {told} (the file was left as it is)"
         )
     assert state.read_bytes() == before
+
+
+def test_a_state_analyzed_by_sqlite_opens(tmp_path: Path) -> None:
+    state = _saved(tmp_path, "round-robin")
+    with sqlite3.connect(state) as db:
+        db.execute("ANALYZE")  # statistics tables, which change no read or write
+    db.close()
+
+    with durable("round-robin", state) as reopened:
+        assert reopened.records == 1
 
 
 def test_a_log_entry_stored_as_bytes_is_refused_saying_how_it_is_stored(

@@ -85,6 +85,16 @@ class Unnamed:
         return keys[0]
 
 
+class Raising:
+    """An object whose every attribute raises."""
+
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError(name)
+
+    def __repr__(self) -> str:
+        return "Raising()"
+
+
 @pytest.mark.parametrize(
     ("value", "told"),
     [(RoundRobin, "got type <class 'agentdescent_sampling.samplers.round_robin.RoundRobin'>; "
@@ -92,8 +102,13 @@ class Unnamed:
       "RoundRobin()"),
      (RoundRobin(), "; give its name ('round-robin'), or use the sampler itself, which is "
       "built already"),
-     (Unnamed, "; build the class and use it without a spec: Unnamed()")],
-    ids=["a-built-in-class", "a-built-sampler", "a-class-without-a-name"],
+     (Unnamed, "; build the class and use it without a spec: Unnamed()"),
+     (type("Mine", (RoundRobin,), {}), "; build the class and use it without a spec: Mine()"),
+     (type("Esc\x1b[2J\nX", (Unnamed,), {}), "without a spec: Esc\\x1b[2J\\x0aX()"),
+     (Raising(), "got Raising Raising()")],
+    ids=["a-built-in-class", "a-built-sampler", "a-class-without-a-name",
+         "a-subclass-whose-name-selects-its-base", "a-class-named-with-escapes",
+         "an-object-whose-attributes-raise"],
 )  # fmt: skip
 def test_a_sampler_class_or_instance_given_as_a_spec_is_told_its_name_or_to_use_it(
     value: object, told: str
@@ -127,9 +142,15 @@ def test_a_slip_of_punctuation_in_a_spec_string_is_told_what_was_meant(
 
 @pytest.mark.parametrize(
     ("text", "kept"),
-    [("s:c=1,prior=5", {"c": 1, "prior": 5}), ("s:tag=a b", {"tag": "a b"})],
+    [
+        ("s:c=1,prior=5", {"c": 1, "prior": 5}),
+        ("s:tag=a b", {"tag": "a b"}),
+        ("s:url=http://h/?a=1&b=2", {"url": "http://h/?a=1&b=2"}),
+        ("s:q='a;b=c'", {"q": "a;b=c"}),
+        ("s:q='a b=c'", {"q": "a b=c"}),
+    ],
 )
-def test_a_value_with_a_space_or_a_whole_number_before_a_pair_is_read_as_before(
+def test_a_value_no_missed_comma_explains_is_read_as_written(
     text: str, kept: dict[str, object]
 ) -> None:
     assert dict(parse_spec(text).params) == kept
