@@ -8,9 +8,11 @@ import io
 import json
 import os
 import shlex
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import loading
@@ -58,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # it escaped, as \xe4, rather than ending the command with a traceback.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+    # A SIGTERM (kill, timeout, a cancelled CI job) ends a command as Ctrl-C does: the bench
+    # then stops its worker processes and removes its scratch files, which the default
+    # action, ending this process at once, leaves behind.
+    terminate = _on_terminate()
     try:
         # What a plugin prints while it loads goes to stderr: it would break --json output.
         loading.plugin_output = sys.stderr
@@ -85,7 +91,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         _error(f"cannot write the output: {reason_of(error)}; check where it goes")
         return 1
+    finally:
+        terminate()
     return status
+
+
+def _on_terminate() -> Callable[[], object]:
+    """Have SIGTERM raise ``KeyboardInterrupt`` where it would end the process at once;
+    return what restores its handler."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+    ):
+        return lambda: None
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _error(message: str) -> None:

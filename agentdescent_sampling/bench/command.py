@@ -11,6 +11,7 @@ from pathlib import Path
 
 import attrs
 
+from .._display import shown
 from .._files import checked_path, parse_bounded, reason_of, strict_json, user_path
 from ..errors import BenchError
 from ..protocol import short_repr
@@ -236,39 +237,44 @@ def bench_command(args: argparse.Namespace) -> int:
     print(json.dumps(to_json(result), indent=2) if args.json else format_report(result))
     if args.plot is not None:
         written = plot_shares(result, args.plot)
-        print(f"wrote {written}", file=sys.stderr)
+        print(f"wrote {shown(str(written), 4096)}", file=sys.stderr)
     return 1 if result.failures else 0  # the report says which sampler failed, and how
 
 
 def _check_plot_path(plot: Path) -> None:
     """Refuse, before the bench runs, a ``--plot`` path the plot could not be written to."""
-    shown = short_repr(str(plot), 1000)
+    named = short_repr(str(plot), 1000)
     try:  # what no file can be named, before a check below raises about it
         checked_path(plot)
     except ValueError as error:
-        raise BenchError(f"--plot {shown}: {error}") from None
+        raise BenchError(f"--plot {named}: {error}") from None
     if plot.name in ("", ".", "..") or plot.is_dir():
         raise BenchError(
-            f"--plot {shown} is a directory; give a file in it, such as {str(plot / 'gains.png')!r}"
+            f"--plot {named} is a directory; give a file in it, such as {str(plot / 'gains.png')!r}"
+        )
+    if plot.exists() and not plot.is_file():  # /dev/null: not to become /dev/null.png
+        raise BenchError(
+            f"--plot {named} is not a regular file (a pipe or a device); write the plot to a "
+            f"file, such as 'gains.png'"
         )
     written = plot if plot.suffix else plot.with_suffix(".png")  # what the plot is saved as
     if written.is_dir():
         raise BenchError(
-            f"--plot {shown} is saved as {str(written)!r}, which is a directory; give another name"
+            f"--plot {named} is saved as {str(written)!r}, which is a directory; give another name"
         )
     if plot.suffix and plot.suffix.lower() != ".png":  # a bare name gets .png added
         raise BenchError(
-            f"--plot {shown}: the plot is a PNG image, not {plot.suffix}; give a name ending in "
+            f"--plot {named}: the plot is a PNG image, not {plot.suffix}; give a name ending in "
             f".png, such as {str(plot.with_suffix('.png'))!r}"
         )
     if not plot.parent.is_dir():
         raise BenchError(
-            f"--plot {shown}: the directory {str(plot.parent)!r} does not exist; create it or "
+            f"--plot {named}: the directory {str(plot.parent)!r} does not exist; create it or "
             f"write the plot elsewhere"
         )
     if not os.access(plot.parent, os.W_OK | os.X_OK):
         raise BenchError(
-            f"--plot {shown}: the directory {str(plot.parent)!r} is not writable by this user; "
+            f"--plot {named}: the directory {str(plot.parent)!r} is not writable by this user; "
             f"write the plot elsewhere"
         )
     # The file itself, where a symlink points: the probe made there is removed, not the link.
@@ -276,7 +282,7 @@ def _check_plot_path(plot: Path) -> None:
     existed = probe.exists()
     if existed and not probe.is_file():  # a FIFO would block the probe until read
         raise BenchError(
-            f"--plot {shown}: {str(written)!r} is not a regular file (a pipe or a device); "
+            f"--plot {named}: {str(written)!r} is not a regular file (a pipe or a device); "
             f"write the plot to a file"
         )
     try:  # the directory may still refuse it: a read-only file, or a mount such as /proc
@@ -284,7 +290,7 @@ def _check_plot_path(plot: Path) -> None:
             pass
     except OSError as error:
         raise BenchError(
-            f"--plot {shown}: {str(written)!r} cannot be written ({reason_of(error)}); write "
+            f"--plot {named}: {str(written)!r} cannot be written ({reason_of(error)}); write "
             f"the plot elsewhere"
         ) from None
     if not existed:

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, ClassVar, Protocol, TypeGuard
 
 import attrs
 
+from .._display import shown
 from .._files import open_regular, reason_of, strict_json
 from ..errors import BenchError
 from ..protocol import SOLVED, short_repr
@@ -234,7 +235,7 @@ class FromLog:
     @property
     def label(self) -> str:
         """``from-log rollouts.jsonl`` plus the added noise, if any."""
-        return _label(f"{self.name} {self.source}", self.noise, clean="")
+        return _label(f"{self.name} {shown(self.source, 200)}", self.noise, clean="")
 
     def build(self, seed: int) -> Scenario:
         """Resample the log for ``seed`` and shuffle the shard order."""
@@ -257,6 +258,8 @@ _MAX_LINE_BYTES = 1 << 16
 #: run 350 MB on two shared cores, where a 42 MB log of a million tasks had taken over 5
 #: minutes a seed and 2.3 GB, and 1 GiB of rollouts 2.5 minutes and 1.4 GB to read.
 _MAX_LOG_ROLLOUTS = 1_000_000
+#: Lines read at most, blank ones included.
+_MAX_LOG_LINES = 2 * _MAX_LOG_ROLLOUTS
 _MAX_LOG_TASKS = 100_000
 _EXAMPLE = '{"task_id": "t1", "score": 0.0}'
 #: The longest a path is shown in a message: a path on disk is shorter (PATH_MAX is 4,096).
@@ -313,6 +316,12 @@ def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:
     """The log's lines, each refused if longer than :data:`_MAX_LINE_BYTES`."""
     total = 0
     for number, line in enumerate(iter(lambda: handle.readline(_MAX_LINE_BYTES + 1), b""), 1):
+        if number > _MAX_LOG_LINES:  # blank lines count no rollout, but each takes a read
+            raise BenchError(
+                f"{file.name} has more than {_MAX_LOG_LINES:,} lines, and a rollout log holds one "
+                f"rollout a line, {_MAX_LOG_ROLLOUTS:,} at most; give it a sample, such as its "
+                f"last lines: tail -n {_MAX_LOG_ROLLOUTS} {shlex.quote(str(file))} > sample.jsonl"
+            )
         total += len(line)
         if total > _MAX_LOG_BYTES:  # a file can grow while it is read
             raise OSError(f"it is larger than the limit of {_MAX_LOG_BYTES:,} bytes")

@@ -265,6 +265,17 @@ def test_a_plot_path_that_is_a_named_pipe_is_refused_before_the_run_without_open
         os.close(reader)
 
 
+@pytest.mark.skipif(not os.path.exists(os.devnull), reason="needs a device file")
+def test_a_plot_path_that_is_a_device_is_refused_not_written_beside_as_png(
+    bench_args: Args, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    monkeypatch.setattr(command, "plot_shares", lambda result, path: path)
+    with pytest.raises(BenchError, match=r"is not a regular file \(a pipe or a device\)"):
+        bench_command(bench_args(*SMALL, "--plot", os.devnull))
+    assert not os.path.exists(f"{os.devnull}.png")
+
+
 def test_a_plot_name_whose_png_is_a_directory_fails_before_the_run(
     bench_args: Args, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -256,6 +256,22 @@ def test_a_log_of_more_rollouts_than_the_bench_resamples_is_refused_with_how_to_
     assert f"tail -n 1000000 {log} > sample.jsonl" in str(caught.value)
 
 
+def test_a_log_of_more_lines_than_rollouts_allow_is_refused_though_they_are_blank(
+    tmp_path: Path,
+) -> None:
+    # Blank lines counted no rollout: 256 MiB of them took a minute to read.
+    log = tmp_path / "rollouts.jsonl"
+    log.write_bytes(b"\n" * 2_000_001 + b'{"task_id":"a","score":1,"round":0}\n')
+
+    with pytest.raises(BenchError) as caught:
+        read_log(log)
+
+    assert str(caught.value).startswith(
+        "rollouts.jsonl has more than 2,000,000 lines, and a rollout log holds one rollout a "
+        "line, 1,000,000 at most"
+    )
+
+
 def test_a_log_line_that_is_not_utf8_is_named_by_its_number_with_how_to_convert_it(
     tmp_path: Path,
 ) -> None:

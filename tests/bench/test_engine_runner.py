@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import types
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
@@ -73,6 +74,27 @@ def _broken_on(seed: int) -> Callable[[Built], TaskSampler]:
         return Broken() if built.seed == seed else create("round-robin")
 
     return make
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="the pool forks its workers"
+)
+def test_a_worker_killed_from_outside_ends_the_bench_naming_its_run_and_how_to_rerun_it() -> None:
+    def killed(built: Built) -> TaskSampler:
+        os._exit(9)  # as the system's out-of-memory killer ends a process, without a word
+
+    config = EngineBenchConfig(
+        workloads=[SHORT], samplers=[], extra=[EngineEntrant("mine", killed)], seeds=1,
+        processes=2, ceilings=False,
+    )  # fmt: skip
+    with pytest.raises(BenchError) as raised:
+        run_engine_bench(config)
+    message = str(raised.value)
+    assert message.startswith(
+        "a worker process was ended from outside (killed, or by the system when memory ran "
+        "out), so the bench stopped; it was running one of: "
+    )
+    assert "sampler 'mine' on engine workload lessons, seed 0" in message
 
 
 @pytest.mark.parametrize("processes", [1, 2], ids=["in-process", "pooled"])
@@ -340,6 +362,39 @@ def test_an_interrupt_ends_the_bench_without_starting_the_runs_still_queued(
     # No run was started after it but the one in flight on the other worker.
     seeds = [int(line) for line in started.read_text().split()]
     assert max(seeds) <= 3, seeds
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="the pool forks its workers"
+)
+def test_a_sigterm_ends_the_bench_command_as_ctrl_c_does_leaving_no_worker_or_scratch(
+    tmp_path: Path,
+) -> None:
+    # A SIGTERM (kill, timeout, a cancelled CI job) ended the command at once: its workers
+    # ran on, holding its output open, and its scratch directory stayed.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    command = [sys.executable, "-m", "agentdescent_sampling", "bench", "--workload", "lessons",
+               "--sampler", "difficulty-weighted", "--seeds", "60"]  # fmt: skip
+    bench = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
+    try:
+        for _ in range(1200):  # until its workers run: their scratch directory is made
+            if any(scratch.iterdir()) or bench.poll() is not None:
+                break
+            time.sleep(0.05)
+        bench.send_signal(signal.SIGTERM)
+        _, err = bench.communicate(timeout=120)  # returns once every worker has let go
+    finally:
+        bench.kill()
+    assert bench.returncode == 130, err
+    assert err.rstrip().endswith("agentdescent-sampling: error: interrupted"), err
+    assert list(scratch.iterdir()) == []
 
 
 def test_the_command_reports_the_others_and_exits_1_when_a_sampler_failed(

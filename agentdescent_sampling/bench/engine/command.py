@@ -9,6 +9,7 @@ import shlex
 import sys
 import warnings
 
+from ..._display import shown
 from ...errors import BenchError
 from ...registry import default_registry
 from ...spec import SpecLike
@@ -135,7 +136,7 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
     else:
         print(format_engine_report(result))
         if not args.engine:
-            again = f" --from-run {shlex.quote(str(args.from_run))}" if args.from_run else ""
+            again = f" --from-run {shown(shlex.quote(str(args.from_run)))}" if args.from_run else ""
             what = "this run's make-up" if args.from_run else "every workload"
             print(
                 f"The full artifact bench, {what} and every built-in over 30 seeds:\n"
@@ -145,5 +146,5 @@ def engine_command(args: argparse.Namespace, samplers: list[SpecLike]) -> int:
             )
     if args.plot is not None:
         written = plot_gains(result, args.plot, args.plot_x or "rollouts")
-        print(f"wrote {written}", file=sys.stderr)
+        print(f"wrote {shown(str(written), 4096)}", file=sys.stderr)
     return 1 if result.failures else 0  # the report says which sampler failed, and how

@@ -11,6 +11,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TextIO
 
 import attrs
@@ -450,11 +451,14 @@ def _pooled(
                     if not pending:
                         break
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    in_flight = list(pending.values())  # one dead worker breaks them all
                     for future in done:
                         job = pending.pop(future)
                         error = future.exception()
                         if isinstance(error, _RunFailed):
                             tally.fail(job, error.failure)
+                        elif isinstance(error, BrokenProcessPool):
+                            raise _killed(config, entrants, in_flight) from error
                         elif error is not None:
                             raise error
                         else:
@@ -490,6 +494,8 @@ def _install_worker(
     # its next run ignores it, or it would die with a traceback of its own; one that is
     # running is interrupted, as this process is (see _work).
     _INTERRUPT = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A SIGTERM sent to a worker ends it, whatever the command made of it for itself.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _work(w: int, e: int, seed: int) -> EngineRun:
@@ -525,6 +531,21 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
         )
         failure = RunFailure.of(entrant.label, workload.name, seed, message, error)
         raise _RunFailed(failure) from error
+
+
+def _killed(
+    config: EngineBenchConfig, entrants: Sequence[EngineEntrant], in_flight: Sequence[_Job]
+) -> BenchError:
+    """The error for a worker process ended from outside while ``in_flight`` ran."""
+    runs = "; ".join(
+        f"sampler {entrants[e].label!r} on engine workload {config.workloads[w].name}, seed {seed}"
+        for w, e, seed in in_flight
+    )
+    return BenchError(
+        f"a worker process was ended from outside (killed, or by the system when memory ran "
+        f"out), so the bench stopped; it was running one of: {runs}. Rerun each alone with "
+        f"--sampler, --workload, --first-seed and --seeds 1 to find which"
+    )
 
 
 def _rerun(
