@@ -375,6 +375,27 @@ def test_the_specs_workers_concurrency_and_threshold_are_the_workloads(tmp_path:
     assert workload.graded
 
 
+@pytest.mark.parametrize(
+    ("evolve", "status", "told"),
+    [({"n_workers": 10_000_000}, {"rollouts": 10}, "10,000,000 workers"),
+     ({}, {"rollouts": 10**12}, "1,000,000,000,000 rollouts")],
+    ids=["workers", "rollouts"],
+)  # fmt: skip
+def test_a_count_past_what_the_bench_replays_is_refused_naming_what_it_read(
+    tmp_path: Path, evolve: dict[str, int], status: dict[str, int], told: str
+) -> None:
+    # Taken as they stood, they ran the bench for ever, or out of memory.
+    records = [_record_file("t", 0.0, 1), _record_file("t", 1.0, 2)]
+    run = make_run(tmp_path, records, status=status, evolve=evolve)
+
+    with pytest.raises(BenchError) as raised:
+        read_run(run)
+    assert f"the run counts {told} (spec.json, status.json, result.json or rounds.jsonl)" in str(
+        raised.value
+    )
+    assert "it read 2 rollout records from" in str(raised.value)
+
+
 def test_the_make_up_report_counts_each_kind_and_says_what_it_cannot_tell(tmp_path: Path) -> None:
     run = read_run(make_run(tmp_path, _run_records(), status={"rollouts": 30}))
 

@@ -475,6 +475,15 @@ def read_run(path: str | Path) -> RecordedRun:
     log = _read_rounds(run / _ROUNDS)
     counted = log.before + max(log.last, last)
     spent = max(len(records), counted)
+    for what, value, limit in (("workers", n_workers, _MOST_WORKERS),
+                               ("rollouts", spent, _MOST_ROLLOUTS)):  # fmt: skip
+        if value > limit:  # each would cost the bench time and memory, for every seed
+            raise BenchError(
+                f"--from-run {given}: the run counts {value:,} {what} (spec.json, status.json, "
+                f"result.json or rounds.jsonl), past the {limit:,} the bench replays; it read "
+                f"{len(records):,} rollout records from {len(workers):,} workers, so a file "
+                f"was changed or damaged: check those files"
+            )
     return RecordedRun(
         path=run,
         state=str(status.get("state", "unknown")),
@@ -524,6 +533,12 @@ def _link_end(link: Path) -> str:
         if error.errno == errno.ELOOP:
             return "a loop of symbolic links"
     return f"a symbolic link to {short_repr(os.readlink(link))}, which leads to nothing"
+
+
+#: The most workers and rollouts a recorded run is benched with, as ``bench share`` takes
+#: workers and ``--from-log`` rollouts.
+_MOST_WORKERS = 1_000
+_MOST_ROLLOUTS = 1_000_000
 
 
 def _whole(value: object) -> int | None:
