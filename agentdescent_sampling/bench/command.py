@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -368,10 +369,8 @@ def _whole(option: str, example: int, high: int, low: int = 1) -> Callable[[str]
     hours or filling memory before anything is reported."""
 
     def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            number = low - 1
+        # ASCII digits only: int() takes "1_0", " 7 " and other scripts' digits too.
+        number = int(value) if re.fullmatch(r"[0-9]{1,20}", value) else low - 1
         if not low <= number <= high:
             raise argparse.ArgumentTypeError(
                 f"expected a whole number from {low} to {high:,}, got {short_repr(value, 40)}; "

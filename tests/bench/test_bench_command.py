@@ -40,6 +40,9 @@ SMALL = ("share", "--seeds", "2", "--budget", "40", "--sampler", "difficulty-wei
         (["--workers", "-2"], "argument --workers: expected a whole number from 1 to 1,000, got "
          "'-2'"),
         (["--workers", "100000"], "from 1 to 1,000, got '100000'"),
+        (["--seeds", "\u0663"], "got '\u0663'; for example --seeds"),  # an Arabic-Indic 3
+        (["--budget", "1_0"], "got '1_0'; for example --budget 200"),
+        (["--first-seed", " 7 "], "got ' 7 '; for example --first-seed"),
         (["--budget", "9" * 5000], "got '999999999999999999999999999999999999...; for example"),
         (["--noise", "1.5"], "argument --noise: expected a probability from 0 to 1, got '1.5'; "
          "for example --noise 0.15"),
