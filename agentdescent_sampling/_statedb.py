@@ -64,7 +64,7 @@ from .errors import StateError
 from .protocol import is_count, short_repr
 from .state import FORMAT, check_owner
 
-__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "held_signals", "sidecar_of"]
+__all__ = ["APPLICATION_ID", "SIDECARS", "StateDB", "held_signals", "opens_as_json", "sidecar_of"]
 
 #: ``PRAGMA application_id`` of a state database ("adss"): checked in the file's header.
 APPLICATION_ID = 0x61647373
@@ -161,6 +161,12 @@ def held_signals() -> Iterator[None]:
             signal.signal(number, handler)
         for number in held:
             handlers[number](number, None)
+
+
+def opens_as_json(head: bytes) -> bool:
+    """Whether a file starting with ``head`` opens as a JSON object does, after a UTF-8 BOM
+    and white space: a ``save_state`` export, say."""
+    return head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{"
 
 
 def sidecar_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
@@ -852,7 +858,7 @@ class StateDB:
             if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
                 return False
             what = "an SQLite database of another program"
-        elif header.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{":
+        elif opens_as_json(header):
             what = (
                 "a JSON file (an export from save_state or 'agentdescent-sampling state "
                 "export'?). Import it into a new state with 'agentdescent-sampling state "

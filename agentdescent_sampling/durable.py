@@ -76,7 +76,6 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
 
 from __future__ import annotations
 
-import codecs
 import collections
 import contextlib
 import copy
@@ -97,7 +96,7 @@ from typing import Any, NoReturn
 import attrs
 
 from ._files import SEPARATORS
-from ._statedb import SIDECARS, StateDB, held_signals, loads, sidecar_of
+from ._statedb import SIDECARS, StateDB, held_signals, loads, opens_as_json, sidecar_of
 from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
 from .protocol import (
     MAX_COUNT,
@@ -1267,7 +1266,7 @@ def _is_json(path: str | PathLike[str]) -> bool:
     with contextlib.suppress(OSError):
         if Path(path).is_file() and not Path(path).is_symlink():
             with open(path, "rb") as file:
-                return file.read(64).removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{"
+                return opens_as_json(file.read(64))
     return False
 
 

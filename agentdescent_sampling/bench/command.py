@@ -26,7 +26,7 @@ from .lineup import LINEUPS, lineup_specs
 from .plot import plot_shares
 from .report import format_report, to_json
 from .runner import BenchConfig, run_bench
-from .workloads import WORKLOADS, Drift, FromLog, Stationary, Workload, read_log
+from .workloads import MAX_WORKERS, WORKLOADS, Drift, FromLog, Stationary, Workload, read_log
 
 __all__ = ["add_bench_arguments", "bench_command"]
 
@@ -133,11 +133,11 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", type=_whole("--tasks", 10_000, 1_000_000), metavar="N",
                         help="with 'share': tasks per shard list, keeping the informative fraction "
                         "(default: the workload's own; large has 10,000)")  # fmt: skip
-    parser.add_argument("--workers", type=_whole("--workers", 4, 1_000), metavar="N",
+    parser.add_argument("--workers", type=_whole("--workers", 4, MAX_WORKERS), metavar="N",
                         help="with 'share': workers, each handed a shard (default 1)")  # fmt: skip
     parser.add_argument(
         "--max-concurrency",
-        type=_whole("--max-concurrency", 4, 1_000),
+        type=_whole("--max-concurrency", 4, MAX_WORKERS),
         metavar="N",
         help="with 'share': most rollouts in flight at once (default: 1 on the sync path, "
         "--workers on the async path, as the engine does)",

@@ -30,6 +30,8 @@ from ..validators import number_in, solved_threshold
 
 __all__ = [
     "INFORMATIVE_BAND",
+    "MAX_ROLLOUTS",
+    "MAX_WORKERS",
     "WORKLOADS",
     "Drift",
     "FromLog",
@@ -257,10 +259,12 @@ _MAX_LINE_BYTES = 1 << 16
 #: the file's size does not: at both limits a seed of the default lineup took 12 s and the
 #: run 350 MB on two shared cores, where a 42 MB log of a million tasks had taken over 5
 #: minutes a seed and 2.3 GB, and 1 GiB of rollouts 2.5 minutes and 1.4 GB to read.
-_MAX_LOG_ROLLOUTS = 1_000_000
-#: Lines read at most, blank ones included.
-_MAX_LOG_LINES = 2 * _MAX_LOG_ROLLOUTS
+MAX_ROLLOUTS = 1_000_000
 _MAX_LOG_TASKS = 100_000
+#: Lines read at most, blank ones included.
+_MAX_LOG_LINES = 2 * MAX_ROLLOUTS
+#: The most workers a bench runs: ``bench share --workers`` and a ``--from-run`` run.
+MAX_WORKERS = 1_000
 _EXAMPLE = '{"task_id": "t1", "score": 0.0}'
 #: The longest a path is shown in a message: a path on disk is shorter (PATH_MAX is 4,096).
 _PATH = 1000
@@ -319,8 +323,8 @@ def _log_lines(file: Path, handle: BinaryIO) -> Iterator[str]:
         if number > _MAX_LOG_LINES:  # blank lines count no rollout, but each takes a read
             raise BenchError(
                 f"{file.name} has more than {_MAX_LOG_LINES:,} lines, and a rollout log holds one "
-                f"rollout a line, {_MAX_LOG_ROLLOUTS:,} at most; give it a sample, such as its "
-                f"last lines: tail -n {_MAX_LOG_ROLLOUTS} {shlex.quote(str(file))} > sample.jsonl"
+                f"rollout a line, {MAX_ROLLOUTS:,} at most; give it a sample, such as its "
+                f"last lines: tail -n {MAX_ROLLOUTS} {shlex.quote(str(file))} > sample.jsonl"
             )
         total += len(line)
         if total > _MAX_LOG_BYTES:  # a file can grow while it is read
@@ -407,11 +411,11 @@ def _parsed_log(file: Path, lines: Iterable[str], noise: float) -> FromLog:
                 )
             thresholds.setdefault(float(threshold), number)
         rollouts += 1
-        if rollouts > _MAX_LOG_ROLLOUTS:
+        if rollouts > MAX_ROLLOUTS:
             raise BenchError(
-                f"{where}: the log holds more than {_MAX_LOG_ROLLOUTS:,} rollouts, which the "
+                f"{where}: the log holds more than {MAX_ROLLOUTS:,} rollouts, which the "
                 f"bench resamples for every seed; give it a sample, such as its last "
-                f"{_MAX_LOG_ROLLOUTS:,} lines: tail -n {_MAX_LOG_ROLLOUTS} "
+                f"{MAX_ROLLOUTS:,} lines: tail -n {MAX_ROLLOUTS} "
                 f"{shlex.quote(str(file))} > sample.jsonl"
             )
         if task not in scores and len(scores) == _MAX_LOG_TASKS:

@@ -49,6 +49,7 @@ from ..._files import (
 from ...errors import BenchError
 from ...protocol import SOLVED, is_count, short_repr
 from ..report import WIDTH
+from ..workloads import MAX_ROLLOUTS, MAX_WORKERS
 from .workloads import EngineWorkload
 
 __all__ = [
@@ -475,8 +476,8 @@ def read_run(path: str | Path) -> RecordedRun:
     log = _read_rounds(run / _ROUNDS)
     counted = log.before + max(log.last, last)
     spent = max(len(records), counted)
-    for what, value, limit in (("workers", n_workers, _MOST_WORKERS),
-                               ("rollouts", spent, _MOST_ROLLOUTS)):  # fmt: skip
+    for what, value, limit in (("workers", n_workers, MAX_WORKERS),
+                               ("rollouts", spent, MAX_ROLLOUTS)):  # fmt: skip
         if value > limit:  # each would cost the bench time and memory, for every seed
             raise BenchError(
                 f"--from-run {given}: the run counts {value:,} {what} (spec.json, status.json, "
@@ -533,12 +534,6 @@ def _link_end(link: Path) -> str:
         if error.errno == errno.ELOOP:
             return "a loop of symbolic links"
     return f"a symbolic link to {short_repr(os.readlink(link))}, which leads to nothing"
-
-
-#: The most workers and rollouts a recorded run is benched with, as ``bench share`` takes
-#: workers and ``--from-log`` rollouts.
-_MOST_WORKERS = 1_000
-_MOST_ROLLOUTS = 1_000_000
 
 
 def _whole(value: object) -> int | None:
