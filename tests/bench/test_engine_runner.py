@@ -384,8 +384,10 @@ def test_a_sigterm_ends_the_bench_command_as_ctrl_c_does_leaving_no_worker_or_sc
         env={**os.environ, "TMPDIR": str(scratch)},
     )
     try:
-        for _ in range(1200):  # until its workers run: their scratch directory is made
-            if any(scratch.iterdir()) or bench.poll() is not None:
+        # Until a run has begun in a worker (its files are in the bench's scratch directory):
+        # a signal while the pool forks its workers lands in a fork handler, which drops it.
+        for _ in range(1200):
+            if any(any(made.iterdir()) for made in scratch.iterdir()) or bench.poll() is not None:
                 break
             time.sleep(0.05)
         bench.send_signal(signal.SIGTERM)
