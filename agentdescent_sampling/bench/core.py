@@ -53,6 +53,7 @@ __all__ = [
     "result_schema",
     "save_figure",
     "schema_object",
+    "seed_range",
     "t95",
 ]
 
@@ -528,3 +529,9 @@ def _figure_class() -> type[Figure]:
             f"plot extra: {_EXTRA}"
         ) from error
     return Figure
+
+
+def seed_range(first: int, seeds: int) -> str:
+    """The seeds a run used, as its report names them: ``0-29``, or ``seed 3`` for one
+    (``3-3`` reads as a range of none)."""
+    return f"seed {first}" if seeds == 1 else f"{first}-{first + seeds - 1}"

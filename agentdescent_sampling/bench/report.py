@@ -3,7 +3,7 @@
 The JSON document (:func:`to_json`; :data:`JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench/2",
+      "schema": "agentdescent-sampling/bench/3",
       "config": {
         "samplers": ["difficulty-weighted:c=0.2", "round-robin", "oracle"],
         "workloads": ["stationary", "noisy"],
@@ -15,7 +15,7 @@ The JSON document (:func:`to_json`; :data:`JSON_SCHEMA` is its JSON Schema)::
       "seconds": 17.9,
       "workloads": [
         {
-          "name": "stationary", "label": "stationary (clean)", "noise": 0.0,
+          "name": "stationary", "label": "stationary (clean)", "noise": 0.0, "tasks": 60,
           "samplers": [
             {
               "label": "difficulty-weighted:c=0.2", "role": "sampler",
@@ -62,6 +62,7 @@ from .core import (
     result_json,
     result_schema,
     schema_object,
+    seed_range,
 )
 from .metrics import Latency, SamplerResult
 from .runner import BenchResult, WorkloadResult
@@ -70,7 +71,7 @@ from .workloads import INFORMATIVE_BAND
 __all__ = ["DEFAULT_MARK", "JSON_SCHEMA", "SCHEMA_ID", "WIDTH", "format_report", "to_json"]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-SCHEMA_ID = "agentdescent-sampling/bench/2"
+SCHEMA_ID = "agentdescent-sampling/bench/3"
 
 _FRACTION: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 _PAIR: dict[str, Any] = {"type": "array", "items": _FRACTION, "minItems": 2, "maxItems": 2}
@@ -94,6 +95,7 @@ JSON_SCHEMA: dict[str, Any] = result_schema(
     {
         "label": {"type": "string"},
         "noise": _FRACTION,
+        "tasks": COUNT,
     },
     dict(
         share=schema_object(
@@ -138,6 +140,7 @@ def to_json(result: BenchResult) -> dict[str, Any]:
                 "name": workload.name,
                 "label": workload.label,
                 "noise": workload.noise,
+                "tasks": workload.tasks,
                 "samplers": [_sampler_json(sampler) for sampler in workload.samplers],
             }
             for workload in result.workloads
@@ -164,7 +167,7 @@ def format_report(result: BenchResult) -> str:
     labels = _marked_labels(result.workloads[0].samplers)
     lines = [
         f"Share of rollouts on informative tasks (true p in [{low}, {high}]), "
-        f"mean over {plural(config.seeds, 'seed')}",
+        f"mean over {plural(config.seeds, 'seed')} ({seed_range(config.first_seed, config.seeds)})",
         *(["too few for a 95% interval, which takes 2 seeds: none is shown"] * (config.seeds < 2)),
         f"budget {loop.budget} rollouts, {plural(loop.n_workers, 'worker')} ({shard}), "
         f"{path} path, up to {loop.in_flight} in flight",
@@ -177,7 +180,8 @@ def format_report(result: BenchResult) -> str:
     if any(label.endswith(DEFAULT_MARK) for label in labels):
         lines.append(f"{DEFAULT_MARK.strip()} the sampler's default setting")
     for workload in result.workloads:
-        lines += ["", workload.label, *_details(workload, labels, config.seeds)]
+        heading = f"{workload.label}, {plural(workload.tasks, 'task')}"
+        lines += ["", heading, *_details(workload, labels, config.seeds)]
     lines += ["", *_latencies(result.workloads, labels)]
     if result.skipped:
         lines += ["", "Not benched:"]

@@ -70,6 +70,8 @@ class WorkloadResult(WithSamplers[SamplerResult]):
     name: str
     label: str
     noise: float
+    #: How many tasks each seed's shard held.
+    tasks: int
     samplers: tuple[SamplerResult, ...]
 
 
@@ -182,6 +184,7 @@ def _run_workload(
         workload.name,
         workload.label,
         workload.noise,
+        len(scenario.keys),
         tuple(
             attrs.evolve(
                 summary, ratio_to_round_robin=summary.share.mean / baseline if baseline else None

@@ -83,6 +83,25 @@ def test_json_carries_every_sampler_on_every_workload_with_the_run_config(
     assert document["workloads"][0]["samplers"][0]["curve"][-1]["rollouts"] == 200
 
 
+def test_the_report_names_the_seeds_and_the_tasks_a_run_used_so_it_can_be_rerun() -> None:
+    config = BenchConfig(
+        samplers=["round-robin"],
+        workloads=(WORKLOADS["stationary"].with_tasks(24), WORKLOADS["drift"].with_tasks(30)),
+        seeds=2,
+        first_seed=7,
+    )
+    result = run_bench(config)
+    text = format_report(result)
+    assert "mean over 2 seeds (7-8)" in text.splitlines()[0]
+    assert "\nstationary (clean), 24 tasks\n" in text
+    assert "\ndrift (clean), 30 tasks\n" in text
+    document = to_json(result)
+    assert [workload["tasks"] for workload in document["workloads"]] == [24, 30]
+    assert document["config"]["first_seed"] == 7
+    one_seed = format_report(run_bench(attrs.evolve(config, seeds=1)))
+    assert "mean over 1 seed (seed 7)" in one_seed.splitlines()[0]
+
+
 def test_summary_has_a_row_per_sampler_and_a_column_per_workload(
     result: BenchResult,
 ) -> None:

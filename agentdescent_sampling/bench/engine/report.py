@@ -149,6 +149,7 @@ from ..core import (
     result_json,
     result_schema,
     schema_object,
+    seed_range,
 )
 from ..report import WIDTH
 from .metrics import (
@@ -361,12 +362,10 @@ def format_engine_report(result: EngineBenchResult) -> str:
     path = "evolve(asynchronous=True)" if config.asynchronous else "evolve()"
     latency = agent_latency(config.asynchronous, config.latency)
     default = " (the asynchronous path's default)" if config.latency is None else ""
-    last = config.first_seed + config.seeds - 1
-    # One seed is named as itself: "(0-0)" reads as a range of none.
-    which = f"seed {config.first_seed}" if config.seeds == 1 else f"{config.first_seed}-{last}"
     lines = [
         f"Held-out reward bought in agentdescent {result.engine}'s {path}: "
-        f"{plural(config.seeds, 'seed')} ({which}), paired with round-robin",
+        f"{plural(config.seeds, 'seed')} ({seed_range(config.first_seed, config.seeds)}), "
+        "paired with round-robin",
         f"reflector {config.reflector}: {REFLECTOR_SUMMARIES[config.reflector]}",
         *([f"each agent call takes {latency:g} s{default}"] if latency or default == "" else []),
         f"{result.seconds:.0f} s in {result.processes} process"
