@@ -516,12 +516,11 @@ def _parse_string(text: str) -> SamplerSpec:
     for key, value in pairs:
         if key in params:
             raise InvalidSamplerConfig(f"parameter {key!r} is given twice in {short_repr(text)}")
-        if (next_pair := _missed_comma(value)) is not None:  # c=0.1 pass_threshold=0.8
-            joined = f"{value[: next_pair.start()]},{value[next_pair.end() :]}"
+        if _missed_comma(value) is not None:  # c=0.1 pass_threshold=0.8
+            meant = f"{name.strip()}:{','.join(filter(None, [_with_commas(pairs), unread]))}"
             raise InvalidSamplerConfig(
                 f"sampler {name.strip()!r}: the value of {key!r}, {short_repr(value)}, holds "
-                f"another parameter; separate parameters with commas: "
-                f"{short_repr(f'{name.strip()}:{key}={joined}')}"
+                f"another parameter; separate parameters with commas: {short_repr(meant)}"
             )
         try:
             params[key] = _parse_value(value, key)
@@ -557,6 +556,18 @@ def _missed_comma(value: str) -> re.Match[str] | None:
         return found
     head = value[: found.start()]
     return found if _number_text(head) or head.lower() in ("true", "false", "none") else None
+
+
+def _with_commas(pairs: list[tuple[str, str]]) -> str:
+    """``pairs`` written back as a spec string's parameters, each separator that
+    :func:`_missed_comma` finds in a value made a comma."""
+    parts = []
+    for key, value in pairs:
+        while (found := _missed_comma(value)) is not None:
+            parts.append(f"{key}={value[: found.start()]}")
+            key, _, value = (part.strip() for part in value[found.end() :].partition("="))
+        parts.append(f"{key}={value}")
+    return ",".join(parts)
 
 
 def _pairs(rest: str) -> tuple[list[tuple[str, str]], str]:
