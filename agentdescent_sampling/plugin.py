@@ -23,7 +23,7 @@ it instead, below). :func:`check_name` says what a name may be: up to 64 ASCII l
 digits in words joined by single ``-`` or ``_``, a letter first; case, and ``-`` against
 ``_``, do not tell two names apart. Its parameters are keyword arguments, best as an attrs
 class (declare ``attrs`` among your own dependencies) whose fields carry the validators below
-(:func:`number_in`, :func:`whole_number_in`, :func:`integer`, :func:`boolean`): their errors
+(:func:`number_in`, :func:`whole_number_in`, :func:`seed_number`, :func:`boolean`): their errors
 name the class, the parameter and the value, and, given ``hint=`` (``"; try 0.2"``), what to
 try; :func:`short_repr` cuts a value quoted in your own messages.
 
@@ -90,8 +90,8 @@ from .protocol import (
 from .served import ServedSampler, synchronized
 from .validators import (
     boolean,
-    integer,
     number_in,
+    seed_number,
     solved_if_none,
     solved_threshold,
     whole_number_in,
@@ -119,13 +119,13 @@ __all__ = [
     "check_task_id",
     "check_task_ids",
     "hookimpl",
-    "integer",
     "is_count",
     "is_real",
     "is_tally",
     "number_in",
     "restore_rng",
     "rng_state",
+    "seed_number",
     "short_repr",
     "solved_if_none",
     "solved_threshold",

@@ -15,12 +15,12 @@ from typing import Any
 
 import attrs
 
-from .protocol import SOLVED, short_repr
+from .protocol import MAX_COUNT, SOLVED, short_repr
 
 __all__ = [
     "boolean",
-    "integer",
     "number_in",
+    "seed_number",
     "solved_if_none",
     "solved_threshold",
     "whole_number_in",
@@ -105,20 +105,18 @@ def whole_number_in(low: int, high: int, *, hint: str = "") -> Validator:
     return validate
 
 
-def integer(hint: str = "") -> Validator:
-    """An attrs validator: the value is an ``int`` of any size (not a ``bool``), as a seed is.
+def seed_number(hint: str = "") -> Validator:
+    """An attrs validator for a seed: an ``int`` (not a ``bool``) from 0 to
+    :data:`~agentdescent_sampling.protocol.MAX_COUNT` (2**53).
+
+    Past 2**53 a state file cannot hold the seed (nor, past 4,300 digits, can ``repr()``);
+    below 0, Python's ``random`` takes ``-n`` as ``n``, so seeds ``-1`` and ``1`` would pick
+    alike. The same check as ``whole_number_in(0, 2**53, hint=hint)``.
 
     Args:
         hint: what to try instead, appended to the error message (``"; for example seed=0"``).
-
-    The validator raises ``TypeError`` for anything else.
     """
-
-    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(_message(instance, attribute, value, "an int", hint, typed=True))
-
-    return validate
+    return whole_number_in(0, MAX_COUNT, hint=hint)
 
 
 def boolean(hint: str = "") -> Validator:

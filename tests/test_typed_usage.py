@@ -83,8 +83,8 @@ def test_a_validator_is_typed_as_an_attrs_validator(tmp_path: Path) -> None:
         """
         from agentdescent_sampling.validators import (
             boolean,
-            integer,
             number_in,
+            seed_number,
             solved_threshold,
             whole_number_in,
         )
@@ -93,7 +93,7 @@ def test_a_validator_is_typed_as_an_attrs_validator(tmp_path: Path) -> None:
             number_in(0.0, 1.0),
             solved_threshold(),
             whole_number_in(0, 9),
-            integer(),
+            seed_number(),
             boolean(),
         ):
             reveal_type(validator)

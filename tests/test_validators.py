@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from agentdescent_sampling import SOLVED
-from agentdescent_sampling.validators import integer, number_in, solved_threshold
+from agentdescent_sampling.validators import number_in, seed_number, solved_threshold
 
 
 @attrs.define
@@ -109,9 +109,25 @@ def test_a_numpy_scalar_is_named_by_its_module_and_told_the_python_type_to_give(
 
 @attrs.define
 class Seeded:
-    """A seed as the plugins declare one: any int, by :func:`integer`."""
+    """A seed as the plugins declare one, by :func:`seed_number`."""
 
-    seed: int = attrs.field(validator=integer("; for example seed=0"))
+    seed: int = attrs.field(validator=seed_number("; for example seed=0"))
+
+
+@pytest.mark.parametrize("seed", [-1, 2**53 + 1, 10**5000], ids=["negative", "past-2-53", "huge"])
+def test_a_seed_that_would_pick_as_another_or_not_save_is_refused(seed: int) -> None:
+    # random.seed(-1) picks as random.seed(1); past 2**53 no state file holds the seed, and
+    # past 4,300 digits neither repr() nor a state file could show it.
+    expected = "expected a whole number from 0 to 9,007,199,254,740,992"
+    with pytest.raises(ValueError, match=expected) as caught:
+        Seeded(seed)
+    message = str(caught.value)
+    assert message.endswith("; for example seed=0")
+    assert len(message) < 300
+
+
+def test_the_seeds_at_both_ends_are_taken() -> None:
+    assert [Seeded(0).seed, Seeded(2**53).seed] == [0, 2**53]
 
 
 def test_none_for_a_parameter_without_a_default_is_not_told_to_leave_it_out() -> None:

@@ -12,10 +12,10 @@ from agentdescent_sampling.plugin import (
     Pending,
     StateError,
     check_task_ids,
-    integer,
     is_count,
     restore_rng,
     rng_state,
+    seed_number,
     short_repr,
     whole_number_in,
 )
@@ -46,7 +46,7 @@ _TRIES = 8
 
 
 #: The attrs validator of every rule's ``seed``: an int (not a bool).
-check_seed = integer("; for example seed=0")
+check_seed = seed_number("; for example seed=0")
 
 
 #: Every size a rule takes (a window, a buffer, a group) is at most this, as the built-in

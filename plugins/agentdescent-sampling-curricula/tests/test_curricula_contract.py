@@ -259,7 +259,7 @@ def test_other_seeds_pick_differently(name: str) -> None:
         ("plr:temperature=0", r"temperature=0\): expected a finite number > 0"),
         ("sfl:buffer_size=0", r"buffer_size=0\): expected a whole number from 1 to 1,000,000"),
         ("speed:screen=1", r"screen=1\): expected a whole number from 2 to 1,000,000"),
-        ("tscl:seed='1'", r"seed='1'\): expected an int"),
+        ("tscl:seed='1'", r"seed='1'\): expected a whole number from 0"),
     ],
 )
 def test_bad_parameters_say_what_was_expected(spec: str, message: str) -> None:

@@ -15,9 +15,9 @@ from agentdescent_sampling.plugin import (
     check_score,
     check_state,
     check_task_ids,
-    integer,
     restore_rng,
     rng_state,
+    seed_number,
 )
 
 __all__ = ["EpochShuffle", "UniformRandom"]
@@ -29,7 +29,7 @@ class _Seeded:
 
     name: ClassVar[str]
 
-    seed: int = attrs.field(default=0, validator=integer("; for example seed=0"))
+    seed: int = attrs.field(default=0, validator=seed_number("; for example seed=0"))
     _rng: random.Random = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 

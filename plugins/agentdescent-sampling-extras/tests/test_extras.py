@@ -38,7 +38,7 @@ def test_seed_zero_is_honoured_and_differs_from_seed_one() -> None:
 
 
 def test_seed_must_be_an_int() -> None:
-    with pytest.raises(TypeError, match=r"EpochShuffle\(seed='1'\): expected an int"):
+    with pytest.raises(TypeError, match=r"EpochShuffle\(seed='1'\): expected a whole number"):
         EpochShuffle(seed="1")  # type: ignore[arg-type]
 
 
