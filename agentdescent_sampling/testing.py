@@ -395,11 +395,16 @@ def _finishes(build: Callable[[], object]) -> tuple[bool, str]:
 
 
 def _in_thread(
-    name: str, function: Callable[[], Any], seconds: float | None = None
+    name: str,
+    function: Callable[[], Any],
+    seconds: float | None = None,
+    later: list[str] | None = None,
 ) -> tuple[list[Any], str]:
     """``[what function returned or raised]``, or ``[]`` if it ran past ``seconds``
     (:data:`CHECK_SECONDS` by default), with where the threads it started are stuck then
-    (:func:`_stuck_at`)."""
+    (:func:`_stuck_at`). Given ``later``, a run past ``seconds`` is looked at once more,
+    :data:`_LOOK_AGAIN` seconds on, and where it is then appended to ``later`` if that
+    differs: a run still making calls is slow, not stuck."""
     outcome: list[Any] = []
 
     def run() -> None:
@@ -412,7 +417,20 @@ def _in_thread(
     worker = threading.Thread(target=run, name=label, daemon=True)
     worker.start()
     worker.join(CHECK_SECONDS if seconds is None else seconds)
-    return outcome, "" if outcome else _stuck_at(label)
+    if outcome:
+        return outcome, ""
+    stuck = _stuck_at(label)
+    if later is not None:
+        worker.join(_LOOK_AGAIN)
+        again = "" if outcome else _stuck_at(label)
+        if again and again != stuck:
+            later.append(again)
+    return outcome, stuck
+
+
+#: How long after a check's time is up the kit looks again at where it is, to tell a check
+#: still making calls from one stuck.
+_LOOK_AGAIN = 1.0
 
 
 def _stuck_at(label: str) -> str:
@@ -460,7 +478,20 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
     included: a sampler cannot end the check) or for not finishing, with whether it
     finished. Only ``KeyboardInterrupt`` propagates, since it is the user's.
     """
-    outcome, stuck = _in_thread(name, check)
+    later: list[str] = []
+    outcome, stuck = _in_thread(name, check, later=later)
+    if not outcome and later:
+        return [
+            Violation(
+                name,
+                f"did not finish within {CHECK_SECONDS:g} s, though it was not stuck: it was "
+                f"still making calls:{stuck}; {_LOOK_AGAIN:g} s later,{later[0]}. The "
+                f"sampler's calls are too slow for the checks (the threads check makes "
+                f"{THREAD_ROUNDS * THREADS * OPERATIONS_PER_THREAD:,} picks and as many "
+                f"records): time pick() and record() on a shard of {len(_SHARD)} tasks; the "
+                f"remaining checks were not run",
+            )
+        ], False
     if not outcome:
         return [
             Violation(
@@ -1071,9 +1102,11 @@ def _check_empty_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Vio
 
 
 def _check_record_outside_the_shard(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
+    counts, _ = _stats_counts(factory(**params))  # whether stats() counts every record
     sampler = factory(**params)
     sampler.pick(list(_SHARD[:3]), 0)
     outside = "a-task-from-another-shard"
+    before = _counted(sampler) if counts else None
     try:
         sampler.record(outside, 0.5)
     except Exception as error:  # noqa: BLE001  # any exception is the violation
@@ -1085,6 +1118,14 @@ def _check_record_outside_the_shard(factory: Factory, params: dict[str, Any]) ->
         )
         yield _Fault(violation, _fault_of(error))  # raised on 0.5 anywhere: reported there
         return
+    after = _counted(sampler) if counts else None
+    if before is not None and after is not None and after != before + 1:
+        yield Violation(
+            "record-outside-the-shard",
+            f"record({outside!r}, 0.5) of a task outside the current shard was not counted: "
+            f"stats() counts {after - before} trials more, not 1; shards rotate between "
+            f"rounds, so keep the score of every task recorded, in the shard or not",
+        )
     picked = sampler.pick(list(_SHARD[:3]), 1)
     if picked == outside:  # what it was told of, not in the shard: this check's own fault
         yield Violation(
@@ -1353,6 +1394,16 @@ def _stats_raised(when: str, error: BaseException) -> Violation:
     )
 
 
+def _counted(sampler: Any) -> int | None:
+    """The trials ``sampler.stats()`` counts, or ``None`` if it raises or is no
+    ``{task_id: (passes, trials)}`` (the stats and threads checks report that)."""
+    try:
+        counted = _trials(sampler.stats())
+    except Exception:  # noqa: BLE001  # reported by the stats check
+        return None
+    return counted if isinstance(counted, int) else None
+
+
 def _trials(stats: object) -> int | str:
     """The trials ``stats`` counts, if it is ``{task_id: (passes, trials)}`` (two whole
     numbers, ``0 <= passes <= trials``), else what is wrong with it, naming one entry."""
@@ -1502,10 +1553,16 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
                 if counted < expected
                 else f"stats() counts {counted} trials for {expected} concurrent records"
             )
+            serialized = isinstance(sampler, ServedSampler) and sampler.lock is not None
             lost = Violation(
                 "threads",
-                f"{what}; guard the statistics with a lock, or declare thread_safe = False to "
-                f"have the registry wrap the sampler",
+                f"{what}, though it was served one call at a time (thread_safe = False), so no "
+                f"race lost them: record() drops records itself; the threads record tasks of "
+                f"one another's shards, so keep the score of every task recorded, in the "
+                f"shard last picked from or not"
+                if serialized
+                else f"{what}; guard the statistics with a lock, or declare thread_safe = "
+                f"False to have the registry wrap the sampler",
             )
     try:
         sampler.record(_member(sampler.pick(list(_SHARD), 0), _SHARD), 1.0)

@@ -798,3 +798,47 @@ def test_a_state_without_the_keys_check_state_reads_is_told_to_the_author_as_the
         "; state_dict() must return what check_state() reads: 'sampler' (its name) and "
         "'version' beside the statistics"
     )
+
+
+class DropsOutsideItsShard(Counted):
+    """Keeps only the scores of tasks in the shard it last picked from, as one that keys its
+    statistics by the current shard does."""
+
+    name = "drops-outside-its-shard"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shard: frozenset[str] = frozenset()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.shard = frozenset(keys)
+        return super().pick(keys, round_index)
+
+    def record(self, task_id: str, score: float) -> None:
+        if task_id in self.shard:
+            super().record(task_id, score)
+
+
+class DropsOutsideItsShardServed(DropsOutsideItsShard):
+    name = "drops-outside-its-shard-served"
+    thread_safe = False
+
+
+def test_a_record_outside_the_shard_that_is_silently_dropped_is_a_violation() -> None:
+    # It passed every check: record-outside-the-shard looked only for an exception.
+    report = check_sampler(DropsOutsideItsShard)
+    (outside,) = [v for v in report.violations if v.check == "record-outside-the-shard"]
+    assert outside.message.startswith(
+        "record('a-task-from-another-shard', 0.5) of a task outside the current shard was "
+        "not counted: stats() counts 0 trials more, not 1"
+    )
+
+
+def test_records_lost_by_a_sampler_served_one_call_at_a_time_are_not_blamed_on_a_race() -> None:
+    # It was told to "guard the statistics with a lock, or declare thread_safe = False",
+    # which it had declared.
+    report = check_sampler(DropsOutsideItsShardServed)
+    (threads,) = [v for v in report.violations if v.check == "threads"]
+    assert "though it was served one call at a time (thread_safe = False)" in threads.message
+    assert "record() drops records itself" in threads.message
+    assert "guard the statistics with a lock" not in threads.message

@@ -192,6 +192,28 @@ def test_a_check_that_hangs_is_reported_by_name_with_the_call_and_line_it_is_stu
     assert any(f"/{line} (a deadlock" in message for line in _lines_of(method, *texts)), message
 
 
+class SlowPick(HangsInPick):
+    """Never stuck, only slow: each pick takes 5 ms."""
+
+    name = "slow-pick"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        threading.Event().wait(0.005)
+        return keys[round_index % len(keys)]
+
+
+@pytest.mark.usefixtures("quick_timeout")
+def test_a_check_still_making_calls_at_its_time_is_told_slow_not_stuck() -> None:
+    # A 20 ms pick had been told "stuck in pick([...], 930) (a deadlock, an endless loop or
+    # a wait with no end?)" after reaching round 930.
+    report = check_sampler(SlowPick)
+    (hung,) = [str(v) for v in report.violations if "did not finish" in str(v)]
+    assert "though it was not stuck: it was still making calls: in pick([" in hung
+    assert "; 1 s later, in pick([" in hung
+    assert "deadlock" not in hung
+    assert ". The sampler's calls are too slow for the checks" in hung
+
+
 class Stray(HangsInPick):
     """Stuck in its pick() on a thread no check started."""
 
