@@ -27,7 +27,7 @@ from .discovery import known_names, scan, unmatched, unmatched_disabled
 from .params import signature_of
 from .policy import BUILTINS, DISABLE_ENV, RESERVED, EntryPoint, Policy, normalize, of_provider
 from .protocol import check_name, declares_thread_unsafe, method_problem, short_repr
-from .records import Form, PluginFailure, SamplerInfo, summary
+from .records import _REGISTERED_NOTHING, Form, PluginFailure, SamplerInfo, summary
 
 __all__ = [
     "MAX_MESSAGE",
@@ -410,7 +410,7 @@ class Plugins:
             self._fail(
                 ep,
                 "failed",
-                f"its hooks registered no sampler: @hookimpl {_HOOK}(register) returned "
+                f"{_REGISTERED_NOTHING}: @hookimpl {_HOOK}(register) returned "
                 f"{short_repr(returned[0])}, and what it returns is ignored; call "
                 f"register(SamplerClass) once for each sampler instead of returning them",
             )
@@ -418,7 +418,7 @@ class Plugins:
             self._fail(
                 ep,
                 "failed",
-                f"its hooks registered no sampler: {_registered_nothing(plugin)}",
+                f"{_REGISTERED_NOTHING}: {_registered_nothing(plugin)}",
             )
         for factory, name, aliases, description, where in registrations:
             self._register(ep, "hook", factory, name, aliases, description, where)

@@ -88,6 +88,11 @@ class SamplerInfo:
         }
 
 
+#: How the failure of a hook-form plugin whose hooks ran and registered nothing begins: it
+#: may have meant any name, as a plugin whose code raised may.
+_REGISTERED_NOTHING = "its hooks registered no sampler"
+
+
 @attrs.frozen
 class PluginFailure:
     """A plugin, or one of its registrations, that could not be used, and why.

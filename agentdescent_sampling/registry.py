@@ -46,6 +46,7 @@ from .policy import (
     of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
+from .records import _REGISTERED_NOTHING
 from .spec import (
     SamplerSpec,
     SpecLike,
@@ -559,13 +560,19 @@ class Registry:
                 f"that might provide it: {listed}; unset or change that setting to use "
                 f"{'them' if count > 1 else 'it'}."
             )
-        # Only a plugin whose own code raised (on import, in its hook, while described) can
-        # have meant a name no record has: a refused registration or entry point is recorded
-        # under its names, the key not among them. A failed hook-form plugin may have
-        # registered any name, a class-form one only its own and the aliases its class
-        # declares: the hooks are quoted first.
+        # Only a plugin whose own code raised (on import, in its hook, while described), or
+        # whose hooks registered nothing, can have meant a name no record has: a refused
+        # registration or entry point is recorded under its names, the key not among them. A
+        # failed hook-form plugin may have registered any name, a class-form one only its own
+        # and the aliases its class declares: the hooks are quoted first.
         broken = sorted(
-            (f for f in failures if f.status == "failed" and f.error is not None and f is not told),
+            (
+                failure
+                for failure in failures
+                if failure.status == "failed"
+                and (failure.error is not None or failure.message.startswith(_REGISTERED_NOTHING))
+                and failure is not told
+            ),
             key=lambda failure: not _hook_form(failure),
         )
         if broken:

@@ -622,3 +622,32 @@ def test_a_plugin_that_imports_a_module_not_installed_is_told_to_install_it(
         r"which it imports \(and list it in its dependencies\)$",
         str(refused.value),
     )
+
+
+@pytest.mark.parametrize(
+    "hook",
+    [
+        "def agentdescent_register_samplers(register):\n    register(FirstKey)\n",
+        "@hookimpl\ndef agentdescent_register_samplers(register):\n    return [FirstKey]\n",
+    ],
+    ids=["a-hook-not-marked", "a-hook-returning-its-classes"],
+)
+def test_a_name_unknown_while_a_hook_plugin_registered_nothing_quotes_that_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str
+) -> None:
+    # Its hooks ran and registered nothing, so it may have meant any name: 'check NAME' said
+    # only that the distribution may not be installed, naming no plugin.
+    source = (
+        "from agentdescent_sampling.plugin import hookimpl\n\n"
+        "class FirstKey:\n    name = 'least-tried'\n\n"
+        "    def pick(self, keys, round_index):\n        return keys[0]\n\n"
+        "    def record(self, task_id, score):\n        pass\n\n" + hook
+    )
+    install_plugins(tmp_path, monkeypatch, {"kit-test-hookless": (source, {"kit-hooks": ""})})
+    with pytest.raises(UnknownSamplerError) as refused:
+        create("least-tried")
+    assert (
+        "Plugins that failed to load might provide it: kit-test-hookless 0.1 (entry point "
+        "'kit-hooks = kit_test_plugin_"
+    ) in str(refused.value)
+    assert "its hooks registered no sampler" in str(refused.value)
