@@ -114,19 +114,24 @@ def _doc(factory: object) -> str | None:
     return inspect.getdoc(factory)
 
 
+def _class_not_instance(value: object, verb: str) -> str:
+    """For a sampler instance where its class was meant, ``"; register the class ..."``
+    (``verb`` says what to do with the class); else ``""``."""
+    if method_problem(value) is not None:
+        return ""
+    kind = type(value).__name__
+    return f"; {verb} the class ({kind}), not an instance of it: create() builds one each time"
+
+
 def _valid_names(
     factory: object, name: object, aliases: object, description: object, policy: Policy, form: Form
 ) -> list[str]:
     """The registration's names (``name`` first, no duplicates) if it keeps every rule."""
     if not callable(factory):
-        kind = type(factory).__name__
-        instead = (  # a sampler instance: the registry builds a fresh one for each create()
-            f"; register the class ({kind}), not an instance of it: create() builds one each time"
-            if method_problem(factory) is None
-            else ""
-        )
         raise Refused(
-            "failed", f"registered {kind} {short_repr(factory)}, which is not callable{instead}"
+            "failed",
+            f"registered {type(factory).__name__} {short_repr(factory)}, which is not callable"
+            f"{_class_not_instance(factory, 'register')}",
         )
     if inspect.isclass(factory):
         problem = method_problem(factory)
@@ -334,7 +339,7 @@ class Plugins:
                     "failed",
                     f"{ep.value} is {safe_repr(type(loaded))} {safe_repr(loaded, 80)}, neither a "
                     f"sampler factory nor a module of @hookimpl functions (a hook-form entry "
-                    f"point names a module, without ':')",
+                    f"point names a module, without ':'){_class_not_instance(loaded, 'name')}",
                 )
             else:
                 self._register(ep, "class", loaded, ep.name, (), None)

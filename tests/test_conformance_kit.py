@@ -23,7 +23,13 @@ from agentdescent_sampling import (
     testing,
 )
 from agentdescent_sampling.errors import InvalidSamplerConfig, SamplerConflictError
-from agentdescent_sampling.plugin import check_keys, check_score, check_state, synchronized
+from agentdescent_sampling.plugin import (
+    check_keys,
+    check_score,
+    check_state,
+    rng_state,
+    synchronized,
+)
 from agentdescent_sampling.protocol import is_count
 from agentdescent_sampling.spec import SamplerSpec
 from agentdescent_sampling.testing import check_sampler
@@ -883,6 +889,21 @@ class LoadsNothing(Counts):
         pass
 
 
+class LoadsAllButItsGenerator(Counts):
+    """Saves its generator's state and keeps its own when loaded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rng = random.Random(0)
+
+    def record(self, task_id: str, score: float) -> None:
+        super().record(task_id, score)
+        self.rng.random()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "rng": rng_state(self.rng)}
+
+
 def _not_json(value: object) -> type:
     class NotJson(Counts):
         def state_dict(self) -> dict[str, Any]:
@@ -896,6 +917,8 @@ def _not_json(value: object) -> type:
     [
         (LoadsNothing, "returns another state_dict(): state['trials']['task-0'] is there only "
          "when saved. load_state_dict() must restore everything state_dict() saves"),
+        # The first number that differs, not the generator's 625 numbers, cut short.
+        (LoadsAllButItsGenerator, "returns another state_dict(): state['rng'][1][0] was "),
         (_not_json({"a", "b"}), "is not plain JSON: state['extra'] is a set"),
         (_not_json((1, 2)), "state['extra'] is a tuple, (1, 2): JSON has no tuples"),
         (
@@ -904,7 +927,7 @@ def _not_json(value: object) -> type:
         ),
         (_not_json([math.nan]), "state['extra'][0] is nan, which JSON cannot hold"),
     ],
-    ids=["load-is-pass", "a-set", "a-tuple", "an-int-key", "nan"],
+    ids=["load-is-pass", "a-generator-left-unloaded", "a-set", "a-tuple", "an-int-key", "nan"],
 )  # fmt: skip
 def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
     factory: type, expected: str

@@ -286,6 +286,20 @@ def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_cla
         registry.register(3, name="three")  # type: ignore[arg-type]
 
 
+def test_a_class_entry_point_naming_an_instance_is_told_to_name_the_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `first = module:INSTANCE` was told "neither a sampler factory nor a module", which does
+    # not say what to name instead; the same slip in a hook is told to register the class.
+    plugin = {"kit-test-instance": (SAMPLER + "\n    INSTANCE = First()\n", {"first": "INSTANCE"})}
+    registry = install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    (failure,) = _failures(registry, "kit-test-instance")
+    assert failure.message.endswith(
+        "; name the class (First), not an instance of it: create() builds one each time"
+    )
+
+
 def test_a_class_entry_point_written_with_a_dot_is_told_to_write_a_colon(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
