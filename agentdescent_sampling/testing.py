@@ -1833,8 +1833,12 @@ def _difference(
             found = _difference(first[key], then[key], f"{path}[{key!r}]", sides, depth + 1)
             if found:
                 return found
-    both_lists = isinstance(first, (list, tuple)) and isinstance(then, (list, tuple))
-    if both_lists and len(first) == len(then) and depth < 20:  # a generator's 625 numbers
+    if (
+        isinstance(first, (list, tuple))
+        and isinstance(then, (list, tuple))
+        and len(first) == len(then)
+        and depth < 20
+    ):  # a generator's 625 numbers, say
         for index, (was, now) in enumerate(zip(first, then, strict=True)):
             found = _difference(was, now, f"{path}[{index}]", sides, depth + 1)
             if found:
