@@ -789,6 +789,21 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"check that raises TypeError or ValueError), so create() refuses a bad value "
             f"naming its parameter"
         )
+    signature = _signature(factory)
+    if signature.accepts_any:
+        named = {parameter.name for parameter in signature.parameters}
+        swallowed = [key for key in params if key not in named]
+        taken = (
+            f"the parameter given here that it does not name, {swallowed[0]}="
+            f"{safe_repr(params[swallowed[0]], 40)}, was taken silently, as a config's typo is"
+            if swallowed
+            else f"a config's misspelt parameter ({label}:x=1) is taken silently"
+        )
+        notes.append(
+            f"parameters: {label} takes any keyword (**kwargs), so {taken}, and the sampler "
+            f"runs without it. Name each parameter (an attrs class, or keyword arguments), so "
+            f"that create() refuses an unknown one and suggests the closest"
+        )
     flags = _unvalidated_flags(factory, params)
     if flags:
         listed = ", ".join(parameter.name for parameter in flags)

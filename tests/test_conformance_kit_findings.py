@@ -765,6 +765,31 @@ def test_a_flag_that_takes_the_string_false_is_noted() -> None:
     assert "agentdescent_sampling.plugin.boolean()" in note
 
 
+class TakesAnyKeyword(Counted):
+    """Takes ``**kwargs``, so a misspelt parameter is swallowed."""
+
+    name = "takes-any-keyword"
+
+    def __init__(self, epsilon: float = 0.1, **kwargs: object) -> None:
+        super().__init__()
+        self.epsilon = epsilon
+
+
+def test_a_sampler_taking_any_keyword_is_noted_that_a_misspelt_parameter_is_swallowed() -> None:
+    # check_sampler(S, epsilonn=0.3) passed with no word, and create() took the typo too.
+    report = check_sampler(TakesAnyKeyword, epsilonn=0.3)
+    assert not report.violations
+    [note] = [note for note in report.notes if "**kwargs" in note]
+    assert note.startswith(
+        "parameters: takes-any-keyword takes any keyword (**kwargs), so the parameter given "
+        "here that it does not name, epsilonn=0.3, was taken silently, as a config's typo is, "
+        "and the sampler runs without it."
+    )
+    [note] = [note for note in check_sampler(TakesAnyKeyword).notes if "**kwargs" in note]
+    assert "a config's misspelt parameter (takes-any-keyword:x=1) is taken silently" in note
+    assert not [note for note in check_sampler(Counted).notes if "**kwargs" in note]
+
+
 class StateWithoutItsName:
     """Saves its statistics alone, without the 'sampler' and 'version' check_state() reads."""
 
