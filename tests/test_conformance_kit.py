@@ -1435,3 +1435,26 @@ class LooseOptionals(LooseNumbers):
 def test_number_parameters_declared_as_unions_with_none_are_noted_too() -> None:
     (note,) = [note for note in check_sampler(LooseOptionals).notes if "parameters:" in note]
     assert note.startswith("parameters: epsilon, window, floor, declared a number, accepted")
+
+
+class SeededRandomUnnamedState(SeededRandom):
+    """Leaves its generator out of its state, and 'sampler' and 'version' too."""
+
+    def state_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return {"trials": dict(self.trials)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.trials = dict(state["trials"])
+
+
+def test_a_state_that_leaves_out_its_generator_and_its_name_is_told_both() -> None:
+    # The missing 'sampler' and 'version' were told only once the generator was saved: "every
+    # violation, not just the first".
+    report = check_sampler(SeededRandomUnnamedState, seed=5)
+
+    picks, unnamed = report.violations
+    assert (picks.check, unnamed.check) == ("state", "state")
+    assert picks.message.startswith("after load_state_dict(), the next picks differ from ")
+    assert "which holds no 'sampler' (its name) and 'version' (its format)" in unnamed.message
