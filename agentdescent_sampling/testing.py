@@ -1828,6 +1828,12 @@ def _json_problem(value: object) -> str:
     return f"is {a_type(value)}, {safe_repr(value)}"
 
 
+#: The longest list of plain values :func:`_difference` shows whole, as a ``(passes,
+#: trials)`` pair is; of a longer one, or one holding lists or dicts, the first item that
+#: differs.
+_WHOLE_LIST = 8
+
+
 def _difference(
     first: object,
     then: object,
@@ -1851,6 +1857,7 @@ def _difference(
         isinstance(first, (list, tuple))
         and isinstance(then, (list, tuple))
         and len(first) == len(then)
+        and (len(first) > _WHOLE_LIST or any(isinstance(item, (list, dict)) for item in first))
         and depth < 20
     ):  # a generator's 625 numbers, say
         for index, (was, now) in enumerate(zip(first, then, strict=True)):
