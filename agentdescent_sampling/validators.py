@@ -157,6 +157,11 @@ def _message(
             got += f": leave {attribute.alias} out for its default"
     elif typed and type(value).__module__ != "builtins":
         got += _converted(value, expected)
+    based = _based(value) if typed and "number" in expected else None
+    if based is not None:  # TOML and YAML read 0x10; a spec string does not
+        got += f": write the number in decimal, as {based}"
+    elif typed and "number" in expected and isinstance(value, str) and _not_finite(value):
+        got += f": {value.strip()} is no finite number"
     if typed and "number" in expected and isinstance(value, str) and _finite(value):
         # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
         # Whitespace around it (a no-break space, which float() strips too) is not a digit.
@@ -195,6 +200,26 @@ def _type_name(value: object) -> str:
     return (
         kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
     )
+
+
+def _based(value: object) -> int | None:
+    """``value`` as a whole number if it is a short text of one in hexadecimal, octal or
+    binary (``0x10``, ``0o17``, ``0b11``), else ``None``."""
+    text = value.strip() if isinstance(value, str) else ""
+    if len(text) > 40 or not text.isascii() or text[1:2].lower() not in ("x", "o", "b"):
+        return None
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+def _not_finite(text: str) -> bool:
+    """Whether ``text`` (short) reads as an infinity or NaN."""
+    try:
+        return len(text) <= 40 and not math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _finite(text: str) -> bool:

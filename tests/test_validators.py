@@ -55,6 +55,11 @@ def test_solved_threshold_names_the_value_and_the_engines_default(
         ("0.2\u00a0", "got str: write the number without quotes; try 0.2"),  # a no-break space
         # A spec string reads 1_000 as text (its numbers are digits only), with no quotes to drop.
         ("1_000", "got str: write the number without '_' or quotes, as 1000; try 0.2"),
+        # TOML and YAML read 0x10 as 16, a spec string as text; an infinity was told "got str".
+        ("0x10", "got str: write the number in decimal, as 16; try 0.2"),
+        ("0b11", "got str: write the number in decimal, as 3; try 0.2"),
+        ("inf", "got str: inf is no finite number; try 0.2"),
+        ("NaN", "got str: NaN is no finite number; try 0.2"),
     ],
 )  # fmt: skip
 def test_a_number_given_as_a_string_is_told_to_drop_the_quotes(value: str, said: str) -> None:
