@@ -46,7 +46,6 @@ from .policy import (
     of_provider,
 )
 from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
-from .records import _REGISTERED_NOTHING
 from .spec import (
     SamplerSpec,
     SpecLike,
@@ -565,6 +564,8 @@ class Registry:
         # registration or entry point is recorded under its names, the key not among them. A
         # failed hook-form plugin may have registered any name, a class-form one only its own
         # and the aliases its class declares: the hooks are quoted first.
+        from .records import _REGISTERED_NOTHING  # loaded with the failures, on this path
+
         broken = sorted(
             (
                 failure
