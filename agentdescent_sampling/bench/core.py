@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "LEARNER_CEILING",
     "NUMBER",
     "ORACLE",
+    "WIRED_SUFFIX",
     "Curve",
     "CurvePoint",
     "Machine",
@@ -48,6 +50,7 @@ __all__ = [
     "draw_panels",
     "failures_json",
     "finish",
+    "refuse_wired_label",
     "require_matplotlib",
     "result_json",
     "result_schema",
@@ -73,6 +76,32 @@ ORACLE = "oracle"
 #: :class:`~agentdescent_sampling.bench.engine.ceiling.InformedLearner`, told the workload's
 #: make-up.
 LEARNER_CEILING = "learner-ceiling"
+
+
+#: What the artifact bench appends to the label of a sampler it runs wired to the evidence.
+WIRED_SUFFIX = " + wired"
+
+
+def refuse_wired_label(given: object, *, engine: bool) -> None:
+    """Refuse a report's wired row given back as a spec (``'fixable-first + wired'``),
+    saying what to give instead.
+
+    Raises:
+        BenchError: ``given`` is a spec string ending in the wired suffix.
+    """
+    if not isinstance(given, str) or (found := re.search(r"\s*\+\s*wired\s*$", given)) is None:
+        return
+    base = given[: found.start()].strip()
+    runs = (
+        "the bench runs each sampler that takes the engine's evidence twice, alone and as "
+        f"'<spec>{WIRED_SUFFIX}'"
+        if engine
+        else "the artifact bench (without 'share') runs each sampler that takes the engine's "
+        "evidence alone and wired, and the share measure has no wiring"
+    )
+    raise BenchError(
+        f"{short_repr(given)} is a row of the report, not a spec: {runs}; give {base!r}"
+    )
 
 
 def bare_name(given: object) -> str | None:

@@ -11,7 +11,15 @@ from ..errors import BenchError, InvalidSamplerConfig, UnknownSamplerError
 from ..protocol import TaskSampler, short_repr
 from ..registry import Registry, SamplerInfo
 from ..spec import SamplerSpec, SpecLike
-from .core import ENGINE_DIFFICULTY_WEIGHTED, LEARNER_CEILING, ORACLE, Registered, Role, bare_name
+from .core import (
+    ENGINE_DIFFICULTY_WEIGHTED,
+    LEARNER_CEILING,
+    ORACLE,
+    Registered,
+    Role,
+    bare_name,
+    refuse_wired_label,
+)
 from .oracle import Oracle
 from .workloads import Scenario
 
@@ -175,6 +183,7 @@ def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
         if bare_name(given) == ORACLE:
             continue  # always added, last
         _refuse_artifact_only(given, registry)
+        refuse_wired_label(given, engine=False)
         registered = Registered.resolve(given, registry)  # fails here, before the run
         if any(entrant.label == registered.label for entrant in entrants):
             continue

@@ -170,6 +170,28 @@ def test_share_refuses_an_artifact_bench_entrant_saying_what_to_give_instead(
 
 
 @pytest.mark.parametrize(
+    ("command", "told"),
+    [(("share",), "the artifact bench (without 'share') runs each sampler that takes the "
+      "engine's evidence alone and wired, and the share measure has no wiring; give "
+      "'fixable-first'"),
+     ((), "the bench runs each sampler that takes the engine's evidence twice, alone and as "
+      "'<spec> + wired'; give 'fixable-first'")],
+    ids=["share", "artifact"],
+)  # fmt: skip
+def test_a_wired_row_of_the_report_given_back_as_a_sampler_is_told_the_spec_to_give(
+    bench_args: Args, command: tuple[str, ...], told: str
+) -> None:
+    # It was told "invalid sampler name 'fixable-first + wired'", as if no such sampler were.
+    with pytest.raises(BenchError) as refused:
+        bench_command(
+            bench_args(*command, "--seeds", "10000", "--sampler", "fixable-first + wired")
+        )
+    assert (
+        str(refused.value) == f"'fixable-first + wired' is a row of the report, not a spec: {told}"
+    )
+
+
+@pytest.mark.parametrize(
     ("spec", "error"),
     [("{nope", "is not valid JSON"), ("difficulty-weighted:k=2", "unknown parameter 'k'")],
 )

@@ -16,7 +16,16 @@ from ...protocol import SOLVED, TaskSampler, short_repr
 from ...registry import Registry, SamplerInfo
 from ...spec import SamplerSpec, SpecLike, parse_spec
 from ...wiring import wire
-from ..core import ENGINE_DIFFICULTY_WEIGHTED, LEARNER_CEILING, ORACLE, Registered, Role, bare_name
+from ..core import (
+    ENGINE_DIFFICULTY_WEIGHTED,
+    LEARNER_CEILING,
+    ORACLE,
+    WIRED_SUFFIX,
+    Registered,
+    Role,
+    bare_name,
+    refuse_wired_label,
+)
 from .oracle import EngineOracle
 from .run import Wiring
 from .workloads import Built
@@ -84,7 +93,7 @@ def _wired(sampler: TaskSampler, built: Built, options: Mapping[str, Any]) -> di
 
 #: The wired entrants, declared here and only here: for a registered sampler that has every
 #: method named, one more entrant, labelled with the suffix, runs with that wiring.
-WIRED: tuple[tuple[str, tuple[str, ...], Wiring], ...] = ((" + wired", ("evidence",), _wired),)
+WIRED: tuple[tuple[str, tuple[str, ...], Wiring], ...] = ((WIRED_SUFFIX, ("evidence",), _wired),)
 
 
 def default_engine_specs(registry: Registry) -> list[SpecLike]:
@@ -143,6 +152,7 @@ def engine_lineup(
     for given in specs:
         if bare_name(given) in (ORACLE, LEARNER_CEILING, "round-robin"):
             continue  # always present, in their fixed places
+        refuse_wired_label(given, engine=True)
         for entrant in _resolve(given, registry):
             if all(existing.label != entrant.label for existing in entrants):
                 entrants.append(entrant)
