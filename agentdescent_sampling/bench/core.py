@@ -416,6 +416,8 @@ _PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
     "#8c564b", "#e377c2", "#bcbd22", "#17becf",
 )  # fmt: skip
+#: The samplers' line styles, a palette's worth each: the curricula lineup runs 13.
+_SAMPLER_STYLES = ("-", "--", "-.")
 #: The ceilings' line styles, in order: the learner ceiling and the oracle, say, apart.
 _CEILING_STYLES = ("--", ":", "-.")
 
@@ -474,7 +476,9 @@ def draw_panels(
         others = ceilings = 0
         for label, role, points in curves:
             if role == "sampler":
-                color, linestyle = _PALETTE[others % len(_PALETTE)], "-"
+                # Past the palette, the colours come round again in another line style.
+                color = _PALETTE[others % len(_PALETTE)]
+                linestyle = _SAMPLER_STYLES[others // len(_PALETTE) % len(_SAMPLER_STYLES)]
                 others += 1
             elif role == "ceiling":
                 color = "black"

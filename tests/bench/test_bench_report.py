@@ -292,3 +292,13 @@ def test_two_ceilings_in_one_panel_are_drawn_apart() -> None:
         "learner-ceiling": ("black", "--"),
         "oracle": ("black", ":"),
     }
+
+
+def test_samplers_past_the_palette_are_drawn_in_another_line_style() -> None:
+    # The curricula lineup's 13 samplers shared colours past the ninth, alike in every way.
+    points = [CurvePoint(0, 0.0, 0.0, 0.0), CurvePoint(10, 0.5, 0.4, 0.6)]
+    curves = [(f"sampler-{n}", "sampler", points) for n in range(20)]
+    _, axes, _ = draw_panels([("lessons", curves)], (4.0, 3.0), "rollouts", (0.0, 1.0))
+    drawn = [(line.get_color(), line.get_linestyle()) for line in axes[0].lines]
+    assert len(drawn) == 20
+    assert len(set(drawn)) == 20
