@@ -610,6 +610,19 @@ def test_a_directory_missing_one_run_file_is_told_which(
     assert "not an agentdescent run directory: it has no status.json, which" in err
 
 
+def test_a_run_file_that_is_no_regular_file_is_told_so_not_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A FIFO named status.json was told "it has no status.json", though ls shows one.
+    run = make_run(tmp_path, _run_records())
+    (run / "status.json").unlink()
+    os.mkfifo(run / "status.json")
+
+    err = _refused(capsys, "--from-run", str(run))
+
+    assert "it has a status.json that is no regular file, which" in err
+
+
 @pytest.mark.parametrize(
     ("content", "reason"),
     [

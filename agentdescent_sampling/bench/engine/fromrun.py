@@ -712,10 +712,14 @@ def _not_a_run(path: Path) -> str:
             f"this is a run store holding {plural(len(runs), 'run')}; "
             f"give one run's directory, such as {str(runs[-1])!r}"
         )
-    missing = [name for name in ("status.json", "spec.json") if not (path / name).is_file()]
+    unread = [  # a FIFO or a directory by that name is there, and no file to read
+        f"a {name} that is no regular file" if (path / name).exists() else f"no {name}"
+        for name in ("status.json", "spec.json")
+        if not (path / name).is_file()
+    ]
     return (
-        f"not an agentdescent run directory: it has no {' and no '.join(missing)}, which "
-        f"`agentdescent evolve` writes in each run's directory; {_WHERE}"
+        f"not an agentdescent run directory: it has {' and '.join(unread)}, which "
+        f"`agentdescent evolve` writes in each run's directory as a file; {_WHERE}"
     )
 
 
