@@ -26,16 +26,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from agentdescent_sampling._files import CONFIG_MARKS, MAX_CONFIG_VALUES, count_values
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agentdescent_sampling._files import (  # after the path
+    CONFIG_MARKS,
+    MAX_CONFIG_VALUES,
+    count_values,
+)
 from agentdescent_sampling.spec_file import _MAX_FILE_BYTES
+from benchmarks._peak import measure
 
 #: Ours is held to this many seconds and bytes of peak memory a read.
 TARGET_SECONDS = 2.0
@@ -67,20 +72,6 @@ PARSERS = {
     ".yaml": "import yaml\nyaml.safe_load(open(PATH, encoding='utf-8').read())",
     ".json": "import json\njson.loads(open(PATH, encoding='utf-8').read())",
 }
-
-_CHILD = """
-import sys, time
-sys.path.insert(0, sys.argv[1])
-PATH = sys.argv[2]
-def peak():
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-before = peak()
-start = time.perf_counter()
-exec(sys.argv[3])
-seconds = time.perf_counter() - start
-print(seconds, (peak() - before) * 1024)
-"""
 
 
 def _dist_info(directory: Path, module: str, metadata: bytes, entry_points: str) -> None:
@@ -190,15 +181,13 @@ CASES: dict[str, tuple[Callable[[Path], tuple[str, str]], str, str]] = {
 def read(entry: str, path: str, code: str) -> tuple[float, int]:
     """Seconds and bytes of peak memory (beyond the interpreter's before it) that ``code``
     takes in a fresh interpreter, ``entry`` first on its ``sys.path``."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, entry, path, code],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    return measure(
+        "sys.path.insert(0, sys.argv[1])\nPATH = sys.argv[2]",
+        "exec(sys.argv[3])",
+        entry,
+        path,
+        code,
     )
-    seconds, peak = done.stdout.split()
-    return float(seconds), int(peak)
 
 
 def main() -> None:

@@ -26,13 +26,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
-from agentdescent_sampling._files import MAX_VALUES, count_values
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agentdescent_sampling._files import MAX_VALUES, count_values  # after the path
 from agentdescent_sampling.state import _MAX_FILE_BYTES
+from benchmarks._peak import measure
 
 #: The target: bytes of objects a counted value may cost a parse, beyond the text.
 TARGET = 64
@@ -98,21 +101,6 @@ STATES: dict[str, tuple[int, Callable]] = {
     "difficulty-weighted state": _state("difficulty-weighted", '"task-{}": [1, 2]'.format, 7),
 }
 
-#: The child's peak memory is the high-water mark of its own pages (``VmHWM``), which starts
-#: afresh at exec; ``ru_maxrss`` carries over the parent's, which built the document's text.
-_CHILD = """
-import sys, time
-from agentdescent_sampling.state import read_state_file
-def peak():
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-before = peak()
-start = time.perf_counter()
-read_state_file(sys.argv[1])
-seconds = time.perf_counter() - start
-print(seconds, (peak() - before) * 1024)
-"""
-
 
 def write(shape: str, values: int, directory: str) -> tuple[str, int, int]:
     """Write the document of ``shape`` at about ``values`` counted values (of a
@@ -134,11 +122,11 @@ def read(path: str) -> tuple[float, int]:
     """Seconds and bytes of peak memory (beyond the interpreter's before it) that reading
     ``path`` takes in a fresh interpreter. The peak also holds the file's text, read in
     pieces and decoded: the script subtracts the text's size once."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, path], check=True, capture_output=True, text=True
+    return measure(
+        "from agentdescent_sampling.state import read_state_file",
+        "read_state_file(sys.argv[1])",
+        path,
     )
-    seconds, peak = done.stdout.split()
-    return float(seconds), int(peak)
 
 
 def main() -> None:

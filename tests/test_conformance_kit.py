@@ -1437,16 +1437,8 @@ def test_number_parameters_declared_as_unions_with_none_are_noted_too() -> None:
     assert note.startswith("parameters: epsilon, window, floor, declared a number, accepted")
 
 
-class SeededRandomUnnamedState(SeededRandom):
+class SeededRandomUnnamedState(NamesNothing, SeededRandom):
     """Leaves its generator out of its state, and 'sampler' and 'version' too."""
-
-    def state_dict(self) -> dict[str, Any]:
-        with self._lock:
-            return {"trials": dict(self.trials)}
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        with self._lock:
-            self.trials = dict(state["trials"])
 
 
 def test_a_state_that_leaves_out_its_generator_and_its_name_is_told_both() -> None:
