@@ -275,14 +275,18 @@ class DurableSampler(ServedSampler):
         told = spec if spec is not None or renamed is not None else _spec_of(sampler, name)
         spec_text = json.dumps(name if told is None else told)
         self._db = StateDB(target, name, spec_text, initial=self._state_json)
+        #: The spec the file named and this sampler's that replaced it, if they differ.
+        self._respecced: tuple[Any, Any] | None = None
         if told is not None and not self._db.made:  # this run's spec replaces the file's
-            if spec is None:
-                with contextlib.suppress(StateError):  # a damaged spec: replaced, not read
-                    kept = _spec(self._db)
-                    if isinstance(kept, Mapping) and isinstance(kept.get("provider"), str):
-                        given = {"name": told} if isinstance(told, str) else told
-                        told = {**given, "provider": kept["provider"]}
+            kept: Any = None
+            with contextlib.suppress(StateError):  # a damaged spec: replaced, not read
+                kept = _spec(self._db)
+            if spec is None and isinstance(kept, Mapping) and isinstance(kept.get("provider"), str):
+                given = {"name": told} if isinstance(told, str) else told
+                told = {**given, "provider": kept["provider"]}
             self._db.respec(json.dumps(told))
+            if kept is not None and kept != told:
+                self._respecced = (kept, told)
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
         assert self.lock is not None  # for mypy: lock=True made it

@@ -187,7 +187,17 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
             f"'agentdescent resume {run}'"
         )
     elif not sampler.records:
-        return
+        made = 0 if resumed is None else _rollouts_made(resumed)
+        if not made:
+            return
+        assert resumed is not None  # for mypy: made is 0 otherwise
+        note = (
+            f"warning: resuming run {run}, which made {made:,} rollouts, but the sampler state "
+            f"at {sampler.path} holds no record of them (its -wal file deleted, or the state "
+            f"copied without it?): the sampler starts fresh, and what it learned before the "
+            f"stop is lost. To keep it, 'agentdescent cancel {run}', put back the file with "
+            f"its -wal file, and 'agentdescent resume {run}'"
+        )
     elif resumed is not None:
         note = (
             f"resuming run {run}: continuing the {sampler.records} records of {sampler.path} "
@@ -200,7 +210,27 @@ def _announce(sampler: DurableSampler, found: bool, resumed: Path | None) -> Non
             f"continuing {sampler.records} records from {sampler.path} "
             f"(a fresh run needs its own state path, or that file deleted)"
         )
+    if sampler.records and sampler._respecced is not None:  # an edited spec or file
+        import json
+
+        from ._display import shown
+
+        was, now = (shown(json.dumps(spec), 200) for spec in sampler._respecced)
+        note += f"; the sampler's spec was {was} and is now {now}"
     print(f"agentdescent-sampling: {note}", file=sys.stderr)
+
+
+def _rollouts_made(run: Path) -> int:
+    """The rollouts the run's ``status.json`` counts (the engine's last process's), or 0 if
+    it cannot be read as a count."""
+    from ._files import load_document, strict_json  # only on a resume of an empty state
+
+    try:
+        status = load_document(run / "status.json", strict_json, 1 << 20)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+    made = status.get("rollouts") if isinstance(status, dict) else None
+    return made if type(made) is int and made > 0 else 0
 
 
 #: What a state error says of a file kept by another sampler, or with other parameters

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import warnings
@@ -276,6 +277,29 @@ def test_a_resume_whose_state_file_is_gone_warns_that_the_sampler_starts_fresh(
     assert read_state(state)["records"] == WORKERS  # the resumed run's own, from none
 
 
+def test_a_resume_whose_state_holds_none_of_the_runs_records_warns_that_they_are_lost(
+    workspace: Workspace,
+) -> None:
+    # As a state copied without its -wal file holds nothing a killed run committed: it was
+    # taken up in silence, the run's records gone and its rounds counted from 0 again.
+    state = workspace.root / "sampler.sqlite"
+    run_id = _run_to_its_end(workspace, state)
+    state.unlink()
+    kept = workspace.root / "kept.sqlite"
+    with create("difficulty-weighted", state=kept) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)  # committed to kept.sqlite-wal alone
+        shutil.copyfile(kept, state)  # the same sampler's file, without its -wal
+    assert read_state(state)["records"] == 0
+
+    log = _resumed_log(workspace, run_id)
+
+    assert (
+        f"agentdescent-sampling: warning: resuming run {run_id}, which made {WORKERS} "
+        f"rollouts, but the sampler state at {state} holds no record of them (its -wal file "
+        f"deleted, or the state copied without it?): the sampler starts fresh"
+    ) in log
+
+
 def test_a_resume_finding_another_samplers_state_says_to_put_the_runs_own_back(
     workspace: Workspace,
 ) -> None:
@@ -322,6 +346,26 @@ def test_a_resume_whose_sampler_file_was_edited_names_that_file_not_the_runs_spe
         f"put the sampler and parameters it started with back in {config}"
     ) in told, told
     assert "spec.json" not in told.partition("holds the state of sampler")[2], told
+
+
+def test_a_resume_whose_sampler_file_changed_a_parameter_the_state_allows_says_so(
+    workspace: Workspace,
+) -> None:
+    # failure_cost may change on resume (the state keeps no count of it), but the log said
+    # only "continuing the records", as if the sampler were the one the run started with.
+    config = workspace.root / "sampler.toml"
+    config.write_text('[task_sampler]\nname = "fixable-first"\nfailure_cost = 2\n')
+    state = workspace.root / "sampler.sqlite"
+    run_id = _run_to_its_end(workspace, state, config)
+    config.write_text('[task_sampler]\nname = "fixable-first"\nfailure_cost = 3\n')
+
+    log = _resumed_log(workspace, run_id)
+
+    assert (
+        f"resuming run {run_id}: continuing the {WORKERS} records of {state} (every run given "
+        f'that state adds its own); the sampler\'s spec was {{"name": "fixable-first", '
+        f'"failure_cost": 2}} and is now {{"name": "fixable-first", "failure_cost": 3}}\n'
+    ) in log
 
 
 @pytest.mark.parametrize("rewritten", [True, False], ids=["result-rewritten", "result-unchanged"])
