@@ -321,8 +321,13 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     selected = parse_spec(spec)
     try:
         document = read_state_file(path)
-    except StateError:
-        document = {}  # not an export after all: the advice says "if it is"
+    except StateError as error:  # not an export after all: no command would take it
+        return (
+            f"state {short_repr(str(path), 1000)} is a JSON file, and no export of a sampler "
+            f"state ({error}); a run spec's 'state' is the SQLite state file the sampler keeps "
+            f"up to date as it runs: give a path of its own, such as "
+            f"{short_repr(str(target), 1000)}, which the run makes"
+        )
     saved, kept = document.get("sampler"), document.get("state")
     other = isinstance(saved, str) and is_name(saved) and known_apart(saved, selected.name)
     # The parameters the export was saved with, which the import checks, over those selected.

@@ -312,6 +312,30 @@ def test_a_mismatched_state_file_stops_plan_and_evolve_and_is_left_untouched(
     assert state.read_bytes() == before
 
 
+def test_a_json_file_that_is_no_export_as_state_is_told_to_give_a_path_of_its_own(
+    workspace: Workspace,
+) -> None:
+    # A data file (JSON lines) was told "If it is an export, make a state file of it with
+    # ...", a command that then failed on it.
+    data = workspace.root / "cases_copy.jsonl"
+    data.write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
+    sampler = {"ref": REF, "spec": "difficulty-weighted", "state": str(data)}
+
+    planned = _plan(workspace, workspace.spec(sampler, rounds=1))
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(
+        f"policies.task_sampler: state {str(data)!r} is a JSON file, and no export of a "
+        f"sampler state ("
+    )
+    assert planned["error"].endswith(
+        f"give a path of its own, such as {str(workspace.root / 'cases_copy.sqlite')!r}, which "
+        f"the run makes"
+    )
+    assert "state import" not in planned["error"]
+    assert data.read_text(encoding="utf-8") == '{"id": "a"}\n{"id": "b"}\n'
+
+
 def test_a_json_export_as_state_is_refused_with_the_command_that_makes_a_state_of_it(
     workspace: Workspace,
 ) -> None:
