@@ -200,12 +200,17 @@ class Registered:
 
     Attributes:
         label: what reports call it: the canonical spec, and its provider if one was named.
+        settings: the sampler, its provider and every parameter, given or at its default:
+            alike for two specs that build alike (``difficulty-weighted:c=0.2`` and
+            ``DifficultyWeighted``, ``failure_cost=3`` and its default ``3.0``), which a
+            lineup runs once.
     """
 
     registry: Registry
     spec: SamplerSpec
     fills: tuple[str, ...]
     label: str
+    settings: tuple[Any, ...]
 
     @classmethod
     def resolve(cls, given: SpecLike, registry: Registry) -> Registered:
@@ -221,7 +226,9 @@ class Registered:
         label = str(canonical) + (f" ({spec.provider})" if spec.provider else "")
         names = {parameter.name for parameter in info.signature.parameters}
         fills = tuple(n for n in ("seed", "pass_threshold") if n in names and n not in spec.params)
-        registered = cls(registry, canonical, fills, label)
+        defaults = {p.name: p.default for p in info.signature.parameters if not p.required}
+        settings = (info.name, spec.provider, sorted({**defaults, **spec.params}.items()))
+        registered = cls(registry, canonical, fills, label, settings)
         try:
             registered.create(0, SOLVED)
         except InvalidSamplerConfig:

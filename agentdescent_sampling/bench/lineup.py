@@ -179,14 +179,16 @@ def lineup(specs: Iterable[SpecLike], registry: Registry) -> list[Entrant]:
             give instead.
     """
     entrants: list[Entrant] = []
+    settings: list[object] = []  # compared by ==, so 3 is 3.0
     for given in [*specs, "round-robin"]:
         if bare_name(given) == ORACLE:
             continue  # always added, last
         _refuse_artifact_only(given, registry)
         refuse_wired_label(given, engine=False)
         registered = Registered.resolve(given, registry)  # fails here, before the run
-        if any(entrant.label == registered.label for entrant in entrants):
+        if registered.settings in settings:  # given twice, in the same words or not
             continue
+        settings.append(registered.settings)
         role: Role = "baseline" if registered.label == "round-robin" else "sampler"
         entrants.append(Entrant(registered.label, role, _ForScenario(registered)))
     entrants.append(Entrant(ORACLE, "ceiling", _oracle))

@@ -47,3 +47,29 @@ def test_a_missing_pack_names_the_distribution_to_install() -> None:
 def test_an_unknown_lineup_lists_the_known_ones() -> None:
     with pytest.raises(BenchError, match="no lineup named 'curricla'; expected one of curricula"):
         lineup_specs("curricla")
+
+
+def test_two_specs_that_build_alike_are_run_once_in_the_words_given_first() -> None:
+    # difficulty-weighted:c=0.2 and DifficultyWeighted (its default c) were two rows of the
+    # same sampler, as were a spec given alone and again by a lineup in other words.
+    from agentdescent_sampling.bench.engine.lineup import engine_lineup
+    from agentdescent_sampling.bench.lineup import lineup
+
+    registry = Registry(only=[])
+    given = ["difficulty-weighted:c=0.2", "DifficultyWeighted", "difficulty-weighted:c=0.4"]
+    share = [entrant.label for entrant in lineup(given, registry)]
+    assert share == [
+        "difficulty-weighted:c=0.2",
+        "difficulty-weighted:c=0.4",
+        "round-robin",
+        "oracle",
+    ]
+    given = ["fixable-first", "fixable-first:failure_cost=3", "FixableFirst:failure_cost=2"]
+    engine = [entrant.label for entrant in engine_lineup(given, registry, ceilings=False)]
+    assert engine == [
+        "round-robin",
+        "fixable-first",
+        "fixable-first + wired",
+        "fixable-first:failure_cost=2",
+        "fixable-first:failure_cost=2 + wired",
+    ]

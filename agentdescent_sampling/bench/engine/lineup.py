@@ -149,11 +149,19 @@ def engine_lineup(
             version=baseline.version,
         )
     ]
+    settings: list[object] = []  # compared by ==, so 3 is 3.0
     for given in specs:
         if bare_name(given) in (ORACLE, LEARNER_CEILING, "round-robin"):
             continue  # always present, in their fixed places
         refuse_wired_label(given, engine=True)
-        for entrant in _resolve(given, registry):
+        resolved = _resolve(given, registry)
+        alike: object = resolved[0].label  # the engine's DifficultyWeighted: its spec as given
+        if isinstance(resolved[0].make, _ForBuilt):
+            alike = resolved[0].make.registered.settings
+        if alike in settings:  # given twice, in the same words or not
+            continue
+        settings.append(alike)
+        for entrant in resolved:
             if all(existing.label != entrant.label for existing in entrants):
                 entrants.append(entrant)
     for entrant in extra:
