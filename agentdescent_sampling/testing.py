@@ -221,6 +221,10 @@ class _Fault:
 
 #: The fault of every pick that returned a non-member, whatever it returned.
 _NON_MEMBER = "non-member"
+#: The fault of a record() that counts a task outside the shard it last picked from other
+#: than once: told by record-outside-the-shard, and by threads of a sampler served one call
+#: at a time, whose threads record tasks of one another's shards.
+_MISCOUNTS_OUTSIDE = "miscounts outside"
 #: What a check yields: a violation (with its fault, or not), a note (a ``str``: what it
 #: could not observe), or :data:`_NOT_APPLICABLE`.
 Finding = Violation | _Fault | str | _NotApplicable
@@ -423,13 +427,19 @@ def _in_thread(
     if later is not None:
         worker.join(_LOOK_AGAIN)
         again = "" if outcome else _stuck_at(label)
-        if again and again != stuck:
+        if _call_of(again) and _call_of(stuck) and _call_of(again) != _call_of(stuck):
             later.append(again)
     return outcome, stuck
 
 
+def _call_of(stuck: str) -> str:
+    """The call of where :func:`_stuck_at` found a run (`` in pick([...], 2)``), without
+    its line, or ``""``: a loop that never ends moves from line to line within one call."""
+    return stuck.rpartition(", at ")[0] if stuck.startswith(" in ") else ""
+
+
 #: How long after a check's time is up the kit looks again at where it is, to tell a check
-#: still making calls from one stuck.
+#: still making calls (another call, or the same with other arguments) from one stuck.
 _LOOK_AGAIN = 1.0
 
 
@@ -790,7 +800,7 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"naming its parameter"
         )
     signature = _signature(factory)
-    if signature.accepts_any:
+    if signature.accepts_any and _takes_unknown_keyword(factory, params):
         named = {parameter.name for parameter in signature.parameters}
         swallowed = [key for key in params if key not in named]
         taken = (
@@ -822,6 +832,20 @@ def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, .
             f"for you"
         )
     return tuple(notes)
+
+
+#: A keyword no sampler names: what the kit gives a factory taking ``**kwargs``.
+_UNKNOWN_KEYWORD = "agentdescent_kit_unknown_keyword"
+
+
+def _takes_unknown_keyword(factory: Factory, params: dict[str, Any]) -> bool:
+    """Whether ``factory`` builds a sampler given a keyword it cannot know: one that hands
+    its ``**kwargs`` on to a class that names its parameters refuses it."""
+    try:
+        factory(**params, **{_UNKNOWN_KEYWORD: 1})
+    except Exception:  # noqa: BLE001  # refused, as an unknown parameter should be
+        return False
+    return True
 
 
 def _without_stats(sampler: Any, label: str, locked: bool) -> str:
@@ -1135,12 +1159,14 @@ def _check_record_outside_the_shard(factory: Factory, params: dict[str, Any]) ->
         return
     after = _counted(sampler) if counts else None
     if before is not None and after is not None and after != before + 1:
-        yield Violation(
+        counted = "was not counted" if after == before else f"counted {after - before} times"
+        violation = Violation(
             "record-outside-the-shard",
-            f"record({outside!r}, 0.5) of a task outside the current shard was not counted: "
+            f"record({outside!r}, 0.5) of a task outside the current shard {counted}: "
             f"stats() counts {after - before} trials more, not 1; shards rotate between "
-            f"rounds, so keep the score of every task recorded, in the shard or not",
+            f"rounds, so count the score of every task recorded once, in the shard or not",
         )
+        yield _Fault(violation, _MISCOUNTS_OUTSIDE)
     picked = sampler.pick(list(_SHARD[:3]), 1)
     if picked == outside:  # what it was told of, not in the shard: this check's own fault
         yield Violation(
@@ -1501,7 +1527,7 @@ class _Round:
     lost-records one, which stands only if ``stats()`` counts every record on one thread."""
 
     violations: list[Violation | _Fault]
-    lost: Violation | None = None
+    lost: Violation | _Fault | None = None
 
 
 def _threads_round(sampler: Any, counts: bool) -> _Round:
@@ -1531,7 +1557,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         for thread in threads:
             thread.join()
     violations: list[Violation | _Fault] = []
-    lost = None
+    lost: Violation | _Fault | None = None
     if errors:
         violations.append(
             Violation(
@@ -1568,17 +1594,22 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
                 if counted < expected
                 else f"stats() counts {counted} trials for {expected} concurrent records"
             )
-            serialized = isinstance(sampler, ServedSampler) and sampler.lock is not None
-            lost = Violation(
-                "threads",
-                f"{what}, though it was served one call at a time (thread_safe = False), so no "
-                f"race lost them: record() drops records itself; the threads record tasks of "
-                f"one another's shards, so keep the score of every task recorded, in the "
-                f"shard last picked from or not"
-                if serialized
-                else f"{what}; guard the statistics with a lock, or declare thread_safe = "
-                f"False to have the registry wrap the sampler",
-            )
+            if isinstance(sampler, ServedSampler) and sampler.lock is not None:
+                wrong = "drops records" if counted < expected else "counts some records twice"
+                miscounted = Violation(
+                    "threads",
+                    f"{what}, though it was served one call at a time (thread_safe = False), "
+                    f"so no race did it: record() {wrong} itself; the threads record tasks of "
+                    f"one another's shards, so count every task recorded once, in the shard "
+                    f"last picked from or not",
+                )
+                lost = _Fault(miscounted, _MISCOUNTS_OUTSIDE)
+            else:
+                lost = Violation(
+                    "threads",
+                    f"{what}; guard the statistics with a lock, or declare thread_safe = "
+                    f"False to have the registry wrap the sampler",
+                )
     try:
         sampler.record(_member(sampler.pick(list(_SHARD), 0), _SHARD), 1.0)
     except Exception as error:  # noqa: BLE001  # reported as a violation

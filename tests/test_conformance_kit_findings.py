@@ -790,6 +790,23 @@ def test_a_sampler_taking_any_keyword_is_noted_that_a_misspelt_parameter_is_swal
     assert not [note for note in check_sampler(Counted).notes if "**kwargs" in note]
 
 
+class HandsItsKeywordsOn(Counted):
+    """Takes ``**kwargs`` and hands them to a class that names its parameters."""
+
+    name = "hands-its-keywords-on"
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__()
+        self.base = UncheckedFlag(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_sampler_handing_its_keywords_to_a_class_that_names_them_gets_no_such_note() -> None:
+    # Its typos are refused by the class it hands them to, yet it was told a given greedy=True
+    # "was taken silently, and the sampler runs without it".
+    report = check_sampler(HandsItsKeywordsOn, greedy=True)
+    assert not [note for note in report.notes if "**kwargs" in note]
+
+
 class StateWithoutItsName:
     """Saves its statistics alone, without the 'sampler' and 'version' check_state() reads."""
 
@@ -844,9 +861,39 @@ class DropsOutsideItsShard(Counted):
             super().record(task_id, score)
 
 
+class CountsOutsideItsShardTwice(DropsOutsideItsShard):
+    name = "counts-outside-its-shard-twice"
+
+    def record(self, task_id: str, score: float) -> None:
+        super().record(task_id, score)
+        if task_id not in self.shard:
+            Counted.record(self, task_id, score)
+            Counted.record(self, task_id, score)
+
+
 class DropsOutsideItsShardServed(DropsOutsideItsShard):
     name = "drops-outside-its-shard-served"
     thread_safe = False
+
+
+class DropsTasksOfAnEarlierShard(DropsOutsideItsShard):
+    """Keeps a task it never saw in a shard, but drops one of a shard it picked from before
+    and not last: the threads, recording tasks of one another's shards, find it."""
+
+    name = "drops-tasks-of-an-earlier-shard"
+    thread_safe = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        self.seen.update(keys)
+        return super().pick(keys, round_index)
+
+    def record(self, task_id: str, score: float) -> None:
+        if task_id in self.shard or task_id not in self.seen:
+            Counted.record(self, task_id, score)
 
 
 def test_a_record_outside_the_shard_that_is_silently_dropped_is_a_violation() -> None:
@@ -859,11 +906,28 @@ def test_a_record_outside_the_shard_that_is_silently_dropped_is_a_violation() ->
     )
 
 
+def test_a_record_outside_the_shard_counted_twice_is_told_so_not_that_it_was_dropped() -> None:
+    report = check_sampler(CountsOutsideItsShardTwice)
+    (outside,) = [v for v in report.violations if v.check == "record-outside-the-shard"]
+    assert outside.message.startswith(
+        "record('a-task-from-another-shard', 0.5) of a task outside the current shard counted "
+        "2 times: stats() counts 2 trials more, not 1"
+    )
+
+
 def test_records_lost_by_a_sampler_served_one_call_at_a_time_are_not_blamed_on_a_race() -> None:
     # It was told to "guard the statistics with a lock, or declare thread_safe = False",
     # which it had declared.
-    report = check_sampler(DropsOutsideItsShardServed)
-    (threads,) = [v for v in report.violations if v.check == "threads"]
+    report = check_sampler(DropsTasksOfAnEarlierShard)
+    (threads,) = report.violations
+    assert threads.check == "threads"
     assert "though it was served one call at a time (thread_safe = False)" in threads.message
-    assert "record() drops records itself" in threads.message
+    assert "so no race did it: record() drops records itself" in threads.message
     assert "guard the statistics with a lock" not in threads.message
+
+
+def test_a_record_outside_the_shard_miscounted_is_one_violation_not_one_per_check() -> None:
+    # Served one call at a time, its threads record tasks of one another's shards and lose
+    # them too: the same fault, told again by the threads check.
+    report = check_sampler(DropsOutsideItsShardServed)
+    assert [violation.check for violation in report.violations] == ["record-outside-the-shard"]

@@ -159,6 +159,19 @@ class HangsUnderThreadsServed(HangsInPick):
         return keys[round_index % len(keys)]
 
 
+class SpinsInPick(HangsInPick):
+    """Loops for ever in one call, from line to line."""
+
+    name = "spins-in-pick"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        while round_index == 2:
+            first = sum(range(200))
+            second = sum(range(200))
+            round_index += first - second
+        return keys[0]
+
+
 HANGS = {
     "pick": (HangsInPick, "stuck in pick(['task-0', ", HangsInPick.pick, ("wait()",)),
     "record": (HangsInRecord, "stuck in record('task-", HangsInRecord.record, ("wait()",)),
@@ -167,6 +180,12 @@ HANGS = {
         "stuck in pick([",
         DeadlocksUnderThreads.pick,
         ("with first:", "with second:"),  # whichever thread is looked at first
+    ),
+    "an endless loop": (
+        SpinsInPick,
+        "stuck in pick(['task-0', ",
+        SpinsInPick.pick,
+        ("while round_index", "first =", "second =", "round_index +="),  # wherever it is
     ),
     "a served sampler": (
         HangsUnderThreadsServed,
