@@ -21,9 +21,10 @@ import attrs
 
 from ..errors import BenchError, InvalidSamplerConfig
 from ..policy import builtin_of, normalize
-from ..protocol import SOLVED, TaskSampler, short_repr
+from ..protocol import MAX_COUNT, SOLVED, TaskSampler, short_repr
 from ..registry import Registry
 from ..spec import SamplerSpec, SpecLike, parse_spec
+from ..validators import whole_number_in
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -50,6 +51,7 @@ __all__ = [
     "draw_panels",
     "failures_json",
     "finish",
+    "first_seed_in_range",
     "refuse_wired_label",
     "require_matplotlib",
     "result_json",
@@ -569,6 +571,14 @@ def _figure_class() -> type[Figure]:
             f"plot extra: {_EXTRA}"
         ) from error
     return Figure
+
+
+def first_seed_in_range(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An attrs validator of a bench config's ``first_seed``: a whole number from 0, with its
+    run's last seed, ``first_seed + seeds - 1``, at most 2**53, the most a sampler's seed is
+    (:func:`~agentdescent_sampling.validators.seed_number`). Runs once ``seeds`` is set."""
+    hint = "; the last seed, first_seed + seeds - 1, is at most 2**53; for example first_seed=0"
+    whole_number_in(0, MAX_COUNT - instance.seeds + 1, hint=hint)(instance, attribute, value)
 
 
 def seed_range(first: int, seeds: int) -> str:

@@ -13,7 +13,7 @@ from .._display import shown
 from ..errors import BenchError
 from ..registry import Registry, default_registry
 from ..spec import SpecLike
-from .core import Machine, RunFailure, WithSamplers, as_specs
+from .core import Machine, RunFailure, WithSamplers, as_specs, first_seed_in_range
 from .driver import Rollout, RolloutLoop, drive
 from .lineup import Entrant, Skipped, default_specs, lineup
 from .metrics import SamplerResult, summarise
@@ -60,7 +60,7 @@ class BenchConfig:
     )
     loop: RolloutLoop = attrs.field(factory=RolloutLoop)
     seeds: int = attrs.field(default=100, validator=_at_least_one)
-    first_seed: int = 0
+    first_seed: int = attrs.field(default=0, validator=first_seed_in_range)
 
 
 @attrs.frozen

@@ -302,3 +302,19 @@ def test_samplers_past_the_palette_are_drawn_in_another_line_style() -> None:
     drawn = [(line.get_color(), line.get_linestyle()) for line in axes[0].lines]
     assert len(drawn) == 20
     assert len(set(drawn)) == 20
+
+
+@pytest.mark.parametrize(
+    ("params", "told"),
+    [({"first_seed": -1}, "BenchConfig(first_seed=-1): expected a whole number from 0 to "
+      "9,007,199,254,740,893; the last seed, first_seed + seeds - 1, is at most 2**53"),
+     ({"first_seed": 2**53 - 50}, "expected a whole number from 0 to 9,007,199,254,740,893")],
+    ids=["negative", "last-seed-past-2-53"],
+)  # fmt: skip
+def test_a_first_seed_whose_run_would_seed_a_sampler_out_of_range_is_refused(
+    params: dict[str, int], told: str
+) -> None:
+    # Accepted, it had every seeded sampler fail each run: seed -1 and seeds past 2**53 are
+    # no sampler's seed.
+    with pytest.raises(ValueError, match=re.escape(told)):
+        BenchConfig(**params)

@@ -485,9 +485,14 @@ def _broken(built: object) -> Any:
         ({"workloads": 3}, TypeError, "EngineBenchConfig(workloads=3): expected a list of engine "
          "workloads or their names, for example workloads=['lessons']"),
         ({"first_seed": -1}, ValueError, "EngineBenchConfig(first_seed=-1): expected a whole "
-         "number from 0 to 9,007,199,254,740,992; for example first_seed=0"),
+         "number from 0 to 9,007,199,254,740,963; the last seed, first_seed + seeds - 1, is at "
+         "most 2**53; for example first_seed=0"),
+        # Its last seed past 2**53, every seeded sampler refused every run of it.
+        ({"first_seed": 2**53, "seeds": 2}, ValueError, "EngineBenchConfig(first_seed="
+         "9007199254740992): expected a whole number from 0 to 9,007,199,254,740,991; the last "
+         "seed"),
         ({"first_seed": "3"}, TypeError, "EngineBenchConfig(first_seed='3'): expected a whole "
-         "number from 0 to 9,007,199,254,740,992, got str: write the number without quotes"),
+         "number from 0 to 9,007,199,254,740,963, got str: write the number without quotes"),
         ({"first_seed": True}, TypeError, "EngineBenchConfig(first_seed=True): expected a "
          "whole number from 0"),
         ({"first_seed": 2.0}, TypeError, "EngineBenchConfig(first_seed=2.0): expected a whole "

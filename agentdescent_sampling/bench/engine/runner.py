@@ -19,12 +19,11 @@ import attrs
 from ..._display import shown
 from ..._version import __version__
 from ...errors import BenchError
-from ...protocol import MAX_COUNT, short_repr
+from ...protocol import short_repr
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
-from ...validators import whole_number_in
 from ...wiring import ENGINE_INSTALL
-from ..core import Machine, RunFailure, WithSamplers, as_specs, cpus
+from ..core import Machine, RunFailure, WithSamplers, as_specs, cpus, first_seed_in_range
 from ..progress import Progress
 from .lineup import (
     QUICK_SPECS,
@@ -203,9 +202,7 @@ class EngineBenchConfig:
     samplers: tuple[SpecLike, ...] | None = attrs.field(default=None, converter=_specs)
     extra: tuple[EngineEntrant, ...] = attrs.field(default=(), converter=_extra)
     seeds: int = attrs.field(default=30, validator=_at_least_one)
-    first_seed: int = attrs.field(
-        default=0, validator=whole_number_in(0, MAX_COUNT, hint="; for example first_seed=0")
-    )
+    first_seed: int = attrs.field(default=0, validator=first_seed_in_range)
     processes: int | None = attrs.field(default=None, validator=_at_least_one)
     reflector: str = attrs.field(default=REFLECTORS[0], validator=_reflector)
     asynchronous: bool = attrs.field(default=False, validator=_path)
