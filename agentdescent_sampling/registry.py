@@ -182,7 +182,8 @@ class Registry:
         parsed = parse_spec(spec)
         path = None if state is None else _state_path(state)
         try:
-            sampler = _build(parsed, self._select(parsed.name, parsed.provider))
+            selected = self._select(parsed.name, parsed.provider)
+            sampler = _build(parsed, selected)
         except SamplerError as error:
             if isinstance(error, SamplerConflictError):  # a provider given, but misspelt?
                 for key in parsed.params:
@@ -200,7 +201,9 @@ class Registry:
             return cast("Sampler", sampler)  # Sampler says only: its other methods are Any
         from .durable import DurableSampler  # only a durable sampler needs the state module
 
-        mapping = {"name": parsed.name, **parsed.params}
+        # Under the name it is registered by, however selected ('FixableFirst', 'fixable_first'):
+        # a run selecting it in other words keeps the file's spec.
+        mapping = {"name": selected.name, **parsed.params}
         if parsed.provider is not None:
             mapping["provider"] = parsed.provider
         return DurableSampler(sampler, path, spec=mapping)

@@ -3089,3 +3089,21 @@ def test_a_state_named_with_a_leading_tilde_is_made_here_when_written_with_dot_s
     assert (tmp_path / "~t-agentdescent.sqlite").is_file()
     with create("round-robin", state="./~t-agentdescent.sqlite") as sampler:
         assert sampler.records == 1
+
+
+def test_a_state_keeps_the_samplers_registered_name_however_it_was_selected(
+    tmp_path: Path,
+) -> None:
+    # Selected by its alias, the file named 'FixableFirst', and a run selecting it as
+    # 'fixable-first' was told the sampler's spec had changed.
+    state = tmp_path / "sampler.sqlite"
+    with create("FixableFirst:failure_cost=2", state=state) as sampler:
+        sampler.record(sampler.pick(["a"], 0), 1.0)
+    assert read_durable_state(state)["spec"] == {"name": "fixable-first", "failure_cost": 2}
+    with create("fixable_first:failure_cost=2", state=state) as again:
+        assert again._respecced is None
+    with create("fixable-first", state=state) as changed:
+        assert changed._respecced == (
+            {"name": "fixable-first", "failure_cost": 2},
+            {"name": "fixable-first"},
+        )
