@@ -310,7 +310,7 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     """What to do with a JSON export named as a run spec's ``state``: the command that makes a
     state file of it."""
     from .policy import known_apart  # only on this error path
-    from .state import read_state_file
+    from .state import FORMAT, read_state_file
 
     # A path that names no file yet: state import makes no file over one (the export may
     # have been made from a state file beside it).
@@ -321,12 +321,20 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     selected = parse_spec(spec)
     try:
         document = read_state_file(path)
-    except StateError as error:  # not an export after all: no command would take it
+    except StateError as error:  # no command would take it
+        with open(path, "rb") as file:
+            marked = FORMAT.encode() in file.read(4096)
+        what = "an export that cannot be read" if marked else "no export of a sampler state"
+        instead = (
+            "export the state file it was made from again ('agentdescent-sampling state "
+            "export'), or give a path of its own"
+            if marked
+            else "give a path of its own"
+        )
         return (
-            f"state {short_repr(str(path), 1000)} is a JSON file, and no export of a sampler "
-            f"state ({error}); a run spec's 'state' is the SQLite state file the sampler keeps "
-            f"up to date as it runs: give a path of its own, such as "
-            f"{short_repr(str(target), 1000)}, which the run makes"
+            f"state {short_repr(str(path), 1000)} is a JSON file, and {what} ({error}); a run "
+            f"spec's 'state' is the SQLite state file the sampler keeps up to date as it runs: "
+            f"{instead}, such as {short_repr(str(target), 1000)}, which the run makes"
         )
     saved, kept = document.get("sampler"), document.get("state")
     other = isinstance(saved, str) and is_name(saved) and known_apart(saved, selected.name)

@@ -336,6 +336,30 @@ def test_a_json_file_that_is_no_export_as_state_is_told_to_give_a_path_of_its_ow
     assert data.read_text(encoding="utf-8") == '{"id": "a"}\n{"id": "b"}\n'
 
 
+def test_a_damaged_export_as_state_is_told_to_be_exported_again_not_that_it_is_none(
+    workspace: Workspace,
+) -> None:
+    made, export = workspace.root / "made.sqlite", workspace.root / "export.json"
+    with create("difficulty-weighted", state=made) as sampler:
+        sampler.record(sampler.pick(["a", "b"], 0), 1.0)
+    exported = subprocess.run(
+        [SAMPLING, "state", "export", made, "-o", export], capture_output=True, text=True
+    )
+    assert exported.returncode == 0, exported.stderr
+    text = export.read_text(encoding="utf-8")
+    export.write_text(text[: len(text) // 2], encoding="utf-8")  # cut short, as a full disk
+    sampler = {"ref": REF, "spec": "difficulty-weighted", "state": str(export)}
+
+    planned = _plan(workspace, workspace.spec(sampler, rounds=1))
+
+    assert planned["ok"] is False
+    assert (
+        f"state {str(export)!r} is a JSON file, and an export that cannot be read ("
+        in (planned["error"])
+    )
+    assert "export the state file it was made from again" in planned["error"]
+
+
 def test_a_json_export_as_state_is_refused_with_the_command_that_makes_a_state_of_it(
     workspace: Workspace,
 ) -> None:
