@@ -15,7 +15,7 @@ The cases are those ``SECURITY.md`` quotes:
   up, where ours reads the headers alone;
 - a distribution declaring 66,000 sampler entry points: listing them, where ours refuses a
   distribution past ``discovery.MAX_ENTRY_POINTS`` (1,000) unimported;
-- a 400 KB zip archive on ``sys.path`` whose ``entry_points.txt`` inflates to 400 MB:
+- a 0.8 MB zip archive on ``sys.path`` whose ``entry_points.txt`` inflates to 400 MB:
   listing, where ours inflates a chunk at a time up to ``discovery.METADATA_LIMIT`` (1 MiB);
 - config files at the limits a config is read to (1 MiB and 32,768 values, each dot and line
   break a value): the most values of each shape that ``spec_from_file`` still reads, and
@@ -165,7 +165,7 @@ def config(shape: str, *, at_most_values: bool) -> Callable[[Path], tuple[str, s
 CASES: dict[str, tuple[Callable[[Path], tuple[str, str]], str, str]] = {
     "long description, lookup": (long_description, LOOKUP, UNBOUNDED_METADATA),
     "66,000 entry points, list": (many_entry_points, LISTING, UNBOUNDED_METADATA),
-    "400 KB zip to 400 MB, list": (inflating_zip, LISTING, UNBOUNDED_METADATA),
+    "0.8 MB zip to 400 MB, list": (inflating_zip, LISTING, UNBOUNDED_METADATA),
     **{
         f"{shape}, {extent}": (
             config(shape, at_most_values=extent == "most values read"),
