@@ -425,9 +425,11 @@ class StateDB:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
+            why = write_refused(error)
+            if why == reason_of(error):  # no advice of its own: a file system making none
+                why += "; give a path in a directory this user can make and write, such as ~/runs"
             raise StateError(
-                f"cannot create the directory of the sampler state {self.where!r}: "
-                f"{write_refused(error)}"
+                f"cannot create the directory of the sampler state {self.where!r}: {why}"
             ) from error
         self._made_directories = missing  # deepest first
 

@@ -3107,3 +3107,14 @@ def test_a_state_keeps_the_samplers_registered_name_however_it_was_selected(
             {"name": "fixable-first", "failure_cost": 2},
             {"name": "fixable-first"},
         )
+
+
+def test_a_state_directory_no_file_system_lets_be_made_is_told_what_path_to_give() -> None:
+    # Under /proc, no directory can be made: it was told "No such file or directory" alone.
+    with pytest.raises(StateError) as refused:
+        create("round-robin", state="/proc/no-such-directory/state.sqlite")
+    assert str(refused.value) == (
+        "cannot create the directory of the sampler state "
+        "'/proc/no-such-directory/state.sqlite': No such file or directory; give a path in a "
+        "directory this user can make and write, such as ~/runs"
+    )
