@@ -285,7 +285,8 @@ class DurableSampler(ServedSampler):
                 given = {"name": told} if isinstance(told, str) else told
                 told = {**given, "provider": kept["provider"]}
             self._db.respec(json.dumps(told))
-            if kept is not None and kept != told:
+            named = [{"name": each} if isinstance(each, str) else each for each in (kept, told)]
+            if kept is not None and named[0] != named[1]:  # a name alone is {"name": name}
                 self._respecced = (kept, told)
         # One lock orders each change of the sampler with its entry in the log, and closing
         # the file after any call in flight (see _close_under).
