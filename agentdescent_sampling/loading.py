@@ -619,7 +619,7 @@ def _plugin_line(ep: EntryPoint, error: BaseException) -> str:
             return found
         filename = getattr(error, "filename", None) if isinstance(error, SyntaxError) else None
         if isinstance(filename, str) and filename:  # never ran a line
-            return f" (at {shown(os.path.basename(filename), 120)}:{error.lineno})"  # type: ignore[attr-defined]
+            return f" (at {_in_package(top, filename)}:{error.lineno})"  # type: ignore[attr-defined]
     except KeyboardInterrupt:
         raise
     except BaseException:  # noqa: BLE001  # a report must not fail on the error it reports

@@ -286,6 +286,30 @@ def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_cla
         registry.register(3, name="three")  # type: ignore[arg-type]
 
 
+def test_a_syntax_error_in_a_plugin_package_is_placed_by_its_path_in_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was placed "(at __init__.py:2)", which names no package, where an import error in
+    # the same file is placed "(at broken_pkg/__init__.py:2)".
+    package = tmp_path / "broken_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("class Sampler:\n    def pick(self, keys:\n")
+    dist_info = tmp_path / "broken_pkg-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: kit-test-syntax\nVersion: 0.1\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[agentdescent.samplers]\nbroken = broken_pkg:Sampler\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry(only=["kit-test-syntax"], disable=(), strict=False)
+
+    (failure,) = _failures(registry, "kit-test-syntax")
+    assert "SyntaxError" in failure.message
+    assert "(at broken_pkg/__init__.py:2)" in failure.message
+
+
 def test_a_class_entry_point_naming_an_instance_is_told_to_name_the_class(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
