@@ -545,11 +545,15 @@ def _parse_string(text: str) -> SamplerSpec:
 _NEXT_PAIR = re.compile(r"(?<=\S)(?:\s*[;&]\s*|\s+)(?=[A-Za-z_][A-Za-z0-9_]*\s*=)")
 
 
+#: What a quoted value in a spec string starts with.
+_QUOTES = ("'", '"')
+
+
 def _missed_comma(value: str) -> re.Match[str] | None:
     """Where a comma was meant in a spec string's ``value``: a space before another
     parameter, or a ``;`` or ``&`` after a number, ``true``, ``false`` or ``none`` (a URL's
     ``&`` is part of it); never in a quoted value."""
-    if value[:1] in ("'", '"'):
+    if value[:1] in _QUOTES:
         return None
     found = _NEXT_PAIR.search(value)
     if found is None or not {";", "&"} & set(found[0]):
@@ -566,7 +570,8 @@ def _with_commas(pairs: list[tuple[str, str]]) -> str:
         while (found := _missed_comma(value)) is not None:
             parts.append(f"{key}={value[: found.start()]}")
             key, _, value = (part.strip() for part in value[found.end() :].partition("="))
-        parts.append(f"{key}={value}")
+        # A separator left at the end (c=0.1;x=2;) separates nothing; a quoted value is kept.
+        parts.append(f"{key}={value if value[:1] in _QUOTES else value.rstrip(' ;&')}")
     return ",".join(parts)
 
 

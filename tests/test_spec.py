@@ -128,9 +128,11 @@ def test_a_sampler_class_or_instance_given_as_a_spec_is_told_its_name_or_to_use_
       "'s:c=0.1,pass_threshold=0.8'"),
      ("s:c=0.1,pass_threshold=0.8;prior=0.3;window=5,z=1",
       "separate parameters with commas: 's:c=0.1,pass_threshold=0.8,prior=0.3,window=5,z=1'"),
+     ("s:c=0.1;prior=0.3;", "separate parameters with commas: 's:c=0.1,prior=0.3'"),
      ("s:c=1,5", "; a decimal point is '.', not ',': c=1.5"),
      ("s:c=1,5,prior=0.3", "; a decimal point is '.', not ',': c=1.5")],
     ids=["a-comma-left-out", "a-semicolon", "an-ampersand", "several-among-other-parameters",
+         "one-left-at-the-end",
          "a-decimal-comma",
          "a-decimal-comma-then-more"],
 )  # fmt: skip
