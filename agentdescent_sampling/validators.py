@@ -157,21 +157,22 @@ def _message(
             got += f": leave {attribute.alias} out for its default"
     elif typed and type(value).__module__ != "builtins":
         got += _converted(value, expected)
-    based = _based(value) if typed and "number" in expected else None
+    text = value if typed and "number" in expected and isinstance(value, str) else ""
+    based, number = _based(text), _as_float(text)
     if based is not None:  # TOML and YAML read 0x10; a spec string does not
         got += f": write the number in decimal, as {based}"
-    elif typed and "number" in expected and isinstance(value, str) and _not_finite(value):
-        got += f": {value.strip()} is no finite number"
-    if typed and "number" in expected and isinstance(value, str) and _finite(value):
+    elif number is not None and not math.isfinite(number):
+        got += f": {text.strip()} is no finite number"
+    if number is not None and math.isfinite(number):
         # float() reads other scripts' digits (full-width U+FF10 to U+FF19) too; no config does.
         # Whitespace around it (a no-break space, which float() strips too) is not a digit.
-        plain = value.strip().isascii()
-        if plain and "_" in value:  # Python, TOML and YAML read 1_000; a spec string does not
-            got += f": write the number without '_' or quotes, as {value.strip().replace('_', '')}"
+        written = text.strip()
+        plain = written.isascii()
+        if plain and "_" in written:  # Python, TOML and YAML read 1_000; a spec string does not
+            got += f": write the number without '_' or quotes, as {written.replace('_', '')}"
         else:
             got += ": write the number without quotes" if plain else ": write it in ASCII digits"
         # YAML 1.1 reads 1e-1 and 2.0e3 as strings, 1.0e-1 and 2.0e+3 as numbers.
-        written = value.strip()
         if plain and "e" in written.lower():
             from .spec_file import yaml_number_hint  # an error's path only
 
@@ -186,7 +187,7 @@ def _converted(value: object, expected: str) -> str:
     without changing the value, if one does."""
     if expected == "true or false":
         kind = "bool" if type(value).__name__ in ("bool", "bool_") else None
-    elif expected == "an int" or "whole" in expected:
+    elif "whole" in expected:
         kind = "int" if isinstance(value, numbers.Integral) else None
     else:
         kind = "float" if isinstance(value, numbers.Real) else None
@@ -202,10 +203,10 @@ def _type_name(value: object) -> str:
     )
 
 
-def _based(value: object) -> int | None:
-    """``value`` as a whole number if it is a short text of one in hexadecimal, octal or
-    binary (``0x10``, ``0o17``, ``0b11``), else ``None``."""
-    text = value.strip() if isinstance(value, str) else ""
+def _based(text: str) -> int | None:
+    """``text`` as a whole number if it is a short one in hexadecimal, octal or binary
+    (``0x10``, ``0o17``, ``0b11``), else ``None``."""
+    text = text.strip()
     if len(text) > 40 or not text.isascii() or text[1:2].lower() not in ("x", "o", "b"):
         return None
     try:
@@ -214,20 +215,12 @@ def _based(value: object) -> int | None:
         return None
 
 
-def _not_finite(text: str) -> bool:
-    """Whether ``text`` (short) reads as an infinity or NaN."""
+def _as_float(text: str) -> float | None:
+    """``text`` (short) read as a float, infinities and NaN included, else ``None``."""
     try:
-        return len(text) <= 40 and not math.isfinite(float(text))
+        return float(text) if text and len(text) <= 40 else None
     except ValueError:
-        return False
-
-
-def _finite(text: str) -> bool:
-    """Whether ``text`` (short) reads as a finite number."""
-    try:
-        return len(text) <= 40 and math.isfinite(float(text))
-    except ValueError:
-        return False
+        return None
 
 
 def _describe(low: float | None, high: float | None, low_open: bool) -> str:
