@@ -1281,7 +1281,7 @@ def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
     sampler is installed."""
     from .registry import create  # imported here: the registry imports this module
     from .state import read_state_file
-    from .testing import _finishes
+    from .testing._time import _finishes
 
     document = read_state_file(path)
     name = document.get("sampler")

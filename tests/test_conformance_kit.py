@@ -279,7 +279,7 @@ def test_a_later_pick_or_record_that_raises_is_named_with_its_call_and_the_line_
 
     def four_rounds() -> None:
         for index in range(4):
-            sampler.record(sampler.pick(list(testing._SHARD), index), 0.0)
+            sampler.record(sampler.pick(list(testing._calls._SHARD), index), 0.0)
 
     at = _raised_at(four_rounds)
     assert Path(at).name.startswith("test_conformance_kit.py:")  # the sampler's, not the kit's

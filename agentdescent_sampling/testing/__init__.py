@@ -1,0 +1,35 @@
+"""The conformance kit: check any sampler against the contract and report every violation.
+
+>>> from agentdescent_sampling.testing import check_sampler
+>>> check_sampler("round-robin").ok
+True
+
+In a plugin's own test suite, the ``sampler_conformance`` pytest fixture (from
+:mod:`agentdescent_sampling.pytest_plugin`, registered through the ``pytest11`` entry
+point) does the same in one line::
+
+    def test_conforms(sampler_conformance):
+        sampler_conformance(MySampler, seed=1)
+
+Each check has a module of its own: ``_contract`` (what every sampler keeps), ``_scores``,
+``_state``, ``_threads``; ``_kit`` runs them, ``_time`` bounds each in time, and ``_notes``
+gives the advice no check fails.
+"""
+
+from ._kit import InstalledCheck, check_installed, check_sampler, checking
+from ._report import ConformanceNote, ConformanceReport, Violation
+from ._threads import THREADS, fast_thread_switching
+from ._time import CHECK_SECONDS
+
+__all__ = [
+    "CHECK_SECONDS",
+    "THREADS",
+    "ConformanceNote",
+    "ConformanceReport",
+    "InstalledCheck",
+    "Violation",
+    "check_installed",
+    "check_sampler",
+    "checking",
+    "fast_thread_switching",
+]
