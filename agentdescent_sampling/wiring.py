@@ -25,12 +25,13 @@ Nothing here imports agentdescent at module level; :func:`wire` imports it when 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import math
 import numbers
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .protocol import TaskSampler, is_real, refuse_a_class, short_repr
@@ -71,15 +72,18 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
     With ``max_tokens`` the engine skips the re-run once 90% of the budget is spent (or
     earlier, as an ``allocator`` decides): on the synchronous path the sampler is told a
     gain of 0.0 while the rounds' spend so far, plus one more round's, shows the re-run
-    was made; otherwise, as in the first round, and on the asynchronous path, only where
-    the card's two trace ids show the re-run (``record_trajectories=True``), else no gain.
+    was made (what your ``on_round`` spends counts from the next round's end on, as
+    ``RoundInfo.tokens`` is read before it); otherwise, as in the first two rounds, and on
+    the asynchronous path, only where the card's two trace ids show the re-run
+    (``record_trajectories=True``), else no gain.
     Works on both engine paths and with any merge policies, but not with an
     ``aggregator_factory``, which replaces the policies. What it returns may serve several
     runs one after another, not at once: the round's spend it reads is one run's.
 
     Raises:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
-            committed)`` method, ``task_sampler`` or ``aggregator_factory`` is among
+            committed)`` method (or one, or an ``end_round(committed)``, that cannot be called
+            so), ``task_sampler`` or ``aggregator_factory`` is among
             ``yours``, ``policies`` is not agentdescent's ``Policies``, is already wired,
             has an ``aggregator_factory`` or a ``task_sampler`` other than ``sampler`` (which
             ``evolve()`` would run instead), ``on_round`` is not callable, ``self_verify`` or
@@ -119,11 +123,12 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
         # Read here to decide what the sampler is told: a string from a config or the
         # environment ('false', 'no') would be true, to this and to evolve().
         if switch in yours and not isinstance(yours[switch], (bool, int)):
+            given = yours[switch]
             raise TypeError(
                 f"wire({switch}=...) takes True or False, as evolve() does; got "
-                f"{type(yours[switch]).__name__} {short_repr(yours[switch])}, which both would "
-                f"read as {'true' if yours[switch] else 'false'}: convert it first (a string "
-                f"'false' is true)"
+                f"{type(given).__name__} {short_repr(given)}, which both would read as "
+                f"{'true' if given else 'false'}: convert it first"
+                + (" (a string 'false' is true)" if isinstance(given, str) else "")
             )
     max_tokens = yours.get("max_tokens")
     if max_tokens is not None and not _a_budget(max_tokens):
@@ -188,6 +193,8 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
         ),
     )
     end_round = getattr(sampler, "end_round", None)
+    if callable(end_round):
+        _refuse_uncallable(sampler, end_round, "end_round(committed)", 0)
     if synchronous and (callable(end_round) or tap.budgeted):
         wired["on_round"] = _closing(
             tap,
@@ -314,9 +321,10 @@ class EvidenceTap:
     ) -> None:
         self.self_verify = self_verify
         #: Under a token budget: the spend past which the engine may skip a re-run, and the
-        #: rounds' cumulative spend and last step (None until a round has ended).
+        #: rounds' cumulative spend (None until a round has ended) and last step (None until
+        #: two have: only then does a step hold the spend of an on_round, yours included).
         self._limit: float | None = None
-        self._spent: tuple[int, int] | None = None
+        self._spent: tuple[int, int | None] | None = None
         self._artifact_id = artifact_id
         self._link = link
         # Which of the sampler, acceptance and promotion this tap has been given.
@@ -339,6 +347,7 @@ class EvidenceTap:
             raise TypeError(
                 no_evidence(sampler, "pass the sampler to evolve(task_sampler=...) without wire()")
             )
+        _refuse_uncallable(sampler, evidence, "evidence(task_id, gain, committed)", "t", 0.0, True)
         self._evidence = evidence
         self._parts.add("task_sampler")
 
@@ -352,7 +361,7 @@ class EvidenceTap:
         ``evolve(max_tokens=...)``: its governor skips the re-run from 90% of the budget on
         (from ``1 - allocator.budget_start`` with an ``allocator`` that decides), checked
         against the spend at the start of the round, which :meth:`round_ended` tells. Until
-        a round has ended, and from one round before that point, a 0.0 is told as with
+        two rounds have ended, and from one round before that point, a 0.0 is told as with
         ``self_verify=None``."""
         from agentdescent.budget import HARD_FLOOR
 
@@ -363,21 +372,26 @@ class EvidenceTap:
 
     def round_ended(self, tokens: object) -> None:
         """The run's cumulative token spend at the end of a round (``RoundInfo.tokens``);
-        anything but a count makes the spend unknown again."""
+        anything but a count makes the spend unknown again. ``RoundInfo.tokens`` is read
+        before the ``on_round`` calls, so what an ``on_round`` spends is in the next round's:
+        a step between two rounds' ends holds one ``on_round``'s spend."""
         if isinstance(tokens, bool) or not isinstance(tokens, int):
             self._spent = None
             return
-        last = self._spent[0] if self._spent is not None else tokens
-        self._spent = (tokens, max(0, tokens - last))
+        step = None if self._spent is None else max(0, tokens - self._spent[0])
+        self._spent = (tokens, step)
+
+    def started(self) -> None:
+        """Forget the spend of an earlier run: the engine installs the policies (and calls
+        their ``configure``) as each run starts."""
+        self._spent = None
 
     def _rerun_sure(self) -> bool:
         """Whether the engine re-ran every card of this round (see :meth:`budget`)."""
         if self._limit is None:
             return True
-        if self._spent is None:
-            return False
-        spent, step = self._spent
-        return spent + step < self._limit
+        spent, step = self._spent or (0, None)
+        return step is not None and spent + step < self._limit
 
     def acceptance(self, inner: Any = None) -> EvidenceAcceptance:
         """``inner`` (the engine's default, new for each run, when None), noting the cards
@@ -413,7 +427,7 @@ class EvidenceTap:
             task_id = _task_id(card)
             if task_id is None:
                 continue
-            part = card.diff is diff or card.diff.diff_id in parts
+            part = card.diff is diff or card.diff.diff_id in parts or _holds(diff, card.diff)
             noted.append((task_id, self._gain(card), part))
         with self._lock:
             self._pending[diff.diff_id] = noted
@@ -465,6 +479,10 @@ class EvidenceTap:
             raise RuntimeError(problem)
 
 
+#: The attributes a wrapped policy sets on itself, which are never looked up on its rule.
+_OWN = frozenset({"inner", "tap", "_default"})
+
+
 class _Wrapped:
     """Forwards what the engine looks up on a policy (bind, configure, checkpoints).
 
@@ -485,6 +503,7 @@ class _Wrapped:
     def configure(self, config: Any) -> None:
         """Fill ``inner``'s thresholds from the run's config (the engine calls this when it
         installs the policy), on a new default rule if it is one."""
+        self.tap.started()
         if self._default is not None:
             self.inner = self._default()
         configure = getattr(self.inner, "configure", None)
@@ -492,6 +511,8 @@ class _Wrapped:
             configure(config)
 
     def __getattr__(self, name: str) -> Any:
+        if name in _OWN:  # not set yet (a copy being built): never the inner rule's
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     def __repr__(self) -> str:
@@ -570,6 +591,25 @@ def _shown(link: str) -> str:
     return ascii(cut) + ("..." if len(link) > len(cut) else "")
 
 
+def _refuse_uncallable(sampler: Any, method: Callable[..., object], call: str, *given: Any) -> None:
+    """Raise ``TypeError`` if ``method`` cannot be called with ``given``, as the run will call
+    it (``call``): told now, not at the run's first merge. A method whose signature cannot be
+    read is taken as it is."""
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*given)
+    except TypeError:
+        name = getattr(sampler, "name", type(sampler).__name__)
+        own = call.partition("(")[0]
+        raise TypeError(
+            f"the {own}{signature} of sampler {short_repr(name)} cannot be called as {call}, "
+            f"as wire() has the run call it: define {own}(self, {call.partition('(')[2]}"
+        ) from None
+
+
 def no_evidence(sampler: Any, unwire: str) -> str:
     """Why ``sampler`` cannot be told the engine's evidence, and ``unwire``: what to do instead."""
     name = getattr(sampler, "name", type(sampler).__name__)
@@ -590,6 +630,19 @@ def _parts(diff_id: str) -> set[str]:
         if diff_id.startswith(prefix) and diff_id.endswith(")"):
             return set(diff_id[len(prefix) : -1].split("+"))
     return {diff_id}
+
+
+def _holds(candidate: Any, proposal: Any) -> bool:
+    """Whether ``candidate`` makes every edit of ``proposal`` (a non-empty mapping of edits,
+    as the engine's own kinds write them): the engine sends one diff to the gate in place of
+    several that agree (``"nothing-to-fuse"``), whose cards' proposals it then holds."""
+    edits, made = getattr(proposal, "ops", None), getattr(candidate, "ops", None)
+    if not (isinstance(edits, Mapping) and isinstance(made, Mapping) and edits):
+        return False
+    try:
+        return all(key in made and made[key] == value for key, value in edits.items())
+    except Exception:  # noqa: BLE001  # an edit that cannot be compared is not known held
+        return False
 
 
 def _task_id(card: Any) -> str | None:

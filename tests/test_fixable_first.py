@@ -83,6 +83,21 @@ def test_a_held_task_is_picked_when_the_others_are_in_flight_which_still_wait() 
     assert sampler.pick(["a", "b", "c"], 0) == "a"  # held, but the others are in flight
 
 
+def test_rounds_no_longer_end_once_no_round_has_ended_for_two_cycles_of_picks() -> None:
+    # A sampler wired for a synchronous run, then for an asynchronous one (or its state
+    # resumed there): no round ends again, and a task that failed must not wait for one.
+    keys = ["a", "b"]
+    sampler = FixableFirst(failure_cost=1)
+    sampler.end_round(0)
+    outcomes(sampler, [*PASSED_FIRST, ("a", 0.0)])
+    seen = []
+    for round_index in range(12):
+        seen.append(sampler.pick(keys, round_index))
+        sampler.record(seen[-1], 1.0 if seen[-1] == "b" else 0.0)
+    assert seen[0] == "b"  # held while a round may still end
+    assert "a" in seen  # 4 tasks: a round that ran 8 picks without ending is no round
+
+
 def test_a_restored_sampler_still_knows_that_rounds_end() -> None:
     first = FixableFirst()
     first.end_round(0)
@@ -399,7 +414,8 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s["refused"].update({t: row[0] + 1 for t, row in s["tasks"].items() if row[0]}),
         lambda s: s["refused"].update({t: 0 for t, row in s["tasks"].items() if row[0]}),
         lambda s: s.update(evidenced=1),
-        lambda s: s.update(rounds_close="yes"),
+        lambda s: s.update(closed_at="yes"),
+        lambda s: s.update(closed_at=s["picks"] + 1),
         lambda s: s.update({"low": [0.5]}),
         lambda s: s["low"].update({"nowhere": 0.5}),
         lambda s: s["low"].update({t: 0.5 for t, row in s["tasks"].items() if row[2]}),
@@ -431,7 +447,8 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "refused-past-its-failures",
         "refused-at-no-failure",
         "evidenced-not-a-bool",
-        "rounds-close-not-a-bool",
+        "closed-at-not-a-count",
+        "closed-at-past-the-picks",
         "low-not-a-mapping",
         "low-unknown-task",
         "low-on-a-passing-task",
@@ -525,7 +542,7 @@ def test_a_round_without_commits_credits_nothing_and_notes_its_failures_made_non
     before = sampler.state_dict()
     sampler.end_round(0)
     after = sampler.state_dict()
-    assert after == {**before, "no_commit": ["a"], "rounds_close": True}
+    assert after == {**before, "no_commit": ["a"], "closed_at": before["picks"]}
     sampler.end_round(1)  # the round that failed "a" is closed: a later commit is not its
     assert sampler.state_dict() == after
 

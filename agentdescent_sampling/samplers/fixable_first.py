@@ -213,7 +213,10 @@ class FixableFirst(CopiedByState):
     (:meth:`end_round`, which ``wire()`` calls on the synchronous path), so is a task that
     failed in the round not yet ended: the engine merges a round's proposals at its end, so a
     re-run before then tests the artifact that just failed it (workers sharing one shard would
-    otherwise pick it again within the round).
+    otherwise pick it again within the round). Rounds end no longer once no
+    :meth:`end_round` has come for two cycles of picks (an asynchronous run after a
+    synchronous one, or a state resumed there): the hold lapses, rather than keep every task
+    that failed since waiting for a round's end that never comes.
     As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
     pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
     would (``bench/reference.py``): see BENCHMARKS.md, "Pick cost against shard size".
@@ -266,9 +269,9 @@ class FixableFirst(CopiedByState):
     _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
     # Whether evidence() has been called: then the cards, not the commit counts, say it all.
     _evidenced: bool = attrs.field(init=False, default=False, repr=False)
-    # Whether end_round() has been called: then rounds are known to end, and the tasks in
-    # _round_failures are passed over until the next end_round().
-    _rounds_close: bool = attrs.field(init=False, default=False, repr=False)
+    # The pick count at the last end_round(), or None: while it is recent, rounds are known
+    # to end, and the tasks in _round_failures are passed over until the next end_round().
+    _closed_at: int | None = attrs.field(init=False, default=None, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -334,9 +337,14 @@ class FixableFirst(CopiedByState):
     def _waiting(self, size: int, in_shard: Callable[[str], bool]) -> set[str]:
         """The tasks a pick passes over while another is free: those in flight and, once
         rounds end, those that failed in this round; only those in flight if that leaves
-        none of the shard's ``size`` distinct keys."""
+        none of the shard's ``size`` distinct keys. Rounds end while the last
+        :meth:`end_round` came within ``_OVERDUE_CYCLES`` cycles of picks."""
         in_flight = self._pending.tasks(self._picks + 1)
-        if not (self._rounds_close and self._round_failures):
+        cycle = max(len(self._tasks), size)
+        closing = self._closed_at is not None and (
+            self._picks - self._closed_at <= _OVERDUE_CYCLES * cycle
+        )
+        if not (closing and self._round_failures):
             return in_flight
         waiting = in_flight | self._round_failures.keys()
         return waiting if sum(map(in_shard, waiting)) < size else in_flight
@@ -516,7 +524,7 @@ class FixableFirst(CopiedByState):
                 self._tasks[key] for key in self._round_failures if not self._tasks[key].streak
             ]
             self._round_failures = {}
-            self._rounds_close = True
+            self._closed_at = self._picks
             if self._evidenced:
                 return  # each card says what its failure made; a card may come a round late
             if not committed:
@@ -565,7 +573,7 @@ class FixableFirst(CopiedByState):
                     if task.low and task.fails and not task.streak
                 },
                 "evidenced": self._evidenced,
-                "rounds_close": self._rounds_close,
+                "closed_at": self._closed_at,
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -594,7 +602,7 @@ class FixableFirst(CopiedByState):
         refused: Any = state.get("refused", {})
         lows: Any = state.get("low", {})  # absent from states saved before it was kept
         evidenced: Any = state.get("evidenced", False)
-        rounds_close: Any = state.get("rounds_close", False)
+        closed_at: Any = state.get("closed_at")
         if not (
             is_count(picks)
             and is_count(changes)
@@ -688,12 +696,16 @@ class FixableFirst(CopiedByState):
                     f"and that failure's score, in [0, 1]"
                 )
             task.low = float(low)
-        for key, flag in (("evidenced", evidenced), ("rounds_close", rounds_close)):
-            if not isinstance(flag, bool):
-                raise StateError(f"{self.name}: {key!r} must be true or false; got {flag!r}")
+        if not isinstance(evidenced, bool):
+            raise StateError(f"{self.name}: 'evidenced' must be true or false; got {evidenced!r}")
+        if closed_at is not None and not (is_count(closed_at) and closed_at <= picks):
+            raise StateError(
+                f"{self.name}: 'closed_at' must be null or the pick count, at most the state's "
+                f"'picks' ({picks}), at which a round last ended; got {short_repr(closed_at)}"
+            )
         with self._lock:
             self._evidenced = evidenced
-            self._rounds_close = rounds_close
+            self._closed_at = closed_at
             self._tasks = tasks
             self._picks = picks
             self._changes = changes

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import collections
+import copy
 import itertools
 import math
 import re
 import sys
+import types
 from fractions import Fraction
 from typing import Any
 
@@ -162,15 +165,155 @@ def test_under_a_token_budget_a_failed_rerun_is_told_until_the_engine_may_skip_i
         made = round_index < 9  # the re-runs the engine made
         if task_id.startswith("lesson"):  # its re-run passes: never the 0.0 of a skipped one
             return 1.0 if made else None
-        # A note's re-run fails: its 0.0 is told from the second round (the first round's
-        # spend is not known) until one round before the budget's 90%.
-        return 0.0 if made and round_index > 0 else None
+        # A note's re-run fails: its 0.0 is told from the third round (a round's spend is
+        # known once two rounds have ended, on_round's spend with it) until one round before
+        # the budget's 90%.
+        return 0.0 if made and round_index > 1 else None
 
     told = [(r, t, g, expected(r, t)) for r, cards in enumerate(by_round) for t, g, _ in cards]
     assert [card for card in told if card[2] != card[3]] == []
     assert {(g, t.startswith("lesson")) for _, t, g, _ in told} >= {
         (1.0, True), (None, True), (0.0, False),
     }  # fmt: skip
+
+
+class NeverDeep:
+    """An allocator that refuses the expensive evaluation whenever the budget lets it decide."""
+
+    budget_start = 0.5
+
+    def decide(self, ctx: Any) -> Any:
+        return types.SimpleNamespace(deep_eval=False)
+
+    def observe(self, ctx: Any, committed: bool) -> None:
+        pass
+
+
+def test_a_rerun_skipped_for_what_your_on_round_spent_is_not_told_as_a_gain(
+    toy: ToyWorkload,
+) -> None:
+    # RoundInfo.tokens is read before on_round: the 600 tokens each on_round spends reach the
+    # engine's governor at the next round's start, and its allocator skips that round's re-runs.
+    from agentdescent import evolve
+    from agentdescent.agents import Usage
+
+    usage = Usage()
+    sampler = Listening()
+    evolve(
+        toy.tasks, toy.reward, agent=NoteAgent(), n_workers=toy.n_workers,
+        held_out_frac=toy.held_out_frac, rounds=8, usage=usage,
+        **wire(sampler, max_tokens=1000, allocator=NeverDeep(),
+               on_round=lambda info: usage.add_tokens(prompt_tokens=600)),
+    )  # fmt: skip
+
+    lessons = [gain for task_id, gain, _ in sampler.told if task_id.startswith("lesson")]
+    assert 0.0 not in lessons  # a lesson's re-run, when made, passes: its gain is 1.0
+    assert None in lessons  # the skipped re-runs, told without a gain
+
+
+def test_a_tap_reused_for_another_run_forgets_the_last_runs_spend() -> None:
+    from agentdescent.defaults import DefaultAcceptance
+
+    from agentdescent_sampling.wiring import EvidenceTap
+
+    tap = EvidenceTap(Listening(), self_verify=True)
+    tap.budget(1000)
+    acceptance = tap.acceptance()
+    card = types.SimpleNamespace(before_after_delta=0.0, trace_ids=("rollout",))
+    tap.round_ended(100)
+    tap.round_ended(200)
+    assert tap._gain(card) == 0.0  # the spend and a round's step are known
+    acceptance.configure(DefaultAcceptance())  # the engine installs it in a new run
+    assert tap._gain(card) is None  # that run's first round: its spend is not known
+
+
+def test_a_card_whose_proposal_the_committed_candidate_makes_is_told_committed() -> None:
+    # Two tasks fixed by one rule fail in one round: the engine sends one of the two agreeing
+    # diffs to the gate ("nothing-to-fuse"), and commits it; the other card's proposal is in.
+    from agentdescent import Task, evolve
+
+    def half(split: str) -> list[Any]:
+        same = [Task(id=f"{name}-{split}", prompt=name, meta={"kind": "lesson", "lesson": "rule A"})
+                for name in ("a1", "a2")]  # fmt: skip
+        never = [Task(id=f"never{n}-{split}", prompt="no", meta={"kind": "never"}) for n in (1, 2)]
+        return [*same, *never]
+
+    def reward(task: Any, output: str) -> float:
+        return float(task.meta["kind"] == "lesson" and task.meta["lesson"] in output)
+
+    sampler = Listening()
+    evolve(
+        half("train") + half("held-out"), reward, agent=NoteAgent(), n_workers=2,
+        max_concurrency=2, rounds=1, held_out_frac=0.5, **wire(sampler),
+    )  # fmt: skip
+
+    assert sorted(sampler.told) == [("a1-train", 1.0, True), ("a2-train", 1.0, True)]
+    assert sorted(sampler.state_dict()["verified"]) == ["a1-train", "a2-train"]
+
+
+@attrs.define(eq=False)
+class Counting(Listening):
+    """fixable-first counting its picks."""
+
+    picks: collections.Counter[str] = attrs.field(factory=collections.Counter)
+
+    def pick(self, keys: Any, round_index: int) -> str:
+        picked = super().pick(keys, round_index)
+        self.picks[picked] += 1
+        return picked
+
+
+class HalfMute(HintAgent):
+    """Proposes the first lesson alone: the other failures bring the sampler no card."""
+
+    def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
+        return task.meta.get("lesson") if task.id.startswith("lesson0") else None
+
+
+def test_a_sampler_wired_for_a_synchronous_run_holds_no_failure_in_an_asynchronous_one(
+    toy: ToyWorkload,
+) -> None:
+    # The synchronous run's ends of rounds must not leave it waiting for one on a path
+    # that has none: 26 of 30 rollouts went to the task that always passes.
+    from agentdescent import evolve
+
+    sampler = Counting()
+    shared = {"agent": HalfMute(), "n_workers": 1, "held_out_frac": toy.held_out_frac}
+    evolve(toy.tasks, toy.reward, rounds=3, **shared, **wire(sampler))
+    sampler.picks.clear()
+    evolve(
+        toy.tasks, toy.reward, max_rollouts=30, max_seconds=ASYNC_SECONDS, **shared,
+        **wire(sampler, asynchronous=True),
+    )  # fmt: skip
+
+    assert sampler.picks[toy.always_pass_id] <= 12, sampler.picks
+
+
+@pytest.mark.parametrize(
+    ("method", "call"),
+    [("evidence", "evidence(task_id, gain, committed)"), ("end_round", "end_round(committed)")],
+)
+def test_a_hook_that_cannot_take_what_the_run_passes_is_a_type_error_before_the_run(
+    method: str, call: str
+) -> None:
+    class Short(FixableFirst):
+        def evidence(self, task_id: str, gain: float | None) -> None:  # type: ignore[override]
+            pass
+
+        def end_round(self) -> None:  # type: ignore[override]
+            pass
+
+    if method == "end_round":
+        Short.evidence = FixableFirst.evidence  # type: ignore[method-assign]
+
+    with pytest.raises(TypeError, match=re.escape(f"cannot be called as {call}")) as raised:
+        wire(Short())
+    assert f"define {call.replace('(', '(self, ')}" in str(raised.value)
+
+
+def test_a_wired_policy_can_be_copied() -> None:
+    acceptance = wire(create("fixable-first"))["policies"].acceptance
+    assert copy.copy(acceptance).inner is acceptance.inner
 
 
 @pytest.mark.parametrize(
@@ -597,8 +740,6 @@ def test_workers_sharing_a_shard_leave_a_task_that_failed_in_the_round_to_the_ne
 def test_your_on_round_is_called_with_a_round_info_that_has_no_token_count(
     budget: dict[str, Any],
 ) -> None:
-    import types
-
     calls: list[Any] = []
     sampler = Listening()
     info = types.SimpleNamespace(round=0, committed=1)  # another engine's, or a test's
@@ -606,7 +747,7 @@ def test_your_on_round_is_called_with_a_round_info_that_has_no_token_count(
     wire(sampler, on_round=calls.append, **budget)["on_round"](info)
 
     assert calls == [info]
-    assert sampler.state_dict()["rounds_close"]  # told of the round's end
+    assert sampler.state_dict()["closed_at"] == 0  # told of the round's end, before any pick
 
 
 def test_wire_without_the_engine_installed_says_how_to_install_it(
