@@ -75,9 +75,16 @@ def ascii_name(name: object, limit: int = 60) -> str:
 
 def escaped_name(name: str) -> str:
     """A sampler's, a distribution's or an entry point's name with every character past
-    ASCII escaped, unquoted: no valid one has any, and a look-alike (a Cyrillic o, U+043E,
-    in a name copying ``round-robin``) would read as the name it copies."""
-    return name if name.isascii() else ascii(name)[1:-1]
+    ASCII, and every control character, escaped: no valid one has any, and a look-alike (a
+    Cyrillic o, U+043E, in a name copying ``round-robin``) would read as the name it copies.
+    Unquoted, but for a name holding whitespace, which could pass for a table's columns."""
+    return ascii(name) if any(char.isspace() for char in name) else escaped_label(name)
+
+
+def escaped_label(label: str) -> str:
+    """An entry point as written, ``name = module:attr``, escaped as :func:`escaped_name`
+    escapes a name, and unquoted: its spaces are its own."""
+    return label if label.isascii() and label.isprintable() else ascii(label)[1:-1]
 
 
 def plural(count: int, noun: str) -> str:
@@ -132,6 +139,12 @@ def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
             text = repr(value)
         except ValueError:  # an int of over 4,300 digits
             text = f"<{_type_name(cls)} too large to show>"
+        except KeyboardInterrupt:
+            raise
+        # A type hint's repr reads the names of the classes it holds, which a plugin's
+        # metaclass may compute: whatever that raises, SystemExit too, is shown by type.
+        except BaseException:  # noqa: BLE001
+            text = f"<{_type_name(cls)} object>"
     elif cls in _BRACKETS:
         text = "..." if depth >= 8 else _container_repr(value, limit, depth + 1)
     else:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from ._display import shown
 from ._files import kind_of
 from .policy import OWN_DISTRIBUTION, RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name
@@ -247,6 +248,8 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
                     f"or remove it",
                 )  # fmt: skip
             continue
+        if not _PLAIN_VERSION.fullmatch(version):  # shown everywhere the plugin is named
+            version = shown(ascii(version), 40)
         if normalize(name) in seen:  # as importlib.metadata does: the first on sys.path wins
             continue
         seen.add(normalize(name))
@@ -269,6 +272,11 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
             continue
         for entry in declared:
             yield EntryPoint(entry.name, entry.value, name, version, entry)
+
+
+#: A version as PEP 440 writes one, at a length a message can quote; any other is shown
+#: by ``ascii()``, cut: metadata text must not pass for a table's columns, nor fill a message.
+_PLAIN_VERSION = re.compile(r"[A-Za-z0-9.+!_-]{1,64}")
 
 
 class _Unreadable(OSError):

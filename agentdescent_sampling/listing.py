@@ -8,7 +8,15 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from ._display import escaped_name, safe_repr, screen_table, shown, shown_data, shown_lines
+from ._display import (
+    escaped_label,
+    escaped_name,
+    safe_repr,
+    screen_table,
+    shown,
+    shown_data,
+    shown_lines,
+)
 from .loading import describe
 from .paramdoc import parameter_help
 from .records import WIRING, PluginFailure, SamplerInfo
@@ -74,10 +82,10 @@ class Listing:
                     )
                 )
             else:
-                name = ", ".join(record.names) or record.entry_point or "?"
+                names = ", ".join(map(escaped_name, record.names))
                 rows.append(
                     (
-                        escaped_name(name),
+                        names or escaped_label(record.entry_point or "?"),
                         escaped_name(record.distribution),
                         record.version,
                         record.status,
@@ -116,7 +124,7 @@ def describe_sampler(info: SamplerInfo) -> str:
         f"{info.name} ({shown(info.distribution)} {shown(info.version)})",
         f"  {shown(info.description)}" if info.description else "",
         f"  aliases:     {', '.join(info.aliases) or '-'}",
-        f"  entry point: {shown(escaped_name(info.entry_point))} ({info.form} form)",
+        f"  entry point: {shown(escaped_label(info.entry_point))} ({info.form} form)",
     ]
     if info.synchronized:
         lines.append("  threads:     declares thread_safe = False; wrapped in synchronized()")
@@ -157,6 +165,9 @@ def _traceback(failure: PluginFailure) -> str:
         return shown(failure.message) + "\n"
     try:
         text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    except Exception:  # noqa: BLE001  # a hostile __str__ must not break the listing
+    except KeyboardInterrupt:
+        raise
+    # A hostile __str__ or __notes__ must not break the listing, whatever it raises.
+    except BaseException:  # noqa: BLE001
         text = describe(error) + "\n"
     return shown_lines(text, _TRACEBACK_LINE)

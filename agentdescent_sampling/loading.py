@@ -517,11 +517,7 @@ class Plugins:
         # A plugin is isolated from the host whatever it raises: SystemExit, GeneratorExit
         # and BaseException subclasses included.
         except BaseException as error:  # noqa: BLE001
-            hint = ""
-            if stage == "import" and isinstance(error, (ImportError, AttributeError)):
-                hint = _entry_point_hint(ep, error)
-            at = _plugin_line(ep, error) or where
-            self._fail(ep, "failed", f"{stage} failed: {describe(error)}{at}{hint}", error, names)
+            self._fail(ep, "failed", _failed(ep, stage, error, where), error, names)
         finally:
             _running.plugin = outer
         return False, None
@@ -568,6 +564,22 @@ def _frame_lines(frames: Iterable[tuple[types.FrameType, int]]) -> list[tuple[st
         package = module.partition(".")[0] if isinstance(module, str) else ""
         lines.append((package, frame.f_code.co_filename, line))
     return lines
+
+
+def _failed(ep: EntryPoint, stage: str, error: BaseException, where: str) -> str:
+    """What ``stage`` of ``ep`` raising ``error`` is told as: the error, the line of the
+    plugin's it came through (else ``where``) and, for an import, what to write instead. It
+    never raises: the error is the plugin's, and reading it (its ``__class__``, its
+    ``name``, a property of its own) may run the plugin's code."""
+    try:
+        hint = ""
+        if stage == "import" and issubclass(type(error), (ImportError, AttributeError)):
+            hint = _entry_point_hint(ep, error)  # type: ignore[arg-type]  # by its type
+        return f"{stage} failed: {describe(error)}{_plugin_line(ep, error) or where}{hint}"
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  # a report must not fail on the error it reports
+        return f"{stage} failed: {describe(error)}, whose details could not be read{where}"
 
 
 def _entry_point_hint(ep: EntryPoint, error: ImportError | AttributeError) -> str:

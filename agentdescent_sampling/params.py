@@ -135,7 +135,9 @@ class _Computed:
         self.factory = factory
 
     def __repr__(self) -> str:
-        name = getattr(self.factory, "__qualname__", None)
+        # The name of a plain function or class only: any other factory's is its own code.
+        plain = type(self.factory) in (types.FunctionType, types.BuiltinFunctionType, type)
+        name = self.factory.__qualname__ if plain else None
         return f"{name}()" if isinstance(name, str) else "a new value per instance"
 
 

@@ -129,7 +129,7 @@ class PluginFailure:
     @property
     def title(self) -> str:
         """``== names: dist 1.0, entry point 'name = module:attr' (status)``, shown safely."""
-        names = shown(escaped_name(", ".join(self.names) or "?"))
+        names = shown(", ".join(map(escaped_name, self.names)) or "?")
         return (
             f"== {names}: {shown(escaped_name(self.distribution))} {shown(self.version)}, "
             f"entry point {shown(ascii(self.entry_point))} ({self.status})"

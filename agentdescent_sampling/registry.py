@@ -759,9 +759,15 @@ def _refused(
     takes: say what it said of the values given; given nothing, it is broken."""
     if not spec.params:
         return _broken(info, spec, error)
+    try:
+        said = short_repr(str(error), 300)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  # a hostile __str__, SystemExit too: no refusal
+        return _broken(info, spec, error)
     return InvalidSamplerConfig(
-        f"sampler {info.name!r} rejected {short_repr(str(spec))}: "
-        f"{short_repr(str(error), 300)}. Valid parameters: {info.signature.describe()}"
+        f"sampler {info.name!r} rejected {short_repr(str(spec))}: {said}. Valid parameters: "
+        f"{info.signature.describe()}"
     )
 
 
@@ -885,7 +891,7 @@ def _qualified_name(factory: object) -> str:
 
 def _conflict_message(name: str, candidates: list[SamplerInfo]) -> str:
     listed = "; ".join(
-        f"{info.distribution} {info.version} ({info.entry_point})"
+        f"{info.distribution} {info.version} (entry point {info.entry_point!a})"
         for info in candidates[:_MAX_FAILURES_QUOTED]
     )
     if len(candidates) > _MAX_FAILURES_QUOTED:

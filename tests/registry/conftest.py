@@ -444,6 +444,17 @@ ZOO.update(
     }
 )
 
+#: A module raising, at import, an exception of ``base`` whose ``attribute`` raises
+#: SystemExit when read.
+_CRAFTED = """
+    class Crafted({base}):
+        @property
+        def {attribute}(self):
+            raise SystemExit("{attribute} escaped")
+
+    raise Crafted("crafted")
+"""
+
 #: Distributions never installed into the zoo itself: each is pip-installed into its own
 #: directory, which a test puts first on sys.path with PYTHONPATH (as a --user install or
 #: PYTHONPATH would), so it changes only the processes that ask for it.
@@ -462,6 +473,72 @@ ASIDE: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "ads-test-no-metadata": (
         {"ads_nometa.py": SAMPLER.format(cls="NoMeta", name="no-meta")},
         {"no-meta": "ads_nometa:NoMeta"},
+    ),
+    # Exceptions whose attributes run plugin code that raises SystemExit when read: the class
+    # (isinstance() reads __class__), an import error's name, an attribute error's obj, the
+    # notes a traceback prints; and a hook-form module raising one. Beside them, an attrs
+    # default factory whose __qualname__ raises, and a refusal whose __str__ does.
+    "ads-test-crafted-errors": (
+        {
+            "ads_crafted_class.py": _CRAFTED.format(base="Exception", attribute="__class__"),
+            "ads_crafted_name.py": _CRAFTED.format(base="ModuleNotFoundError", attribute="name"),
+            "ads_crafted_obj.py": _CRAFTED.format(base="AttributeError", attribute="obj"),
+            "ads_crafted_notes.py": _CRAFTED.format(base="Exception", attribute="__notes__"),
+            "ads_crafted_hook.py": _CRAFTED.format(base="Exception", attribute="__class__"),
+            "ads_crafted_default.py": """
+                import attrs
+
+                class Nameless:
+                    def __call__(self):
+                        return 0
+
+                    def __getattr__(self, name):
+                        raise SystemExit("__qualname__ escaped")
+
+                @attrs.define
+                class Sampler:
+                    seen: int = attrs.field(factory=Nameless())
+
+                    def pick(self, keys, round_index):
+                        return keys[0]
+
+                    def record(self, task_id, score):
+                        pass
+            """,
+            "ads_crafted_refusal.py": """
+                class Unsayable(ValueError):
+                    def __str__(self):
+                        raise SystemExit("__str__ escaped")
+
+                class Sampler:
+                    name = "crafted-refusal"
+
+                    def __init__(self, level=1):
+                        if level > 1:
+                            raise Unsayable()
+
+                    def pick(self, keys, round_index):
+                        return keys[0]
+
+                    def record(self, task_id, score):
+                        pass
+            """,
+        },
+        {
+            "crafted-class": "ads_crafted_class:X",
+            "crafted-name": "ads_crafted_name:X",
+            "crafted-obj": "ads_crafted_obj:X",
+            "crafted-notes": "ads_crafted_notes:X",
+            "crafted-hooks": "ads_crafted_hook",
+            "crafted-default": "ads_crafted_default:Sampler",
+            "crafted-refusal": "ads_crafted_refusal:Sampler",
+        },
+    ),
+    # Installed, then damaged: its version and an entry point name pass for a table's
+    # columns, with control characters, and its version is 200,000 characters long.
+    "ads-test-spoofed-text": (
+        {"ads_spoofed.py": SAMPLER.format(cls="Spoofed", name="spoofed")},
+        {"spoofed": "ads_spoofed:Spoofed"},
     ),
     # Installed, then damaged: its entry_points.txt no longer parses.
     "ads-test-bad-entry-points": (
@@ -540,7 +617,8 @@ def few(tmp_path_factory: pytest.TempPathFactory, repo_wheel: Path) -> Venv:
 def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Each :data:`ASIDE` distribution pip-installed into a directory of its own, by name.
 
-    Then ``ads-test-no-metadata`` loses its METADATA and the entry_points.txt of
+    Then ``ads-test-no-metadata`` loses its METADATA, ``ads-test-spoofed-text`` gets a
+    version and an entry point spaced like ``list``'s columns, and the entry_points.txt of
     ``ads-test-bad-entry-points`` is garbled.
     """
     root = tmp_path_factory.mktemp("aside")
@@ -552,6 +630,14 @@ def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
         paths[name] = str(target)
     (dist_info,) = Path(paths["ads-test-no-metadata"]).glob("*.dist-info")
     (dist_info / "METADATA").unlink()
+    (dist_info,) = Path(paths["ads-test-spoofed-text"]).glob("*.dist-info")
+    metadata = (dist_info / "METADATA").read_text()
+    version = "9.9.9    ok      \x1b]0;PWNED\x07\x1b[2J" + "A" * 200_000
+    (dist_info / "METADATA").write_text(metadata.replace("Version: 9.9.9", f"Version: {version}"))
+    (dist_info / "entry_points.txt").write_text(
+        "[agentdescent.samplers]\nround-robin   agentdescent-sampling  0.1.0  ok  Cycle = "
+        "ads_spoofed:Spoofed\nspoofed = ads_spoofed:Spoofed [\x1b[31mred]\n"
+    )
     (dist_info,) = Path(paths["ads-test-bad-entry-points"]).glob("*.dist-info")
     (dist_info / "entry_points.txt").write_text("[agentdescent.samplers]\nbad-eps\n[[[\n")
     return paths

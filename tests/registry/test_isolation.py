@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from tests.registry.probes import error_of, failure_of, failures_of, records
+from tests.registry.test_trust import first_on_path
 from tests.support.venv import Venv
 
 
@@ -299,3 +300,51 @@ def test_a_hook_form_preset_answers_to_its_own_name_and_shows_it_is_a_preset(
         ]
         == "hook"
     )
+
+
+# -- exceptions whose attributes run the plugin's code ------------------------------------
+
+
+def test_an_exception_whose_attributes_raise_when_read_is_recorded_as_its_plugins(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    # Wording the failure read the error's __class__ (isinstance), an import error's name,
+    # an attribute error's obj: plugin code, whose SystemExit ended list, check and create().
+    env = first_on_path(aside["ads-test-crafted-errors"])
+    found = records(zoo, env=env)
+    errors = {
+        str(r["entry_point"]).partition(" ")[0]: str(r["error"])
+        for r in failures_of(found, "ads-test-crafted-errors")
+    }
+    for name in ("crafted-class", "crafted-name", "crafted-obj", "crafted-notes", "crafted-hooks"):
+        assert errors[name].startswith("import failed: Crafted: crafted"), errors[name]
+    assert "escaped" not in " ".join(errors.values())
+    built = "from agentdescent_sampling import create; print(create('shuffled').name)"
+    assert zoo.python(built, env=env).stdout.split() == ["shuffled"]  # another hook plugin's
+    listed = zoo.run("agentdescent-sampling", "list", "--tracebacks", env=env, check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert "crafted-notes" in listed.stdout
+
+
+def test_an_attrs_default_or_a_refusal_that_raises_when_shown_is_the_plugins_failure(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    env = first_on_path(aside["ads-test-crafted-errors"])
+    for command in (["list", "--json"], ["show", "crafted-default"], ["check", "crafted-default"]):
+        shown = zoo.run("agentdescent-sampling", *command, env=env, check=False)
+        # 1: check's violations (the sampler has no name); SystemExit's 8 ended the command.
+        assert shown.returncode in (0, 1), (command, shown.stdout, shown.stderr)
+        assert "a new value per instance" in shown.stdout, command
+    outcome = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import create
+        from agentdescent_sampling.errors import PluginLoadError
+        try:
+            create("crafted-refusal:level=2")
+        except PluginLoadError as error:
+            print(json.dumps(str(error)))
+        """,
+        env=env,
+    )
+    assert "Unsayable: an exception that could not be printed" in outcome

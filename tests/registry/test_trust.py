@@ -336,3 +336,31 @@ def test_a_hook_form_name_the_environment_blocks_is_not_found_naming_the_variabl
     assert "that might provide it: " in error["message"]
     assert reason in error["message"]
     assert "unset or change that setting to use" in error["message"]
+
+
+def test_metadata_text_never_passes_for_a_table_row_nor_fills_a_message(
+    zoo: Venv, aside: dict[str, str]
+) -> None:
+    # A version and an entry point name spaced like list's columns, with control characters;
+    # the version 200,000 characters long, quoted whole in every error that named the plugin.
+    env = first_on_path(aside["ads-test-spoofed-text"])
+    listed = zoo.run("agentdescent-sampling", "list", env=env).stdout
+    rows = [line for line in listed.splitlines() if "ads-test-spoofed-text" in line]
+    assert len(rows) == 2
+    assert all(line.startswith(("'", "spoofed ")) for line in rows), rows
+    assert "\x1b" not in listed
+    assert "AAAA" * 20 not in listed
+    said = zoo.json(
+        """
+        import json
+        from agentdescent_sampling import available
+        from agentdescent_sampling.records import PluginFailure
+        print(json.dumps([
+            record.where if isinstance(record, PluginFailure) else record.version
+            for record in available() if record.distribution == "ads-test-spoofed-text"
+        ]))
+        """,
+        env=env,
+    )  # what a failure's or a sampler's message says of it
+    assert len(said) == 2
+    assert not any("\x1b" in text or len(text) > 200 for text in said), [t[:80] for t in said]
