@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/gate_calls.py [--workload W ...] [--seeds N] [--first-seed N]
-        [--reflector {llm-like,silent,llm-like-wrong,llm-like-random}] [--async]
+        [--reflector NAME] [--async]
 
 Runs engine bench workloads (by default the six of one rollout per worker and round) in the
 real ``evolve()`` (the ``engine`` extra) with round-robin, fixable-first alone and wired, the

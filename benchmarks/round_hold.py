@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/round_hold.py [--seeds 30] [--latency 0.002] [--max-concurrency N]
-        [--reflector {llm-like,silent,llm-like-wrong,llm-like-random}] [--workload W ...]
+        [--reflector NAME] [--workload W ...]
 
 On the synchronous path the engine merges a round's proposals at its end. Wired
 ``fixable-first`` passes over a task that failed earlier in the round while another task is

@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/where_rollouts_go.py [--workload W] [--sampler NAME] [--seeds N]
-        [--wired] [--async] [--reflector {llm-like,silent,llm-like-wrong,llm-like-random}]
+        [--wired] [--async] [--reflector NAME]
         [--mark 0.75] [--first-seed 0]
 
 Runs the engine bench's workload in the real ``evolve()`` (the ``engine`` extra) and sorts each
