@@ -674,7 +674,7 @@ def test_a_first_pick_that_fails_once_whatever_the_parameters_blames_none_of_the
 def test_a_try_at_a_default_that_exits_or_hangs_leaves_the_failure_as_it_was(
     at_default: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(testing._time, "CHECK_SECONDS", 2.0)
+    monkeypatch.setattr(testing, "CHECK_SECONDS", 2.0)
     release = threading.Event()
 
     class BrokenBothWays(TakesAShare):

@@ -135,7 +135,7 @@ class DeadlocksUnderThreads(HangsInPick):
 
 @pytest.fixture
 def quick_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(testing._time, "CHECK_SECONDS", 1.0)
+    monkeypatch.setattr(testing, "CHECK_SECONDS", 1.0)
 
 
 def _lines_of(function: Any, *texts: str) -> set[str]:
@@ -279,7 +279,7 @@ def test_check_exits_1_when_a_sampler_raises_a_base_exception(
 def patient_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     # Long enough for every built-in's checks on a busy machine: a check given up on goes on
     # working in the background, and would skew another test's memory or timing.
-    monkeypatch.setattr(testing._time, "CHECK_SECONDS", 10.0)
+    monkeypatch.setattr(testing, "CHECK_SECONDS", 10.0)
 
 
 @pytest.mark.usefixtures("patient_timeout")

@@ -16,7 +16,6 @@ from ..params import Parameter
 from ..policy import RESERVED, builtin_of, normalize
 from ..protocol import check_name, method_problem
 from ..served import ServedSampler
-from . import _time
 from ._calls import (
     _PACKAGE,
     _SCRIPTED,
@@ -32,7 +31,7 @@ from ._calls import (
 )
 from ._report import _MISCOUNTS_OUTSIDE, _NON_MEMBER, Factory, Finding, Violation, _Fault
 from ._threads import _counted, _stats_counts
-from ._time import _in_thread
+from ._time import _check_seconds, _in_thread
 
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:
@@ -109,7 +108,7 @@ def _blamed_parameter(factory: Factory, params: dict[str, Any]) -> Parameter | N
     breaks them, which the sampler took without complaint. ``None`` if no one parameter
     does, or if the tries outlast half of :data:`CHECK_SECONDS` between them (a try that
     hangs is left behind, and the failure is reported as it was)."""
-    deadline = time.monotonic() + _time.CHECK_SECONDS / 2
+    deadline = time.monotonic() + _check_seconds() / 2
 
     def fails(given: dict[str, Any]) -> bool | None:
         """Whether the first pick and record fail when built with ``given``; ``None`` if

@@ -19,7 +19,6 @@ from ..protocol import check_name, method_problem
 from ..records import PluginFailure, SamplerInfo
 from ..registry import Registry, available, default_registry, wrong_parameters
 from ..spec import SamplerSpec, SpecLike, parse_spec
-from . import _time
 from ._calls import _building, _signature
 from ._contract import (
     _check_empty_shard,
@@ -37,7 +36,7 @@ from ._report import _NOT_APPLICABLE, Check, ConformanceReport, Factory, Finding
 from ._scores import _check_bad_scores
 from ._state import _check_instances_apart, _check_state
 from ._threads import _NOT_COUNTED, _check_stats, _check_threads
-from ._time import _bounded, _finishes, _in_thread
+from ._time import _bounded, _check_seconds, _finishes, _in_thread
 
 
 @attrs.frozen
@@ -168,7 +167,7 @@ def check_sampler(
         if not built:
             hang = Violation(
                 "build",
-                f"building it did not finish within {_time.CHECK_SECONDS:g} s: stuck{stuck or ''} "
+                f"building it did not finish within {_check_seconds():g} s: stuck{stuck or ''} "
                 f"(a deadlock, an endless loop or a wait with no end in its constructor?); no "
                 f"check was run",
             )

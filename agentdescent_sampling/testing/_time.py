@@ -16,8 +16,15 @@ from ._calls import _CALLED, _PACKAGE, _SHARD, _call, _failed_call, _fault_of
 from ._report import Violation, _Fault
 from ._threads import OPERATIONS_PER_THREAD, THREAD_ROUNDS, THREADS
 
-#: The longest one check may take before it is reported as a hang.
+#: The longest one check may take before it is reported as a hang, by default: the kit reads
+#: ``agentdescent_sampling.testing.CHECK_SECONDS``, which a test suite may set.
 CHECK_SECONDS = 60.0
+
+
+def _check_seconds() -> float:
+    """The longest one check may take now: ``CHECK_SECONDS`` as the package holds it."""
+    return float(getattr(sys.modules[__package__], "CHECK_SECONDS", CHECK_SECONDS))
+
 
 #: How long after a check's time is up the kit looks again at where it is, to tell a check
 #: still making calls (another call, or the same with other arguments) from one stuck.
@@ -64,7 +71,7 @@ def _in_thread(
     label = f"conformance-{name}-{next(_RUNS)}"  # the threads it starts add to it
     worker = threading.Thread(target=run, name=label, daemon=True)
     worker.start()
-    worker.join(CHECK_SECONDS if seconds is None else seconds)
+    worker.join(_check_seconds() if seconds is None else seconds)
     if outcome:
         return outcome, ""
     stuck = _stuck_at(label)
@@ -133,7 +140,7 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
         return [
             Violation(
                 name,
-                f"did not finish within {CHECK_SECONDS:g} s, though it was not stuck: it was "
+                f"did not finish within {_check_seconds():g} s, though it was not stuck: it was "
                 f"still making calls:{stuck}; {_LOOK_AGAIN:g} s later,{later[0]}. The "
                 f"sampler's calls are too slow for the checks (the threads check makes "
                 f"{THREAD_ROUNDS * THREADS * OPERATIONS_PER_THREAD:,} picks and as many "
@@ -145,7 +152,7 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
         return [
             Violation(
                 name,
-                f"did not finish within {CHECK_SECONDS:g} s: stuck{stuck or ' in the sampler'} "
+                f"did not finish within {_check_seconds():g} s: stuck{stuck or ' in the sampler'} "
                 f"(a deadlock, an endless loop or a wait with no end?); the remaining checks "
                 f"were not run",
             )
