@@ -193,7 +193,7 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
         ),
     )
     end_round = getattr(sampler, "end_round", None)
-    if callable(end_round):
+    if synchronous and callable(end_round):  # the asynchronous path ends no round
         _refuse_uncallable(sampler, end_round, "end_round(committed)", 0)
     if synchronous and (callable(end_round) or tap.budgeted):
         wired["on_round"] = _closing(

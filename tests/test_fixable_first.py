@@ -98,6 +98,24 @@ def test_rounds_no_longer_end_once_no_round_has_ended_for_two_cycles_of_picks() 
     assert "a" in seen  # 4 tasks: a round that ran 8 picks without ending is no round
 
 
+def test_a_round_longer_than_two_cycles_keeps_its_failures_waiting_to_its_end() -> None:
+    # Many workers on one shared shard make a round of more picks than two cycles: the
+    # hold lasts as long as rounds do, so the failure waits for the round's merge.
+    keys = ["a", "b", "c"]
+    sampler = FixableFirst(failure_cost=1)
+
+    def round_of(picks: int) -> list[str]:
+        seen = []
+        for round_index in range(picks):
+            seen.append(sampler.pick(keys, round_index))
+            sampler.record(seen[-1], 0.0 if seen[-1] == "a" else 1.0)
+        sampler.end_round(0)
+        return seen
+
+    round_of(10)
+    assert round_of(10).count("a") == 1
+
+
 def test_a_restored_sampler_still_knows_that_rounds_end() -> None:
     first = FixableFirst()
     first.end_round(0)
@@ -416,6 +434,8 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         lambda s: s.update(evidenced=1),
         lambda s: s.update(closed_at="yes"),
         lambda s: s.update(closed_at=s["picks"] + 1),
+        lambda s: s.update(longest_round=-1),
+        lambda s: s.update(longest_round=s["picks"] + 1),
         lambda s: s.update({"low": [0.5]}),
         lambda s: s["low"].update({"nowhere": 0.5}),
         lambda s: s["low"].update({t: 0.5 for t, row in s["tasks"].items() if row[2]}),
@@ -449,6 +469,8 @@ def test_a_saved_and_restored_sampler_picks_as_if_never_stopped(seed: int, round
         "evidenced-not-a-bool",
         "closed-at-not-a-count",
         "closed-at-past-the-picks",
+        "longest-round-negative",
+        "longest-round-past-the-picks",
         "low-not-a-mapping",
         "low-unknown-task",
         "low-on-a-passing-task",
@@ -542,7 +564,8 @@ def test_a_round_without_commits_credits_nothing_and_notes_its_failures_made_non
     before = sampler.state_dict()
     sampler.end_round(0)
     after = sampler.state_dict()
-    assert after == {**before, "no_commit": ["a"], "closed_at": before["picks"]}
+    closed = {"closed_at": before["picks"], "longest_round": before["picks"]}
+    assert after == {**before, "no_commit": ["a"], **closed}
     sampler.end_round(1)  # the round that failed "a" is closed: a later commit is not its
     assert sampler.state_dict() == after
 

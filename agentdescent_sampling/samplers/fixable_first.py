@@ -214,9 +214,10 @@ class FixableFirst(CopiedByState):
     failed in the round not yet ended: the engine merges a round's proposals at its end, so a
     re-run before then tests the artifact that just failed it (workers sharing one shard would
     otherwise pick it again within the round). Rounds end no longer once no
-    :meth:`end_round` has come for two cycles of picks (an asynchronous run after a
-    synchronous one, or a state resumed there): the hold lapses, rather than keep every task
-    that failed since waiting for a round's end that never comes.
+    :meth:`end_round` has come for twice as many picks as a cycle or the longest round, if
+    longer (an asynchronous run after a synchronous one, or a state resumed there): the hold
+    lapses, rather than keep every task that failed since waiting for a round's end that
+    never comes.
     As in the other built-ins, tasks worth the same are grouped (see ``_groups.py``), so a
     pick costs O(groups) rather than O(keys) and picks exactly what scoring every key
     would (``bench/reference.py``): see BENCHMARKS.md, "Pick cost against shard size".
@@ -269,9 +270,11 @@ class FixableFirst(CopiedByState):
     _round_failures: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
     # Whether evidence() has been called: then the cards, not the commit counts, say it all.
     _evidenced: bool = attrs.field(init=False, default=False, repr=False)
-    # The pick count at the last end_round(), or None: while it is recent, rounds are known
-    # to end, and the tasks in _round_failures are passed over until the next end_round().
+    # The pick count at the last end_round(), or None, and the most picks a round has taken:
+    # while the last end_round() is recent, rounds are known to end, and the tasks in
+    # _round_failures are passed over until the next end_round().
     _closed_at: int | None = attrs.field(init=False, default=None, repr=False)
+    _longest_round: int = attrs.field(init=False, default=0, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -338,11 +341,12 @@ class FixableFirst(CopiedByState):
         """The tasks a pick passes over while another is free: those in flight and, once
         rounds end, those that failed in this round; only those in flight if that leaves
         none of the shard's ``size`` distinct keys. Rounds end while the last
-        :meth:`end_round` came within ``_OVERDUE_CYCLES`` cycles of picks."""
+        :meth:`end_round` came within ``_OVERDUE_CYCLES`` times a cycle, or the longest round,
+        of picks."""
         in_flight = self._pending.tasks(self._picks + 1)
-        cycle = max(len(self._tasks), size)
+        span = max(len(self._tasks), size, self._longest_round)
         closing = self._closed_at is not None and (
-            self._picks - self._closed_at <= _OVERDUE_CYCLES * cycle
+            self._picks - self._closed_at <= _OVERDUE_CYCLES * span
         )
         if not (closing and self._round_failures):
             return in_flight
@@ -524,6 +528,7 @@ class FixableFirst(CopiedByState):
                 self._tasks[key] for key in self._round_failures if not self._tasks[key].streak
             ]
             self._round_failures = {}
+            self._longest_round = max(self._longest_round, self._picks - (self._closed_at or 0))
             self._closed_at = self._picks
             if self._evidenced:
                 return  # each card says what its failure made; a card may come a round late
@@ -574,6 +579,7 @@ class FixableFirst(CopiedByState):
                 },
                 "evidenced": self._evidenced,
                 "closed_at": self._closed_at,
+                "longest_round": self._longest_round,
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -603,6 +609,7 @@ class FixableFirst(CopiedByState):
         lows: Any = state.get("low", {})  # absent from states saved before it was kept
         evidenced: Any = state.get("evidenced", False)
         closed_at: Any = state.get("closed_at")
+        longest: Any = state.get("longest_round", 0)
         if not (
             is_count(picks)
             and is_count(changes)
@@ -703,9 +710,15 @@ class FixableFirst(CopiedByState):
                 f"{self.name}: 'closed_at' must be null or the pick count, at most the state's "
                 f"'picks' ({picks}), at which a round last ended; got {short_repr(closed_at)}"
             )
+        if not (is_count(longest) and longest <= picks):
+            raise StateError(
+                f"{self.name}: 'longest_round' must be the most picks a round has taken, a "
+                f"whole number at most the state's 'picks' ({picks}); got {short_repr(longest)}"
+            )
         with self._lock:
             self._evidenced = evidenced
             self._closed_at = closed_at
+            self._longest_round = longest
             self._tasks = tasks
             self._picks = picks
             self._changes = changes

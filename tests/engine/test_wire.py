@@ -311,6 +311,15 @@ def test_a_hook_that_cannot_take_what_the_run_passes_is_a_type_error_before_the_
     assert f"define {call.replace('(', '(self, ')}" in str(raised.value)
 
 
+def test_an_end_round_the_asynchronous_path_never_calls_is_taken_as_it_is() -> None:
+    class Roundless(FixableFirst):
+        def end_round(self) -> None:  # type: ignore[override]
+            pass
+
+    sampler = Roundless()
+    assert wire(sampler, asynchronous=True)["task_sampler"] is sampler
+
+
 def test_a_wired_policy_can_be_copied() -> None:
     acceptance = wire(create("fixable-first"))["policies"].acceptance
     assert copy.copy(acceptance).inner is acceptance.inner
