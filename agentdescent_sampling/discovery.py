@@ -274,9 +274,10 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
             yield EntryPoint(entry.name, entry.value, name, version, entry)
 
 
-#: A version as PEP 440 writes one, at a length a message can quote; any other is shown
-#: by ``ascii()``, cut: metadata text must not pass for a table's columns, nor fill a message.
-_PLAIN_VERSION = re.compile(r"[A-Za-z0-9.+!_-]{1,64}")
+#: A version as PEP 440 writes one (a local label of a git hash and a date included), at a
+#: length a message can quote; any other is shown by ``ascii()``, cut: metadata text must not
+#: pass for a table's columns, nor fill a message.
+_PLAIN_VERSION = re.compile(r"[A-Za-z0-9.+!_-]{1,128}")
 
 
 class _Unreadable(OSError):

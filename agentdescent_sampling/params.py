@@ -135,10 +135,22 @@ class _Computed:
         self.factory = factory
 
     def __repr__(self) -> str:
-        # The name of a plain function or class only: any other factory's is its own code.
-        plain = type(self.factory) in (types.FunctionType, types.BuiltinFunctionType, type)
-        name = self.factory.__qualname__ if plain else None
-        return f"{name}()" if isinstance(name, str) else "a new value per instance"
+        name = _qualified(self.factory)
+        return f"{name}()" if name is not None else "a new value per instance"
+
+
+def _qualified(factory: Any) -> str | None:
+    """The qualified name of a function, a method or a class, read where Python keeps it, so
+    that no property, metaclass or ``__getattr__`` of the factory's runs; else ``None``."""
+    if type(factory) is types.MethodType:  # a classmethod, say: its function's name
+        factory = factory.__func__
+    if issubclass(type(factory), type):  # any metaclass: ABCMeta, EnumMeta
+        name = type.__dict__["__qualname__"].__get__(factory)
+    elif type(factory) in (types.FunctionType, types.BuiltinFunctionType):
+        name = factory.__qualname__
+    else:
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _init_annotations(factory: type) -> dict[str, Any]:

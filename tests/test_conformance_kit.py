@@ -796,6 +796,19 @@ def test_a_stats_that_does_not_count_every_record_is_not_taken_for_lost_records(
     assert f"only exceptions and non-members under {testing.THREADS} threads were checked" in note
 
 
+def test_the_threads_check_runs_as_the_settings_on_the_package_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(testing, "THREADS", 3)
+    monkeypatch.setattr(testing, "OPERATIONS_PER_THREAD", 10)
+    capped = type("Capped", (LockedCounts,), {"cap": 2, "name": "capped"})
+
+    (note,) = check_sampler(capped).notes
+
+    assert "counts 24 trials after 30 records made one after another on one thread" in note
+    assert "only exceptions and non-members under 3 threads were checked" in note
+
+
 def test_a_stats_that_counts_every_record_still_shows_lost_records() -> None:
     assert check_sampler(LockedCounts).ok
     report = check_sampler(UnsafeCounter)

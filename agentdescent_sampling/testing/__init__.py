@@ -13,17 +13,20 @@ point) does the same in one line::
 
 Each check has a module of its own: ``_contract`` (what every sampler keeps), ``_scores``,
 ``_state``, ``_threads``; ``_kit`` runs them, ``_time`` bounds each in time, and ``_notes``
-gives the advice no check fails.
+gives the advice no check fails. ``CHECK_SECONDS``, ``THREADS``, ``OPERATIONS_PER_THREAD``
+and ``THREAD_ROUNDS`` are settings a test suite may change here, on this module.
 """
 
 from ._kit import InstalledCheck, check_installed, check_sampler, checking
 from ._report import ConformanceNote, ConformanceReport, Violation
-from ._threads import THREADS, fast_thread_switching
-from ._time import CHECK_SECONDS
+from ._settings import CHECK_SECONDS, OPERATIONS_PER_THREAD, THREAD_ROUNDS, THREADS
+from ._threads import fast_thread_switching
 
 __all__ = [
     "CHECK_SECONDS",
+    "OPERATIONS_PER_THREAD",
     "THREADS",
+    "THREAD_ROUNDS",
     "ConformanceNote",
     "ConformanceReport",
     "InstalledCheck",

@@ -30,8 +30,9 @@ from ._calls import (
     _where,
 )
 from ._report import _MISCOUNTS_OUTSIDE, _NON_MEMBER, Factory, Finding, Violation, _Fault
+from ._settings import _check_seconds
 from ._threads import _counted, _stats_counts
-from ._time import _check_seconds, _in_thread
+from ._time import _in_thread
 
 
 def _check_protocol(factory: Factory, params: dict[str, Any]) -> Iterator[Violation]:

@@ -34,9 +34,10 @@ from ._contract import (
 from ._notes import _notes
 from ._report import _NOT_APPLICABLE, Check, ConformanceReport, Factory, Finding, Violation, _Fault
 from ._scores import _check_bad_scores
+from ._settings import _check_seconds
 from ._state import _check_instances_apart, _check_state
 from ._threads import _NOT_COUNTED, _check_stats, _check_threads
-from ._time import _bounded, _check_seconds, _finishes, _in_thread
+from ._time import _bounded, _finishes, _in_thread
 
 
 @attrs.frozen

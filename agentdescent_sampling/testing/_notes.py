@@ -13,7 +13,8 @@ from ..served import ServedSampler
 from ._calls import _signature
 from ._report import Factory
 from ._scores import _bad_scores_taken
-from ._threads import _STATS_SHAPE, THREADS
+from ._settings import _threads
+from ._threads import _STATS_SHAPE
 
 
 def _notes(factory: Factory, params: dict[str, Any], label: str) -> tuple[str, ...]:
@@ -97,7 +98,7 @@ def _without_stats(sampler: Any, label: str, locked: bool) -> str:
     apart = not callable(getattr(sampler, "state_dict", None))
     lost = (
         f"lost records could not be observed, because {label} has no stats(); only exceptions "
-        f"and non-members under {THREADS} threads were checked"
+        f"and non-members under {_threads()} threads were checked"
     )
     shared = (
         "whether records on one instance change what another learned (a class attribute or "

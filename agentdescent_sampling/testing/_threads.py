@@ -26,12 +26,7 @@ from ._report import (
     Violation,
     _Fault,
 )
-
-THREADS = 16
-
-OPERATIONS_PER_THREAD = 1000
-
-THREAD_ROUNDS = 4
+from ._settings import _operations, _thread_rounds, _threads
 
 #: What the kit reads ``stats()`` as, in its messages.
 _STATS_SHAPE = "{task_id: (passes, trials)}"
@@ -67,7 +62,7 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding
         yield note
     # A race in an unguarded read-modify-write shows up in most rounds, not all; a few
     # rounds make a miss vanishingly rare, and a correct sampler costs only the rounds.
-    for _ in range(THREAD_ROUNDS):
+    for _ in range(_thread_rounds()):
         outcome = _threads_round(_served(factory, params), counts)
         if not outcome.violations and outcome.lost is None:
             continue
@@ -82,7 +77,7 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding
             return
         yield from outcome.violations
         if outcome.lost is not None:
-            made = THREADS * OPERATIONS_PER_THREAD
+            made = _threads() * _operations()
             if counted == made:
                 yield outcome.lost
             else:  # it does not count every record, so nothing was shown to be lost
@@ -186,7 +181,7 @@ def _not_counted(problem: str) -> str:
     return (
         f"{_NOT_COUNTED}{problem}, and the threads "
         f"check reads stats() as {_STATS_SHAPE} with whole numbers counting every record; "
-        f"only exceptions and non-members under {THREADS} threads were checked. Return that "
+        f"only exceptions and non-members under {_threads()} threads were checked. Return that "
         f"from stats() (the author's guide, 'Statistics'), or give the method another name"
     )
 
@@ -194,7 +189,7 @@ def _not_counted(problem: str) -> str:
 def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
     """The picks and records one of the threads check's workers makes, noting strays."""
     shard = list(_SHARD[worker % 3 :: 3])
-    for step in range(OPERATIONS_PER_THREAD):
+    for step in range(_operations()):
         # A copy for each call, as in the members check: a pick that mutates its shard is
         # the keys-unchanged check's to report, not a non-member here.
         picked = sampler.pick(list(shard), step)
@@ -207,7 +202,7 @@ def _one_thread_run(sampler: Any, counts: bool) -> tuple[Exception | None, int |
     """What the threads' calls, made one after another on one thread, raise first, if
     any, and the trials ``stats()`` then counts (``None`` if it is not read or unreadable)."""
     try:
-        for worker in range(THREADS):
+        for worker in range(_threads()):
             _worker_calls(sampler, worker, [])
     except Exception as error:  # noqa: BLE001  # reported as a violation
         return error, None
@@ -232,7 +227,7 @@ class _Round:
 def _threads_round(sampler: Any, counts: bool) -> _Round:
     errors: list[str] = []
     strays: list[str] = []
-    barrier = threading.Barrier(THREADS)
+    barrier = threading.Barrier(_threads())
 
     def work(worker: int) -> None:
         try:
@@ -249,7 +244,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         label = threading.current_thread().name
         threads = [
             threading.Thread(target=work, args=(n,), name=f"{label}-{n}", daemon=True)
-            for n in range(THREADS)
+            for n in range(_threads())
         ]
         for thread in threads:
             thread.start()
@@ -261,7 +256,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         violations.append(
             Violation(
                 "threads",
-                f"{len(errors)} of {THREADS} threads raised while sharing one instance, first: "
+                f"{len(errors)} of {_threads()} threads raised while sharing one instance, first: "
                 f"{errors[0]}; guard pick() and record() with a lock, or declare "
                 f"thread_safe = False",
             )
@@ -272,7 +267,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
         )
         violations.append(_Fault(stray, _NON_MEMBER))
     if counts and not errors:
-        expected = THREADS * OPERATIONS_PER_THREAD
+        expected = _threads() * _operations()
         try:
             counted = _trials(sampler.stats())
         except Exception as error:  # noqa: BLE001  # reported as a violation
@@ -281,7 +276,7 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
             violations.append(
                 Violation(
                     "threads",
-                    f"after {THREADS} threads shared one instance, stats() {counted}, though "
+                    f"after {_threads()} threads shared one instance, stats() {counted}, though "
                     f"on one thread it returned {_STATS_SHAPE}; guard the statistics with a "
                     f"lock, or declare thread_safe = False",
                 )

@@ -14,17 +14,7 @@ from .._display import shown
 from ..loading import describe, stack_lines
 from ._calls import _CALLED, _PACKAGE, _SHARD, _call, _failed_call, _fault_of
 from ._report import Violation, _Fault
-from ._threads import OPERATIONS_PER_THREAD, THREAD_ROUNDS, THREADS
-
-#: The longest one check may take before it is reported as a hang, by default: the kit reads
-#: ``agentdescent_sampling.testing.CHECK_SECONDS``, which a test suite may set.
-CHECK_SECONDS = 60.0
-
-
-def _check_seconds() -> float:
-    """The longest one check may take now: ``CHECK_SECONDS`` as the package holds it."""
-    return float(getattr(sys.modules[__package__], "CHECK_SECONDS", CHECK_SECONDS))
-
+from ._settings import _check_seconds, _operations, _thread_rounds, _threads
 
 #: How long after a check's time is up the kit looks again at where it is, to tell a check
 #: still making calls (another call, or the same with other arguments) from one stuck.
@@ -143,7 +133,7 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
                 f"did not finish within {_check_seconds():g} s, though it was not stuck: it was "
                 f"still making calls:{stuck}; {_LOOK_AGAIN:g} s later,{later[0]}. The "
                 f"sampler's calls are too slow for the checks (the threads check makes "
-                f"{THREAD_ROUNDS * THREADS * OPERATIONS_PER_THREAD:,} picks and as many "
+                f"{_thread_rounds() * _threads() * _operations():,} picks and as many "
                 f"records): time pick() and record() on a shard of {len(_SHARD)} tasks; the "
                 f"remaining checks were not run",
             )

@@ -455,6 +455,9 @@ _CRAFTED = """
     raise Crafted("crafted")
 """
 
+#: A valid version of 67 characters, as a build from a git checkout writes one.
+LONG = "1.0.0.post12+git.0123456789abcdef0123456789abcdef01234567.d20240101"
+
 #: Distributions never installed into the zoo itself: each is pip-installed into its own
 #: directory, which a test puts first on sys.path with PYTHONPATH (as a --user install or
 #: PYTHONPATH would), so it changes only the processes that ask for it.
@@ -540,6 +543,11 @@ ASIDE: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"ads_spoofed.py": SAMPLER.format(cls="Spoofed", name="spoofed")},
         {"spoofed": "ads_spoofed:Spoofed"},
     ),
+    # Installed, then given a valid PEP 440 version of 67 characters (a git hash and a date).
+    "ads-test-long-version": (
+        {"ads_long_version.py": SAMPLER.format(cls="LongVersion", name="long-version")},
+        {"long-version": "ads_long_version:LongVersion"},
+    ),
     # Installed, then damaged: its entry_points.txt no longer parses.
     "ads-test-bad-entry-points": (
         {"ads_badeps.py": SAMPLER.format(cls="BadEps", name="bad-eps")},
@@ -618,7 +626,8 @@ def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
     """Each :data:`ASIDE` distribution pip-installed into a directory of its own, by name.
 
     Then ``ads-test-no-metadata`` loses its METADATA, ``ads-test-spoofed-text`` gets a
-    version and an entry point spaced like ``list``'s columns, and the entry_points.txt of
+    version and an entry point spaced like ``list``'s columns, ``ads-test-long-version`` the
+    version :data:`LONG`, and the entry_points.txt of
     ``ads-test-bad-entry-points`` is garbled.
     """
     root = tmp_path_factory.mktemp("aside")
@@ -638,6 +647,9 @@ def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
         "[agentdescent.samplers]\nround-robin   agentdescent-sampling  0.1.0  ok  Cycle = "
         "ads_spoofed:Spoofed\nspoofed = ads_spoofed:Spoofed [\x1b[31mred]\n"
     )
+    (dist_info,) = Path(paths["ads-test-long-version"]).glob("*.dist-info")
+    metadata = (dist_info / "METADATA").read_text()
+    (dist_info / "METADATA").write_text(metadata.replace("Version: 9.9.9", f"Version: {LONG}"))
     (dist_info,) = Path(paths["ads-test-bad-entry-points"]).glob("*.dist-info")
     (dist_info / "entry_points.txt").write_text("[agentdescent.samplers]\nbad-eps\n[[[\n")
     return paths

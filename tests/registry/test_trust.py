@@ -11,7 +11,7 @@ import pytest
 
 from agentdescent_sampling import InvalidSamplerConfig, Registry, UnknownSamplerError
 from agentdescent_sampling.policy import VERSION, EntryPoint, Policy
-from tests.registry.conftest import HOOK_MODULES
+from tests.registry.conftest import HOOK_MODULES, LONG
 from tests.registry.probes import IMPORTED_PLUGINS, error_of, failures_of, records
 from tests.support.venv import Venv
 
@@ -364,3 +364,9 @@ def test_metadata_text_never_passes_for_a_table_row_nor_fills_a_message(
     )  # what a failure's or a sampler's message says of it
     assert len(said) == 2
     assert not any("\x1b" in text or len(text) > 200 for text in said), [t[:80] for t in said]
+
+
+def test_a_long_valid_version_is_kept_whole(zoo: Venv, aside: dict[str, str]) -> None:
+    env = first_on_path(aside["ads-test-long-version"])
+    (record,) = [r for r in records(zoo, env=env) if r["distribution"] == "ads-test-long-version"]
+    assert record["version"] == LONG
