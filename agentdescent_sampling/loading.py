@@ -721,7 +721,7 @@ def _registered_nothing(plugin: object) -> str:
         return (
             f"{_as_written(plugin, hook)} is not marked with agentdescent_sampling's "
             f"@hookimpl, so it was never called: decorate it with @hookimpl (from "
-            f"agentdescent_sampling import hookimpl)"
+            f"agentdescent_sampling.plugin import hookimpl)"
         )
     if not inspect.signature(hook).parameters:
         return (

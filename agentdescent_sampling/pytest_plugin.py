@@ -21,8 +21,8 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
     violation, and warns each note of a sampler that passes as a :class:`ConformanceNote`,
     which pytest's warnings summary shows without failing the test (where notes are made errors,
     one ``ConformanceNote`` is raised holding every note). A sampler the kit cannot
-    build (an unknown name, a bad or missing parameter) fails the test with the error's message
-    alone.
+    build (an unknown name, a bad or missing parameter), and an instance where its class or a
+    factory is wanted, fails the test with the error's message alone.
 
     Example::
 
@@ -39,6 +39,8 @@ def sampler_conformance() -> Callable[..., ConformanceReport]:
             report = check_sampler(factory_or_name, **params)
         except SamplerError as error:  # its message says what to fix; the traceback, nothing
             unbuilt = f"{type(error).__name__}: {error}"
+        except TypeError as error:  # an instance, or nothing callable: told for this call
+            unbuilt = f"TypeError: {error}".replace("check_sampler(", "sampler_conformance(")
         if unbuilt is not None:  # outside the except: no "during handling" chain
             pytest.fail(unbuilt, pytrace=False)
         if not report.ok:

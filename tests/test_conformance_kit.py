@@ -292,6 +292,25 @@ def test_a_later_pick_or_record_that_raises_is_named_with_its_call_and_the_line_
     ]
 
 
+class BoomNamingTheTask(BoomOnceThreeTracked):
+    """Raises in record(), naming the task recorded: each call's message differs."""
+
+    name = "boom-naming-the-task"
+
+    def record(self, task_id: str, score: float) -> None:
+        check_score(task_id, score)
+        self.tracked.add(task_id)
+        if len(self.tracked) >= 3:
+            raise RuntimeError(f"boom on {task_id}")
+
+
+def test_one_exception_from_one_line_is_one_violation_whatever_its_message_names() -> None:
+    report = check_sampler(BoomNamingTheTask)
+
+    assert len(report.violations) == 1, str(report)
+    assert "raised RuntimeError: boom on " in report.violations[0].message
+
+
 class SkipsTheFirst:
     """Picks the second task: the library it calls raises where there is none."""
 
@@ -544,8 +563,10 @@ def test_a_class_declaring_thread_safe_false_is_checked_as_served_under_a_lock()
 def test_a_sampler_that_ignores_its_seed_is_caught() -> None:
     report = check_sampler(GlobalRandom)
     assert "seeds" in report.checks
-    assert [violation.check for violation in report.violations] == ["seeds", "seeds"]
-    assert "seed=0 picked differently" in report.violations[0].message
+    assert [violation.check for violation in report.violations] == ["seeds"]
+    assert "seed=0 picked differently (and so did two with seed=12345)" in (
+        report.violations[0].message
+    )
 
 
 def test_samplers_without_a_seed_skip_the_seed_check() -> None:
@@ -1010,7 +1031,7 @@ class LoadsAnotherKey(Counts):
 
 class SavesOnlyFresh(Counts):
     def state_dict(self) -> dict[str, Any]:
-        if self.trials and not hasattr(self, "loaded"):
+        if not hasattr(self, "loaded"):
             return super().state_dict()
         return {**super().state_dict(), "share": 1 / len(self.trials)}  # fresh: 1 / 0
 
@@ -1100,6 +1121,22 @@ def test_a_state_method_that_raises_is_named_with_the_line_it_raised_at() -> Non
         "state_dict() of a fresh instance that loaded the state_dict() of one that made 30 "
         "picks and records raised ZeroDivisionError: division by zero (at "
         f"{_line_of(SavesOnlyFresh, '1 / len')})"
+    )
+
+
+class SavesNothingFresh(Counts):
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "most": max(self.trials.values())}  # fresh: max([])
+
+
+def test_a_state_dict_that_raises_on_a_fresh_instance_is_a_violation() -> None:
+    # create(spec, state=PATH) saves the state of a sampler as soon as it is built.
+    (violation,) = check_sampler(SavesNothingFresh).violations
+
+    assert violation.check == "state"
+    assert violation.message.startswith(
+        "state_dict() of a fresh instance, before any pick or record, raised ValueError: "
+        "max() arg is an empty sequence (at "
     )
 
 

@@ -231,6 +231,7 @@ def test_a_check_still_making_calls_at_its_time_is_told_slow_not_stuck() -> None
     assert "; 1 s later, in pick([" in hung
     assert "deadlock" not in hung
     assert ". The sampler's calls are too slow for the checks" in hung
+    assert "give the kit more time or fewer calls in your conftest.py" in hung
 
 
 class Stray(HangsInPick):

@@ -22,6 +22,15 @@ from ._report import ConformanceNote, ConformanceReport, Violation
 from ._settings import CHECK_SECONDS, OPERATIONS_PER_THREAD, THREAD_ROUNDS, THREADS
 from ._threads import fast_thread_switching
 
+# What tracebacks, warnings and help() print is the name to import and filter on, not the
+# private module that defines it (-W error::agentdescent_sampling.testing.ConformanceNote).
+for _public in (
+    ConformanceNote, ConformanceReport, InstalledCheck, Violation, check_installed, check_sampler,
+    checking, fast_thread_switching,
+):  # fmt: skip
+    _public.__module__ = __name__
+del _public
+
 __all__ = [
     "CHECK_SECONDS",
     "OPERATIONS_PER_THREAD",

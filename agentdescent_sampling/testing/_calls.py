@@ -136,9 +136,11 @@ def _where(error: BaseException) -> str:
 
 
 def _fault_of(error: BaseException) -> str:
-    """The fault ``error`` shows, whichever call raised it: ``raised Type: text (at
-    plugin.py:12)``, as :func:`_failed_call` ends."""
-    return f"raised {describe(error)}{_where(error)}"
+    """The fault ``error`` shows, whichever call raised it: ``raised Type (at plugin.py:12)``,
+    its type at the line of the sampler's it raised at, whatever its message says (``boom on
+    task-3``); where no line of the sampler's is known, ``raised Type: text``."""
+    where = _where(error)
+    return f"raised {safe_repr(type(error))}{where}" if where else f"raised {describe(error)}"
 
 
 def _signature(factory: Factory) -> Signature:

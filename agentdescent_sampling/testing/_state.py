@@ -36,6 +36,17 @@ def _check_state(factory: Factory, params: dict[str, Any]) -> Iterator[Finding]:
             )
         yield _NOT_APPLICABLE
         return
+    try:
+        original.state_dict()
+    except Exception as error:  # noqa: BLE001  # the violation
+        yield Violation(
+            "state",
+            f"state_dict() of a fresh instance, before any pick or record, raised "
+            f"{describe(error)}{_where(error)}; create(spec, state=PATH) saves a sampler's "
+            f"state as soon as it is built, so state_dict() must work on one that has learned "
+            f"nothing",
+        )
+        return
     twin = factory(**params)  # the same records as the original: does it pick as it does?
     history = f"{_STATE_ROUNDS} picks and records"
     for sampler in (original, twin):

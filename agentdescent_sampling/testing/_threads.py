@@ -298,12 +298,13 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
                     f"last picked from or not",
                 )
                 lost = _Fault(miscounted, _MISCOUNTS_OUTSIDE)
-            else:
-                lost = Violation(
+            else:  # not told again where record() was seen to drop a task outside the shard
+                race = Violation(
                     "threads",
                     f"{what}; guard the statistics with a lock, or declare thread_safe = "
                     f"False to have the registry wrap the sampler",
                 )
+                lost = _Fault(race, _MISCOUNTS_OUTSIDE)
     try:
         sampler.record(_member(sampler.pick(list(_SHARD), 0), _SHARD), 1.0)
     except Exception as error:  # noqa: BLE001  # reported as a violation

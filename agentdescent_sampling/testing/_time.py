@@ -134,8 +134,10 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
                 f"still making calls:{stuck}; {_LOOK_AGAIN:g} s later,{later[0]}. The "
                 f"sampler's calls are too slow for the checks (the threads check makes "
                 f"{_thread_rounds() * _threads() * _operations():,} picks and as many "
-                f"records): time pick() and record() on a shard of {len(_SHARD)} tasks; the "
-                f"remaining checks were not run",
+                f"records): time pick() and record() on a shard of {len(_SHARD)} tasks, or, "
+                f"if they are this slow by design, give the kit more time or fewer calls in "
+                f"your conftest.py (agentdescent_sampling.testing.CHECK_SECONDS, "
+                f"OPERATIONS_PER_THREAD); the remaining checks were not run",
             )
         ], False
     if not outcome:

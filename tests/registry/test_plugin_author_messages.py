@@ -364,7 +364,7 @@ def test_a_misspelt_class_in_an_entry_point_is_told_the_name_its_module_has(
             "def agentdescent_register_samplers(register):\n        register(First)",
             "agentdescent_register_samplers(register) (at {at}) is not marked with "
             "agentdescent_sampling's @hookimpl, so it was never called: decorate it with "
-            "@hookimpl (from agentdescent_sampling import hookimpl)",
+            "@hookimpl (from agentdescent_sampling.plugin import hookimpl)",
         ),
         (
             "@hookimpl\n    def agentdescent_register_samplers():\n        pass",
