@@ -23,7 +23,7 @@ import math
 import numbers
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -63,6 +63,7 @@ __all__ = [
     "restore_rng",
     "rng_state",
     "short_repr",
+    "unbindable",
 ]
 
 #: The reward at or above which a rollout counts as a pass. Mirrors
@@ -428,22 +429,31 @@ def method_problem(sampler: object) -> str | None:
         found = getattr(sampler, method, None)
         if not callable(found):
             return f"it has no {method}() method"
-        try:
-            signature = inspect.signature(found)
-        except (TypeError, ValueError):
-            continue
         takes_self = inspect.isclass(sampler) and not isinstance(
             inspect.getattr_static(sampler, method, None), (staticmethod, classmethod)
         )
-        try:
-            signature.bind(*((None,) if takes_self else ()), *arguments)
-        except TypeError:
+        bare = unbindable(found, *((None,) if takes_self else ()), *arguments)
+        if bare is not None:
             expected = "(keys, round_index)" if method == "pick" else "(task_id, score)"
-            bare = signature.replace(
-                parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
-                return_annotation=signature.empty,
-            )
             return f"its {method}{bare} can't be called as {method}{expected}"
+    return None
+
+
+def unbindable(method: Callable[..., object], *arguments: object) -> inspect.Signature | None:
+    """``method``'s signature, without its annotations, if it cannot be called with
+    ``arguments`` positionally; ``None`` if it can, or if its signature can't be read (the
+    benefit of the doubt)."""
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*arguments)
+    except TypeError:
+        return signature.replace(
+            parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+            return_annotation=signature.empty,
+        )
     return None
 
 

@@ -25,7 +25,6 @@ Nothing here imports agentdescent at module level; :func:`wire` imports it when 
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import json
 import math
 import numbers
@@ -34,7 +33,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .protocol import TaskSampler, is_real, refuse_a_class, short_repr
+from .protocol import TaskSampler, is_real, refuse_a_class, short_repr, unbindable
 
 __all__ = ["ENGINE_INSTALL", "EvidenceAcceptance", "EvidencePromotion", "EvidenceTap", "wire"]
 
@@ -595,19 +594,14 @@ def _refuse_uncallable(sampler: Any, method: Callable[..., object], call: str, *
     """Raise ``TypeError`` if ``method`` cannot be called with ``given``, as the run will call
     it (``call``): told now, not at the run's first merge. A method whose signature cannot be
     read is taken as it is."""
-    try:
-        signature = inspect.signature(method)
-    except (TypeError, ValueError):
-        return
-    try:
-        signature.bind(*given)
-    except TypeError:
+    bare = unbindable(method, *given)
+    if bare is not None:
         name = getattr(sampler, "name", type(sampler).__name__)
         own = call.partition("(")[0]
         raise TypeError(
-            f"the {own}{signature} of sampler {short_repr(name)} cannot be called as {call}, "
+            f"the {own}{bare} of sampler {short_repr(name)} cannot be called as {call}, "
             f"as wire() has the run call it: define {own}(self, {call.partition('(')[2]}"
-        ) from None
+        )
 
 
 def no_evidence(sampler: Any, unwire: str) -> str:

@@ -7,7 +7,7 @@ import math
 import random
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pytest
@@ -745,42 +745,39 @@ def test_a_record_that_refuses_a_graded_score_is_one_violation_saying_scores_are
     )
 
 
-class LowerCases(Counted):
-    """Counts tasks case-blind, and returns the key it picked lower-cased."""
+class ChangesTheKey(Counted):
+    """Returns the key it picked changed by ``change``, as it counts it."""
 
-    name = "lower-cases"
+    @staticmethod
+    def change(key: str) -> str:
+        return key
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        return super().pick(keys, round_index).lower()
+        return self.change(super().pick(keys, round_index))
 
 
-def test_a_pick_that_changes_the_key_is_caught_on_ids_benchmarks_use() -> None:
-    # Every shard of the kit was lower-case ASCII ids, which a lower-cased pick returns as they
-    # are; the engine then looks up 'humaneval/0' and fails mid-run.
-    [violation] = check_sampler(LowerCases).violations
+@pytest.mark.parametrize(
+    ("change", "call", "returned"),
+    [
+        # Every shard of the kit was lower-case ASCII ids, which a lower-cased pick returns as
+        # they are; the engine then looks up 'humaneval/0' and fails mid-run.
+        (str.lower, 0, "'humaneval/0' ('HumanEval/0' changed"),
+        # Every id of the kit's shards was stripped already: a stripped pick passed every check.
+        (str.strip, 5, "'spaced-5' (' spaced-5 ' changed"),
+    ],
+    ids=["lower-cased", "stripped"],
+)
+def test_a_pick_that_changes_the_key_is_caught_on_ids_benchmarks_use(
+    change: Callable[[str], str], call: int, returned: str
+) -> None:
+    changing = {"name": "changes-it", "change": staticmethod(change)}
+    changes = type("ChangesIt", (ChangesTheKey,), changing)
+    [violation] = check_sampler(changes).violations
     assert violation.check == "pick-returns-a-member"
     assert violation.message == (
-        "pick(['HumanEval/0', 'Dates-Train', 'task 2', 'tâche-3', ...], 0) returned "
-        "'humaneval/0' ('HumanEval/0' changed: return a key as it is given, as the engine looks "
-        "it up), which is not in the list it was given"
-    )
-
-
-class Strips(Counted):
-    """Returns the key it picked with its surrounding whitespace stripped."""
-
-    name = "strips"
-
-    def pick(self, keys: Sequence[str], round_index: int) -> str:
-        return super().pick(keys, round_index).strip()
-
-
-def test_a_pick_that_strips_the_key_is_caught_on_an_id_with_spaces_around_it() -> None:
-    # Every id of the kit's shards was stripped already: it passed every check.
-    [violation] = check_sampler(Strips).violations
-    assert violation.check == "pick-returns-a-member"
-    assert "returned 'spaced-5' (' spaced-5 ' changed: return a key as it is given" in (
-        violation.message
+        f"pick(['HumanEval/0', 'Dates-Train', 'task 2', 'tâche-3', ...], {call}) returned "
+        f"{returned}: return a key as it is given, as the engine looks it up), which is not in "
+        f"the list it was given"
     )
 
 

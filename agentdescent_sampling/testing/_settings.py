@@ -14,17 +14,11 @@ OPERATIONS_PER_THREAD = 1000
 #: The rounds of the threads check: a race shows up in most rounds, not all.
 THREAD_ROUNDS = 4
 
-_DEFAULTS = {
-    "CHECK_SECONDS": CHECK_SECONDS,
-    "THREADS": THREADS,
-    "OPERATIONS_PER_THREAD": OPERATIONS_PER_THREAD,
-    "THREAD_ROUNDS": THREAD_ROUNDS,
-}
-
 
 def _setting(name: str) -> float:
-    """The setting ``name`` as the package holds it now; its default before the package is."""
-    return float(getattr(sys.modules.get(__package__ or ""), name, _DEFAULTS[name]))
+    """The setting ``name`` as the package holds it now; its default, here, before the
+    package is."""
+    return float(getattr(sys.modules.get(__package__ or ""), name, globals()[name]))
 
 
 def _check_seconds() -> float:

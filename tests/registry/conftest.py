@@ -637,19 +637,24 @@ def aside(zoo: Venv, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
         target = root / "site" / name
         zoo.pip("install", "--no-deps", "--target", str(target), str(wheel))
         paths[name] = str(target)
-    (dist_info,) = Path(paths["ads-test-no-metadata"]).glob("*.dist-info")
-    (dist_info / "METADATA").unlink()
-    (dist_info,) = Path(paths["ads-test-spoofed-text"]).glob("*.dist-info")
-    metadata = (dist_info / "METADATA").read_text()
-    version = "9.9.9    ok      \x1b]0;PWNED\x07\x1b[2J" + "A" * 200_000
-    (dist_info / "METADATA").write_text(metadata.replace("Version: 9.9.9", f"Version: {version}"))
-    (dist_info / "entry_points.txt").write_text(
+
+    def dist_info(name: str) -> Path:
+        (found,) = Path(paths[name]).glob("*.dist-info")
+        return found
+
+    def give_version(name: str, version: str) -> None:
+        metadata = dist_info(name) / "METADATA"
+        metadata.write_text(metadata.read_text().replace("Version: 9.9.9", f"Version: {version}"))
+
+    (dist_info("ads-test-no-metadata") / "METADATA").unlink()
+    spoofed = "9.9.9    ok      \x1b]0;PWNED\x07\x1b[2J" + "A" * 200_000
+    give_version("ads-test-spoofed-text", spoofed)
+    (dist_info("ads-test-spoofed-text") / "entry_points.txt").write_text(
         "[agentdescent.samplers]\nround-robin   agentdescent-sampling  0.1.0  ok  Cycle = "
         "ads_spoofed:Spoofed\nspoofed = ads_spoofed:Spoofed [\x1b[31mred]\n"
     )
-    (dist_info,) = Path(paths["ads-test-long-version"]).glob("*.dist-info")
-    metadata = (dist_info / "METADATA").read_text()
-    (dist_info / "METADATA").write_text(metadata.replace("Version: 9.9.9", f"Version: {LONG}"))
-    (dist_info,) = Path(paths["ads-test-bad-entry-points"]).glob("*.dist-info")
-    (dist_info / "entry_points.txt").write_text("[agentdescent.samplers]\nbad-eps\n[[[\n")
+    give_version("ads-test-long-version", LONG)
+    (dist_info("ads-test-bad-entry-points") / "entry_points.txt").write_text(
+        "[agentdescent.samplers]\nbad-eps\n[[[\n"
+    )
     return paths
