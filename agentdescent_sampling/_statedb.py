@@ -590,8 +590,10 @@ class StateDB:
         if found is not None:
             raise StateError(
                 f"the sampler state {self.where!r} was moved, deleted or replaced while this "
-                f"run held it (the path now names {found}); nothing more is written there. Put "
-                f"the file back and restart the run; what was recorded since stays in memory"
+                f"run held it (the path now names {found}); nothing is written there until the "
+                f"file is back at that path: what is recorded meanwhile is kept in memory, "
+                f"written with the first record after the file is back, and lost if the "
+                f"sampler is closed before"
             )
         db = self._db()
         with held_signals():  # the commit and what this object notes of it, together

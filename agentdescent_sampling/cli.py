@@ -284,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _state_show(args: argparse.Namespace) -> int:
-    from .durable import describe_state, state_summary  # only this command needs SQLite
+    from ._stateview import describe_state, state_summary  # only this command needs SQLite
 
     summary = state_summary(args.path)
     print(json.dumps(summary, indent=2) if args.json else describe_state(summary))
@@ -292,7 +292,7 @@ def _state_show(args: argparse.Namespace) -> int:
 
 
 def _state_export(args: argparse.Namespace) -> int:
-    from .durable import export_state, export_target_error  # only this command needs SQLite
+    from ._stateview import export_state, export_target_error  # only this command needs SQLite
     from .state import state_json, write_state_file
 
     if args.output is not None and (refused := export_target_error(args.path, args.output)):

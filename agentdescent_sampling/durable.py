@@ -76,7 +76,6 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import copy
 import functools
@@ -96,8 +95,17 @@ from typing import Any, NoReturn
 import attrs
 
 from ._files import SEPARATORS
-from ._statedb import SIDECARS, StateDB, held_signals, loads, opens_as_json, sidecar_of
-from .errors import InvalidSamplerConfig, SamplerError, StateError, UnknownSamplerError
+from ._replay import (
+    _SHARDS,
+    ROUND_END,
+    TOLD,
+    _Cost,
+    _pick_cost,
+    _replay,
+    _write_snapshot,
+)
+from ._statedb import StateDB, held_signals, loads
+from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import (
     MAX_COUNT,
     Sampler,
@@ -112,8 +120,7 @@ from .protocol import (
 )
 from .served import ServedSampler
 from .state import (
-    PLAIN_JSON,
-    check_document,
+    not_json,
     not_stateful,
     refuse_unreadable,
     sampler_name,
@@ -123,15 +130,6 @@ from .state import (
 
 # What a user may import from here, as docs/plugins.md lists it; the rest serves this package.
 __all__ = ["REPLAY_LIMIT", "DurableSampler", "read_durable_state"]
-
-#: The methods through which the engine wiring tells a sampler something (:func:`wire` calls
-#: ``evidence`` for each card and ``end_round`` after each round). A durable sampler forwards
-#: each call, then logs its name and JSON arguments, so the call is replayed on resume. A
-#: sampler that learns from another such call only needs its name added here.
-TOLD: tuple[str, ...] = ("end_round", "evidence")
-#: The told call after which a sampler's ``state_dict()`` is whole: ``fixable-first``'s leaves
-#: out the failures of a round not yet ended. Such a sampler is snapshotted only after it.
-ROUND_END = "end_round"
 
 #: A snapshot is never taken before the log holds this many entries.
 _MIN_LOG = 64
@@ -143,8 +141,6 @@ _ROUNDS_META = "rounds_told"
 #: :data:`_ENTRY`, a pick of a shard of ``n`` tasks ``n`` more, and its first :data:`_NEW_SHARD`
 #: more, so their memory, a shard's text with its first pick, stays within some megabytes.
 _FLUSH_COST = 1 << 20
-#: Shards remembered for logging picks; the engine rotates workers through a few.
-_SHARDS = 8
 #: The most work that replaying a state's log may ask of its sampler, in task ids (about 30
 #: ns each): each logged entry counts :data:`_ENTRY`; a pick its shard's size more, the first
 #: pick of each shard :data:`_NEW_SHARD` more (reading and indexing it), and a pick of a shard
@@ -165,25 +161,6 @@ _FOLD_SHARE = 8
 #: Sixteen digits or more outside a text (a whole number may be past 2**53, 16 digits): a
 #: snapshot holding one is walked for it.
 _LONG_NUMBER = re.compile(r'(?<![\w."])-?[0-9]{16,}(?![\w."])')
-#: What the first pick of a shard costs more: reading it, and a sampler's indexing it.
-_NEW_SHARD = 4096
-#: How many times as much a pick of a shard used again after :data:`_SHARDS` others costs.
-#: The library never logs one (it gives such a shard a new id, as a new shard).
-_AGAIN = 512
-#: What any logged entry (a pick, a record, a told call) costs at least: what a replay
-#: takes over any call, reading it and the sampler's own overhead (up to some 15
-#: microseconds: an ``informative-band`` record, or its pick of one task).
-_ENTRY = 512
-#: What a told call costs more per character of the state it goes over: ``fixable-first``'s
-#: ``end_round`` and ``evidence`` refile every task it holds until its first pick (40 to 70
-#: ns a character of the snapshot), and after it the tasks touched since (:class:`_Cost`).
-_STATE = 2
-#: The characters a task counts in that state: one a record or a told call may add or touch.
-_TASK = 32
-#: How many told calls before the log's first pick cost :data:`_ENTRY` alone, whatever the
-#: size of the state: replaying them takes time in the size of the snapshot, as loading it
-#: does. A writer's log starts with a pick, unless it was folded mid-round.
-_TOLD_ROOM = 4
 
 
 class DurableSampler(ServedSampler):
@@ -307,6 +284,7 @@ class DurableSampler(ServedSampler):
         # Whether the sampler was told of a round's end, in this opening or one before it:
         # then it is snapshotted only at one; and whether the file says so (_ROUNDS_META).
         self._round_ended = self._round_kept = False
+        self._unwritten_told = False  # a failed commit warned of, until one succeeds
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
@@ -542,7 +520,17 @@ class DurableSampler(ServedSampler):
         self._queue.told = True
         self._logged += 1
         self._cost.entry(name)  # as a replay counts it
-        self._queue.commit(self._db)
+        try:
+            self._queue.commit(self._db)
+        except StateError as error:
+            # Said at once, as well as raised, once until a commit succeeds: evolve() takes
+            # a sampler's error for its worker's and goes on, and the user heard of it only
+            # at close, too late to put the file back.
+            if not self._unwritten_told:
+                self._unwritten_told = True
+                warnings.warn(str(error), RuntimeWarning, stacklevel=3)  # record()'s caller
+            raise
+        self._unwritten_told = False
         self._round_kept = self._round_ended
         self._flush_at = _FLUSH_COST
         if self._snapshot_due(name):
@@ -679,7 +667,7 @@ class DurableSampler(ServedSampler):
         # TypeError: a set, say; ValueError: a NaN, or a list holding itself; RecursionError:
         # nested too deep to encode.
         except (TypeError, ValueError, RecursionError) as error:
-            raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
+            raise StateError(f"{cannot}: {not_json(state, error)}") from error
         if _LONG_NUMBER.search(text):  # walked only then: the check costs as much as encoding
             # A count past 2**53, which the file's readers refuse: the file would not open.
             refuse_unreadable({"state": state}, cannot)
@@ -712,7 +700,7 @@ class DurableSampler(ServedSampler):
         started = time.perf_counter()
         # The cost of the log, counted over the snapshot's size before it was replayed.
         records, rounds, replayed, self._cost = _replay(
-            self._stateful, self._db, self._name, snapshot
+            self._stateful, self._db, self._name, snapshot, REPLAY_LIMIT
         )
         self._records, self._next_round = records, rounds
         if replayed:
@@ -846,201 +834,6 @@ def _close_under(db: StateDB, lock: threading.RLock, unwritten: _Unwritten) -> N
         )
 
 
-def _write_snapshot(db: Any, records: int, rounds: int, text: str) -> None:
-    """Replace the log with the snapshot ``text`` of ``records`` and ``rounds``, in the
-    transaction ``db``."""
-    db.execute("DELETE FROM event")
-    db.execute("DELETE FROM shard")
-    db.execute("INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?)", (records, rounds, text))
-
-
-def _replay(
-    sampler: Any, db: StateDB, name: str, snapshot: tuple[int, int, Any]
-) -> tuple[int, int, int, _Cost]:
-    """Load the snapshot into ``sampler`` and replay the log after it, without logging;
-    ``(records, next round, entries replayed, its cost)``, the cost as :func:`_replay_cost`
-    counts it.
-
-    Raises:
-        StateError: the snapshot or an entry cannot be loaded, or replaying the log would
-            cost more than :data:`REPLAY_LIMIT` (checked before anything is replayed).
-    """
-    records, rounds, state = snapshot
-    cost = _replay_cost(db)
-    _load(sampler, state, name, db.where)
-    replayed = 0
-    # The shards of the last picks, as a sampler keeps them: memory follows them, not the log.
-    shards: dict[int, list[str]] = {}
-    for seq, call, args in db.events():
-        try:
-            if call == "pick":
-                logged = _logged_pick(args)
-                if logged is None:
-                    raise ValueError(
-                        "this library logs a pick as [shard id, round index, task id], both "
-                        "ids whole numbers, so something else wrote this one: give the run a "
-                        "new state path"
-                    )
-                shard_id, round_index = logged
-                if shard_id not in shards:
-                    if len(shards) >= _SHARDS:
-                        del shards[next(iter(shards))]
-                    shards[shard_id] = db.shard(shard_id)
-                sampler.pick(shards[shard_id], round_index)
-                rounds = max(rounds, round_index + 1)
-            elif call == "record":
-                sampler.record(*args)
-                records += 1
-            elif call in TOLD:
-                getattr(sampler, call)(*args)
-            else:
-                raise ValueError(f"no such call as {call!r}")
-        except StateError:
-            raise
-        # A sampler may raise anything on a call it cannot take.
-        except Exception as error:
-            known = call in {"pick", "record", *TOLD}
-            raise StateError(
-                f"{db.where!r}: cannot replay entry {seq} of its log, "
-                f"{call if known else short_repr(call)}{short_repr(args)}, into sampler "
-                f"{name!r}: {type(error).__name__}: {short_repr(str(error), 200)} (the file "
-                f"was left as it is)"
-            ) from error
-        replayed += 1
-    return records, rounds, replayed, cost
-
-
-def _logged_pick(args: object) -> tuple[int, int] | None:
-    """``(shard id, round index)`` of a pick logged as :meth:`DurableSampler.pick` logs one,
-    ``[shard id, round index, task id]``; None for anything else. The one reading of a pick,
-    for its cost and its replay alike: SQLite would find shard 1 by a shard id of ``"1"``,
-    ``1.0`` or ``true`` too."""
-    if not (isinstance(args, list) and len(args) == 3):
-        return None
-    shard_id, round_index, _ = args
-    if type(shard_id) is not int or not 0 <= shard_id < 1 << 63:
-        return None
-    if type(round_index) is not int or not -MAX_COUNT <= round_index < MAX_COUNT:
-        return None
-    return shard_id, round_index
-
-
-def _pick_cost(size: int, new: bool) -> int:
-    """What replaying one pick of a shard of ``size`` tasks costs, in task ids: the shard,
-    :data:`_ENTRY`, and :data:`_NEW_SHARD` more for a shard's first pick."""
-    return size + _ENTRY + (_NEW_SHARD if new else 0)
-
-
-class _Cost:
-    """What replaying a log costs its sampler, in task ids (``ids``, see :data:`REPLAY_LIMIT`),
-    counted entry by entry, alike as the writer logs them and as :func:`_replay_cost` reads
-    them. A pick costs what the caller says (:func:`_pick_cost`), a record :data:`_ENTRY`, a
-    told call :data:`_ENTRY` and :data:`_STATE` a character of the tasks it may go over, as
-    ``fixable-first`` refiles them: before the log's first pick, every task (the snapshot's,
-    and :data:`_TASK` for each record since), after :data:`_TOLD_ROOM` such calls; after it,
-    :data:`_TASK` for each task touched since the last pick (each record and told call since,
-    and the failures of a round that an ``end_round`` since has touched, which a pick refiles
-    but the calls after it do not)."""
-
-    __slots__ = ("held", "ids", "picked", "records", "round", "since_pick", "snapshot", "told")
-
-    def __init__(self, snapshot: int) -> None:
-        self.snapshot = snapshot  # the length of the snapshot the log is replayed over
-        self.ids = self.records = self.told = 0
-        self.picked = False
-        self.since_pick = 0  # records and told calls since the last pick
-        self.round = 0  # records since the last end_round, which the next one touches again
-        self.held = 0  # records an end_round touched since the last pick
-
-    def pick(self, ids: int) -> None:
-        self.ids += ids
-        self.picked = True
-        self.since_pick = self.held = 0
-
-    def entry(self, name: object) -> None:
-        """A record (``name`` ``"record"``) or a told call."""
-        self.ids += _ENTRY
-        if name == "record":
-            self.records += 1
-            self.round += 1
-        elif not self.picked:
-            if self.told >= _TOLD_ROOM:
-                self.ids += _STATE * (self.snapshot + _TASK * self.records)
-            self.told += 1
-        else:
-            if name == ROUND_END:
-                self.held, self.round = self.held + self.round, 0
-            self.ids += _STATE * _TASK * (self.since_pick + self.held)
-        self.since_pick += 1
-
-
-def _replay_cost(db: StateDB) -> _Cost:
-    """What replaying the log asks of a sampler, in task ids (see :data:`REPLAY_LIMIT`); a
-    log over the limit is refused before any of it is replayed.
-
-    The count is the writer's (:class:`_Cost`, as :meth:`DurableSampler.pick`,
-    :meth:`DurableSampler.record` and a told call count it): an entry counts :data:`_ENTRY`, a
-    told call the tasks it may go over too, and a pick its shard's size, plus
-    :data:`_NEW_SHARD` for the first pick of a shard, which the writer gives a new id. A
-    shard used again after the log went on to :data:`_SHARDS` others, which the writer would
-    have given a new id too, counts :data:`_AGAIN` times over: a sampler keeps the indexes of
-    the last few shards it used, so the pick of a shard within those :data:`_SHARDS` uses an
-    index it holds, and any other builds one afresh."""
-    _refuse_costly(db, db.entries_besides_picks() * _ENTRY)  # before reading them one by one
-    cost = _Cost(db.snapshot_size())
-    sizes: dict[int, int] = {}
-    recent: collections.deque[int] = collections.deque(maxlen=_SHARDS)
-    for name, args in db.log():
-        if name != "pick":
-            cost.entry(name)
-        elif (logged := _logged_pick(args)) is None:
-            # Not a pick: the replay says so, naming the entry, before replaying it. Counted
-            # as any entry, so that millions of them cannot make this walk itself unbounded.
-            cost.pick(_ENTRY)
-        elif (shard_id := logged[0]) in recent:
-            cost.pick(_pick_cost(sizes[shard_id], new=False))
-        elif shard_id not in sizes:
-            sizes[shard_id] = len(db.shard(shard_id))
-            recent.append(shard_id)
-            cost.pick(_pick_cost(sizes[shard_id], new=True))
-        else:
-            recent.append(shard_id)
-            cost.pick(_pick_cost(sizes[shard_id], new=False) * _AGAIN)
-        _refuse_costly(db, cost.ids)
-    return cost
-
-
-def _refuse_costly(db: StateDB, cost: int) -> None:
-    """Raise if replaying entries that ``cost`` so much exceeds :data:`REPLAY_LIMIT`."""
-    if cost > REPLAY_LIMIT:
-        raise StateError(
-            f"{db.where!r}: replaying its log would ask more of the sampler than opening a "
-            f"state may: its entries cost over {REPLAY_LIMIT:,} task ids, the limit (any entry "
-            f"costs {_ENTRY}, a pick the tasks of its shard more, {_AGAIN} times as much for "
-            f"a shard used again after {_SHARDS} others, and a told call the tasks it may go "
-            f"over). The state files this library writes fold their log into a snapshot "
-            f"long before that, unless their sampler's state_dict() kept failing (a "
-            f"RuntimeWarning said so as the run went on); otherwise this one was made or "
-            f"changed by something else: give the run a new state path. If you trust the "
-            f"file, raise agentdescent_sampling.durable.REPLAY_LIMIT before opening it (the "
-            f"file was left as it is)"
-        )
-
-
-def _load(sampler: Stateful, state: Any, name: str, where: str) -> None:
-    try:
-        sampler.load_state_dict(state)
-    except StateError as error:
-        raise StateError(f"{where!r}: {error} (the file was left as it is)") from None
-    # A plugin's load_state_dict may raise anything on a state it cannot take.
-    except Exception as error:
-        raise StateError(
-            f"{where!r}: sampler {name!r} could not load this state: "
-            f"{type(error).__name__}: {short_repr(str(error), 200)} "
-            f"(the file was left as it is)"
-        ) from error
-
-
 def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
     """What a state file holds, for a person: read-only, even while a run holds the file.
 
@@ -1082,7 +875,7 @@ def read_durable_state(path: str | PathLike[str]) -> dict[str, Any]:
             held_by = db.holder()
             if log:
                 sampler: Any = _writer(spec, owner, db.where)  # it has state_dict()
-                records, rounds, _, _ = _replay(sampler, db, owner, snapshot)
+                records, rounds, _, _ = _replay(sampler, db, owner, snapshot, REPLAY_LIMIT)
                 cannot = f"cannot read the state of sampler {short_repr(owner)} in {db.where!r}"
                 state = state_dict_of(sampler, cannot)
     finally:
@@ -1194,164 +987,3 @@ def state_path(path: object) -> Path:
         f"a state path must be a str or an os.PathLike of one, not "
         f"{type(path).__name__} ({short_repr(path)}); {advice}"
     )
-
-
-def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) -> str | None:
-    """Why ``output`` may not receive the export of the state at ``path``: it is that
-    file (by any name: a symlink, a hard link) or one of SQLite's files beside it or
-    beside any other database (:func:`~agentdescent_sampling._statedb.sidecar_of`, which
-    refuses such a state path too); None if it may.
-
-    ``agentdescent-sampling state export`` writes nothing to the state it reads: replacing
-    it with JSON would lose it, and fail the run holding it."""
-    state, target = os.fspath(path), os.fspath(output)
-    written = os.path.realpath(target)  # what write_state_file replaces
-    for suffix in ("", *SIDECARS):
-        name = f"{state}{suffix}"
-        same = os.path.realpath(name) == written
-        with contextlib.suppress(OSError, ValueError):
-            same = same or os.path.samefile(name, target)
-        if same:
-            what = "the state file itself" if not suffix else f"the state's {suffix[1:]} file"
-            return (
-                f"the output {target!r} is {what} ({state!r}): the state commands read a "
-                f"state and never write to it, and this would replace it with its export. "
-                f"Give another file for -o"
-            )
-    sidecar = sidecar_of(written)
-    if sidecar is not None:
-        database, kind = sidecar
-        return (
-            f"the output {target!r} is the {kind} file SQLite keeps beside the database "
-            f"{database!r}: SQLite reads it as part of that database, and would overwrite the "
-            f"export or be damaged by it. Give another file for -o"
-        )
-    return None
-
-
-#: Why a state file holds no state yet.
-_NO_STATE_YET = "it is a new file being made, or one whose making a killed run left undone"
-
-
-def export_state(path: str | PathLike[str]) -> dict[str, Any]:
-    """The state at ``path`` as the JSON document :func:`~agentdescent_sampling.save_state`
-    writes (``agentdescent-sampling state export``); read-only.
-
-    Raises:
-        StateError: as :func:`read_durable_state`, or the file holds no record yet.
-    """
-    saved = read_durable_state(path)
-    if saved["state"] is None:
-        raise StateError(f"{os.fspath(path)!r} holds no state yet: {_NO_STATE_YET}")
-    return state_document(saved["sampler"], saved["records"], saved["rounds"], saved["state"])
-
-
-def state_summary(path: str | PathLike[str]) -> dict[str, Any]:
-    """What ``agentdescent-sampling state show`` prints: :func:`read_durable_state` without
-    the state itself, and how many tasks it has statistics for (when it says). A JSON
-    export (:func:`~agentdescent_sampling.save_state`'s) is shown too, with no spec, log or
-    holder."""
-    path = state_path(path)
-    export = _is_json(path)
-    saved = _read_export(path) if export else read_durable_state(path)
-    state = saved.pop("state")
-    tasks = next(
-        (
-            len(state[key])
-            for key in ("tasks", "stats")
-            if isinstance(state, dict) and isinstance(state.get(key), dict)
-        ),
-        None,
-    )
-    return {"path": str(path), **saved, "tasks": tasks, "export": export}
-
-
-def _is_json(path: str | PathLike[str]) -> bool:
-    """Whether ``path`` is a regular file whose first character is ``{``, after a BOM."""
-    with contextlib.suppress(OSError):
-        if Path(path).is_file() and not Path(path).is_symlink():
-            with open(path, "rb") as file:
-                return opens_as_json(file.read(64))
-    return False
-
-
-def _read_export(path: str | PathLike[str]) -> dict[str, Any]:
-    """A :func:`~agentdescent_sampling.save_state` export in :func:`read_durable_state`'s
-    shape, checked as :func:`~agentdescent_sampling.load_state` would check it when its
-    sampler is installed."""
-    from .registry import create  # imported here: the registry imports this module
-    from .state import read_state_file
-    from .testing._time import _finishes
-
-    document = read_state_file(path)
-    name = document.get("sampler")
-    if not isinstance(name, str):
-        raise StateError(
-            f"{str(path)!r} names no sampler (its 'sampler' is {short_repr(name)}); it is not "
-            f"an export of save_state"
-        )
-    state, records, rounds = check_document(document, name, str(path))
-    # Built as the state says it was (an export keeps no spec), as a state file's spec is;
-    # never by another distribution than the name selects, and bounded in time.
-    params = state.get("params") if isinstance(state, dict) else None
-    given = dict(params) if isinstance(params, dict) else {}
-    given.pop("provider", None)
-    built: list[Any] = []
-    try:
-        finished, _ = _finishes(lambda: built.append(create({**given, "name": name})))
-    except UnknownSamplerError:
-        finished = False  # not installed here: shown, but its state is not checked
-    except InvalidSamplerConfig as error:
-        raise StateError(f"{str(path)!r}: its parameters are not the sampler's: {error}") from None
-    if finished and is_stateful(built[0]):
-        try:
-            built[0].load_state_dict(state)  # as load_state would: a state it cannot take
-        except StateError as error:
-            raise StateError(f"{str(path)!r}: {error}") from None
-    return {
-        "sampler": name,
-        "spec": None,
-        "records": records,
-        "rounds": rounds,
-        "log": 0,
-        "held_by": None,
-        "state": state,
-    }
-
-
-def describe_state(summary: Mapping[str, Any]) -> str:
-    """:func:`state_summary` as lines for a person. What the file says (the sampler's name,
-    its spec, the holder's host) is shown escaped: a line break or a terminal escape in it
-    can neither fake a line nor reach the terminal."""
-    from ._display import shown  # imported here: only the command prints a state
-
-    log = summary["log"]
-    # save_state of a plain sampler writes 0 for both: only a durable state counts them.
-    uncounted = (
-        " (a durable state counts them; a plain sampler's export has none)"
-        if summary["export"] and not summary["records"] and not summary["rounds"]
-        else ""
-    )
-    rows = [
-        ("state file", shown(summary["path"])),
-        (
-            "sampler",
-            f"none yet: {_NO_STATE_YET}"
-            if summary["sampler"] is None
-            else shown(summary["sampler"])
-            + (
-                " (a JSON export, of save_state or state export: no spec, log or holder)"
-                if summary["export"]
-                else f" (spec {shown(json.dumps(summary['spec']))})"
-            ),
-        ),
-        ("records", f"{summary['records']:,}{uncounted}"),
-        ("next round", f"{summary['rounds']:,}{uncounted}"),
-        ("tasks", "not said" if summary["tasks"] is None else f"{summary['tasks']:,}"),
-    ]
-    if not summary["export"]:
-        rows += [
-            ("log", f"{log:,} {'entry' if log == 1 else 'entries'} since the last snapshot"),
-            ("held by", shown(summary["held_by"] or "nobody (no run has it open)")),
-        ]
-    return "\n".join(f"{label:<12}{value}" for label, value in rows)

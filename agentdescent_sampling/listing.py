@@ -3,6 +3,7 @@ and JSON, every cell a plugin controls shown safely (see ``_display.py``)."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 import traceback
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 from ._display import (
     escaped_label,
     escaped_name,
+    plural,
     safe_repr,
     screen_table,
     shown,
@@ -19,6 +21,7 @@ from ._display import (
 )
 from .loading import describe
 from .paramdoc import parameter_help
+from .policy import normalize
 from .records import WIRING, PluginFailure, SamplerInfo
 
 __all__ = ["Listing", "describe_sampler", "sampler_json"]
@@ -49,6 +52,29 @@ class Listing:
             for record in self.records
             if isinstance(record, SamplerInfo) and record.status == "conflict"
         ]
+        self._owners: dict[str, list[SamplerInfo]] = {}
+        for info in self.shared:
+            for key in info.keys:
+                self._owners.setdefault(key, []).append(info)
+
+    def clashes(self, info: SamplerInfo) -> dict[str, list[str]]:
+        """Each of ``info``'s names that another record's sampler goes by too, with the
+        distributions of those others: what makes ``info`` a conflict."""
+        found: dict[str, list[str]] = {}
+        for name in (info.name, *info.aliases):
+            others = [o for o in self._owners.get(normalize(name), ()) if o is not info]
+            if others:
+                found[name] = sorted({other.distribution for other in others})
+        return found
+
+    def _clash_text(self, info: SamplerInfo) -> str:
+        """Why ``info`` is a conflict, for its row: each name it shares, with whom, and how
+        to select it by that name."""
+        return "; ".join(
+            f"{escaped_name(name)} is also {', '.join(map(escaped_name, others))}'s: select "
+            f"this one with {json.dumps({'name': name, 'provider': info.distribution})}"
+            for name, others in self.clashes(info).items()
+        )
 
     @property
     def faults(self) -> int:
@@ -60,6 +86,8 @@ class Listing:
         documents = []
         for record in self.records:
             data: dict[str, Any] = shown_data(record.to_dict())
+            if isinstance(record, SamplerInfo) and record.status == "conflict":
+                data["shared"] = shown_data(self.clashes(record))
             if tracebacks and isinstance(record, PluginFailure):
                 data["traceback"] = _traceback(record)
             documents.append(data)
@@ -78,7 +106,9 @@ class Listing:
                         escaped_name(record.distribution),
                         record.version,
                         status,
-                        record.description,
+                        self._clash_text(record)
+                        if record.status == "conflict"
+                        else record.description,
                     )
                 )
             else:
@@ -97,10 +127,17 @@ class Listing:
             text += "".join(
                 f"\n{failure.title}\n{_traceback(failure)}" for failure in self.failures
             )
-        elif self.faults:
+        elif self.failures:
             text += (
-                f"\n{self.faults} plugin(s) failed or conflict; "
+                f"\n{plural(len(self.failures), 'plugin registration')} failed or "
+                f"{'was' if len(self.failures) == 1 else 'were'} refused; "
                 f"'agentdescent-sampling list --tracebacks' prints each whole error.\n"
+            )
+        if self.shared:
+            text += (
+                f"\n{plural(len(self.shared), 'sampler')} in conflict share a name with "
+                f"another's: create() refuses that name unless given the provider, and the "
+                f"other names select each as before.\n"
             )
         return text
 

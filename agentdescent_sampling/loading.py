@@ -149,13 +149,17 @@ def _valid_names(
             f"write aliases=({short_repr(aliases)},) for one alias",
         )
     names: list[str] = []
+    invalid: str | None = None
     for each in (name, *aliases):
         try:
             checked = check_name(each)
         except ValueError as error:
-            raise Refused("failed", str(error)) from None
+            invalid = invalid or str(error)
+            continue
         if normalize(checked) not in map(normalize, names):
             names.append(checked)
+    if invalid is not None:  # refused under each valid name, so that selecting one says why
+        raise Refused("failed", invalid, tuple(names))
     if description is not None and not isinstance(description, str):
         raise Refused(
             "failed",
@@ -172,6 +176,7 @@ def _valid_names(
                 if form == "in-process"
                 else "is used and this registration is ignored. Rename it"
             ),
+            tuple(names),
         )
     if keys & policy.disable:
         # All its names: an alias disables it too, and selects nothing then.
@@ -604,7 +609,11 @@ def _entry_point_hint(ep: EntryPoint, error: ImportError | AttributeError) -> st
     missing = error.name if isinstance(error, ModuleNotFoundError) else None
     if missing and missing.partition(".")[0] != module.partition(".")[0]:
         # Not the plugin's own package: a module it imports, which is not installed.
-        return f"; install {missing!r}, which it imports (and list it in its dependencies)"
+        # Its spelling is the plugin's: it may be a typo, never a name to install blindly.
+        return (
+            f"; it imports {missing!r}, which is not installed: if that is the module meant, "
+            f"install it (and list it in its dependencies); if not, correct the import"
+        )
     return (
         f"; check the entry point ({ep.label}) against the package's code, or reinstall "
         f"{ep.distribution}"
@@ -711,8 +720,19 @@ def _registered_nothing(plugin: object) -> str:
     hook at all (a class-form entry point written without ``:Class``, say)."""
     from .hookspecs import PROJECT
 
-    hook = vars(plugin).get(_HOOK) if type(plugin) is types.ModuleType else None
+    named = vars(plugin) if type(plugin) is types.ModuleType else {}
+    hook = named.get(_HOOK)
     if not inspect.isfunction(hook):
+        import difflib  # only on this error path
+
+        functions = [n for n, v in list(named.items())[:1000] if inspect.isfunction(v)]
+        close = difflib.get_close_matches(_HOOK, functions, n=1, cutoff=0.8)
+        if close:  # a misspelt hook, left unmarked too: pluggy never saw it
+            return (
+                f"{_as_written(plugin, named[close[0]], close[0])} is not the hook: rename it "
+                f"{_HOOK} and decorate it with @hookimpl (from agentdescent_sampling.plugin "
+                f"import hookimpl)"
+            )
         return (
             f"a hook-form entry point names a module whose @hookimpl {_HOOK}(register) calls "
             f"register(); a class-form one is written 'module:Class'"

@@ -267,7 +267,13 @@ class Registry:
             return [*builtins, *plugins, *self._plugins.failures]
 
     def failures(self) -> list[PluginFailure]:
-        """The load failures, conflicts and disabled plugins seen so far (loads nothing)."""
+        """The load failures, refusals and disabled plugins seen so far (loads nothing).
+
+        A refusal (status ``"conflict"``) is a registration claiming a built-in's name or this
+        package's identity. Two distributions providing one name are not failures: each
+        sampler is in :meth:`available`, marked ``"conflict"``, and selecting that name
+        raises :class:`~agentdescent_sampling.errors.SamplerConflictError`.
+        """
         with self._lock:
             return list(self._plugins.failures)
 
@@ -420,7 +426,7 @@ class Registry:
             for failure in problems:  # 500 failed registrations of one hook are one line
                 by_entry_point.setdefault(failure.where, []).append(failure)
             named = "".join(
-                f"\n- {where}: {_sentence(failures[0].message, 200)}"
+                f"\n- {where}: {_sentence(failures[0].message)}"
                 + (f" And {len(failures) - 1} more like it." if len(failures) > 1 else "")
                 for where, failures in by_entry_point.items()
             )
@@ -537,7 +543,7 @@ class Registry:
             message += f" Did you mean {meant[close[0]]!r}?"
             if close[0] not in usable:  # its failure, here: it may not be quoted below
                 told = failed[close[0]][1]
-                message += f" Its plugin failed: {told.where}: {_sentence(told.message, 150)}"
+                message += f" Its plugin failed: {told.where}: {_sentence(told.message)}"
         label = self._hook_label(key, provider)
         if label is not None:
             message += (
@@ -584,7 +590,7 @@ class Registry:
             for failure in broken:  # one per distribution: 500 of one plugin's are one line
                 first_of_each.setdefault(failure.distribution, failure)
             quoted = " ".join(  # each one a sentence
-                f"{failure.where}: {_sentence(failure.message, 150)}"
+                f"{failure.where}: {_sentence(failure.message)}"
                 for failure in list(first_of_each.values())[:_MAX_FAILURES_QUOTED]
             )
             more = len(broken) - min(len(first_of_each), _MAX_FAILURES_QUOTED)
@@ -702,7 +708,9 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     except BaseException as error:
         raise _broken(selected.describe(), spec, error) from error
     try:
-        conforms = isinstance(sampler, TaskSampler)
+        # A class has pick() and record() too, as functions wanting an instance.
+        returned_class = short_repr(sampler.__qualname__) if isinstance(sampler, type) else None
+        conforms = isinstance(sampler, TaskSampler) and returned_class is None
         # A preset's factory is not the class: what it built says whether it is thread-safe.
         lock = selected.synchronized or declares_thread_unsafe(sampler)
         named = _plain_name(sampler)
@@ -710,6 +718,12 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
         raise
     except BaseException as error:
         raise _broken(selected.describe(), spec, error) from error
+    if returned_class is not None:
+        raise PluginLoadError(
+            f"{_where(selected.describe())}: its factory returned the class {returned_class}, "
+            f"not a sampler: register the class itself, or have the factory return an "
+            f"instance of it"
+        )
     if not conforms:
         raise PluginLoadError(
             f"{_where(selected.describe())}: its factory returned {type(sampler).__name__}, "
@@ -915,8 +929,10 @@ def _listing(names: list[str]) -> str:
     return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")
 
 
-def _sentence(text: str, limit: int) -> str:
-    """``text`` as one sentence of at most about ``limit`` characters, cut at a word."""
+def _sentence(text: str, limit: int = 300) -> str:
+    """``text`` as one sentence of at most about ``limit`` characters, cut at a word. A
+    plugin failure's message is at most that long already (``loading.MAX_MESSAGE``): quoted
+    whole, with the fix that ends it (it was cut at 150, mid-advice)."""
     text = text.rstrip()
     if len(text) > limit:
         return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:(") + " [...]."

@@ -144,7 +144,7 @@ def from_run_spec(
     except SamplerError as error:
         message = str(error)
         if isinstance(error, StateError) and path is not None and spec is not None:
-            from .durable import _is_json  # only on this error path
+            from ._stateview import _is_json  # only on this error path
 
             if _is_json(path):
                 message = _export_given(path, spec)  # the library's advice is for Python
@@ -324,7 +324,12 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
     except StateError as error:  # no command would take it
         with open(path, "rb") as file:
             marked = FORMAT.encode() in file.read(4096)
-        what = "an export that cannot be read" if marked else "no export of a sampler state"
+        # Unmarked, the reader's words ("not JSON") would contradict what it begins as.
+        what = (
+            f"is an export of a sampler state that cannot be read ({error})"
+            if marked
+            else "begins as JSON (a '{'), and is no export of a sampler state"
+        )
         instead = (
             "export the state file it was made from again ('agentdescent-sampling state "
             "export'), or give a path of its own"
@@ -332,9 +337,9 @@ def _export_given(path: Path, spec: SpecLike | Mapping[str, Any]) -> str:
             else "give a path of its own"
         )
         return (
-            f"state {short_repr(str(path), 1000)} is a JSON file, and {what} ({error}); a run "
-            f"spec's 'state' is the SQLite state file the sampler keeps up to date as it runs: "
-            f"{instead}, such as {short_repr(str(target), 1000)}, which the run makes"
+            f"state {short_repr(str(path), 1000)} {what}; a run spec's 'state' is the SQLite "
+            f"state file the sampler keeps up to date as it runs: {instead}, such as "
+            f"{short_repr(str(target), 1000)}, which the run makes"
         )
     saved, kept = document.get("sampler"), document.get("state")
     other = isinstance(saved, str) and is_name(saved) and known_apart(saved, selected.name)
@@ -476,7 +481,12 @@ def _check_links() -> None:
             _refuse_misplaced(slot, policies.get(slot))
             _check_keys(slot, _our_ref(policies.get(slot), _OURS[slot], depth=0))
         _refuse_replaced_merge()
-        problem = links_problem({slot: _link_of(policies, slot) for slot in LINKED})
+        # A link that is no name is its own ref's fault, whichever ref is resolved first.
+        links = {
+            slot: None if link is None else _checked_link(slot, link)
+            for slot, link in ((slot, _link_of(policies, slot)) for slot in LINKED)
+        }
+        problem = links_problem(links)
         if problem is not None:
             raise InvalidSamplerConfig(problem)
 
@@ -644,14 +654,13 @@ _OURS = {
 }
 
 
-def _link_of(policies: Mapping[str, Any], slot: str) -> str | None:
-    """The ``link`` the ref in ``slot`` gives, as text; None if it gives none. Our ref is
+def _link_of(policies: Mapping[str, Any], slot: str) -> object:
+    """The ``link`` the ref in ``slot`` gives, as given; None if it gives none. Our ref is
     found where the engine would resolve it, in the slot or nested in a policy of the user's
     that takes it; failing that, the slot's own ref is read, which may wrap ours."""
     given = policies.get(slot)
     found = _our_ref(given, _OURS[slot], depth=0) or (given if isinstance(given, Mapping) else None)
-    link = found.get("link") if found is not None else None
-    return link if link is None or isinstance(link, str) else short_repr(link)
+    return found.get("link") if found is not None else None
 
 
 def _our_ref(value: Any, function: str, depth: int) -> Mapping[str, Any] | None:
@@ -688,6 +697,18 @@ def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
             f"policies.task_sampler, policies.acceptance and policies.promotion one 'link', "
             f'such as "link": "main"'
         )
+    link = _checked_link(slot, link)
+    tap = _TAPS.get(link)
+    # A slot this link's tap already has starts the next build of a spec (agentdescent
+    # evolve builds one twice; a server may build several): a fresh tap, so that a part a
+    # later spec misspells is missing from it, not given by an earlier spec's.
+    if tap is None or slot in tap._parts:
+        tap = _TAPS[link] = EvidenceTap(link=link)
+    return tap
+
+
+def _checked_link(slot: str, link: object) -> str:
+    """``link``, given in ``slot``, if it is a short name; else refused."""
     if not (
         isinstance(link, str) and link.isascii() and link.isidentifier() and len(link) <= MAX_LINK
     ):
@@ -696,13 +717,7 @@ def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:
             f"acceptance and promotion refs (ASCII letters, digits and '_', not starting "
             f'with a digit, up to {MAX_LINK}), such as "main"; got {short_repr(link)}'
         )
-    tap = _TAPS.get(link)
-    # A slot this link's tap already has starts the next build of a spec (agentdescent
-    # evolve builds one twice; a server may build several): a fresh tap, so that a part a
-    # later spec misspells is missing from it, not given by an earlier spec's.
-    if tap is None or slot in tap._parts:
-        tap = _TAPS[link] = EvidenceTap(link=link)
-    return tap
+    return link
 
 
 def _forget_if_joined(tap: EvidenceTap) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shlex
@@ -307,7 +308,7 @@ def state_json(document: Mapping[str, Any], cannot: str) -> str:
     try:
         text = json.dumps(document, allow_nan=False)
     except (ValueError, TypeError) as error:
-        raise StateError(f"{cannot}: {error}; {PLAIN_JSON}") from error
+        raise StateError(f"{cannot}: {not_json(document.get('state'), error)}") from error
     durable = (
         "a durable state file (create(spec, state=PATH)) has no such limit: keep the state "
         "there, and read it with 'agentdescent-sampling state show'"
@@ -448,6 +449,30 @@ def _json_key(key: object) -> object:
         return key
 
 
+def not_json(state: object, error: BaseException) -> str:
+    """Why json.dumps refused ``state``, with ``error``, its own words: where in the state
+    the first value it cannot write is (``state['seen'] is a set``), and what to return."""
+    found = find_in_state(state, _no_json_value)
+    return f"{found[0]} {found[1]} ({error}); {PLAIN_JSON}" if found else f"{error}; {PLAIN_JSON}"
+
+
+def _no_json_value(value: object) -> str:
+    """Why json.dumps refuses ``value`` itself (its type, a number JSON has not, a key it
+    cannot write), or ``""``."""
+    from ._display import a_type, safe_repr  # imported here: only a refused state needs them
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"is {value!r}"
+    if isinstance(value, dict):
+        for key in value:
+            if not (key is None or isinstance(key, (str, int, float))):
+                return f"has the key {safe_repr(key)} ({a_type(key)})"
+        return ""
+    if value is None or isinstance(value, (list, tuple, str, int, float)):
+        return ""
+    return f"is {a_type(value)}"
+
+
 #: What :func:`find_in_state` says of a dict or list that holds itself.
 CONTAINS_ITSELF = "contains itself, which JSON cannot hold"
 
@@ -457,11 +482,21 @@ def find_in_state(
 ) -> tuple[str, str] | None:
     """The first value in ``state`` that ``problem`` says something of: ``(its path, what
     problem said)``, the path as code reaching it (``state['stats']['task-1'][0]``); or None.
+    See :func:`problems_in_state`, the walk it stops at its first find."""
+    first = next(problems_in_state(state, problem, root), None)
+    return None if first is None else first[:2]
+
+
+def problems_in_state(
+    state: object, problem: Callable[[object], str], root: str = "state"
+) -> Iterator[tuple[str, str, object]]:
+    """Each value in ``state`` that ``problem`` says something of: ``(its path, what problem
+    said, the value)``, the path as code reaching it (``state['stats']['task-1'][0]``).
 
     The one walk of a state: ``state`` itself first, then what its dicts, lists and tuples
     hold, depth first and last item first, each container before what it holds and once
     however often it is shared. A dict or list that holds itself is found too, as
-    :data:`CONTAINS_ITSELF`: JSON cannot hold it, and the walk ends there.
+    :data:`CONTAINS_ITSELF`: JSON cannot hold it, and the walk does not enter it again.
     """
     containers = (dict, list, tuple)
     seen: set[int] = set()
@@ -478,12 +513,12 @@ def find_in_state(
             if isinstance(value, containers):
                 if id(value) in seen:  # json.dumps refuses a circular one; a shared one is fine
                     if id(value) in is_open:
-                        return _spelled(root, [*keys, key]), CONTAINS_ITSELF
+                        yield _spelled(root, [*keys, key]), CONTAINS_ITSELF, value
                     continue
                 seen.add(id(value))
             found = problem(value)
             if found:
-                return _spelled(root, [*keys, key]), found
+                yield _spelled(root, [*keys, key]), found, value
             if isinstance(value, containers):
                 keys.append(key)
                 open_ids.append(id(value))
@@ -495,7 +530,6 @@ def find_in_state(
             if keys:
                 keys.pop()
                 is_open.discard(open_ids.pop())
-    return None
 
 
 def _items_last_first(container: Any) -> Iterator[tuple[Any, object]]:

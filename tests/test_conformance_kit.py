@@ -973,6 +973,21 @@ def test_a_state_that_does_not_survive_json_and_a_reload_is_a_violation(
     assert expected in violation.message
 
 
+def test_a_state_with_several_kinds_of_non_json_value_names_each_kind_in_one_report() -> None:
+    # It named the first alone: an author fixed the tuples, ran again, and only then heard
+    # of the set, and then of the int key.
+    many = {f"task-{n}": (n, 1) for n in range(5)}
+    report = check_sampler(_not_json({"seen": {"a"}, "stats": many, "by_round": {3: []}}))
+
+    (violation,) = report.violations
+    named = violation.message.split("is not plain JSON: ")[1]
+    assert "state['extra']['by_round'] has the key 3 (an int)" in named
+    assert "state['extra']['stats']['task-4'] is a tuple, (4, 1)" in named
+    assert "state['extra']['seen'] is a set" in named
+    assert "(and 4 more like these)" in named  # the other four tuples
+    assert "task-3" not in named
+
+
 class StampsItsState(Counts):
     """Saves a clock reading in its state: two states of one sampler never compare equal."""
 

@@ -618,8 +618,9 @@ def test_a_plugin_that_imports_a_module_not_installed_is_told_to_install_it(
         create("kit-dup")
 
     assert re.search(
-        r"\(at kit_test_plugin_\d+\.py:1\); install 'kit_test_dependency_nobody_installed', "
-        r"which it imports \(and list it in its dependencies\)$",
+        r"\(at kit_test_plugin_\d+\.py:1\); it imports 'kit_test_dependency_nobody_installed', "
+        r"which is not installed: if that is the module meant, install it \(and list it in its "
+        r"dependencies\); if not, correct the import$",
         str(refused.value),
     )
 

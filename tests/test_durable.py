@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 
+import agentdescent_sampling._replay as replay_module
 import agentdescent_sampling.durable as durable_module
 from agentdescent_sampling import (
     DifficultyWeighted,
@@ -345,7 +346,10 @@ def test_a_symlink_swapped_in_later_is_never_written_through(tmp_path: Path) -> 
     os.rename(state, tmp_path / "moved.sqlite")
     state.symlink_to(target)
 
-    with pytest.raises(StateError, match="was moved, deleted or replaced"):
+    with (
+        pytest.warns(RuntimeWarning, match="was moved, deleted or replaced"),
+        pytest.raises(StateError, match="was moved, deleted or replaced"),
+    ):
         sampler.record(sampler.pick(["a"], 1), 1.0)
     with pytest.warns(RuntimeWarning, match=r"1 record\(s\) .* are lost: .* was moved, del"):
         sampler.close()
@@ -360,13 +364,47 @@ def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
     with durable("difficulty-weighted", state) as sampler:
         sampler.record("a", 0.0)
         os.rename(state, aside)
-        with pytest.raises(StateError, match="the path now names nothing"):
+        with (
+            pytest.warns(RuntimeWarning, match="the path now names nothing"),
+            pytest.raises(StateError, match="the path now names nothing"),
+        ):
             sampler.record("a", 1.0)
         assert sampler.stats() == {"a": (1, 2)}
         os.rename(aside, state)
         sampler.record("b", 0.0)
 
     assert read_durable_state(state)["records"] == 3
+
+
+def test_a_state_that_cannot_be_written_is_warned_of_at_once_and_again_after_it_recovers(
+    tmp_path: Path,
+) -> None:
+    # evolve() takes a sampler's error for a worker's and goes on: the user heard of a state
+    # file moved away only when the run closed it, too late to put it back.
+    state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
+    with durable("difficulty-weighted", state) as sampler:
+        sampler.record("a", 0.0)
+        os.rename(state, aside)
+        for outage in range(2):
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                for _ in range(3):
+                    with pytest.raises(StateError):
+                        sampler.record("a", 1.0)
+            (warning,) = said  # one, not one per record
+            assert warning.category is RuntimeWarning
+            assert warning.filename == __file__  # the caller of record()
+            assert str(warning.message).endswith(
+                "nothing is written there until the file is back at that path: what is "
+                "recorded meanwhile is kept in memory, written with the first record after "
+                "the file is back, and lost if the sampler is closed before"
+            )
+            os.rename(aside, state)
+            sampler.record("b", 0.0)  # all of it written: the next outage is told again
+            if not outage:
+                os.rename(state, aside)
+
+    assert read_durable_state(state)["records"] == 9
 
 
 @pytest.fixture
@@ -764,7 +802,8 @@ def test_a_state_that_is_not_json_at_creation_is_refused_saying_what_json_is(
     message = str(raised.value)
     assert "sampler 'set-from-the-start'" in message
     assert str(state) in message
-    assert "Object of type set is not JSON serializable" in message
+    # Where the set is, beside Python's words (which named its type alone).
+    assert "state['spread'] is a set (Object of type set is not JSON serializable)" in message
     assert (
         "state_dict() must return plain JSON data (dicts, lists, str, numbers, no NaN or infinity)"
         in message
@@ -1267,7 +1306,10 @@ def test_a_full_disk_is_named_with_what_to_do_and_the_record_is_kept_for_the_nex
         connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
         big = ["x" * 20_000, "b"]
 
-        with pytest.raises(StateError, match=r"disk is full; free space on its file system"):
+        with (
+            pytest.warns(RuntimeWarning, match="disk is full"),
+            pytest.raises(StateError, match=r"disk is full; free space on its file system"),
+        ):
             sampler.record(sampler.pick(big, 1), 0.0)
 
         connection.execute("PRAGMA max_page_count = 1000000")  # space freed
@@ -1290,9 +1332,13 @@ def test_records_a_full_disk_still_holds_back_at_close_are_named_in_a_warning(
     (pages,) = connection.execute("PRAGMA page_count").fetchone()
     connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full, and stays so
     big = ["x" * 20_000, "b"]
-    for round_index in (1, 2):
-        with pytest.raises(StateError, match="disk is full"):
-            sampler.record(sampler.pick(big, round_index), 0.0)
+    with (
+        pytest.warns(RuntimeWarning, match="disk is full"),  # at the first failure
+        pytest.raises(StateError, match="disk is full"),
+    ):
+        sampler.record(sampler.pick(big, 1), 0.0)
+    with pytest.raises(StateError, match="disk is full"):
+        sampler.record(sampler.pick(big, 2), 0.0)
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the warning raises: the file is closed first
@@ -1809,7 +1855,7 @@ def _refused_unreplayed(state: Path, monkeypatch: pytest.MonkeyPatch) -> list[st
         raise AssertionError("the log was replayed before its cost was counted")
 
     before = state.read_bytes()
-    monkeypatch.setattr(durable_module, "_load", replayed)
+    monkeypatch.setattr(replay_module, "_load", replayed)
     messages = []
     for opening in (
         lambda: create("fixable-first", state=state),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import copy
 import json
+import math
 import os
 import pickle
 import random
@@ -394,6 +395,28 @@ def test_saving_a_state_that_contains_itself_is_refused_at_once_not_walked_forev
     assert isinstance(error, StateError)
     assert "document['state']['self'] contains itself, which JSON cannot hold" in str(error)
     assert "state_dict() must return plain JSON data" in str(error)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("state", "told"),
+    [
+        ({"n": 1, "seen": {"a"}}, "state['seen'] is a set (Object of type set is not JSON"),
+        ({"stats": [0.5, math.inf]}, "state['stats'][1] is inf (Out of range float values"),
+        ({"by": {(1, 2): 3}}, "state['by'] has the key (1, 2) (a tuple) (keys must be str"),
+    ],
+    ids=["a-set", "infinity", "a-tuple-key"],
+)
+def test_saving_a_state_json_refuses_names_where_the_value_is(
+    tmp_path: Path, state: dict[str, Any], told: str
+) -> None:
+    # Python's words named the type alone ("Object of type set is not JSON serializable"),
+    # leaving an author to search a state of thousands of tasks for it.
+    with pytest.raises(StateError) as refused:
+        write_state_file(
+            tmp_path / "s.json", {"format": "agentdescent-sampling/state", "state": state}
+        )
+    assert told in str(refused.value)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -14,7 +14,7 @@ from .._display import a_type, safe_repr, shown
 from ..errors import StateError
 from ..loading import describe
 from ..protocol import MAX_COUNT, _half_stateful, is_count, is_stateful, short_repr
-from ..state import find_in_state
+from ..state import problems_in_state
 from ._calls import _SCRIPTED, _failed_call, _scripted_picks, _show, _where
 from ._report import _NOT_APPLICABLE, Factory, Finding, Violation
 
@@ -231,12 +231,24 @@ def _unsteady(check: str, method: str, difference: str) -> Violation:
     )
 
 
+#: How many kinds of value that JSON would not give back :func:`_not_plain_json` names.
+_KINDS_NAMED = 3
+
+
 def _not_plain_json(state: object) -> str:
-    """What in ``state`` would not come back as itself from JSON, by its path, or ``""``."""
+    """What in ``state`` would not come back as itself from JSON, by its path, or ``""``:
+    the first value of each kind (a tuple, a set, a key that is no ``str``, ...), so that an
+    author fixes them all in one go, not one per run."""
     if not isinstance(state, dict):
         return f"it is {type(state).__name__} {safe_repr(state)}, not a dict"
-    found = find_in_state(state, _json_problem)
-    return "" if found is None else f"{shown(found[0], 200)} {found[1]}"
+    first_of_kind: dict[type, str] = {}
+    count = 0
+    for path, found, value in problems_in_state(state, _json_problem):
+        count += 1
+        if type(value) not in first_of_kind and len(first_of_kind) < _KINDS_NAMED:
+            first_of_kind[type(value)] = f"{shown(path, 200)} {found}"
+    more = count - len(first_of_kind)
+    return "; ".join(first_of_kind.values()) + (f" (and {more:,} more like these)" if more else "")
 
 
 def _json_problem(value: object) -> str:

@@ -100,7 +100,7 @@ def test_list_keeps_the_summary_line_whatever_a_failure_says(
 ) -> None:
     main(["list"])
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1].startswith("1 plugin(s) failed or conflict")
+    assert lines[-1].startswith("1 plugin registration failed or was refused")
     assert len(lines) == 5  # header, two rows, a blank line and the summary
 
 

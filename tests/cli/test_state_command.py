@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from agentdescent_sampling import DurableSampler, create, load_state, save_state
+from agentdescent_sampling._stateview import describe_state, state_summary
 from agentdescent_sampling.cli import main
-from agentdescent_sampling.durable import describe_state, state_summary
 from tests.support.holder import holding
 
 

@@ -324,10 +324,12 @@ def test_a_json_file_that_is_no_export_as_state_is_told_to_give_a_path_of_its_ow
     planned = _plan(workspace, workspace.spec(sampler, rounds=1))
 
     assert planned["ok"] is False
+    # Not the reader's "the file is missing, truncated or not JSON" of a file said to be JSON.
     assert planned["error"].startswith(
-        f"policies.task_sampler: state {str(data)!r} is a JSON file, and no export of a "
-        f"sampler state ("
+        f"policies.task_sampler: state {str(data)!r} begins as JSON (a '{{'), and is no export "
+        f"of a sampler state; a run spec's 'state' is the SQLite state file"
     )
+    assert "not JSON" not in planned["error"]
     assert planned["error"].endswith(
         f"give a path of its own, such as {str(workspace.root / 'cases_copy.sqlite')!r}, which "
         f"the run makes"
@@ -354,7 +356,7 @@ def test_a_damaged_export_as_state_is_told_to_be_exported_again_not_that_it_is_n
 
     assert planned["ok"] is False
     assert (
-        f"state {str(export)!r} is a JSON file, and an export that cannot be read ("
+        f"state {str(export)!r} is an export of a sampler state that cannot be read ("
         in (planned["error"])
     )
     assert "export the state file it was made from again" in planned["error"]

@@ -193,11 +193,17 @@ UNLINK = (
          '{"ref": "agentdescent_sampling.refs:evidence_acceptance", "link": "main"} and '
          '{"ref": "agentdescent_sampling.refs:evidence_promotion", "link": "main"}), or remove '
          "'link' from policies.task_sampler to run without the evidence"),
+        # Told as a link that differs ("policies.acceptance gives link '5'") when the
+        # sampler's ref was resolved first.
+        (("main", 5, "main"), "policies.acceptance: 'link' must be a short name shared by the "
+         "task_sampler, acceptance and promotion refs (ASCII letters, digits and '_', not "
+         'starting with a digit, up to 64), such as "main"; got 5'),
     ],
-    ids=["two-links", "acceptance", "promotion", "sampler-unlinked", "no-evidence-refs"],
+    ids=["two-links", "acceptance", "promotion", "sampler-unlinked", "no-evidence-refs",
+         "acceptance-not-a-name"],
 )  # fmt: skip
 def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_each(
-    workspace: Workspace, links: tuple[str | None, str | None, str | None], message: str
+    workspace: Workspace, links: tuple[object, object, object], message: str
 ) -> None:
     sampler, acceptance, promotion = links
     state = workspace.root / "sampler.sqlite"

@@ -82,7 +82,8 @@ def test_failed_plugins_are_recorded_with_distribution_version_and_error(zoo: Ve
     assert "ModuleNotFoundError" in str(broken["error"])
     # A module it imports is missing: install that, not check the entry point or reinstall.
     assert str(broken["error"]).endswith(
-        "; install 'numpyy_not_installed', which it imports (and list it in its dependencies)"
+        "; it imports 'numpyy_not_installed', which is not installed: if that is the module "
+        "meant, install it (and list it in its dependencies); if not, correct the import"
     )
     assert "hook exploded" in str(failure_of(found, "ads-test-hook-raises")["error"])
     assert "SystemExit: 3" in str(failure_of(found, "ads-test-exits")["error"])

@@ -11,7 +11,7 @@ import pytest
 
 from agentdescent_sampling import Registry
 from agentdescent_sampling.cli import main
-from agentdescent_sampling.errors import PluginLoadError
+from agentdescent_sampling.errors import PluginLoadError, UnknownSamplerError
 from agentdescent_sampling.records import PluginFailure
 from tests.support.distinfo import install_plugins
 
@@ -158,30 +158,39 @@ def test_a_registration_a_hook_refuses_is_named_with_the_line_of_its_register_ca
     assert capsys.readouterr().err.endswith(f": {not_callable}\n")
 
 
-def test_a_name_refused_for_one_of_its_aliases_is_told_as_the_plugins_fault_not_as_unknown(
+def test_a_name_refused_for_one_of_its_aliases_is_told_as_the_plugins_fault_under_each_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # It was an UnknownSamplerError, so check exited 2, as for the user's typo, where a
-    # registration refused for another fault exits 1.
+    # registration refused for another fault exits 1. Its other names were unknown outright:
+    # "no sampler named 'my-first'", with nothing of the refused registration.
     hook = """
     @hookimpl
     def agentdescent_register_samplers(register):
-        register(First, name="my-ff", aliases=("FixableFirst",))
+        register(First, name="my-ff", aliases=("my-first", "FixableFirst"))
+        register(First, name="my-bad", aliases=("my-b", "not a name"))
         register(First, name="my-rr")
     """
     plugin = {"kit-test-reserved-alias": (SAMPLER + hook, {"reserved-alias": ""})}
     registry = install_plugins(tmp_path, monkeypatch, plugin)
 
-    with pytest.raises(PluginLoadError) as refused:
-        registry.create("my-ff")
-    assert str(refused.value).startswith(
-        "sampler 'my-ff' was refused: kit-test-reserved-alias 0.1 (entry point "
-        "'reserved-alias = kit_test_plugin_"
-    )
-    assert "claims the built-in name FixableFirst, an alias of fixable-first" in str(refused.value)
-    assert "Did you mean" not in str(refused.value)
-    assert main(["check", "my-ff"]) == 1
-    assert "sampler 'my-ff' was refused" in capsys.readouterr().err
+    for name in ("my-ff", "my-first"):
+        with pytest.raises(PluginLoadError) as refused:
+            registry.create(name)
+        assert str(refused.value).startswith(
+            f"sampler {name!r} was refused: kit-test-reserved-alias 0.1 (entry point "
+            "'reserved-alias = kit_test_plugin_"
+        )
+        assert "claims the built-in name FixableFirst, an alias of fixable-first" in str(
+            refused.value
+        )
+        assert "Did you mean" not in str(refused.value)
+        assert main(["check", name]) == 1
+        assert f"sampler {name!r} was refused" in capsys.readouterr().err
+    with pytest.raises(PluginLoadError) as failed:
+        registry.create("my-b")
+    assert str(failed.value).startswith("sampler 'my-b' comes from a plugin that failed to load")
+    assert "'not a name'" in str(failed.value)
 
 
 def test_a_register_kept_and_called_after_its_hook_returned_raises_rather_than_drop_it(
@@ -286,6 +295,20 @@ def test_a_sampler_instance_registered_for_its_class_is_told_to_register_the_cla
         registry.register(3, name="three")  # type: ignore[arg-type]
 
 
+def test_a_factory_that_returns_a_class_is_told_so_when_built_not_at_its_first_pick() -> None:
+    # It was served: pick() then raised "missing 1 required positional argument", from the
+    # kit and from evolve() alike, with no word of the class.
+    registry = Registry(only=[])
+    registry.register(lambda: First, name="first-class")
+    with pytest.raises(PluginLoadError) as refused:
+        registry.create("first-class")
+    assert str(refused.value) == (
+        "sampler 'first-class' (registered in-process): its factory returned the class "
+        "'First', not a sampler: register the class itself, or have the factory return an "
+        "instance of it"
+    )
+
+
 def test_a_syntax_error_in_a_plugin_package_is_placed_by_its_path_in_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -378,8 +401,14 @@ def test_a_misspelt_class_in_an_entry_point_is_told_the_name_its_module_has(
             "calling register(): call register(SamplerClass) in it once for each sampler (or, "
             "for one class, write a class-form entry point: 'module:Class')",
         ),
+        (
+            "def agentdescent_register_sampler(register):\n        register(First)",
+            "agentdescent_register_sampler(register) (at {at}) is not the hook: rename it "
+            "agentdescent_register_samplers and decorate it with @hookimpl (from "
+            "agentdescent_sampling.plugin import hookimpl)",
+        ),
     ],
-    ids=["not-marked", "no-register", "never-calls-register"],
+    ids=["not-marked", "no-register", "never-calls-register", "misspelt-and-not-marked"],
 )
 def test_a_hook_that_registers_nothing_is_told_what_its_function_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str, told: str
@@ -394,6 +423,11 @@ def test_a_hook_that_registers_nothing_is_told_what_its_function_lacks(
     (failure,) = _failures(registry, "kit-test-registers-nothing")
     at = f"{module.name}:{line}"
     assert failure.message == f"its hooks registered no sampler: {told.format(at=at)}"
+    # Selecting a name it may have meant quotes it whole, the fix included: it was cut at
+    # 150 characters, before the advice.
+    with pytest.raises(UnknownSamplerError) as unknown:
+        registry.create("first")
+    assert f"{failure.where}: {failure.message}." in str(unknown.value)
 
 
 def test_a_registration_without_a_name_names_the_factory_it_registered(
