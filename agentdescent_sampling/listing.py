@@ -26,6 +26,8 @@ from .records import WIRING, PluginFailure, SamplerInfo
 
 __all__ = ["Listing", "describe_sampler", "sampler_json"]
 
+#: How many of a sampler's shared names its row of ``list`` explains.
+_CLASHES_SHOWN = 3
 #: The longest help text and traceback line shown.
 _HELP = 2000
 _TRACEBACK_LINE = 1000
@@ -70,11 +72,15 @@ class Listing:
     def _clash_text(self, info: SamplerInfo) -> str:
         """Why ``info`` is a conflict, for its row: each name it shares, with whom, and how
         to select it by that name."""
-        return "; ".join(
-            f"{escaped_name(name)} is also {', '.join(map(escaped_name, others))}'s: select "
-            f"this one with {json.dumps({'name': name, 'provider': info.distribution})}"
-            for name, others in self.clashes(info).items()
+        clashes = list(self.clashes(info).items())
+        text = "; ".join(
+            f"{escaped_name(name)} is also {', '.join(map(escaped_name, others[:3]))}"
+            f"{' and more' if len(others) > 3 else ''}'s: select this one with "
+            f"{json.dumps({'name': name, 'provider': info.distribution})}"
+            for name, others in clashes[:_CLASHES_SHOWN]
         )
+        more = len(clashes) - _CLASHES_SHOWN
+        return text + (f"; and {more:,} more of its names" if more > 0 else "")
 
     @property
     def faults(self) -> int:
