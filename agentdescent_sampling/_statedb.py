@@ -592,8 +592,8 @@ class StateDB:
                 f"the sampler state {self.where!r} was moved, deleted or replaced while this "
                 f"run held it (the path now names {found}); nothing is written there until the "
                 f"file is back at that path: what is recorded meanwhile is kept in memory, "
-                f"written with the first record after the file is back, and lost if the "
-                f"sampler is closed before"
+                f"written with the next write after the file is back, or lost if the sampler "
+                f"is closed first"
             )
         db = self._db()
         with held_signals():  # the commit and what this object notes of it, together

@@ -138,16 +138,18 @@ _MIN_LOG = 64
 _ROUNDS_META = "rounds_told"
 #: What the picks held in memory unwritten may cost a replay, in task ids, before they are
 #: written or folded (:meth:`DurableSampler._flush_picks`): a small shard's pick costs about
-#: :data:`_ENTRY`, a pick of a shard of ``n`` tasks ``n`` more, and its first :data:`_NEW_SHARD`
-#: more, so their memory, a shard's text with its first pick, stays within some megabytes.
+#: ``_replay._ENTRY``, a pick of a shard of ``n`` tasks ``n`` more, and its first
+#: ``_replay._NEW_SHARD`` more, so their memory, a shard's text with its first pick, stays
+#: within some megabytes.
 _FLUSH_COST = 1 << 20
 #: The most work that replaying a state's log may ask of its sampler, in task ids (about 30
-#: ns each): each logged entry counts :data:`_ENTRY`; a pick its shard's size more, the first
-#: pick of each shard :data:`_NEW_SHARD` more (reading and indexing it), and a pick of a shard
-#: used again after :data:`_SHARDS` others were :data:`_AGAIN` times as much (a sampler keeps
-#: indexes of that many, and indexes such a shard afresh each time); a told call the tasks it
-#: may go over (:class:`_Cost`). Opening or reading a state then takes about a second at
-#: most, or time in the size of its shards and of its snapshot, however its log was made (a
+#: ns each), as :mod:`agentdescent_sampling._replay` counts it: each logged entry counts
+#: ``_ENTRY``; a pick its shard's size more, the first pick of each shard ``_NEW_SHARD`` more
+#: (reading and indexing it), and a pick of a shard used again after ``_SHARDS`` others
+#: ``_AGAIN`` times as much (a sampler keeps indexes of that many, and indexes such a shard
+#: afresh each time); a told call the tasks it may go over (``_Cost``). Opening or reading a
+#: state then takes about a second at most, or time in the size of its shards and of its
+#: snapshot, however its log was made (a
 #: few hundred kilobytes of picks of one large shard, a million picks of one task, or
 #: ``end_round`` calls over a large state would otherwise take minutes). Not counted: a
 #: ``fixable-first`` pick or told call also goes over every kind of task its state holds,
@@ -284,7 +286,6 @@ class DurableSampler(ServedSampler):
         # Whether the sampler was told of a round's end, in this opening or one before it:
         # then it is snapshotted only at one; and whether the file says so (_ROUNDS_META).
         self._round_ended = self._round_kept = False
-        self._unwritten_told = False  # a failed commit warned of, until one succeeds
         # After a snapshot failed, none is tried again before the log holds this many
         # entries: a state_dict() that is not JSON costs a try per doubling, not per record.
         self._retry_at = 0
@@ -366,7 +367,8 @@ class DurableSampler(ServedSampler):
         Raises:
             StateError: the file could not be written (the record is kept in memory and
                 is written with the next one that succeeds, or at :meth:`close`, which warns
-                naming how many it could not write).
+                naming how many it could not write). The first such failure since a write
+                succeeded is a :class:`RuntimeWarning` too.
         """
         with self._lock:
             self._refuse_closed("record")
@@ -517,20 +519,24 @@ class DurableSampler(ServedSampler):
         if self._round_ended and not self._round_kept:  # so that a resumed run knows it
             self._queue.entries.append(("meta", _ROUNDS_META, "yes"))
         self._queue.entries.append(("event", name, args))
+        first = not self._queue.told  # the first to fail since a commit succeeded, if it fails
         self._queue.told = True
         self._logged += 1
         self._cost.entry(name)  # as a replay counts it
         try:
             self._queue.commit(self._db)
         except StateError as error:
-            # Said at once, as well as raised, once until a commit succeeds: evolve() takes
-            # a sampler's error for its worker's and goes on, and the user heard of it only
-            # at close, too late to put the file back.
-            if not self._unwritten_told:
-                self._unwritten_told = True
-                warnings.warn(str(error), RuntimeWarning, stacklevel=3)  # record()'s caller
+            # Said at once too: evolve() takes a sampler's error for its worker's and goes on,
+            # and the user heard of it only at close, too late to put the file back. Where
+            # warnings are errors, the StateError says it.
+            if first:
+                with contextlib.suppress(Warning):
+                    warnings.warn(
+                        f"{error} (at record {self._records:,} of the state)",  # never the same
+                        RuntimeWarning,
+                        stacklevel=3,  # record()'s caller
+                    )
             raise
-        self._unwritten_told = False
         self._round_kept = self._round_ended
         self._flush_at = _FLUSH_COST
         if self._snapshot_due(name):

@@ -26,7 +26,8 @@ from .records import WIRING, PluginFailure, SamplerInfo
 
 __all__ = ["Listing", "describe_sampler", "sampler_json"]
 
-#: How many of a sampler's shared names its row of ``list`` explains.
+#: How many of a sampler's shared names its row of ``list`` explains, and of the
+#: distributions sharing each.
 _CLASHES_SHOWN = 3
 #: The longest help text and traceback line shown.
 _HELP = 2000
@@ -74,8 +75,9 @@ class Listing:
         to select it by that name."""
         clashes = list(self.clashes(info).items())
         text = "; ".join(
-            f"{escaped_name(name)} is also {', '.join(map(escaped_name, others[:3]))}"
-            f"{' and more' if len(others) > 3 else ''}'s: select this one with "
+            f"{escaped_name(name)} is also "
+            f"{', '.join(map(escaped_name, others[:_CLASHES_SHOWN]))}"
+            f"{' and more' if len(others) > _CLASHES_SHOWN else ''}'s: select this one with "
             f"{json.dumps({'name': name, 'provider': info.distribution})}"
             for name, others in clashes[:_CLASHES_SHOWN]
         )

@@ -45,7 +45,14 @@ from .policy import (
     normalize,
     of_provider,
 )
-from .protocol import Sampler, TaskSampler, check_name, declares_thread_unsafe, short_repr
+from .protocol import (
+    Sampler,
+    TaskSampler,
+    check_name,
+    declares_thread_unsafe,
+    short_repr,
+    unbindable,
+)
 from .spec import (
     SamplerSpec,
     SpecLike,
@@ -708,8 +715,17 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     except BaseException as error:
         raise _broken(selected.describe(), spec, error) from error
     try:
-        # A class has pick() and record() too, as functions wanting an instance.
-        returned_class = short_repr(sampler.__qualname__) if isinstance(sampler, type) else None
+        # A class has pick() and record() too, as functions wanting an instance: refused,
+        # unless they are its static or class methods, and the class serves as a sampler.
+        returned_class = (
+            short_repr(sampler.__qualname__)
+            if isinstance(sampler, type)
+            and (
+                unbindable(sampler.pick, ["a"], 0) is not None
+                or unbindable(sampler.record, "a", 0.0) is not None
+            )
+            else None
+        )
         conforms = isinstance(sampler, TaskSampler) and returned_class is None
         # A preset's factory is not the class: what it built says whether it is thread-safe.
         lock = selected.synchronized or declares_thread_unsafe(sampler)
@@ -929,13 +945,10 @@ def _listing(names: list[str]) -> str:
     return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")
 
 
-def _sentence(text: str, limit: int = 300) -> str:
-    """``text`` as one sentence of at most about ``limit`` characters, cut at a word. A
-    plugin failure's message is at most that long already (``loading.MAX_MESSAGE``): quoted
-    whole, with the fix that ends it (it was cut at 150, mid-advice)."""
+def _sentence(text: str) -> str:
+    """``text`` as one sentence: a plugin failure's message, quoted whole in another error
+    (it is at most ``loading.MAX_MESSAGE`` long already), with the fix that ends it."""
     text = text.rstrip()
-    if len(text) > limit:
-        return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:(") + " [...]."
     return text if text.endswith((".", "?", "!")) else text + "."
 
 

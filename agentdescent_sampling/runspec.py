@@ -483,8 +483,8 @@ def _check_links() -> None:
         _refuse_replaced_merge()
         # A link that is no name is its own ref's fault, whichever ref is resolved first.
         links = {
-            slot: None if link is None else _checked_link(slot, link)
-            for slot, link in ((slot, _link_of(policies, slot)) for slot in LINKED)
+            slot: None if (link := _link_of(policies, slot)) is None else _checked_link(slot, link)
+            for slot in LINKED
         }
         problem = links_problem(links)
         if problem is not None:

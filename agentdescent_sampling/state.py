@@ -35,6 +35,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from . import _display
 from .errors import StateError
 from .protocol import (
     MAX_COUNT,
@@ -451,26 +452,30 @@ def _json_key(key: object) -> object:
 
 def not_json(state: object, error: BaseException) -> str:
     """Why json.dumps refused ``state``, with ``error``, its own words: where in the state
-    the first value it cannot write is (``state['seen'] is a set``), and what to return."""
-    found = find_in_state(state, _no_json_value)
+    the value it stopped at is (``state['seen'] is a set``), found in the order it writes,
+    and what to return. A state nested too deeply to encode (``RecursionError``) is not
+    walked; nor is anything of the sampler's run, as json.dumps runs none."""
+    found = None
+    if not isinstance(error, RecursionError):
+        # A dict subclass may raise as it is walked: the words are then json.dumps's alone.
+        with contextlib.suppress(Exception):
+            found = find_in_state(state, _no_json_value, in_order=True)
     return f"{found[0]} {found[1]} ({error}); {PLAIN_JSON}" if found else f"{error}; {PLAIN_JSON}"
 
 
 def _no_json_value(value: object) -> str:
     """Why json.dumps refuses ``value`` itself (its type, a number JSON has not, a key it
-    cannot write), or ``""``."""
-    from ._display import a_type, safe_repr  # imported here: only a refused state needs them
-
+    cannot write), or ``""``; by type and the built-in ``repr`` of floats only."""
     if isinstance(value, float) and not math.isfinite(value):
-        return f"is {value!r}"
+        return f"is {float.__repr__(value)}"
     if isinstance(value, dict):
         for key in value:
             if not (key is None or isinstance(key, (str, int, float))):
-                return f"has the key {safe_repr(key)} ({a_type(key)})"
+                return f"has the key {_display.safe_repr(key)} ({_display.a_type(key)})"
         return ""
     if value is None or isinstance(value, (list, tuple, str, int, float)):
         return ""
-    return f"is {a_type(value)}"
+    return f"is {_display.a_type(value)}"
 
 
 #: What :func:`find_in_state` says of a dict or list that holds itself.
@@ -478,26 +483,28 @@ CONTAINS_ITSELF = "contains itself, which JSON cannot hold"
 
 
 def find_in_state(
-    state: object, problem: Callable[[object], str], root: str = "state"
+    state: object, problem: Callable[[object], str], root: str = "state", *, in_order: bool = False
 ) -> tuple[str, str] | None:
     """The first value in ``state`` that ``problem`` says something of: ``(its path, what
     problem said)``, the path as code reaching it (``state['stats']['task-1'][0]``); or None.
     See :func:`problems_in_state`, the walk it stops at its first find."""
-    first = next(problems_in_state(state, problem, root), None)
+    first = next(problems_in_state(state, problem, root, in_order=in_order), None)
     return None if first is None else first[:2]
 
 
 def problems_in_state(
-    state: object, problem: Callable[[object], str], root: str = "state"
+    state: object, problem: Callable[[object], str], root: str = "state", *, in_order: bool = False
 ) -> Iterator[tuple[str, str, object]]:
     """Each value in ``state`` that ``problem`` says something of: ``(its path, what problem
     said, the value)``, the path as code reaching it (``state['stats']['task-1'][0]``).
 
     The one walk of a state: ``state`` itself first, then what its dicts, lists and tuples
-    hold, depth first and last item first, each container before what it holds and once
-    however often it is shared. A dict or list that holds itself is found too, as
-    :data:`CONTAINS_ITSELF`: JSON cannot hold it, and the walk does not enter it again.
+    hold, depth first, last item first (``in_order``: first item first, as json.dumps goes),
+    each container before what it holds and once however often it is shared; a container
+    found is not entered. A dict or list that holds itself is found too, as
+    :data:`CONTAINS_ITSELF`: JSON cannot hold it.
     """
+    items = _items_in_order if in_order else _items_last_first
     containers = (dict, list, tuple)
     seen: set[int] = set()
     # The containers being walked, innermost last, each as its (key, item) pairs, last
@@ -519,17 +526,22 @@ def problems_in_state(
             found = problem(value)
             if found:
                 yield _spelled(root, [*keys, key]), found, value
-            if isinstance(value, containers):
+            elif isinstance(value, containers):
                 keys.append(key)
                 open_ids.append(id(value))
                 is_open.add(id(value))
-                walking.append(_items_last_first(value))
+                walking.append(items(value))
                 break  # walk what it holds, then go on with this container's other items
         else:
             walking.pop()
             if keys:
                 keys.pop()
                 is_open.discard(open_ids.pop())
+
+
+def _items_in_order(container: Any) -> Iterator[tuple[Any, object]]:
+    """The ``(key, item)`` pairs of a dict, or ``(index, item)`` of a list or tuple."""
+    return iter(container.items()) if isinstance(container, dict) else enumerate(container)
 
 
 def _items_last_first(container: Any) -> Iterator[tuple[Any, object]]:

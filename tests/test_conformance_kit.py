@@ -984,7 +984,7 @@ def test_a_state_with_several_kinds_of_non_json_value_names_each_kind_in_one_rep
     assert "state['extra']['by_round'] has the key 3 (an int)" in named
     assert "state['extra']['stats']['task-4'] is a tuple, (4, 1)" in named
     assert "state['extra']['seen'] is a set" in named
-    assert "(and 4 more like these)" in named  # the other four tuples
+    assert "(and 4 more)" in named  # the other four tuples
     assert "task-3" not in named
 
 

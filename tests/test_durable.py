@@ -380,31 +380,51 @@ def test_a_state_that_cannot_be_written_is_warned_of_at_once_and_again_after_it_
     tmp_path: Path,
 ) -> None:
     # evolve() takes a sampler's error for a worker's and goes on: the user heard of a state
-    # file moved away only when the run closed it, too late to put it back.
+    # file moved away only when the run closed it, too late to put it back. Each outage is
+    # told once, under Python's default filters (which show a text once per line), whether
+    # a record or the picks wrote what it held.
+    state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
+    with (
+        durable("difficulty-weighted", state) as sampler,
+        warnings.catch_warnings(record=True) as said,
+    ):
+        warnings.simplefilter("default")
+        sampler.record("a", 0.0)
+        for outage in range(3):
+            os.rename(state, aside)
+            for _ in range(3):
+                with pytest.raises(StateError):
+                    sampler.record("a", 1.0)
+            assert len(said) == outage + 1  # one per outage, not one per record
+            os.rename(aside, state)
+            if outage == 0:
+                sampler.record("b", 0.0)  # a record writes what was held
+            else:  # the picks do, once they would cost a replay a million task ids
+                for round_index in range(2_100):
+                    sampler.pick(["a", "b"], round_index)
+    assert [w.category for w in said] == [RuntimeWarning] * 3
+    assert {w.filename for w in said} == {__file__}  # the caller of record()
+    assert all(
+        "nothing is written there until the file is back at that path: what is recorded "
+        "meanwhile is kept in memory, written with the next write after the file is back, "
+        "or lost if the sampler is closed first" in str(w.message)
+        for w in said
+    )
+    assert read_durable_state(state)["records"] == 11
+
+
+def test_a_state_that_cannot_be_written_raises_state_error_where_warnings_are_errors(
+    tmp_path: Path,
+) -> None:
     state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
     with durable("difficulty-weighted", state) as sampler:
         sampler.record("a", 0.0)
         os.rename(state, aside)
-        for outage in range(2):
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always")
-                for _ in range(3):
-                    with pytest.raises(StateError):
-                        sampler.record("a", 1.0)
-            (warning,) = said  # one, not one per record
-            assert warning.category is RuntimeWarning
-            assert warning.filename == __file__  # the caller of record()
-            assert str(warning.message).endswith(
-                "nothing is written there until the file is back at that path: what is "
-                "recorded meanwhile is kept in memory, written with the first record after "
-                "the file is back, and lost if the sampler is closed before"
-            )
-            os.rename(aside, state)
-            sampler.record("b", 0.0)  # all of it written: the next outage is told again
-            if not outage:
-                os.rename(state, aside)
-
-    assert read_durable_state(state)["records"] == 9
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(StateError, match="was moved, deleted or replaced"):
+                sampler.record("a", 1.0)
+        os.rename(aside, state)
 
 
 @pytest.fixture

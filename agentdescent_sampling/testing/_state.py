@@ -14,7 +14,7 @@ from .._display import a_type, safe_repr, shown
 from ..errors import StateError
 from ..loading import describe
 from ..protocol import MAX_COUNT, _half_stateful, is_count, is_stateful, short_repr
-from ..state import problems_in_state
+from ..state import CONTAINS_ITSELF, problems_in_state
 from ._calls import _SCRIPTED, _failed_call, _scripted_picks, _show, _where
 from ._report import _NOT_APPLICABLE, Factory, Finding, Violation
 
@@ -238,37 +238,50 @@ _KINDS_NAMED = 3
 def _not_plain_json(state: object) -> str:
     """What in ``state`` would not come back as itself from JSON, by its path, or ``""``:
     the first value of each kind (a tuple, a set, a key that is no ``str``, ...), so that an
-    author fixes them all in one go, not one per run."""
+    author fixes them all in one go, not one per run; the others counted, not worded."""
     if not isinstance(state, dict):
         return f"it is {type(state).__name__} {safe_repr(state)}, not a dict"
-    first_of_kind: dict[type, str] = {}
-    count = 0
-    for path, found, value in problems_in_state(state, _json_problem):
-        count += 1
-        if type(value) not in first_of_kind and len(first_of_kind) < _KINDS_NAMED:
-            first_of_kind[type(value)] = f"{shown(path, 200)} {found}"
-    more = count - len(first_of_kind)
-    return "; ".join(first_of_kind.values()) + (f" (and {more:,} more like these)" if more else "")
+    named: dict[str, str] = {}
+    more = 0
 
-
-def _json_problem(value: object) -> str:
-    """Why ``value`` itself would not come back from JSON as it is, or ``""``."""
-    if isinstance(value, dict):
-        for key in value:
-            if not isinstance(key, str):
-                return (
-                    f"has the key {safe_repr(key)} ({a_type(key)}), which JSON turns into a string"
-                )
+    def problem(value: object) -> str:
+        nonlocal more
+        fault = _json_fault(value)
+        if not fault or (fault not in named and len(named) < _KINDS_NAMED):
+            return fault
+        more += 1
         return ""
+
+    for path, fault, value in problems_in_state(state, problem):
+        words = fault if fault == CONTAINS_ITSELF else _json_words(value, fault)
+        named[fault] = f"{shown(path, 200)} {words}"
+    return "; ".join(named.values()) + (f" (and {more:,} more)" if more else "")
+
+
+def _json_fault(value: object) -> str:
+    """What keeps ``value`` itself from coming back from JSON as it is: ``"key"``,
+    ``"number"``, ``"tuple"`` or its type's name; ``""`` if nothing does."""
+    if isinstance(value, dict):
+        return "" if all(isinstance(key, str) for key in value) else "key"
     if isinstance(value, (list, str, bool)) or value is None:
         return ""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"is {value!r}, which JSON cannot hold"
-    if isinstance(value, int) and abs(value) > MAX_COUNT:
+    if isinstance(value, float):
+        return "" if math.isfinite(value) else "number"
+    if isinstance(value, int):
+        return "" if abs(value) <= MAX_COUNT else "number"
+    return "tuple" if isinstance(value, tuple) else type(value).__name__
+
+
+def _json_words(value: Any, fault: str) -> str:
+    """Why ``value``, of :func:`_json_fault` ``fault``, would not come back from JSON."""
+    if fault == "key":
+        key = next(key for key in value if not isinstance(key, str))
+        return f"has the key {safe_repr(key)} ({a_type(key)}), which JSON turns into a string"
+    if fault == "number" and isinstance(value, float):
+        return f"is {float.__repr__(value)}, which JSON cannot hold"
+    if fault == "number":
         return f"is {safe_repr(value)}, over the 2**53 a state file holds"
-    if isinstance(value, (int, float)):
-        return ""
-    if isinstance(value, tuple):
+    if fault == "tuple":
         return (
             f"is a tuple, {safe_repr(value)}: JSON has no tuples, so a state saved and loaded "
             f"back gives load_state_dict() a list there, {safe_repr(list(value))}, not the "

@@ -309,6 +309,24 @@ def test_a_factory_that_returns_a_class_is_told_so_when_built_not_at_its_first_p
     )
 
 
+class Singleton:
+    """A class that serves as a sampler itself: its methods are static."""
+
+    @staticmethod
+    def pick(keys: list[str], round_index: int) -> str:
+        return keys[0]
+
+    @staticmethod
+    def record(task_id: str, score: float) -> None:
+        pass
+
+
+def test_a_factory_that_returns_a_class_whose_methods_need_no_instance_is_served() -> None:
+    registry = Registry(only=[])
+    registry.register(lambda: Singleton, name="singleton")
+    assert registry.create("singleton").pick(["a", "b"], 0) == "a"
+
+
 def test_a_syntax_error_in_a_plugin_package_is_placed_by_its_path_in_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
