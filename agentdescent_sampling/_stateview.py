@@ -19,7 +19,7 @@ from ._statedb import SIDECARS, opens_as_json, sidecar_of
 from .durable import read_durable_state, state_path
 from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
 from .protocol import is_stateful, short_repr
-from .state import check_document, state_document
+from .state import FORMAT, check_document, state_document
 
 
 def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) -> str | None:
@@ -29,7 +29,8 @@ def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) 
     refuses such a state path too); None if it may.
 
     ``agentdescent-sampling state export`` writes nothing to the state it reads: replacing
-    it with JSON would lose it, and fail the run holding it."""
+    it with JSON would lose it, and fail the run holding it. Nor does it replace a file that
+    is no earlier export (a run spec given for ``-o`` by mistake)."""
     state, target = os.fspath(path), os.fspath(output)
     written = os.path.realpath(target)  # what write_state_file replaces
     for suffix in ("", *SIDECARS):
@@ -52,7 +53,24 @@ def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) 
             f"{database!r}: SQLite reads it as part of that database, and would overwrite the "
             f"export or be damaged by it. Give another file for -o"
         )
+    if not _replaceable(written):
+        return (
+            f"the output {target!r} is a file that is no export of a sampler state: export "
+            f"writes a new file, or replaces an earlier export, never another file (a run "
+            f"spec, say). Give another file for -o, or delete that one if it is not wanted"
+        )
     return None
+
+
+def _replaceable(path: str) -> bool:
+    """Whether an export may be written at ``path``: no regular file is there, or an empty
+    one, or an earlier export (JSON naming this package's state format in its first 4 KiB)."""
+    with contextlib.suppress(OSError):
+        if os.path.isfile(path) and os.path.getsize(path):
+            with open(path, "rb") as file:
+                head = file.read(4096)
+            return opens_as_json(head) and FORMAT.encode() in head
+    return True
 
 
 #: Why a state file holds no state yet.

@@ -413,6 +413,40 @@ def test_export_refuses_to_write_over_the_state_it_reads(
         assert reopened.records == 3
 
 
+@pytest.mark.parametrize(
+    ("held", "replaced"),
+    [
+        ('{"version": 1, "kind": "text"}\n', False),  # a run spec given for -o by mistake
+        ("notes I keep\n", False),
+        ("", True),  # an empty file, made by mktemp say
+        (None, True),  # an earlier export of the same state
+    ],
+    ids=["a-run-spec", "a-text-file", "an-empty-file", "an-earlier-export"],
+)
+def test_export_replaces_an_earlier_export_and_no_other_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], held: str | None, replaced: bool
+) -> None:
+    # It replaced any file that was not SQLite: a run spec typed for -o was lost.
+    state, target = _state(tmp_path / "sampler.sqlite", 3), tmp_path / "out.json"
+    if held is None:
+        assert main(["state", "export", str(state), "-o", str(target)]) == 0
+    else:
+        target.write_text(held, encoding="utf-8")
+    before = target.read_bytes()
+
+    code = main(["state", "export", str(state), "-o", str(target)])
+
+    if replaced:
+        assert code == 0
+        assert json.loads(target.read_text(encoding="utf-8"))["records"] == 3
+    else:
+        assert code == 2
+        assert target.read_bytes() == before
+        assert f"the output {str(target)!r} is a file that is no export of a sampler state" in (
+            capsys.readouterr().err
+        )
+
+
 def _linked(state: Path, kind: str) -> Path:
     link = state.with_name("link.sqlite")
     if kind == "symlink":
