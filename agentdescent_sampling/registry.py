@@ -717,16 +717,17 @@ def _build(spec: SamplerSpec, selected: _Selected) -> TaskSampler:
     try:
         # A class has pick() and record() too, as functions wanting an instance: refused,
         # unless they are its static or class methods, and the class serves as a sampler.
+        conforms = isinstance(sampler, TaskSampler)
         returned_class = (
             short_repr(sampler.__qualname__)
-            if isinstance(sampler, type)
+            if conforms
+            and isinstance(sampler, type)
             and (
                 unbindable(sampler.pick, ["a"], 0) is not None
                 or unbindable(sampler.record, "a", 0.0) is not None
             )
             else None
         )
-        conforms = isinstance(sampler, TaskSampler) and returned_class is None
         # A preset's factory is not the class: what it built says whether it is thread-safe.
         lock = selected.synchronized or declares_thread_unsafe(sampler)
         named = _plain_name(sampler)
