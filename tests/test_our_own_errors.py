@@ -157,13 +157,15 @@ def test_new_plugin_directory_errors_are_messages_not_tracebacks(
     assert "agentdescent-sampling: error: cannot write the plugin" in capsys.readouterr().err
 
 
-def test_a_failure_quoted_in_a_message_is_cut_at_a_word_and_says_so() -> None:
+def test_a_failure_quoted_in_a_message_ends_as_one_sentence_and_is_never_cut() -> None:
+    # It was cut at 150 characters, before the fix that ends a plugin failure's message
+    # (tests/registry/test_plugin_author_messages.py quotes one whole).
+    from agentdescent_sampling.loading import MAX_MESSAGE
     from agentdescent_sampling.registry import _sentence
 
-    long = "the plugin raised while importing (for example, a missing dependency) " * 5
-    cut = _sentence(long, 80)
-    assert cut.endswith(" [...].")
-    assert len(cut) <= 80 + len(" [...].")
-    assert long.startswith(cut.removesuffix(" [...]."))
-    assert not cut.removesuffix(" [...].").endswith(("(", ",", " "))
-    assert _sentence("short and whole", 80) == "short and whole."
+    long = ("the plugin raised while importing (for example, a missing dependency) " * 5)[
+        :MAX_MESSAGE
+    ]
+    assert _sentence(long) == long.rstrip() + "."
+    assert _sentence("short and whole") == "short and whole."
+    assert _sentence("is it whole? ") == "is it whole?"

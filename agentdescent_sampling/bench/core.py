@@ -195,6 +195,32 @@ class RunFailure:
         return cls(label, workload, seed, message, "".join(traceback.format_exception(error)))
 
 
+#: The packages that call a sampler in a bench run: the engine, and this one.
+_HOSTS = frozenset({"agentdescent", "agentdescent_sampling"})
+
+
+def sampler_line(error: BaseException) -> str:
+    """`` (at my_plugin/sampler.py:43)``: the innermost line of the sampler's own code that
+    ``error`` came through, or ``""``. Its own code is a package the engine or this one
+    called into that is not the standard library's; none of its code runs to tell."""
+    import sys
+
+    from .._display import shown
+    from ..loading import code_lines
+
+    where, own, from_host = "", None, False
+    for top, file, line in code_lines(error):
+        if top in _HOSTS:
+            from_host = True
+            continue
+        if from_host and top not in sys.stdlib_module_names:
+            own = top
+        from_host = False
+        if top == own and not file.startswith("<"):  # not code made at run time (attrs')
+            where = f" (at {shown(file, 200)}:{line})"
+    return where
+
+
 @attrs.frozen
 class Registered:
     """Builds a registered sampler for one run, filling in the run's seed and pass threshold

@@ -13,7 +13,7 @@ from .._display import shown
 from ..errors import BenchError
 from ..registry import Registry, default_registry
 from ..spec import SpecLike
-from .core import Machine, RunFailure, WithSamplers, as_specs, first_seed_in_range
+from .core import Machine, RunFailure, WithSamplers, as_specs, first_seed_in_range, sampler_line
 from .driver import Rollout, RolloutLoop, drive
 from .lineup import Entrant, Skipped, default_specs, lineup
 from .metrics import SamplerResult, summarise
@@ -199,7 +199,8 @@ def _failure(entrant: Entrant, workload: Workload, seed: int, error: Exception) 
     what = str(error) if isinstance(error, BenchError) else f"{type(error).__name__}: {error}"
     message = (
         f"sampler {entrant.label!r} failed on workload {workload.label}, seed {seed}: "
-        f"{shown(what)}; reproduce it alone with the same command and options, with "
+        f"{shown(what)}{sampler_line(error)}; reproduce it alone with the same command and "
+        f"options, with "
         f"--sampler {shlex.quote(entrant.label)} --workload {workload.name} --first-seed {seed} "
         f"--seeds 1"
     )

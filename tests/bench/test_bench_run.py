@@ -240,7 +240,9 @@ def test_the_default_run_adds_every_other_installed_sampler_and_says_what_it_ski
 def test_a_sampler_whose_run_fails_is_left_out_with_a_rerun_command_and_the_rest_reported(
     plugin: Plugin, label: str, why: str
 ) -> None:
-    registry, _ = plugin(PLUGIN_SOURCE, {"broken": "Broken", "stray": "Stray", "seeded": "Seeded"})
+    registry, module = plugin(
+        PLUGIN_SOURCE, {"broken": "Broken", "stray": "Stray", "seeded": "Seeded"}
+    )
     config = BenchConfig(
         samplers=["seeded", label],
         workloads=[WORKLOADS["stationary"], WORKLOADS["drift"]],
@@ -256,6 +258,8 @@ def test_a_sampler_whose_run_fails_is_left_out_with_a_rerun_command_and_the_rest
     [failure] = result.failures
     assert (failure.label, failure.workload, failure.seed) == (label, "stationary", 5)
     assert why in failure.message
+    # The line of the sampler's own code it raised at; none where the bench refused its pick.
+    assert (f"(at {module.__file__}:" in failure.message) == (label == "broken")
     assert failure.message.endswith(
         f"reproduce it alone with the same command and options, with --sampler {label} "
         f"--workload stationary --first-seed 5 --seeds 1"

@@ -365,13 +365,46 @@ def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_
     assert engine_verdict(single) == (
         "Verdict: fast reached 75% of the attainable held-out gain with 3.00x fewer rollouts "
         "(95% CI 2.00-4.00) and 3.00x fewer agent calls (95% CI 2.00-4.00) than round-robin "
-        "(6 paired runs)"
+        "(6 paired runs). Against the next best, costly, paired by seed: as many rollouts "
+        "(95% CI 1.00-1.00) as costly and 7.50x fewer agent calls (95% CI 5.00-10.00) than "
+        "costly; 6 runs cannot tell the two apart in rollouts (more seeds narrow the interval)"
     )
     without_fast = _result([("round-robin", slow), ("costly", costly)])
     assert "and 2.50x more agent calls (95% CI 2.50-2.50)" in engine_verdict(without_fast)
     # Pooled over workloads: two workloads of six seeds are twelve paired runs.
     two = attrs.evolve(single, workloads=single.workloads * 2)
-    assert engine_verdict(two).endswith("than round-robin (12 paired runs)")
+    assert "than round-robin (12 paired runs). Against the next best" in engine_verdict(two)
+
+
+def test_the_verdict_pairs_the_best_with_the_next_best_seed_by_seed(
+    schema_errors: SchemaErrors,
+) -> None:
+    # It compared each with round-robin alone and named one: a plugin's author read a win
+    # over the built-ins into intervals that overlapped.
+    slow = [_run((20, 0.3), (40, 0.6)), _run((40, 0.6))] * 3
+    fast = [_run((10, 0.5), (40, 0.6)), _run((20, 0.6), (40, 0.6))] * 3  # 3x fewer than RR
+    close = [_run((10, 0.5), (40, 0.6)), _run((24, 0.6), (40, 0.6))] * 3  # 1.2x more on one
+    result = _result([("round-robin", slow), ("close", close), ("fast", fast)])
+
+    verdict = engine_verdict(result)
+    assert verdict.startswith("Verdict: fast reached")
+    assert verdict.endswith(
+        "Against the next best, close, paired by seed: 1.10x fewer rollouts (95% CI 1.00-1.20) "
+        "and 1.10x fewer agent calls (95% CI 1.00-1.20) than close; 6 runs cannot tell the "
+        "two apart in rollouts (more seeds narrow the interval)"
+    )
+    apart = _result([("round-robin", slow), ("fast", fast), ("slow", slow)])
+    assert engine_verdict(apart).endswith(
+        "Against the next best, slow, paired by seed: 3.00x fewer rollouts (95% CI 2.00-4.00) "
+        "and 3.00x fewer agent calls (95% CI 2.00-4.00) than slow"
+    )
+    document = json.loads(json.dumps(engine_to_json(apart)))
+    assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
+    assert document["verdict"]["next"]["label"] == "slow"
+    assert document["verdict"]["next"]["rollouts"] == {
+        "ratio_to_next": {"median": 3.0, "ci95": [2.0, 4.0]},
+        "bound": "exact",
+    }
 
 
 def test_the_verdict_says_a_sampler_that_never_reached_the_mark_did_not_reach_it() -> None:
@@ -540,6 +573,7 @@ def test_the_json_holds_the_verdict_the_text_ends_with_as_structured_data(
         "round_robin_not_reached": 0,
         "rollouts": versus,
         "calls": versus,
+        "next": None,  # it ran alone beside round-robin
         "text": engine_verdict(six_seeds),
     }
     alone = _result([("round-robin", [_run((40, 0.6))])])

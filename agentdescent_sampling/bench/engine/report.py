@@ -3,7 +3,7 @@
 The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSON Schema)::
 
     {
-      "schema": "agentdescent-sampling/bench-engine/8",
+      "schema": "agentdescent-sampling/bench-engine/9",
       "config": {"samplers": ["round-robin", "informative-band", "oracle"],
                  "workloads": ["lessons"], "seeds": 30, "first_seed": 0,
                  "reflector": "llm-like", "asynchronous": false, "latency": 0.0},
@@ -58,6 +58,10 @@ The JSON document (:func:`engine_to_json`; :data:`ENGINE_JSON_SCHEMA` is its JSO
                      "bound": "exact"},
         "calls": {"ratio_to_round_robin": {"median": 1.02, "ci95": [0.95, 1.1]},
                   "bound": "exact"},
+        "next": {"label": "fixable-first",
+                 "rollouts": {"ratio_to_next": {"median": 1.01, "ci95": [0.9, 1.1]},
+                              "bound": "exact"},
+                 "calls": {...}},
         "text": "Verdict: informative-band reached 75% of the attainable held-out gain ..."
       },
       "across": {
@@ -120,8 +124,10 @@ workload's seeds, pooled); how many of its runs and of round-robin's never got t
 of its per-run ratios to round-robin with a bootstrap 95% interval (which the text leaves
 out below 6 paired runs), and ``bound``: ``exact`` when every run of both got there,
 ``upper`` when only the sampler's runs fell short (the true ratio is at most this), ``lower``
-when only round-robin's did (at least this), ``neither`` when both did; and ``text``, the
-line the text report ends with.
+when only round-robin's did (at least this), ``neither`` when both did; ``next``, the same
+of it against the sampler with the next most rollouts saved, paired by seed (``label``, and
+``ratio_to_next``: the next one's cost over its own), ``null`` when it ran alone; and
+``text``, the lines the text report ends with.
 ``across`` is the summary across workloads the text prints (``null`` with one workload):
 per sampler, the ``medians`` over the workloads of its ``ratio_to_round_robin`` at 75% and
 90% of the gain, in rollouts and in calls; its ``lowest`` at 75% and the workload it fell on
@@ -174,7 +180,7 @@ __all__ = [
 ]
 
 #: The value of the document's ``schema`` key; the number changes when the shape does.
-ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/8"
+ENGINE_SCHEMA_ID = "agentdescent-sampling/bench-engine/9"
 
 #: The fraction of the attainable gain the verdict judges the samplers at.
 _JUDGED_AT = 0.75
@@ -206,10 +212,9 @@ def _curve_schema(measure: Measure) -> dict[str, Any]:
 
 _TEXT: dict[str, Any] = {"type": "string"}
 _KNOWN: dict[str, Any] = {"type": ["string", "null"]}
-_VERSUS = schema_object(
-    ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR),
-    bound={"enum": ["exact", "upper", "lower", "neither"]},
-)
+_BOUND = {"enum": ["exact", "upper", "lower", "neither"]}
+_VERSUS = schema_object(ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR), bound=_BOUND)
+_VERSUS_NEXT = schema_object(ratio_to_next=schema_object(median=NUMBER, ci95=_PAIR), bound=_BOUND)
 
 
 #: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
@@ -284,6 +289,10 @@ ENGINE_JSON_SCHEMA: dict[str, Any] = result_schema(
             round_robin_not_reached=_WHOLE,
             rollouts=_VERSUS,
             calls=_VERSUS,
+            next={
+                **schema_object(label=_TEXT, rollouts=_VERSUS_NEXT, calls=_VERSUS_NEXT),
+                "type": ["object", "null"],
+            },
             text=_TEXT,
         ),
         "type": ["object", "null"],
@@ -416,8 +425,10 @@ def _failure_lines(result: EngineBenchResult) -> list[str]:
 
 
 def engine_verdict(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> str:
-    """One line: the sampler that reached ``fraction`` of the attainable held-out gain for the
-    fewest rollouts against round-robin, and what it saved in rollouts and in agent calls.
+    """The sampler that reached ``fraction`` of the attainable held-out gain for the fewest
+    rollouts against round-robin, and what it saved in rollouts and in agent calls; then, if
+    another sampler ran, the same of it against the next best, paired by seed, saying when
+    the interval cannot tell the two apart.
 
     Each figure is the median of the per-seed ratios to round-robin pooled over every
     workload (one paired run per workload and seed), with its bootstrap 95% interval when
@@ -465,6 +476,8 @@ class _Verdict:
     runs: int
     rollouts: _Versus
     calls: _Versus
+    #: The sampler next to it, and it against that one, paired by seed; None if it ran alone.
+    next: tuple[str, _Versus, _Versus] | None = None
 
 
 def _judge(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> _Verdict | None:
@@ -479,18 +492,38 @@ def _judge(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> _Verdict 
     ]
     if not pooled:
         return None
-    _, best = max(pooled, key=lambda row: row[0].value)
+    ranked = [index for _, index in sorted(pooled, key=lambda row: -row[0].value)]
+    best = ranked[0]
     baseline = next(index for index, sampler in enumerate(samplers) if sampler.role == "baseline")
 
-    def versus(measure: Measure) -> _Versus:
-        def missed(index: int) -> int:
-            return sum(w.samplers[index].at(fraction, measure).not_reached for w in workloads)
+    def missed(index: int, measure: Measure) -> int:
+        return sum(w.samplers[index].at(fraction, measure).not_reached for w in workloads)
 
-        ratio = median_ratio(_ratios(workloads, best, fraction, measure))
-        return _Versus(ratio, missed(best), missed(baseline))
+    def versus(measure: Measure, other: int) -> _Versus:
+        ratios = _ratios(workloads, best, fraction, measure)
+        if other != baseline:  # its cost over the best's, seed by seed: RR/best over RR/other
+            ratios = [
+                mine / its
+                for mine, its in zip(
+                    ratios, _ratios(workloads, other, fraction, measure), strict=True
+                )
+            ]
+        return _Versus(median_ratio(ratios), missed(best, measure), missed(other, measure))
 
     runs = len(_ratios(workloads, best, fraction, "rollouts"))
-    return _Verdict(samplers[best].label, fraction, runs, versus("rollouts"), versus("calls"))
+    second = (
+        None
+        if len(ranked) < 2
+        else (samplers[ranked[1]].label, versus("rollouts", ranked[1]), versus("calls", ranked[1]))
+    )
+    return _Verdict(
+        samplers[best].label,
+        fraction,
+        runs,
+        versus("rollouts", baseline),
+        versus("calls", baseline),
+        second,
+    )
 
 
 def _worded(verdict: _Verdict) -> str:
@@ -509,28 +542,45 @@ def _worded(verdict: _Verdict) -> str:
     short, behind = verdict.rollouts.short, verdict.rollouts.behind
     if short:
         also = f" (round-robin in {behind})" if behind else ""
-        return (
+        text = (
             f"Verdict: {label} did not reach {gain} in {short} of {runs}{also}; counting "
             f"each run that did not as the whole budget, it took {compared} ({paired})"
         )
-    if behind:
-        return (
+    elif behind:
+        text = (
             f"Verdict: {label} reached {gain} with {compared}, counting the {behind} of {runs} "
             f"in which round-robin did not as its whole budget ({paired})"
         )
-    return f"Verdict: {label} reached {gain} with {compared} ({paired})"
+    else:
+        text = f"Verdict: {label} reached {gain} with {compared} ({paired})"
+    if verdict.next is None:
+        return text
+    # What a plugin's author asks: is it better than the other samplers, not only than RR.
+    other, rollouts, calls = verdict.next
+    against = _compared(
+        [_versus(rollouts, "rollouts", interval), _versus(calls, "agent calls", interval)], other
+    )
+    ratio = rollouts.ratio
+    apart = (
+        f"; {runs} cannot tell the two apart in rollouts (more seeds narrow the interval)"
+        if interval and ratio.low <= 1 <= ratio.high
+        else ""
+    )
+    return f"{text}. Against the next best, {other}, paired by seed: {against}{apart}"
 
 
 def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
     if verdict is None:
         return None
 
-    def versus(side: _Versus) -> dict[str, Any]:
+    def versus(side: _Versus, to: str = "round_robin") -> dict[str, Any]:
         ratio = side.ratio
         return {
-            "ratio_to_round_robin": {"median": ratio.value, "ci95": [ratio.low, ratio.high]},
+            f"ratio_to_{to}": {"median": ratio.value, "ci95": [ratio.low, ratio.high]},
             "bound": side.bound,
         }
+
+    second = verdict.next
 
     return {
         "label": verdict.label,
@@ -540,6 +590,13 @@ def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
         "round_robin_not_reached": verdict.rollouts.behind,
         "rollouts": versus(verdict.rollouts),
         "calls": versus(verdict.calls),
+        "next": None
+        if second is None
+        else {
+            "label": second[0],
+            "rollouts": versus(second[1], "next"),
+            "calls": versus(second[2], "next"),
+        },
         "text": _worded(verdict),
     }
 
@@ -573,12 +630,12 @@ def _versus(versus: _Versus, what: str, interval: bool) -> tuple[str, str]:
     return f"{bound(False)}as many {what}{shown}", "as"
 
 
-def _compared(phrases: Sequence[tuple[str, str]]) -> str:
-    """The phrases joined, sharing 'than round-robin' (or 'as') when they can."""
+def _compared(phrases: Sequence[tuple[str, str]], whom: str = "round-robin") -> str:
+    """The phrases joined, sharing 'than round-robin' (or 'as'; ``whom``) when they can."""
     (first, joins_first), (second, joins_second) = phrases
     if joins_first == joins_second:
-        return f"{first} and {second} {joins_first} round-robin"
-    return f"{first} {joins_first} round-robin and {second} {joins_second} round-robin"
+        return f"{first} and {second} {joins_first} {whom}"
+    return f"{first} {joins_first} {whom} and {second} {joins_second} {whom}"
 
 
 def _workload_json(workload: EngineWorkloadResult) -> dict[str, Any]:

@@ -23,7 +23,15 @@ from ...protocol import short_repr
 from ...registry import Registry, default_registry
 from ...spec import SpecLike
 from ...wiring import ENGINE_INSTALL
-from ..core import Machine, RunFailure, WithSamplers, as_specs, cpus, first_seed_in_range
+from ..core import (
+    Machine,
+    RunFailure,
+    WithSamplers,
+    as_specs,
+    cpus,
+    first_seed_in_range,
+    sampler_line,
+)
 from ..progress import Progress
 from .lineup import (
     QUICK_SPECS,
@@ -523,7 +531,7 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
     except Exception as error:
         message = (
             f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
-            f"{shown(f'{type(error).__name__}: {error}')}; "
+            f"{shown(f'{type(error).__name__}: {error}')}{sampler_line(error)}; "
             f"{_rerun(config, entrant, workload, seed)}"
         )
         failure = RunFailure.of(entrant.label, workload.name, seed, message, error)
