@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import stat
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
@@ -19,7 +21,7 @@ from ._statedb import SIDECARS, opens_as_json, sidecar_of
 from .durable import read_durable_state, state_path
 from .errors import InvalidSamplerConfig, StateError, UnknownSamplerError
 from .protocol import is_stateful, short_repr
-from .state import FORMAT, check_document, state_document
+from .state import FORMAT, _descriptor_of, check_document, state_document
 
 
 def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) -> str | None:
@@ -53,24 +55,42 @@ def export_target_error(path: str | PathLike[str], output: str | PathLike[str]) 
             f"{database!r}: SQLite reads it as part of that database, and would overwrite the "
             f"export or be damaged by it. Give another file for -o"
         )
-    if not _replaceable(written):
+    if _descriptor_of(Path(target)) is None and not _replaceable(written):
         return (
-            f"the output {target!r} is a file that is no export of a sampler state: export "
-            f"writes a new file, or replaces an earlier export, never another file (a run "
-            f"spec, say). Give another file for -o, or delete that one if it is not wanted"
+            f"the output {target!r} is a file that is no earlier export of a sampler state, "
+            f"or cannot be read to tell: export writes a new file, or replaces an earlier "
+            f"export, never another file (a run spec, say). Give another file for -o, or "
+            f"delete that one if it is not wanted"
         )
     return None
 
 
 def _replaceable(path: str) -> bool:
     """Whether an export may be written at ``path``: no regular file is there, or an empty
-    one, or an earlier export (JSON naming this package's state format in its first 4 KiB)."""
-    with contextlib.suppress(OSError):
-        if os.path.isfile(path) and os.path.getsize(path):
-            with open(path, "rb") as file:
-                head = file.read(4096)
-            return opens_as_json(head) and FORMAT.encode() in head
-    return True
+    one, or an earlier export (a JSON object whose first key is this package's state
+    ``"format"``, as every export writes it). A file that cannot be read may not be."""
+    try:
+        # Not blocking: a FIFO with no writer would hold the open.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return True  # a pipe or a device is written through, never replaced
+        head = os.read(descriptor, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
+    return not head or _EXPORT_START.match(head) is not None
+
+
+#: How every export begins: ``{"format": "agentdescent-sampling/state"``, after a BOM.
+_EXPORT_START = re.compile(
+    rb'(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT.encode()) + rb'"'
+)
 
 
 #: Why a state file holds no state yet.

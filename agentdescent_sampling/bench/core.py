@@ -12,6 +12,7 @@ import math
 import os
 import platform
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -201,10 +202,9 @@ _HOSTS = frozenset({"agentdescent", "agentdescent_sampling"})
 
 def sampler_line(error: BaseException) -> str:
     """`` (at my_plugin/sampler.py:43)``: the innermost line of the sampler's own code that
-    ``error`` came through, or ``""``. Its own code is a package the engine or this one
-    called into that is not the standard library's; none of its code runs to tell."""
-    import sys
-
+    ``error`` came through, or ``""``. Its own code is the package the engine or this one
+    called into, through the standard library's frames (a thread pool, ``copy``), that is
+    neither; none of its code runs to tell."""
     from .._display import shown
     from ..loading import code_lines
 
@@ -212,12 +212,12 @@ def sampler_line(error: BaseException) -> str:
     for top, file, line in code_lines(error):
         if top in _HOSTS:
             from_host = True
-            continue
-        if from_host and top not in sys.stdlib_module_names:
-            own = top
-        from_host = False
-        if top == own and not file.startswith("<"):  # not code made at run time (attrs')
-            where = f" (at {shown(file, 200)}:{line})"
+        elif top not in sys.stdlib_module_names:  # the standard library's are passed through
+            if from_host:
+                own = top
+            from_host = False
+            if top == own and not file.startswith("<"):  # not code made at run time (attrs')
+                where = f" (at {shown(file, 200)}:{line})"
     return where
 
 

@@ -365,15 +365,15 @@ def test_the_verdict_names_the_fastest_sampler_with_its_savings_in_rollouts_and_
     assert engine_verdict(single) == (
         "Verdict: fast reached 75% of the attainable held-out gain with 3.00x fewer rollouts "
         "(95% CI 2.00-4.00) and 3.00x fewer agent calls (95% CI 2.00-4.00) than round-robin "
-        "(6 paired runs). Against the next best, costly, paired by seed: as many rollouts "
-        "(95% CI 1.00-1.00) as costly and 7.50x fewer agent calls (95% CI 5.00-10.00) than "
-        "costly; 6 runs cannot tell the two apart in rollouts (more seeds narrow the interval)"
+        "(6 paired runs). Against costly, which saved the next most against round-robin, "
+        "paired by seed: as many rollouts (95% CI 1.00-1.00) as costly and 7.50x fewer agent "
+        "calls (95% CI 5.00-10.00) than costly"
     )
     without_fast = _result([("round-robin", slow), ("costly", costly)])
     assert "and 2.50x more agent calls (95% CI 2.50-2.50)" in engine_verdict(without_fast)
     # Pooled over workloads: two workloads of six seeds are twelve paired runs.
     two = attrs.evolve(single, workloads=single.workloads * 2)
-    assert "than round-robin (12 paired runs). Against the next best" in engine_verdict(two)
+    assert "than round-robin (12 paired runs). Against costly, which" in engine_verdict(two)
 
 
 def test_the_verdict_pairs_the_best_with_the_next_best_seed_by_seed(
@@ -389,14 +389,15 @@ def test_the_verdict_pairs_the_best_with_the_next_best_seed_by_seed(
     verdict = engine_verdict(result)
     assert verdict.startswith("Verdict: fast reached")
     assert verdict.endswith(
-        "Against the next best, close, paired by seed: 1.10x fewer rollouts (95% CI 1.00-1.20) "
-        "and 1.10x fewer agent calls (95% CI 1.00-1.20) than close; 6 runs cannot tell the "
-        "two apart in rollouts (more seeds narrow the interval)"
+        "Against close, which saved the next most against round-robin, paired by seed: 1.10x "
+        "fewer rollouts (95% CI 1.00-1.20) and 1.10x fewer agent calls (95% CI 1.00-1.20) than "
+        "close; 6 runs cannot tell the two apart in rollouts (more seeds narrow the interval)"
     )
     apart = _result([("round-robin", slow), ("fast", fast), ("slow", slow)])
     assert engine_verdict(apart).endswith(
-        "Against the next best, slow, paired by seed: 3.00x fewer rollouts (95% CI 2.00-4.00) "
-        "and 3.00x fewer agent calls (95% CI 2.00-4.00) than slow"
+        "Against slow, which saved the next most against round-robin, paired by seed: 3.00x "
+        "fewer rollouts (95% CI 2.00-4.00) and 3.00x fewer agent calls (95% CI 2.00-4.00) than "
+        "slow"
     )
     document = json.loads(json.dumps(engine_to_json(apart)))
     assert schema_errors(document, ENGINE_JSON_SCHEMA) == []
@@ -405,6 +406,22 @@ def test_the_verdict_pairs_the_best_with_the_next_best_seed_by_seed(
         "ratio_to_next": {"median": 3.0, "ci95": [2.0, 4.0]},
         "bound": "exact",
     }
+
+
+def test_the_verdict_pairs_two_samplers_costs_not_their_ratios_to_a_round_robin_that_missed() -> (
+    None
+):
+    # Round-robin never reaches the mark, so each sampler's ratio to it is censored at that
+    # sampler's own budget in calls (the most any of its runs or round-robin's made): their
+    # quotient said "4.00x more agent calls" of two samplers that took 20 calls each.
+    rr = [_run((20, 0.3), (40, 0.35), calls=(0, 40, 80))] * 6
+    a = [_run((10, 0.6), (40, 0.6), calls=(0, 20, 100))] * 6  # 100 calls in all
+    b = [_run((12, 0.6), (40, 0.6), calls=(0, 20, 400))] * 6  # 400 calls in all
+    verdict = engine_verdict(_result([("round-robin", rr), ("a", a), ("b", b)]))
+    assert verdict.endswith(
+        "Against b, which saved the next most against round-robin, paired by seed: 1.20x fewer "
+        "rollouts (95% CI 1.20-1.20) than b and as many agent calls (95% CI 1.00-1.00) as b"
+    )
 
 
 def test_the_verdict_says_a_sampler_that_never_reached_the_mark_did_not_reach_it() -> None:

@@ -4,10 +4,12 @@ reported, what the failure says, and how it says to rerun it."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import json
 import multiprocessing
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -141,6 +143,35 @@ def test_a_failing_sampler_is_left_out_and_every_other_sampler_is_still_reported
     assert document["failures"] == [
         {"label": "flaky", "workload": "lessons", "seed": 1, "message": failure.message}
     ]
+
+
+class ChoosesFromNothing:
+    """A sampler whose pick raises inside the standard library's ``random``, and whose copy
+    raises when ``copy.deepcopy`` calls it."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        return random.choice([])  # an IndexError in random.py, not here
+
+    def record(self, task_id: str, score: float) -> None:
+        return None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ChoosesFromNothing:
+        raise TypeError("no copies")
+
+
+def test_a_failure_names_the_samplers_line_through_the_standard_librarys_frames() -> None:
+    # Reached from this package through copy.deepcopy, the sampler's line was not found.
+    from agentdescent_sampling.bench.core import sampler_line
+    from agentdescent_sampling.served import ServedSampler
+
+    served = ServedSampler(ChoosesFromNothing(), name="nothing")  # this package's frame first
+    with pytest.raises(IndexError) as picked:
+        served.pick(["a"], 0)
+    with pytest.raises(TypeError) as copied:
+        copy.deepcopy(served)  # served's __deepcopy__, then copy's, then the sampler's
+    for error, method in ((picked, "pick"), (copied, "__deepcopy__")):
+        line = 1 + inspect.getsourcelines(getattr(ChoosesFromNothing, method))[1]
+        assert sampler_line(error.value) == f" (at {__file__}:{line})"
 
 
 def test_a_failed_samplers_later_runs_are_not_started() -> None:

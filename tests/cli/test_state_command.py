@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -417,11 +418,19 @@ def test_export_refuses_to_write_over_the_state_it_reads(
     ("held", "replaced"),
     [
         ('{"version": 1, "kind": "text"}\n', False),  # a run spec given for -o by mistake
+        # One that names a state path like the format: its "format" key is what counts.
+        ('{"version": 1, "state": "~/.agentdescent-sampling/state.sqlite"}\n', False),
         ("notes I keep\n", False),
         ("", True),  # an empty file, made by mktemp say
         (None, True),  # an earlier export of the same state
     ],
-    ids=["a-run-spec", "a-text-file", "an-empty-file", "an-earlier-export"],
+    ids=[
+        "a-run-spec",
+        "a-spec-naming-the-format",
+        "a-text-file",
+        "an-empty-file",
+        "an-earlier-export",
+    ],
 )
 def test_export_replaces_an_earlier_export_and_no_other_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], held: str | None, replaced: bool
@@ -442,9 +451,45 @@ def test_export_replaces_an_earlier_export_and_no_other_file(
     else:
         assert code == 2
         assert target.read_bytes() == before
-        assert f"the output {str(target)!r} is a file that is no export of a sampler state" in (
-            capsys.readouterr().err
+        assert (
+            f"the output {str(target)!r} is a file that is no earlier export of a sampler state"
+            in (capsys.readouterr().err)
         )
+
+
+def test_export_to_standard_output_redirected_to_a_file_appends_to_it(tmp_path: Path) -> None:
+    # /dev/stdout names the file the shell redirected it to: that file is written through,
+    # not replaced, so it was refused as "no export" (a log a script appended to).
+    state, log = _state(tmp_path / "sampler.sqlite", 3), tmp_path / "log.txt"
+    command = (
+        f"echo header; {shlex.quote(sys.executable)} -m agentdescent_sampling state export "
+        f"{shlex.quote(str(state))} -o /dev/stdout"
+    )
+    with open(log, "w", encoding="utf-8") as out:
+        done = subprocess.run(["sh", "-c", command], stdout=out, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    header, exported = log.read_text(encoding="utf-8").split("\n", 1)
+    assert header == "header"
+    assert json.loads(exported)["records"] == 3
+
+
+def test_export_refuses_a_file_it_cannot_read_rather_than_replace_it_unseen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, target = _state(tmp_path / "sampler.sqlite", 3), tmp_path / "out.json"
+    target.write_text("mine", encoding="utf-8")
+    opened = os.open
+
+    def denied(path: Any, flags: int, *args: Any) -> int:
+        if os.fspath(path) == str(target):
+            raise PermissionError(13, "Permission denied", str(path))
+        return opened(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", denied)  # as a file of another user's, where not root
+    assert main(["state", "export", str(state), "-o", str(target)]) == 2
+    monkeypatch.undo()
+    assert target.read_text(encoding="utf-8") == "mine"
+    assert "is a file that is no earlier export of a sampler state" in capsys.readouterr().err
 
 
 def _linked(state: Path, kind: str) -> Path:

@@ -113,6 +113,8 @@ class Reach:
         ratio_to_round_robin: the median over seeds of round-robin's cost over this
             sampler's, with a bootstrap 95% interval; above 1 is cheaper.
         ratios: the per-seed ratios that median is taken over, in seed order.
+        costs: the per-seed costs, in seed order, None where the run never got there.
+        budget: where a run that never got there is censored (its sampler's budget).
     """
 
     fraction: float
@@ -121,6 +123,8 @@ class Reach:
     not_reached: int
     ratio_to_round_robin: Interval
     ratios: tuple[float, ...] = ()
+    costs: tuple[int | None, ...] = ()
+    budget: int = 0
 
 
 @attrs.frozen
@@ -301,17 +305,20 @@ def _reach(
     """The cost in ``measure`` to reach each of :data:`FRACTIONS`, censored at ``budget``."""
     cost_to = _COST_TO[measure]
 
-    def cost(run: EngineRun, fraction: float) -> int:
+    def cost(run: EngineRun, fraction: float) -> int | None:
         reached = cost_to(run, fraction)
-        return budget if reached is None else min(reached, budget)
+        return None if reached is None else min(reached, budget)
+
+    def censored(costs: Sequence[int | None]) -> list[int]:
+        return [budget if each is None else each for each in costs]
 
     reach = []
     for fraction in FRACTIONS:
-        costs = [cost(run, fraction) for run in runs]
-        base = [cost(run, fraction) for run in baseline]
-        missed = sum(cost_to(run, fraction) is None for run in runs)
-        # At least 1 each: with no round recorded by any run, the calls budget is 0.
-        ratios = tuple(max(b, 1) / max(c, 1) for b, c in zip(base, costs, strict=True))
+        raw = tuple(cost(run, fraction) for run in runs)
+        costs = censored(raw)
+        base = censored([cost(run, fraction) for run in baseline])
+        missed = raw.count(None)
+        ratios = tuple(paired_ratio(b, c) for b, c in zip(base, costs, strict=True))
         reach.append(
             Reach(
                 fraction,
@@ -320,9 +327,17 @@ def _reach(
                 missed,
                 median_ratio(ratios),
                 ratios,
+                raw,
+                budget,
             )
         )
     return tuple(reach)
+
+
+def paired_ratio(theirs: float, mine: float) -> float:
+    """Their cost over mine on one seed: above 1, mine was cheaper. At least 1 each: with no
+    round recorded by any run, the calls budget is 0."""
+    return max(theirs, 1) / max(mine, 1)
 
 
 def _curve(runs: Sequence[EngineRun], budget: int, measure: Measure) -> tuple[CurvePoint, ...]:

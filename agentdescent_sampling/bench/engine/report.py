@@ -166,6 +166,7 @@ from .metrics import (
     Measure,
     Reach,
     median_ratio,
+    paired_ratio,
 )
 from .run import agent_latency
 from .runner import EngineBenchResult, EngineWorkloadResult
@@ -212,9 +213,17 @@ def _curve_schema(measure: Measure) -> dict[str, Any]:
 
 _TEXT: dict[str, Any] = {"type": "string"}
 _KNOWN: dict[str, Any] = {"type": ["string", "null"]}
-_BOUND = {"enum": ["exact", "upper", "lower", "neither"]}
-_VERSUS = schema_object(ratio_to_round_robin=schema_object(median=NUMBER, ci95=_PAIR), bound=_BOUND)
-_VERSUS_NEXT = schema_object(ratio_to_next=schema_object(median=NUMBER, ci95=_PAIR), bound=_BOUND)
+
+
+def _versus_schema(to: str) -> dict[str, Any]:
+    """A ratio's JSON Schema: its median and interval, and which way it is a bound."""
+    return schema_object(
+        **{f"ratio_to_{to}": schema_object(median=NUMBER, ci95=_PAIR)},
+        bound={"enum": ["exact", "upper", "lower", "neither"]},
+    )
+
+
+_VERSUS, _VERSUS_NEXT = _versus_schema("round_robin"), _versus_schema("next")
 
 
 #: The JSON Schema (draft 2020-12) of the document :func:`engine_to_json` returns.
@@ -427,14 +436,15 @@ def _failure_lines(result: EngineBenchResult) -> list[str]:
 def engine_verdict(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> str:
     """The sampler that reached ``fraction`` of the attainable held-out gain for the fewest
     rollouts against round-robin, and what it saved in rollouts and in agent calls; then, if
-    another sampler ran, the same of it against the next best, paired by seed, saying when
+    another sampler ran, the same of it against the one that saved the next most, paired by
+    seed (a run that never got there censored at the larger of the two budgets), saying when
     the interval cannot tell the two apart.
 
-    Each figure is the median of the per-seed ratios to round-robin pooled over every
-    workload (one paired run per workload and seed), with its bootstrap 95% interval when
-    there are at least 6 paired runs (fewer give no interval worth the name). A run that
-    never reached ``fraction`` counts as the whole budget, so when any did the line says
-    how many, and the ratio is a bound: "at least 1.95x more rollouts" when only the
+    Each figure is the median of the per-seed ratios (to round-robin, then to the other)
+    pooled over every workload (one paired run per workload and seed), with its bootstrap
+    95% interval when there are at least 6 paired runs (fewer give no interval worth the
+    name). A run that never reached ``fraction`` counts as the whole budget, so when any did
+    the line says how many, and the ratio is a bound: "at least 1.95x more rollouts" when only the
     sampler's runs fell short, "at least 1.20x fewer" when only round-robin's did. A ratio
     of 1.00x is "as many". The JSON document's ``verdict`` holds the same judgement.
 
@@ -467,6 +477,17 @@ class _Versus:
 
 
 @attrs.frozen
+class _Next:
+    """The sampler that saved the next most rollouts against round-robin, and the judged one
+    against it, paired by seed (``short``: the judged one's runs that never got there,
+    ``behind``: this one's)."""
+
+    label: str
+    rollouts: _Versus
+    calls: _Versus
+
+
+@attrs.frozen
 class _Verdict:
     """What :func:`engine_verdict` judges, before it is worded: the sampler, the fraction of
     the gain, the paired runs pooled, and the sampler against round-robin in each measure."""
@@ -477,7 +498,7 @@ class _Verdict:
     rollouts: _Versus
     calls: _Versus
     #: The sampler next to it, and it against that one, paired by seed; None if it ran alone.
-    next: tuple[str, _Versus, _Versus] | None = None
+    next: _Next | None = None
 
 
 def _judge(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> _Verdict | None:
@@ -496,33 +517,35 @@ def _judge(result: EngineBenchResult, fraction: float = _JUDGED_AT) -> _Verdict 
     best = ranked[0]
     baseline = next(index for index, sampler in enumerate(samplers) if sampler.role == "baseline")
 
-    def missed(index: int, measure: Measure) -> int:
-        return sum(w.samplers[index].at(fraction, measure).not_reached for w in workloads)
-
     def versus(measure: Measure, other: int) -> _Versus:
-        ratios = _ratios(workloads, best, fraction, measure)
-        if other != baseline:  # its cost over the best's, seed by seed: RR/best over RR/other
-            ratios = [
-                mine / its
-                for mine, its in zip(
-                    ratios, _ratios(workloads, other, fraction, measure), strict=True
-                )
+        ratios: list[float] = []
+        short = behind = 0
+        for workload in workloads:
+            mine, its = (workload.samplers[i].at(fraction, measure) for i in (best, other))
+            short, behind = short + mine.not_reached, behind + its.not_reached
+            if other == baseline:
+                ratios += mine.ratios
+                continue
+            # Seed by seed, a run that never got there censored where both can be compared:
+            # each sampler's budget in agent calls is its own.
+            cut = max(mine.budget, its.budget)
+            ratios += [
+                paired_ratio(cut if theirs is None else theirs, cut if own is None else own)
+                for own, theirs in zip(mine.costs, its.costs, strict=True)
             ]
-        return _Versus(median_ratio(ratios), missed(best, measure), missed(other, measure))
+        return _Versus(median_ratio(ratios), short, behind)
 
-    runs = len(_ratios(workloads, best, fraction, "rollouts"))
+    rollouts = versus("rollouts", baseline)
     second = (
         None
         if len(ranked) < 2
-        else (samplers[ranked[1]].label, versus("rollouts", ranked[1]), versus("calls", ranked[1]))
+        else _Next(
+            samplers[ranked[1]].label, versus("rollouts", ranked[1]), versus("calls", ranked[1])
+        )
     )
+    runs = len(_ratios(workloads, best, fraction, "rollouts"))
     return _Verdict(
-        samplers[best].label,
-        fraction,
-        runs,
-        versus("rollouts", baseline),
-        versus("calls", baseline),
-        second,
+        samplers[best].label, fraction, runs, rollouts, versus("calls", baseline), second
     )
 
 
@@ -556,17 +579,24 @@ def _worded(verdict: _Verdict) -> str:
     if verdict.next is None:
         return text
     # What a plugin's author asks: is it better than the other samplers, not only than RR.
-    other, rollouts, calls = verdict.next
+    other = verdict.next
     against = _compared(
-        [_versus(rollouts, "rollouts", interval), _versus(calls, "agent calls", interval)], other
+        [
+            _versus(other.rollouts, "rollouts", interval),
+            _versus(other.calls, "agent calls", interval),
+        ],
+        other.label,
     )
-    ratio = rollouts.ratio
+    ratio = other.rollouts.ratio
     apart = (
         f"; {runs} cannot tell the two apart in rollouts (more seeds narrow the interval)"
-        if interval and ratio.low <= 1 <= ratio.high
+        if interval and ratio.low < ratio.high and ratio.low <= 1 <= ratio.high
         else ""
     )
-    return f"{text}. Against the next best, {other}, paired by seed: {against}{apart}"
+    return (
+        f"{text}. Against {other.label}, which saved the next most against round-robin, "
+        f"paired by seed: {against}{apart}"
+    )
 
 
 def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
@@ -580,7 +610,7 @@ def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
             "bound": side.bound,
         }
 
-    second = verdict.next
+    other = verdict.next
 
     return {
         "label": verdict.label,
@@ -591,11 +621,11 @@ def _verdict_json(verdict: _Verdict | None) -> dict[str, Any] | None:
         "rollouts": versus(verdict.rollouts),
         "calls": versus(verdict.calls),
         "next": None
-        if second is None
+        if other is None
         else {
-            "label": second[0],
-            "rollouts": versus(second[1], "next"),
-            "calls": versus(second[2], "next"),
+            "label": other.label,
+            "rollouts": versus(other.rollouts, "next"),
+            "calls": versus(other.calls, "next"),
         },
         "text": _worded(verdict),
     }
