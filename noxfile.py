@@ -45,7 +45,7 @@ FAST_TESTS = [
 FAST_MARKERS = ["-m", "not soak and not version_independent"]
 
 #: What every pyproject.toml here names in build-system.requires.
-BUILD_BACKEND = "setuptools>=64"
+BUILD_BACKEND = "setuptools>=77"
 # The slowest tests stay visible in CI's output.
 DURATIONS = ["--durations=15"]
 # pytest-xdist: full's tests on two workers, as many as the CI machine has cores.

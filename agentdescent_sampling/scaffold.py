@@ -241,7 +241,7 @@ _LINE = 100
 
 _PYPROJECT = """\
     [build-system]
-    requires = ["setuptools>=64"]
+    requires = ["setuptools>=77"]
     build-backend = "setuptools.build_meta"
 
     [project]

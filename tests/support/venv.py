@@ -44,7 +44,7 @@ class Venv:
             # What ensurepip runs, less the bytecode of all of pip: a third of the CPU.
             made.pip("install", "--no-compile", "--no-deps", "--no-index", *map(str, bundled))
         if any(not str(project).endswith(".whl") for project in projects):
-            made.pip("install", "setuptools>=64", "wheel")
+            made.pip("install", "setuptools>=77", "wheel")
         sources = [_aside(project, path.parent) for project in projects]
         made.pip("install", "--no-build-isolation", *sources)
         return made
