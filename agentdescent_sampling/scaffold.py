@@ -292,7 +292,9 @@ _SAMPLER = '''\
     class {cls}:
         """Roll out the task with the fewest rollouts so far; ties go to the earliest key.
 
-        Replace this rule with your own; the tests in ``tests/`` keep the contract.
+        Replace this rule with your own: as written it picks as round-robin does, so the
+        bench (``agentdescent-sampling bench --sampler`` and its name) shows it saving
+        nothing. The tests in ``tests/`` keep the contract.
 
         Args:
             pass_threshold: the score at which a rollout counts as a pass. Keep it
