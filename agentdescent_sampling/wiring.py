@@ -87,7 +87,7 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
             has an ``aggregator_factory`` or a ``task_sampler`` other than ``sampler`` (which
             ``evolve()`` would run instead), ``on_round`` is not callable, ``self_verify`` or
             ``asynchronous`` is not a bool (a string ``'false'`` would read as true), or
-            ``max_tokens`` is not a number.
+            ``max_tokens`` or ``solved_threshold`` is not a number.
         ValueError: ``solved_threshold`` is given and the sampler's ``pass_threshold``
             differs from it, so the two would count different passes; not for a
             ``solved_threshold`` above 1 (the engine then counts no task solved) or a sampler
@@ -129,8 +129,17 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
                 f"{'true' if given else 'false'}: convert it first"
                 + (" (a string 'false' is true)" if isinstance(given, str) else "")
             )
+    solved = yours.get("solved_threshold")
+    if "solved_threshold" in yours and not _a_number(solved):
+        # Read here to check the sampler's pass_threshold against it; evolve() compares
+        # rewards with it, and a text would pass unread, counting no task solved.
+        raise TypeError(
+            f"wire(solved_threshold=...) takes the score at which evolve() counts a task "
+            f"solved, a number; got {type(solved).__name__} {short_repr(solved)}: convert it "
+            f"first, for example solved_threshold=float(...)"
+        )
     max_tokens = yours.get("max_tokens")
-    if max_tokens is not None and not _a_budget(max_tokens):
+    if max_tokens is not None and not _a_number(max_tokens):
         # Read here to know when the engine may skip a re-run, as evolve() reads it.
         raise TypeError(
             f"wire(max_tokens=...) takes the run's token budget, a number, as evolve() does, "
@@ -175,7 +184,7 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
     self_verify = bool(wired["self_verify"])
     tap = EvidenceTap(sampler, self_verify=self_verify, artifact_id=wired["artifact_id"])
     if "solved_threshold" in yours:
-        _refuse_other_threshold(sampler, yours["solved_threshold"])
+        _refuse_other_threshold(sampler, solved)
     synchronous = not wired["asynchronous"]
     if self_verify and wired["max_tokens"] is not None:
         if synchronous:
@@ -231,9 +240,10 @@ def _refuse_other_threshold(sampler: object, solved: object) -> None:
         )
 
 
-def _a_budget(value: object) -> bool:
-    """Whether ``value`` is a token budget the engine compares its spend with: any real
-    number (a NumPy int, a Fraction, an infinity), not a bool, NaN or an int past floats."""
+def _a_number(value: object) -> bool:
+    """Whether ``value`` is a number the engine compares with (a token budget, a solved
+    threshold): any real number (a NumPy int, a Fraction, an infinity), not a bool, NaN or
+    an int past floats."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
     try:

@@ -634,6 +634,19 @@ def test_a_token_budget_that_is_no_usable_number_is_a_type_error_naming_it(
         wire(create("fixable-first"), max_tokens=max_tokens, self_verify=True)
 
 
+@pytest.mark.parametrize(
+    "solved", ["0.8", None, math.nan, True], ids=["text", "none", "nan", "bool"]
+)
+def test_a_solved_threshold_that_is_no_number_is_a_type_error_naming_it(solved: Any) -> None:
+    # It was passed on unchecked: evolve() then counted no task solved, and said nothing.
+    with pytest.raises(
+        TypeError,
+        match=rf"wire\(solved_threshold=...\) takes the score at which evolve\(\) counts a "
+        rf"task solved, a number; got {type(solved).__name__} ",
+    ):
+        wire(create("fixable-first"), solved_threshold=solved)
+
+
 @pytest.mark.parametrize("switch", ["self_verify", "asynchronous"])
 @pytest.mark.parametrize("value", ["false", "no", None])
 def test_a_switch_wire_reads_given_as_text_is_a_type_error_not_read_as_true(
