@@ -340,10 +340,10 @@ def _yaml_parser(file: Path) -> Callable[[str], Any]:
             return super().construct_mapping(node, deep)
 
         def construct_yaml_int(self, node: Any) -> Any:
-            return _yaml_1_1_only(node, super().construct_yaml_int(node))
+            return _long_base_60(node) or _yaml_1_1_only(node, super().construct_yaml_int(node))
 
         def construct_yaml_float(self, node: Any) -> Any:
-            return _yaml_1_1_only(node, super().construct_yaml_float(node))
+            return _long_base_60(node) or _yaml_1_1_only(node, super().construct_yaml_float(node))
 
         def construct_yaml_str(self, node: Any) -> Any:
             return _yaml_1_1_only(node, super().construct_yaml_str(node))
@@ -419,6 +419,19 @@ def _config_float(text: str) -> float | _PastFloat:
     """A JSON or TOML float, or a :class:`_PastFloat` for one past the largest float."""
     value = float(text)
     return _PastFloat(text, value) if _past_float(text, value) else value
+
+
+def _long_base_60(node: Any) -> _Yaml11Number | None:
+    """A :class:`_Yaml11Number` for a base-60 scalar (``1:30``) too long to show, left unread:
+    PyYAML reads one in time that grows with the square of its length (55 s at 1 MiB), and
+    past 4,300 digits its number cannot be shown; None for any other scalar."""
+    if ":" in node.value and len(node.value) > _SHOWN:
+        return _Yaml11Number(node.value, None, node.start_mark.line + 1)
+    return None
+
+
+#: The most characters of a misread scalar a message quotes.
+_SHOWN = 40
 
 
 def _yaml_1_1_only(node: Any, read: Any) -> Any:
@@ -500,8 +513,14 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
     at = f" at line {number.line}" if number.line is not None else ""
     if isinstance(number, _PastFloat):
         return (
-            f"in {where}: {_named(path)} is {text[:40]}{at}, past the largest number a "
+            f"in {where}: {_named(path)} is {text[:_SHOWN]}{at}, past the largest number a "
             f"float holds (about 1.8e308), which would be read as infinity; write a smaller one"
+        )
+    if len(text) > _SHOWN:  # no parameter takes a number so long: its readings would be too
+        return (
+            f"in {where}: {_named(path)} is {text[:_SHOWN]}... ({len(text):,} characters){at}, "
+            f"which YAML 1.1 (PyYAML, which reads this file) reads otherwise than YAML 1.2, "
+            f"Python and TOML do; write the number meant in decimal, or the text in quotes"
         )
     if isinstance(read, str) and _OCTAL_0O.fullmatch(text):
         octal = int(text, 0)

@@ -125,6 +125,13 @@ CONFIGS: dict[str, tuple[str, str, str]] = {
     "yaml flow lists": (".yaml", "task_sampler: {name: round-robin}\nx: [", "[],"),
     "toml dotted headers": (".toml", '[task_sampler]\nname = "round-robin"\n', "[h.p{}.q.r]\n"),
     "json object": (".json", '{"task_sampler": {"name": "round-robin"}, "x": {', '"k{}": 0,'),
+    # Carriage returns break YAML lines as line feeds do: a file of them was one line to the
+    # count, and 71,000 values passed the limit.
+    "yaml lines broken by CR": (".yaml", "task_sampler: {name: round-robin}\rx:\r", "- 0\r"),
+    # PyYAML reads a base-60 number (1:1:1) in time that grows with the square of its length.
+    "yaml base-60 number": (".yaml", "task_sampler:\n  name: round-robin\n  c: 1", ":1"),
+    # A string of escapes was searched again from each escape to its end.
+    "toml escapes": (".toml", '[task_sampler]\nname = "round-robin"\nnote = "', "\\\\"),
 }
 
 
@@ -133,7 +140,12 @@ def config(shape: str, *, at_most_values: bool) -> Callable[[Path], tuple[str, s
     still reads (a binary search on the values it counts before parsing); else as many as fit
     in the 1 MiB a config is read to."""
     suffix, head, piece = CONFIGS[shape]
-    closing = {"yaml flow lists": "]\n", "json object": '"end": 0}}'}.get(shape, "")
+    closing = {
+        "yaml flow lists": "]\n",
+        "json object": '"end": 0}}',
+        "yaml base-60 number": "\n",
+        "toml escapes": '"\n',
+    }.get(shape, "")
 
     def text(pieces: int) -> str:
         return head + "".join(map(piece.format, range(pieces))) + closing

@@ -117,6 +117,9 @@ TOML_BOMBS = {
     "nested arrays": "x = " + "[" * 30_000 + "]" * 30_000,
     "after a string with dots": 'x = "."\n' + "a." * 30_000 + "a = 1",
     "after a comment with quotes": "# it's \"\n" + "a." * 30_000 + "a = 1",
+    # Read in one pass: each escape is passed over, an escaped quote ends nothing.
+    "after escaped quotes": 'x = "' + '\\"' * 10_000 + '"\n' + "a." * 20_000 + "a = 1",
+    "after escaped backslashes": 'x = "' + "\\\\" * 10_000 + '"\n' + "a." * 20_000 + "a = 1",
 }
 
 
