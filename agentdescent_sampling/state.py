@@ -412,9 +412,10 @@ def _unreadable(value: object) -> str:
     ``True`` and ``"true"``, a ``str`` subclass and the ``str``), which a reader takes for one
     key given twice; or ``""``. Only ``int``'s and ``str``'s own methods run on a subclass."""
     if isinstance(value, int) and int.__abs__(value) > MAX_COUNT:
+        number = _too_many_digits(value) or f"the whole number {int.__repr__(value)[:40]}"
         return (
-            f"is the whole number {int.__repr__(value)[:40]}, over the {MAX_COUNT:,} a state "
-            f"file holds (its readers may refuse it); start the sampler fresh"
+            f"is {number}, over the {MAX_COUNT:,} a state file holds (its readers may refuse "
+            f"it); start the sampler fresh"
         )
     if isinstance(value, dict) and not all(type(key) is str for key in value):
         written: dict[object, object] = {}
@@ -468,6 +469,8 @@ def _no_json_value(value: object) -> str:
     cannot write), or ``""``; by type and the built-in ``repr`` of floats only."""
     if isinstance(value, float) and not math.isfinite(value):
         return f"is {float.__repr__(value)}"
+    if isinstance(value, int) and _too_many_digits(value):
+        return f"is {_too_many_digits(value)}"
     if isinstance(value, dict):
         for key in value:
             if not (key is None or isinstance(key, (str, int, float))):
@@ -476,6 +479,20 @@ def _no_json_value(value: object) -> str:
     if value is None or isinstance(value, (list, tuple, str, int, float)):
         return ""
     return f"is {_display.a_type(value)}"
+
+
+def _too_many_digits(number: int) -> str:
+    """``"a whole number of over 4,300 digits"`` for an int Python will not write in decimal
+    (json.dumps neither), else ``""``."""
+    limit = sys.get_int_max_str_digits()
+    # Three bits a digit at most: a number no longer is within the limit, unwritten.
+    if limit == 0 or int.bit_length(number) <= 3 * limit:
+        return ""
+    try:
+        int.__repr__(number)
+    except ValueError:
+        return f"a whole number of over {limit:,} digits"
+    return ""
 
 
 #: What :func:`find_in_state` says of a dict or list that holds itself.

@@ -35,7 +35,7 @@ from agentdescent_sampling import (
     spec_from_file,
 )
 from agentdescent_sampling.plugin import Stateful, synchronized
-from agentdescent_sampling.state import write_state_file
+from agentdescent_sampling.state import not_json, write_state_file
 
 BUILT_INS = sorted(
     record.name
@@ -420,17 +420,35 @@ def test_saving_a_state_json_refuses_names_where_the_value_is(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_saving_a_count_no_reader_takes_names_where_it_is(tmp_path: Path) -> None:
-    document = {"format": "agentdescent-sampling/state", "state": {"picks": [0, 2**60]}}
+@pytest.mark.parametrize(
+    ("count", "told"),
+    [(2**60, "the whole number 1152921504606846976"),
+     # Python writes no int of so many digits: this was its bare ValueError.
+     (10**5000, "a whole number of over 4,300 digits")],
+    ids=["past-2**53", "past-4,300-digits"],
+)  # fmt: skip
+def test_saving_a_count_no_reader_takes_names_where_it_is(
+    tmp_path: Path, count: int, told: str
+) -> None:
+    document = {"format": "agentdescent-sampling/state", "state": {"picks": [0, count]}}
 
     with pytest.raises(StateError) as raised:
         write_state_file(tmp_path / "sampler.json", document)
 
     assert (
-        "document['state']['picks'][1] is the whole number 1152921504606846976, over the "
-        "9,007,199,254,740,992 a state file holds (its readers may refuse it); start the "
-        "sampler fresh"
+        f"document['state']['picks'][1] is {told}, over the 9,007,199,254,740,992 a state "
+        f"file holds (its readers may refuse it); start the sampler fresh"
     ) in str(raised.value)
+
+
+def test_a_state_json_cannot_write_for_a_number_of_too_many_digits_is_named_where_it_is() -> None:
+    state = {"a": [1, 10**5000]}
+    with pytest.raises(ValueError, match="Exceeds the limit") as refused:
+        json.dumps(state)
+
+    told = not_json(state, refused.value)
+
+    assert told.startswith("state['a'][1] is a whole number of over 4,300 digits (Exceeds")
 
 
 @pytest.mark.parametrize(
@@ -516,3 +534,29 @@ def test_a_durable_sampler_refuses_a_shallow_or_deep_copy_too(tmp_path: Path) ->
         for copied in (copy.copy, copy.deepcopy):
             with pytest.raises(TypeError, match="cannot be copied or pickled"):
                 copied(durable)
+
+
+HUGE = "x" * 1_000_000
+HUGE_ENTRIES = {
+    "difficulty-weighted": ("stats", {HUGE: [2, 1]}),
+    "informative-band": ("tasks", {"a": {"passes": 2, "trials": 1, "note": HUGE}}),
+    "fixable-first-credit": ("credit", {HUGE: 0.5}),
+    "fixable-first-verified": ("verified", [HUGE]),
+    "fixable-first-evidenced": ("evidenced", [HUGE]),
+}
+
+
+@pytest.mark.parametrize(("key", "value"), HUGE_ENTRIES.values(), ids=HUGE_ENTRIES)
+def test_a_bad_state_entry_is_quoted_cut_not_whole(key: str, value: object) -> None:
+    # Each was quoted whole: a state file's 100 MB task id made a 100 MB error message.
+    sampler = create(
+        "fixable-first" if key in ("credit", "verified", "evidenced") else
+        "difficulty-weighted" if key == "stats" else "informative-band"
+    )  # fmt: skip
+    state = {**sampler.state_dict(), key: value}
+
+    with pytest.raises(StateError) as refused:
+        sampler.load_state_dict(state)
+
+    assert "xxx..." in str(refused.value)
+    assert len(str(refused.value)) < 1_000

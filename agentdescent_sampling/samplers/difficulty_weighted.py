@@ -11,7 +11,7 @@ import attrs
 
 from ..errors import StateError
 from ..pending import Pending
-from ..protocol import SOLVED, check_pick, check_score, check_state, is_count
+from ..protocol import SOLVED, check_pick, check_score, check_state, is_count, short_repr
 from ..validators import boolean, number_in, solved_if_none, solved_threshold
 from ._copies import CopiedByState
 from ._graded import GradedScoreWatch
@@ -171,8 +171,8 @@ class DifficultyWeighted(CopiedByState):
                 and entry[0] <= entry[1]
             ):
                 raise StateError(
-                    f"{self.name}: bad statistics for task {task!r}: {entry!r}; expected "
-                    f"[passes, trials] with 0 <= passes <= trials"
+                    f"{self.name}: bad statistics for task {short_repr(task)}: "
+                    f"{short_repr(entry)}; expected [passes, trials] with 0 <= passes <= trials"
                 )
             restored[task] = (int(entry[0]), int(entry[1]))
         with self._lock:

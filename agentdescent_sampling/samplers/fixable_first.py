@@ -514,7 +514,7 @@ class FixableFirst(CopiedByState):
         if isinstance(committed, bool) or not isinstance(committed, int):
             raise TypeError(
                 f"{self.name}: end_round() takes the number of commits the engine made in the "
-                f"round (RoundInfo.committed), a whole number; got {committed!r}"
+                f"round (RoundInfo.committed), a whole number; got {short_repr(committed)}"
             )
         if committed < 0:
             raise ValueError(
@@ -641,9 +641,9 @@ class FixableFirst(CopiedByState):
             task = tasks.get(task_id)
             if task is None or not (is_real(credit) and 0 <= credit <= 1) or not task.judged():
                 raise StateError(
-                    f"{self.name}: bad credit for task {task_id!r}: {credit!r}; expected a "
-                    f"chance in [0, 1] for a task in 'tasks' that has failed and not passed "
-                    f"since, or has failed after a pass"
+                    f"{self.name}: bad credit for task {short_repr(task_id)}: "
+                    f"{short_repr(credit)}; expected a chance in [0, 1] for a task in 'tasks' "
+                    f"that has failed and not passed since, or has failed after a pass"
                 )
             task.credit = float(credit)
         if not isinstance(no_commit, (list, tuple)):
@@ -654,8 +654,8 @@ class FixableFirst(CopiedByState):
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None or not task.judged() or task.credit:
                 raise StateError(
-                    f"{self.name}: bad 'no_commit' entry {task_id!r}: expected the id of a "
-                    f"task in 'tasks' that has failed and not passed since, or has failed "
+                    f"{self.name}: bad 'no_commit' entry {short_repr(task_id)}: expected the id "
+                    f"of a task in 'tasks' that has failed and not passed since, or has failed "
                     f"after a pass, and has no credit (its round committed nothing)"
                 )
             task.no_commit = True
@@ -667,8 +667,8 @@ class FixableFirst(CopiedByState):
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None or not task.fails or task.streak:
                 raise StateError(
-                    f"{self.name}: bad 'verified' entry {task_id!r}: expected the id of a task "
-                    f"in 'tasks' whose last outcome is a failure"
+                    f"{self.name}: bad 'verified' entry {short_repr(task_id)}: expected the id of "
+                    f"a task in 'tasks' whose last outcome is a failure"
                 )
             task.verified = True
         if not isinstance(refused, Mapping):
@@ -704,7 +704,9 @@ class FixableFirst(CopiedByState):
                 )
             task.low = float(low)
         if not isinstance(evidenced, bool):
-            raise StateError(f"{self.name}: 'evidenced' must be true or false; got {evidenced!r}")
+            raise StateError(
+                f"{self.name}: 'evidenced' must be true or false; got {short_repr(evidenced)}"
+            )
         if closed_at is not None and not (is_count(closed_at) and closed_at <= picks):
             raise StateError(
                 f"{self.name}: 'closed_at' must be null or the pick count, at most the state's "

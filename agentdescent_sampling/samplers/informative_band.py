@@ -14,7 +14,15 @@ import attrs
 
 from ..errors import StateError
 from ..pending import Pending
-from ..protocol import SOLVED, check_pick, check_score, check_state, is_count, is_real
+from ..protocol import (
+    SOLVED,
+    check_pick,
+    check_score,
+    check_state,
+    is_count,
+    is_real,
+    short_repr,
+)
 from ..validators import boolean, number_in, solved_if_none, solved_threshold, whole_number_in
 from ._copies import CopiedByState
 from ._graded import GradedScoreWatch
@@ -285,9 +293,13 @@ class InformativeBand(CopiedByState):
         }
 
     def _restore(self, task_id: object, entry: object) -> _Task:
-        problem = f"{self.name}: bad statistics for task {task_id!r}: {entry!r}"
+        def problem() -> str:  # only on the error path: a state of many tasks is long to show
+            return (
+                f"{self.name}: bad statistics for task {short_repr(task_id)}: {short_repr(entry)}"
+            )
+
         if not isinstance(task_id, str) or not isinstance(entry, Mapping):
-            raise StateError(f"{problem}; expected a task id mapped to an object")
+            raise StateError(f"{problem()}; expected a task id mapped to an object")
         passes, trials, score_sum = entry.get("passes"), entry.get("trials"), entry.get("score_sum")
         segment, last, window = entry.get("segment"), entry.get("last"), entry.get("window")
         stale = entry.get("stale")
@@ -313,7 +325,7 @@ class InformativeBand(CopiedByState):
             )
         ):
             raise StateError(
-                f"{problem}; expected passes <= trials, 0 <= score_sum <= trials, and a "
+                f"{problem()}; expected passes <= trials, 0 <= score_sum <= trials, and a "
                 f"window of at most {self.window} [outcome, segment] pairs"
             )
         restored = _Task(
