@@ -674,7 +674,7 @@ class DurableSampler(ServedSampler):
         # nested too deep to encode.
         except (TypeError, ValueError, RecursionError) as error:
             raise StateError(f"{cannot}: {not_json(state, error)}") from error
-        if _LONG_NUMBER.search(text):  # walked only then: the check costs as much as encoding
+        if _LONG_NUMBER.search(text):  # walked only then: the walk costs more than encoding
             # A count past 2**53, which the file's readers refuse: the file would not open.
             refuse_unreadable({"state": state}, cannot)
         return text

@@ -527,7 +527,9 @@ def problems_in_state(
     # The containers being walked, innermost last, each as its (key, item) pairs, last
     # first; the key of each; and their ids, so that meeting one again inside itself is a
     # cycle, and meeting one again elsewhere is sharing. A path is spelled out only for the
-    # value found, so walking a million-task state costs about what json.dumps does.
+    # value found; still, a walk is a Python step a value, where json.dumps runs in C: 1.8x
+    # its time on difficulty-weighted's state of 2.4 million tasks, 60x on 5.6 million empty
+    # lists (helper-134, 2026-12-07).
     walking: list[Iterator[tuple[Any, object]]] = [iter(((None, state),))]
     keys: list[Any] = []
     open_ids: list[int] = []
