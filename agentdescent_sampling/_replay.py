@@ -38,6 +38,10 @@ _AGAIN = 512
 #: takes over any call, reading it and the sampler's own overhead (up to some 15
 #: microseconds: an ``informative-band`` record, or its pick of one task).
 _ENTRY = 512
+#: What a character of an entry's arguments costs, read as the replay reads them: up to
+#: 150 ns (a record of 30 MB of ``[],`` took 4.5 s and 900 MB). The writer leaves it out:
+#: its entries' arguments are a few dozen characters, some of their :data:`_ENTRY`.
+_CHARACTER = 8
 #: What a told call costs more per character of the state it goes over: ``fixable-first``'s
 #: ``end_round`` and ``evidence`` refile every task it holds until its first pick (40 to 70
 #: ns a character of the snapshot), and after it the tasks touched since (:class:`_Cost`).
@@ -183,18 +187,21 @@ def _replay_cost(db: StateDB, limit: int) -> _Cost:
     log over the limit is refused before any of it is replayed.
 
     The count is the writer's (:class:`_Cost`, as ``DurableSampler.pick``,
-    ``DurableSampler.record`` and a told call count it): an entry counts :data:`_ENTRY`, a
-    told call the tasks it may go over too, and a pick its shard's size, plus
+    ``DurableSampler.record`` and a told call count it): an entry counts :data:`_ENTRY` and
+    :data:`_CHARACTER` a character of its arguments (which the writer leaves out), a told
+    call the tasks it may go over too, and a pick its shard's size, plus
     :data:`_NEW_SHARD` for the first pick of a shard, which the writer gives a new id. A
     shard used again after the log went on to :data:`_SHARDS` others, which the writer would
     have given a new id too, counts :data:`_AGAIN` times over: a sampler keeps the indexes of
     the last few shards it used, so the pick of a shard within those :data:`_SHARDS` uses an
     index it holds, and any other builds one afresh."""
-    _refuse_costly(db, db.entries_besides_picks() * _ENTRY, limit)  # before reading them one by one
+    entries, characters = db.entries_besides_picks()
+    _refuse_costly(db, entries * _ENTRY + characters * _CHARACTER, limit)  # before reading any
     cost = _Cost(db.snapshot_size())
     sizes: dict[int, int] = {}
     recent: collections.deque[int] = collections.deque(maxlen=_SHARDS)
-    for name, args in db.log():
+    for name, args, characters in db.log():
+        cost.ids += characters * _CHARACTER
         if name != "pick":
             cost.entry(name)
         elif (logged := _logged_pick(args)) is None:
@@ -221,7 +228,8 @@ def _refuse_costly(db: StateDB, cost: int, limit: int) -> None:
         raise StateError(
             f"{db.where!r}: replaying its log would ask more of the sampler than opening a "
             f"state may: its entries cost over {limit:,} task ids, the limit (any entry "
-            f"costs {_ENTRY}, a pick the tasks of its shard more, {_AGAIN} times as much for "
+            f"costs {_ENTRY} and {_CHARACTER} a character of its arguments, a pick the tasks of "
+            f"its shard more, {_AGAIN} times as much for "
             f"a shard used again after {_SHARDS} others, and a told call the tasks it may go "
             f"over). The state files this library writes fold their log into a snapshot "
             f"long before that, unless their sampler's state_dict() kept failing (a "

@@ -522,19 +522,26 @@ class StateDB:
             for seq, name, text in db.execute("SELECT seq, name, args FROM event ORDER BY seq"):
                 yield seq, name, loads(text, self.where, f"event {seq}")
 
-    def entries_besides_picks(self) -> int:
-        """How many entries of the log are not picks (records, told calls)."""
+    def entries_besides_picks(self) -> tuple[int, int]:
+        """How many entries of the log are not picks (records, told calls), and the
+        characters of their arguments."""
+        query = "SELECT COUNT(*), coalesce(sum(length(args)), 0) FROM event WHERE name != 'pick'"
         with self._reads() as db:
-            row = db.execute("SELECT COUNT(*) FROM event WHERE name != 'pick'").fetchone()
-        return int(row[0])
+            count, characters = db.execute(query).fetchone()
+        return int(count), int(characters)
 
-    def log(self) -> Iterator[tuple[object, Any]]:
-        """``(name, args)`` of every logged entry, in order; ``args`` read for picks only
-        (None for the rest)."""
-        query = "SELECT seq, name, CASE name WHEN 'pick' THEN args END FROM event ORDER BY seq"
+    def log(self) -> Iterator[tuple[object, Any, int]]:
+        """``(name, args, characters)`` of every logged entry, in order: ``args`` read for a
+        pick of at most :data:`PICK_CHARACTERS` only (None for the rest), and the characters
+        of the arguments as stored."""
+        query = (
+            "SELECT seq, name, CASE WHEN name = 'pick' AND length(args) <= ? THEN args END, "
+            "coalesce(length(args), 0) FROM event ORDER BY seq"
+        )
         with self._reads() as db:
-            for seq, name, text in db.execute(query):
-                yield name, None if text is None else loads(text, self.where, f"event {seq}")
+            for seq, name, text, characters in db.execute(query, (PICK_CHARACTERS,)):
+                args = None if text is None else loads(text, self.where, f"event {seq}")
+                yield name, args, int(characters)
 
     def snapshot_size(self) -> int:
         """The length of the snapshot's JSON text."""
@@ -1170,6 +1177,12 @@ def _identity(status: os.stat_result) -> tuple[int, int]:
 def _holder_row() -> tuple[int, str, str]:
     """This process as the file's holder: its pid, its host and the time it took the file."""
     return os.getpid(), socket.gethostname(), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+
+
+#: The most characters of a pick's arguments read to count a replay's cost: a pick is logged
+#: as ``[shard id, round index, task id]``; a longer one is counted as not a pick, and its
+#: replay refuses it.
+PICK_CHARACTERS = 4096
 
 
 def loads(text: object, where: str, what: str) -> Any:

@@ -1945,6 +1945,25 @@ def test_a_log_of_many_picks_of_a_one_task_shard_is_refused_unreplayed(
     assert replayed.picks == 0
 
 
+@pytest.mark.parametrize("call", ["record", "evidence", "pick"])
+def test_an_entry_of_megabytes_of_arguments_is_refused_unreplayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    # Counted as any entry, one record of 30 MB took 4.5 s and 824 MiB to read before its
+    # replay refused it.
+    monkeypatch.setattr(durable_module, "REPLAY_LIMIT", 1 << 20)
+    state = tmp_path / "sampler.sqlite"
+    _hostile_log(state, shards=1, keys=1, picks=0)
+    arguments = json.dumps(["t0", 0.5, [[]] * (1 << 16)])  # 256 KiB, at 8 ids each: twice it
+    with sqlite3.connect(state) as db:
+        db.execute("INSERT INTO event (name, args) VALUES (?, ?)", (call, arguments))
+    db.close()
+
+    for message in _refused_unreplayed(state, monkeypatch):
+        assert "its entries cost over 1,048,576 task ids" in message
+        assert "costs 512 and 8 a character of its arguments" in message
+
+
 def test_a_log_of_many_entries_that_are_no_picks_is_refused_unreplayed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
