@@ -72,6 +72,16 @@ def _provider_checked(
         )
 
 
+def _params_repr(params: Mapping[str, Any]) -> str:
+    """``params`` as a dict's repr; a value whose repr fails (an int of over 4,300 digits,
+    read from a config) shown by its type, so that the spec's repr never raises."""
+    try:
+        return repr(dict(params))
+    except ValueError:
+        items = (f"{key!r}: {short_repr(value, _MAX_SPEC)}" for key, value in params.items())
+        return "{" + ", ".join(items) + "}"
+
+
 @attrs.frozen(unsafe_hash=False)
 class SamplerSpec:
     """Which sampler to build, with which parameters, from which distribution.
@@ -94,7 +104,7 @@ class SamplerSpec:
 
     name: str = attrs.field(validator=_name_checked)
     params: Mapping[str, Any] = attrs.field(
-        factory=dict, converter=_frozen, repr=lambda params: repr(dict(params))
+        factory=dict, converter=_frozen, repr=lambda params: _params_repr(params)
     )
     provider: str | None = attrs.field(default=None, validator=_provider_checked)
     source: str | None = attrs.field(default=None, eq=False, repr=False)

@@ -119,6 +119,7 @@ def _spec_from_file(
     from ._files import (
         CONFIG_MARKS,
         MAX_CONFIG_VALUES,
+        YAML_MARKS,
         checked_path,
         load_document,
         reason_of,
@@ -149,8 +150,9 @@ def _spec_from_file(
         raise InvalidSamplerConfig(f"cannot read a sampler spec from {shown}: {error}") from None
     where = short_repr(str(file), _SHOWN_PATH)
     try:
+        marks = YAML_MARKS if file.suffix.lower() in (".yaml", ".yml") else CONFIG_MARKS
         document = load_document(
-            file, _parser(file), _MAX_FILE_BYTES, max_values=MAX_CONFIG_VALUES, marks=CONFIG_MARKS
+            file, _parser(file), _MAX_FILE_BYTES, max_values=MAX_CONFIG_VALUES, marks=marks
         )
     except (OSError, UnicodeDecodeError, ValueError) as error:
         # ValueError covers JSONDecodeError, TOMLDecodeError and the YAML errors we convert;
@@ -390,7 +392,9 @@ class _Misread:
         self.text, self.read, self.line = text, read, line
 
     def __repr__(self) -> str:
-        return self.text
+        if len(self.text) <= _SHOWN:
+            return self.text
+        return f"{self.text[:_SHOWN]}... ({len(self.text):,} characters)"
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.text == self.text
@@ -518,7 +522,7 @@ def _misread_message(number: _Misread, where: str, path: str) -> str:
         )
     if len(text) > _SHOWN:  # no parameter takes a number so long: its readings would be too
         return (
-            f"in {where}: {_named(path)} is {text[:_SHOWN]}... ({len(text):,} characters){at}, "
+            f"in {where}: {_named(path)} is {number!r}{at}, "
             f"which YAML 1.1 (PyYAML, which reads this file) reads otherwise than YAML 1.2, "
             f"Python and TOML do; write the number meant in decimal, or the text in quotes"
         )

@@ -412,7 +412,7 @@ def _unreadable(value: object) -> str:
     ``True`` and ``"true"``, a ``str`` subclass and the ``str``), which a reader takes for one
     key given twice; or ``""``. Only ``int``'s and ``str``'s own methods run on a subclass."""
     if isinstance(value, int) and int.__abs__(value) > MAX_COUNT:
-        number = _too_many_digits(value) or f"the whole number {int.__repr__(value)[:40]}"
+        number = _too_many_digits(value) or f"the whole number {_digits(value)}"
         return (
             f"is {number}, over the {MAX_COUNT:,} a state file holds (its readers may refuse "
             f"it); start the sampler fresh"
@@ -469,12 +469,14 @@ def _no_json_value(value: object) -> str:
     cannot write), or ``""``; by type and the built-in ``repr`` of floats only."""
     if isinstance(value, float) and not math.isfinite(value):
         return f"is {float.__repr__(value)}"
-    if isinstance(value, int) and _too_many_digits(value):
-        return f"is {_too_many_digits(value)}"
+    if isinstance(value, int) and (digits := _too_many_digits(value)):
+        return f"is {digits}"
     if isinstance(value, dict):
         for key in value:
             if not (key is None or isinstance(key, (str, int, float))):
                 return f"has the key {_display.safe_repr(key)} ({_display.a_type(key)})"
+            if isinstance(key, int) and (digits := _too_many_digits(key)):
+                return f"has a key that is {digits}"
         return ""
     if value is None or isinstance(value, (list, tuple, str, int, float)):
         return ""
@@ -485,7 +487,7 @@ def _too_many_digits(number: int) -> str:
     """``"a whole number of over 4,300 digits"`` for an int Python will not write in decimal
     (json.dumps neither), else ``""``."""
     limit = sys.get_int_max_str_digits()
-    # Three bits a digit at most: a number no longer is within the limit, unwritten.
+    # A digit takes over three bits: a number of no more bits has fewer digits than the limit.
     if limit == 0 or int.bit_length(number) <= 3 * limit:
         return ""
     try:
@@ -493,6 +495,12 @@ def _too_many_digits(number: int) -> str:
     except ValueError:
         return f"a whole number of over {limit:,} digits"
     return ""
+
+
+def _digits(number: int) -> str:
+    """``number`` in decimal, cut after 40 digits with how many it has."""
+    text = int.__repr__(number)
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} digits)"
 
 
 #: What :func:`find_in_state` says of a dict or list that holds itself.

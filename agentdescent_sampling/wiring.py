@@ -228,8 +228,9 @@ def _refuse_other_threshold(sampler: object, solved: object) -> None:
     """Raise ``ValueError`` if ``sampler`` counts a pass at another score than ``evolve()``
     will: each would see tasks the other counts solved as failing."""
     own = getattr(sampler, "pass_threshold", None)
-    if not (is_real(own) and is_real(solved)) or getattr(sampler, "graded", False) is True:
+    if not (is_real(own) and _a_number(solved)) or getattr(sampler, "graded", False) is True:
         return
+    solved = float(solved)  # type: ignore[arg-type]  # a number: a Fraction, NumPy's float32
     if solved <= 1 and own != solved:  # above 1 the engine counts no task solved
         name = short_repr(str(getattr(sampler, "name", type(sampler).__name__)))
         raise ValueError(

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentdescent_sampling._files import (  # after the path
     CONFIG_MARKS,
     MAX_CONFIG_VALUES,
+    YAML_MARKS,
     count_values,
 )
 from agentdescent_sampling.spec_file import _MAX_FILE_BYTES
@@ -68,7 +69,9 @@ OURS_CONFIG = (
     "try:\n    spec_from_file(PATH)\nexcept InvalidSamplerConfig:\n    pass"
 )
 PARSERS = {
-    ".toml": "import tomllib\ntomllib.loads(open(PATH, encoding='utf-8').read())",
+    # A line of strings is no TOML: the parser's cost is what it reads before it says so.
+    ".toml": "import tomllib\ntry:\n    tomllib.loads(open(PATH, encoding='utf-8').read())\n"
+    "except tomllib.TOMLDecodeError:\n    pass",
     ".yaml": "import yaml\nyaml.safe_load(open(PATH, encoding='utf-8').read())",
     ".json": "import json\njson.loads(open(PATH, encoding='utf-8').read())",
 }
@@ -130,8 +133,10 @@ CONFIGS: dict[str, tuple[str, str, str]] = {
     "yaml lines broken by CR": (".yaml", "task_sampler: {name: round-robin}\rx:\r", "- 0\r"),
     # PyYAML reads a base-60 number (1:1:1) in time that grows with the square of its length.
     "yaml base-60 number": (".yaml", "task_sampler:\n  name: round-robin\n  c: 1", ":1"),
-    # A string of escapes was searched again from each escape to its end.
+    # A string of escapes was searched again from each escape to its end, and each string
+    # of a line of them to the line's end.
     "toml escapes": (".toml", '[task_sampler]\nname = "round-robin"\nnote = "', "\\\\"),
+    "toml line of strings": (".toml", '[task_sampler]\nname = "round-robin"\nx = ', '"" '),
 }
 
 
@@ -140,6 +145,7 @@ def config(shape: str, *, at_most_values: bool) -> Callable[[Path], tuple[str, s
     still reads (a binary search on the values it counts before parsing); else as many as fit
     in the 1 MiB a config is read to."""
     suffix, head, piece = CONFIGS[shape]
+    marks = YAML_MARKS if suffix == ".yaml" else CONFIG_MARKS
     closing = {
         "yaml flow lists": "]\n",
         "json object": '"end": 0}}',
@@ -162,7 +168,7 @@ def config(shape: str, *, at_most_values: bool) -> Callable[[Path], tuple[str, s
         low, high = 1, MAX_CONFIG_VALUES
         while low < high:
             middle = (low + high + 1) // 2
-            if count_values(text(middle), CONFIG_MARKS) <= MAX_CONFIG_VALUES:
+            if count_values(text(middle), marks) <= MAX_CONFIG_VALUES:
                 low = middle
             else:
                 high = middle - 1

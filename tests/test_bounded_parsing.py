@@ -120,6 +120,10 @@ TOML_BOMBS = {
     # Read in one pass: each escape is passed over, an escaped quote ends nothing.
     "after escaped quotes": 'x = "' + '\\"' * 10_000 + '"\n' + "a." * 20_000 + "a = 1",
     "after escaped backslashes": 'x = "' + "\\\\" * 10_000 + '"\n' + "a." * 20_000 + "a = 1",
+    # A multi-line string may end with one or two quotes before its delimiter: the spare
+    # quote was read as opening a string that ran to the end of the file (26 s to parse).
+    "after a multi-line string ending in a quote": 'q = """say "hi""""\n' + "a." * 30_000 + "a=1",
+    "after a literal one ending in two": "q = '''it'''''\n" + "a." * 30_000 + "a = 1",
 }
 
 
@@ -160,8 +164,20 @@ def test_deep_yaml_flow_nesting_is_refused_as_the_scanner_meets_it(
         '[task_sampler]\nname = "round-robin" # ' + "a." * 100,
         '[task_sampler]\nname = "round-robin"\nx = [' + "1.5, " * 100 + "]",
         '[a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p]\nx = 1\n[task_sampler]\nname = "round-robin"',
+        # Refused as nesting 40 deep: the closing quote was taken to open a string.
+        '[task_sampler]\nname = "round-robin"\nq = ["""a"""", "' + "." * 40 + '"]',
+        "[task_sampler]\nname = 'round-robin'\nq = ['''a''''', '" + "." * 40 + "']",
     ],
-    ids=["basic string", "multi-line literal", "escaped quote", "comment", "floats", "16 parts"],
+    ids=[
+        "basic string",
+        "multi-line literal",
+        "escaped quote",
+        "comment",
+        "floats",
+        "16 parts",
+        "multi-line ending in a quote",
+        "literal ending in two quotes",
+    ],
 )
 def test_dots_in_strings_comments_and_numbers_are_not_nesting(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.toml"

@@ -1106,3 +1106,28 @@ def test_a_key_with_a_control_character_is_shown_escaped_in_the_entry_to_add(
         spec_from_file(path, "x\x1b[31mred")
     assert "\x1b" not in str(refused.value)
     assert '"x\\u001b[31mred"' in str(refused.value)
+
+
+def test_a_yaml_document_that_is_one_long_base_60_number_is_quoted_cut(tmp_path: Path) -> None:
+    # Told in place of a table, its whole text was quoted: a 1 MB message.
+    path = tmp_path / "run.yaml"
+    path.write_text("1" + "0" * 100_000 + ":30\n")
+
+    with pytest.raises(InvalidSamplerConfig) as raised:
+        spec_from_file(path)
+
+    assert (
+        "the file holds 1000000000000000000000000000000000000000... (100,004 characters), "
+        "not a table"
+    ) in str(raised.value)
+    assert len(str(raised.value)) < 1_000
+
+
+def test_a_spec_holding_a_number_of_too_many_digits_still_has_a_repr() -> None:
+    # Read from a config (pass_threshold: 0xfff...), its repr raised Python's ValueError.
+    spec = SamplerSpec("round-robin", {"c": 10**5000, "d": 1})
+
+    assert repr(spec) == (
+        "SamplerSpec(name='round-robin', params={'c': <int that cannot be shown>, 'd': 1}, "
+        "provider=None)"
+    )

@@ -423,9 +423,10 @@ def test_saving_a_state_json_refuses_names_where_the_value_is(
 @pytest.mark.parametrize(
     ("count", "told"),
     [(2**60, "the whole number 1152921504606846976"),
+     (10**700, "the whole number 1" + "0" * 39 + "... (701 digits)"),
      # Python writes no int of so many digits: this was its bare ValueError.
      (10**5000, "a whole number of over 4,300 digits")],
-    ids=["past-2**53", "past-4,300-digits"],
+    ids=["past-2**53", "cut-after-40-digits", "past-4,300-digits"],
 )  # fmt: skip
 def test_saving_a_count_no_reader_takes_names_where_it_is(
     tmp_path: Path, count: int, told: str
@@ -441,14 +442,19 @@ def test_saving_a_count_no_reader_takes_names_where_it_is(
     ) in str(raised.value)
 
 
-def test_a_state_json_cannot_write_for_a_number_of_too_many_digits_is_named_where_it_is() -> None:
-    state = {"a": [1, 10**5000]}
+@pytest.mark.parametrize(
+    ("state", "told"),
+    [({"a": [1, 10**5000]}, "state['a'][1] is a whole number of over 4,300 digits (Exceeds"),
+     ({"a": {10**5000: 1}}, "state['a'] has a key that is a whole number of over 4,300 digits")],
+    ids=["a-value", "a-key"],
+)  # fmt: skip
+def test_a_state_json_cannot_write_for_a_number_of_too_many_digits_is_named_where_it_is(
+    state: dict[str, Any], told: str
+) -> None:
     with pytest.raises(ValueError, match="Exceeds the limit") as refused:
         json.dumps(state)
 
-    told = not_json(state, refused.value)
-
-    assert told.startswith("state['a'][1] is a whole number of over 4,300 digits (Exceeds")
+    assert not_json(state, refused.value).startswith(told)
 
 
 @pytest.mark.parametrize(

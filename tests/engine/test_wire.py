@@ -647,6 +647,17 @@ def test_a_solved_threshold_that_is_no_number_is_a_type_error_naming_it(solved: 
         wire(create("fixable-first"), solved_threshold=solved)
 
 
+@pytest.mark.parametrize(
+    "solved", [Fraction(4, 5), -math.inf], ids=["a-fraction", "minus-infinity"]
+)
+def test_a_solved_threshold_of_any_real_number_is_checked_against_the_samplers(
+    solved: Any,
+) -> None:
+    # Only an int or a float was compared: a Fraction passed unchecked.
+    with pytest.raises(ValueError, match=r"counts a pass at pass_threshold=0.999"):
+        wire(create("fixable-first"), solved_threshold=solved)
+
+
 @pytest.mark.parametrize("switch", ["self_verify", "asynchronous"])
 @pytest.mark.parametrize("value", ["false", "no", None])
 def test_a_switch_wire_reads_given_as_text_is_a_type_error_not_read_as_true(
