@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
 import time
 import tracemalloc
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agentdescent_sampling import (
@@ -26,12 +27,17 @@ from agentdescent_sampling import (
     save_state,
     spec_from_file,
 )
-from agentdescent_sampling._files import MAX_VALUES, open_regular
+from agentdescent_sampling._files import MAX_VALUES, _after_string, open_regular
 from agentdescent_sampling.bench.workloads import read_log
 from agentdescent_sampling.errors import BenchError
 from agentdescent_sampling.paramdoc import parameter_help
 from agentdescent_sampling.spec import parse_spec
 from agentdescent_sampling.state import read_state_file
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published for 3.10
+    import tomli as tomllib
 
 #: Generous: the linear parsers take milliseconds; the superlinear ones took seconds to hours.
 SECONDS = 2.0
@@ -580,3 +586,31 @@ def test_a_file_refused_at_opening_is_named_by_what_it_is_and_leaves_no_descript
         with pytest.raises(OSError, match=f"^{message}$"):
             open_regular(path, 10)
     assert _lowest_free_descriptor() == free
+
+
+_TOML_STRING_PIECES = st.sampled_from(
+    [*"a .#[]{}=,'\"\\\n\r\t", "\r\n", '""', "''", "\\\n", '\\"', "\\\\", "\\u0041"]
+)
+
+
+@st.composite
+def _toml_strings(draw: st.DrawFn) -> str:
+    """A TOML string of any of the four kinds, as written, valid or not."""
+    quotes = draw(st.sampled_from(['"', "'", '"""', "'''"]))
+    text = "".join(draw(st.lists(_TOML_STRING_PIECES, max_size=12)))
+    return quotes + text + quotes
+
+
+@settings(max_examples=300, deadline=None)
+@given(string=_toml_strings(), after=st.sampled_from(["\n", " # c\n", '\n"', "\n" + "a." * 40]))
+def test_the_nesting_check_ends_a_toml_string_where_the_parser_does(
+    string: str, after: str
+) -> None:
+    # A multi-line string ending with a quote before its delimiter was read as opening
+    # another, hiding the rest of the file from the check.
+    try:  # one string, whole: what follows it in the array is read too
+        read = tomllib.loads(f"x = [{string}, 1]\n")
+    except tomllib.TOMLDecodeError:
+        read = {}
+    assume(len(read.get("x", ())) == 2)
+    assert _after_string(string + after, 0) == len(string)
