@@ -21,6 +21,7 @@ __all__ = [
     "ascii_name",
     "column_widths",
     "escaped_name",
+    "one_of",
     "plural",
     "safe_repr",
     "screen_table",
@@ -45,8 +46,9 @@ _MAX_LINES = 200
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 #: Values of these exact types are shown by ``repr``, which runs no plugin code.
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
-#: Modules whose types' ``repr`` is safe: this package's describing types, and type hints.
-_OWN_REPRS = frozenset({"agentdescent_sampling.params", "typing", "types"})
+#: Modules whose types' ``repr`` is safe: this package's describing types, and type hints;
+#: a type counts as theirs only if it is what that module holds under its name.
+_OWN_REPRS = ("agentdescent_sampling.params", "typing", "types")
 _BRACKETS: dict[type, tuple[str, str]] = {
     list: ("[", "]"),
     tuple: ("(", ")"),
@@ -54,6 +56,22 @@ _BRACKETS: dict[type, tuple[str, str]] = {
     set: ("{", "}"),
     frozenset: ("frozenset({", "})"),
 }
+
+
+def one_of(cls: type, types: Iterable[type]) -> bool:
+    """Whether ``cls`` is one of ``types``, by identity: ``in`` compares with ``==`` (and a
+    set or dict with ``hash``), which a plugin's metaclass can define to run its code."""
+    return any(cls is each for each in types)
+
+
+def _own_repr(cls: type) -> bool:
+    """Whether ``cls`` is a type of :data:`_OWN_REPRS`, read where Python keeps its module
+    and name: a plugin's class can say ``__module__ = "typing"``, but is not what ``typing``
+    holds under its name."""
+    module = type.__dict__["__module__"].__get__(cls, type)
+    if type(module) is not str or module not in _OWN_REPRS:
+        return False
+    return getattr(sys.modules.get(module), _type_name(cls), None) is cls
 
 
 def a_type(value: object) -> str:
@@ -134,7 +152,7 @@ def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
     cls = type(value)
     if issubclass(cls, type):  # not isinstance: it reads __class__, which a plugin can define
         return _type_name(value)  # type: ignore[arg-type]  # value is a class here
-    if cls in _PLAIN or cls.__module__ in _OWN_REPRS:
+    if one_of(cls, _PLAIN) or _own_repr(cls):
         try:
             text = repr(value)
         except ValueError:  # an int of over 4,300 digits
@@ -145,7 +163,7 @@ def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
         # metaclass may compute: whatever that raises, SystemExit too, is shown by type.
         except BaseException:  # noqa: BLE001
             text = f"<{_type_name(cls)} object>"
-    elif cls in _BRACKETS:
+    elif one_of(cls, _BRACKETS):
         text = "..." if depth >= 8 else _container_repr(value, limit, depth + 1)
     else:
         text = f"<{_type_name(cls)} object>"

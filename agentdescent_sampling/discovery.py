@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from ._display import shown
+from ._display import ascii_name, shown
 from ._files import kind_of
 from .policy import OWN_DISTRIBUTION, RESERVED, EntryPoint, Policy, normalize
 from .protocol import check_name
@@ -163,8 +163,8 @@ def _refusal(
         )
     if normalize(ep.name) in RESERVED:
         claim = (
-            f"its entry point is named {ep.name!r}, which selects a built-in; built-in names are "
-            f"reserved, so it was refused and never imported"
+            f"its entry point is named {ascii_name(ep.name, 80)}, which selects a built-in; "
+            f"built-in names are reserved, so it was refused and never imported"
         )
         # The user turned this very distribution off: their choice, not a fault to fail on. A
         # built-in's name in DISABLE disables the built-in, and leaves the claim a conflict.

@@ -85,6 +85,11 @@ def vet(
     """
     if name is None:
         name = getattr(factory, "name", None)
+    # A str subclass's methods are the plugin's code: a name sorted, formatted or stripped
+    # later, outside this registration's isolation, could raise SystemExit or lie in print.
+    name, description = _plain(name), _plain(description)
+    if isinstance(aliases, Iterable) and not isinstance(aliases, (str, bytes)):
+        aliases = tuple(map(_plain, aliases))
     try:
         names = _valid_names(factory, name, aliases, description, policy, form)
     except Refused as refused:
@@ -104,6 +109,12 @@ def vet(
         signature=signature_of(factory),
         synchronized=declares_thread_unsafe(factory),
     )
+
+
+def _plain(text: object) -> object:
+    """``text`` as a plain ``str`` if it is one of any kind (read by ``str``'s own method);
+    anything else as it is, for the rules to refuse."""
+    return str.__str__(text) if isinstance(text, str) else text
 
 
 def _doc(factory: object) -> str | None:

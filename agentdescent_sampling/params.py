@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from ._display import safe_repr
+from ._display import one_of, safe_repr
 
 __all__ = ["REQUIRED", "Parameter", "Signature", "signature_of"]
 
@@ -146,11 +146,11 @@ def _qualified(factory: Any) -> str | None:
         factory = factory.__func__
     if issubclass(type(factory), type):  # any metaclass: ABCMeta, EnumMeta
         name = type.__dict__["__qualname__"].__get__(factory)
-    elif type(factory) in (types.FunctionType, types.BuiltinFunctionType):
+    elif one_of(type(factory), (types.FunctionType, types.BuiltinFunctionType)):
         name = factory.__qualname__
     else:
         return None
-    return name if isinstance(name, str) else None
+    return str.__str__(name) if isinstance(name, str) else None
 
 
 def _init_annotations(factory: type) -> dict[str, Any]:

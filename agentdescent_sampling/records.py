@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._display import escaped_name, safe_repr, shown
+from ._display import escaped_name, one_of, safe_repr, shown
 from .params import Signature
 from .policy import normalize
 
@@ -154,6 +154,6 @@ def summary(text: str | None) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    if value is None or type(value) in (str, int, float, bool):
+    if value is None or one_of(type(value), (str, int, float, bool)):
         return value if type(value) is not int or abs(value) < 2**53 else safe_repr(value)
     return safe_repr(value)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
-from .._display import a_type, safe_repr, shown
+from .._display import a_type, one_of, safe_repr, shown
 from ..loading import code_lines, describe
 from ..params import Signature, signature_of
 from ._report import Factory
@@ -75,7 +75,7 @@ def _call(frame: FrameType, arity: int) -> str:
     """The call ``frame`` runs, as ``pick(['task-0', ...], 3)``: its first ``arity``
     arguments after ``self``, shortened, as they were when it raised."""
     shown_values = [
-        _show(value) if type(value) in (list, tuple) else safe_repr(value, 80)
+        _show(value) if one_of(type(value), (list, tuple)) else safe_repr(value, 80)
         for value in _arguments(frame)[:arity]
     ]
     return f"{frame.f_code.co_name}({', '.join(shown_values)})"

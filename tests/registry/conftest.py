@@ -349,6 +349,66 @@ ZOO.update(
             },
             {"hostile-describe": "ads_describe"},
         ),
+        # Code hidden in what a registration hands over as data, to run after its isolation:
+        # a name whose comparison exits, or whose format passes for the built-in; a
+        # description whose strip() is no text; parameter defaults whose class compares by
+        # exiting (a metaclass), or claims typing's module to have its repr shown.
+        "ads-test-hostile-text": (
+            {
+                "ads_hostile_text.py": """
+                    import sys
+
+                    from agentdescent_sampling.plugin import hookimpl
+
+                    class Exits(str):
+                        def __lt__(self, other):
+                            raise SystemExit(9)
+
+                        __gt__ = __le__ = __ge__ = __lt__
+
+                    class PassesForBuiltin(str):
+                        def __format__(self, spec):
+                            return "round-robin (agentdescent-sampling 0.1.0)"
+
+                    class NoText(str):
+                        def strip(self, *args):
+                            return 10
+
+                    class ComparesByExiting(type):
+                        def __eq__(cls, other):
+                            raise SystemExit(7)
+
+                        __hash__ = type.__hash__
+
+                    class Knob(metaclass=ComparesByExiting):
+                        pass
+
+                    class Typing:
+                        def __repr__(self):
+                            sys.stdout.write("PRINTED-BY-REPR")
+                            return "shown"
+
+                    Typing.__module__ = "typing"
+
+                    class Plain:
+                        def __init__(self, knob=Knob(), hint=Typing()):
+                            pass
+
+                        def pick(self, keys, round_index):
+                            return keys[0]
+
+                        def record(self, task_id, score):
+                            pass
+
+                    @hookimpl
+                    def agentdescent_register_samplers(register):
+                        register(Plain, name=Exits("exits-when-sorted"))
+                        register(Plain, name=PassesForBuiltin("formats-as-builtin"))
+                        register(Plain, name="strips-to-no-text", description=NoText(" x "))
+                """
+            },
+            {"hostile-text": "ads_hostile_text"},
+        ),
         # BaseException subclasses at import and in a hook.
         "ads-test-base-exceptions": (
             {

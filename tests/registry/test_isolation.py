@@ -44,6 +44,28 @@ def test_hostile_descriptions_signatures_and_metaclasses_are_recorded_not_raised
     assert not {"x", "y", "z"} & names
 
 
+def test_text_and_defaults_a_plugin_hands_over_run_none_of_its_code_once_registered(
+    zoo: Venv,
+) -> None:
+    # Each ran after its registration's isolation: list and available() exited 9 (a name
+    # sorted) or 7 (a default compared), or raised TypeError (a description stripped to no
+    # text); show printed the built-in's heading for a name's __format__; a default's class
+    # claiming typing's module had its repr print into list --json.
+    listed = zoo.run("agentdescent-sampling", "list", "--json")
+    names = {record["name"]: record for record in json.loads(listed.stdout) if "name" in record}
+    assert {"exits-when-sorted", "formats-as-builtin", "strips-to-no-text"} <= set(names)
+    assert names["strips-to-no-text"]["description"] == "x"
+    shown = zoo.run("agentdescent-sampling", "show", "formats-as-builtin").stdout
+    assert shown.startswith("formats-as-builtin (ads-test-hostile-text 1.2.3)")
+    assert "round-robin" not in shown
+    assert "PRINTED-BY-REPR" not in listed.stdout + shown
+    assert (
+        "    hint = <Typing object>\n"
+        in zoo.run("agentdescent-sampling", "show", "exits-when-sorted").stdout
+    )
+    assert zoo.run("agentdescent-sampling", "list").returncode == 0
+
+
 def test_a_pick_without_round_index_is_refused_at_registration_naming_the_signature(
     zoo: Venv,
 ) -> None:

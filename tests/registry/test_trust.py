@@ -106,6 +106,20 @@ def test_selecting_a_builtin_imports_no_plugin_even_beside_lookalike_entry_point
     assert json.loads(imported) == []
 
 
+def test_the_engine_benchs_default_lineup_imports_no_plugin(zoo: Venv) -> None:
+    # It listed every installed sampler to keep the built-ins, importing each plugin.
+    lineup = """
+import json
+from agentdescent_sampling.bench.engine.lineup import default_engine_specs
+from agentdescent_sampling.registry import default_registry
+print(json.dumps(default_engine_specs(default_registry())))
+"""
+    specs, imported = zoo.python(lineup + IMPORTED_PLUGINS).stdout.splitlines()
+    builtins = ["difficulty-weighted", "informative-band", "fixable-first"]
+    assert json.loads(specs) == [*builtins, "agentdescent.DifficultyWeighted"]
+    assert json.loads(imported) == []
+
+
 def test_builtins_stay_usable_under_strict_beside_broken_and_lookalike_plugins(zoo: Venv) -> None:
     made = zoo.json(BUILTIN_MODULES, env={"AGENTDESCENT_SAMPLERS_STRICT": "1"})
     assert made == OURS
@@ -128,6 +142,20 @@ def test_a_non_ascii_lookalike_name_is_shown_escaped_in_its_refusal() -> None:
     with pytest.raises(InvalidSamplerConfig) as refused:
         Registry(only=[]).get("round-rob\u0131n")
     assert "invalid sampler name 'round-rob\\u0131n'" in str(refused.value)
+
+
+def test_a_long_entry_point_name_claiming_a_builtin_is_quoted_cut_in_its_refusal() -> None:
+    # Its name was quoted whole: 300,141 characters, where a failure holds 300.
+    from agentdescent_sampling.discovery import _refusal
+    from agentdescent_sampling.policy import EntryPoint, Policy
+
+    claim = EntryPoint("round" + "-" * 300_000 + "robin", "evil:X", "evil-dist", "1.0")
+    status, message = _refusal(claim, Policy(frozenset(), None, False)) or ("", "")
+
+    assert status == "conflict"
+    assert message.startswith("its entry point is named 'round---")
+    assert "..., which selects a built-in" in message
+    assert len(message) <= 300
 
 
 class _Mine:

@@ -12,8 +12,9 @@ import attrs
 
 from ..._version import __version__
 from ...errors import InvalidSamplerConfig
+from ...policy import BUILTINS
 from ...protocol import SOLVED, TaskSampler, short_repr
-from ...registry import Registry, SamplerInfo
+from ...registry import Registry
 from ...spec import SamplerSpec, SpecLike, parse_spec
 from ...wiring import wire
 from ..core import (
@@ -99,17 +100,15 @@ WIRED: tuple[tuple[str, tuple[str, ...], Wiring], ...] = ((WIRED_SUFFIX, ("evide
 def default_engine_specs(registry: Registry) -> list[SpecLike]:
     """Every built-in sampler that runs at its defaults, then the engine's DifficultyWeighted.
 
-    Round-robin and the oracle are not listed: :func:`engine_lineup` always adds them.
+    Round-robin and the oracle are not listed: :func:`engine_lineup` always adds them. No
+    plugin is imported: built-ins are looked up as ``create()`` looks them up.
     """
     specs: list[SpecLike] = []
-    for record in registry.available():
-        if (
-            isinstance(record, SamplerInfo)
-            and record.distribution == _BUILT_IN
-            and record.status == "ok"
-            and record.name != "round-robin"
-            and not any(p.required for p in record.signature.parameters)
-        ):
+    for builtin in BUILTINS:
+        if builtin.name == "round-robin" or registry.policy.disabled_builtin(builtin):
+            continue
+        record = registry.get(builtin.name)
+        if not any(p.required for p in record.signature.parameters):
             specs.append(record.name)
     specs.append(ENGINE_DIFFICULTY_WEIGHTED)
     return specs
