@@ -1279,6 +1279,15 @@ class SubclassOfABuiltin(RoundRobin):
     """Inherits the built-in's name, and so claims it."""
 
 
+class ClaimsTheBuiltinsModule(FirstKey):
+    """Claims the built-in's module as its own, as if it were the built-in."""
+
+    name = "round-robin"
+
+
+ClaimsTheBuiltinsModule.__module__ = "agentdescent_sampling.samplers.round_robin"
+
+
 @pytest.mark.parametrize(
     ("factory", "expected"),
     [
@@ -1289,8 +1298,11 @@ class SubclassOfABuiltin(RoundRobin):
          "'claims-round-robin')"),
         (SubclassOfABuiltin, "SubclassOfABuiltin's name 'round-robin' selects the built-in "
          "round-robin, and built-in names are reserved"),
+        # Its module was taken at its word: the check passed it as the built-in.
+        (ClaimsTheBuiltinsModule, "ClaimsTheBuiltinsModule's name 'round-robin' selects the "
+         "built-in round-robin, and built-in names are reserved"),
     ],
-    ids=["its-own", "inherited"],
+    ids=["its-own", "inherited", "claiming-the-module"],
 )  # fmt: skip
 def test_a_class_named_like_a_builtin_is_told_to_rename_and_labelled_by_its_class(
     factory: type, expected: str

@@ -5,6 +5,7 @@ takes a record from outside the shard, and picks alike under one seed."""
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -184,9 +185,13 @@ _MISSING = object()
 
 def _claimed_builtin(name: str, owner: object) -> str | None:
     """The built-in ``name`` selects, when ``owner`` (a class or a factory) is not this
-    package's own: a name that would pass it off as the built-in."""
-    if str(getattr(owner, "__module__", None)).partition(".")[0] == _PACKAGE:
-        return None
+    package's own: a name that would pass it off as the built-in. Its own is what one of its
+    modules holds under the owner's name; a plugin's class may claim the module."""
+    module = str(getattr(owner, "__module__", None))
+    if module.partition(".")[0] == _PACKAGE:
+        held = getattr(sys.modules.get(module), str(getattr(owner, "__qualname__", "")), None)
+        if held is owner:
+            return None
     return builtin_of(name)
 
 
