@@ -8,6 +8,7 @@ bounded, printable line; :func:`safe_repr` shows a value without running its cod
 
 from __future__ import annotations
 
+import abc
 import shutil
 import sys
 import unicodedata
@@ -22,6 +23,7 @@ __all__ = [
     "column_widths",
     "escaped_name",
     "one_of",
+    "plain_text",
     "plural",
     "safe_repr",
     "screen_table",
@@ -46,9 +48,22 @@ _MAX_LINES = 200
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 #: Values of these exact types are shown by ``repr``, which runs no plugin code.
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
-#: Modules whose types' ``repr`` is safe: this package's describing types, and type hints;
-#: a type counts as theirs only if it is what that module holds under its name.
-_OWN_REPRS = ("agentdescent_sampling.params", "typing", "types")
+#: This package's describing types, whose ``repr`` is its own; a type counts as one only if
+#: it is what the module holds under its name.
+_OWN_MODULE = "agentdescent_sampling.params"
+#: The modules of type hints, and the hint types of ``types`` (the rest of it, a
+#: ``SimpleNamespace`` say, shows what it holds by their own ``repr``). A hint's ``repr``
+#: shows its parts' too: it is trusted only when each part is plain (:func:`_plain_hint`).
+_HINT_TYPES = {"typing": None, "types": ("GenericAlias", "UnionType")}
+#: The parts of a hint its ``repr`` may show.
+_HINT_PARTS = (
+    "__origin__", "__args__", "__metadata__", "__bound__", "__constraints__", "__name__",
+    "__qualname__", "__module__", "__forward_arg__", "__forward_module__", "__supertype__",
+    "_name",
+)  # fmt: skip
+#: The metaclasses of classes a hint may name: typing reads their names, which neither
+#: computes.
+_PLAIN_METACLASSES = (type, abc.ABCMeta)
 _BRACKETS: dict[type, tuple[str, str]] = {
     list: ("[", "]"),
     tuple: ("(", ")"),
@@ -58,20 +73,54 @@ _BRACKETS: dict[type, tuple[str, str]] = {
 }
 
 
+def plain_text(text: object) -> object:
+    """``text`` as a plain ``str`` if it is one of any kind, read by ``str``'s own method (a
+    subclass's methods are a plugin's code); anything else as it is."""
+    return str.__str__(text) if isinstance(text, str) else text
+
+
 def one_of(cls: type, types: Iterable[type]) -> bool:
     """Whether ``cls`` is one of ``types``, by identity: ``in`` compares with ``==`` (and a
     set or dict with ``hash``), which a plugin's metaclass can define to run its code."""
     return any(cls is each for each in types)
 
 
-def _own_repr(cls: type) -> bool:
-    """Whether ``cls`` is a type of :data:`_OWN_REPRS`, read where Python keeps its module
-    and name: a plugin's class can say ``__module__ = "typing"``, but is not what ``typing``
-    holds under its name."""
+def _held_by(cls: type) -> str | None:
+    """The module ``cls`` says it is of, if that module holds it under its name: a plugin's
+    class can say ``__module__ = "typing"``, but is not what ``typing`` holds. Read where
+    Python keeps them, so no metaclass computes them."""
     module = type.__dict__["__module__"].__get__(cls, type)
-    if type(module) is not str or module not in _OWN_REPRS:
+    if type(module) is not str or module not in (_OWN_MODULE, *_HINT_TYPES):
+        return None
+    held = getattr(sys.modules.get(module), _type_name(cls), None) is cls
+    return module if held else None
+
+
+def _plain_hint(value: object, depth: int = 0) -> bool:
+    """Whether ``repr(value)`` runs no plugin code: ``value`` is plain data, a class of a
+    plain metaclass, or a type hint of ``typing``'s or ``types``' every part of which is
+    (``list[Evil()]`` is not: its repr is ``Evil``'s)."""
+    cls = type(value)
+    if one_of(cls, _PLAIN) or value is Ellipsis:
+        return True
+    if depth >= 8:
         return False
-    return getattr(sys.modules.get(module), _type_name(cls), None) is cls
+    if one_of(cls, (tuple, list)):
+        return all(_plain_hint(part, depth + 1) for part in value)  # type: ignore[attr-defined]
+    if issubclass(cls, type):
+        return one_of(cls, _PLAIN_METACLASSES)
+    module = _held_by(cls)
+    names = _HINT_TYPES.get(module or "", ())
+    if module is None or (names is not None and _type_name(cls) not in names):
+        return False
+    for attribute in _HINT_PARTS:
+        try:  # object's own lookup: typing's __getattr__ forwards to the hint's origin
+            part = object.__getattribute__(value, attribute)
+        except AttributeError:
+            continue
+        if not _plain_hint(part, depth + 1):
+            return False
+    return True
 
 
 def a_type(value: object) -> str:
@@ -147,12 +196,14 @@ def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
     Describing a plugin must not run its code, and a plugin's ``__repr__`` is its code:
     it may raise, never return, or print. Plain data (numbers, text, and lists, tuples,
     sets and dicts of them, up to 8 levels deep) is shown by the built-in ``repr``; a
-    value of this package's own describing types by theirs.
+    value of this package's own describing types by theirs, and a type hint of ``typing``'s
+    or ``types``' by its own when every part of it is plain (:func:`_plain_hint`).
     """
     cls = type(value)
     if issubclass(cls, type):  # not isinstance: it reads __class__, which a plugin can define
         return _type_name(value)  # type: ignore[arg-type]  # value is a class here
-    if one_of(cls, _PLAIN) or _own_repr(cls):
+    module = _held_by(cls)
+    if one_of(cls, _PLAIN) or module == _OWN_MODULE or (module and _plain_hint(value)):
         try:
             text = repr(value)
         except ValueError:  # an int of over 4,300 digits

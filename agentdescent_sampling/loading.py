@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
-from ._display import escaped_name, safe_repr, shown
+from ._display import escaped_name, plain_text, safe_repr, shown
 from .discovery import known_names, scan, unmatched, unmatched_disabled
 from .params import signature_of
 from .policy import BUILTINS, DISABLE_ENV, RESERVED, EntryPoint, Policy, normalize, of_provider
@@ -87,9 +87,7 @@ def vet(
         name = getattr(factory, "name", None)
     # A str subclass's methods are the plugin's code: a name sorted, formatted or stripped
     # later, outside this registration's isolation, could raise SystemExit or lie in print.
-    name, description = _plain(name), _plain(description)
-    if isinstance(aliases, Iterable) and not isinstance(aliases, (str, bytes)):
-        aliases = tuple(map(_plain, aliases))
+    name, description = plain_text(name), plain_text(description)
     try:
         names = _valid_names(factory, name, aliases, description, policy, form)
     except Refused as refused:
@@ -109,12 +107,6 @@ def vet(
         signature=signature_of(factory),
         synchronized=declares_thread_unsafe(factory),
     )
-
-
-def _plain(text: object) -> object:
-    """``text`` as a plain ``str`` if it is one of any kind (read by ``str``'s own method);
-    anything else as it is, for the rules to refuse."""
-    return str.__str__(text) if isinstance(text, str) else text
 
 
 def _doc(factory: object) -> str | None:
@@ -163,7 +155,7 @@ def _valid_names(
     invalid: str | None = None
     for each in (name, *aliases):
         try:
-            checked = check_name(each)
+            checked = check_name(plain_text(each))
         except ValueError as error:
             invalid = invalid or str(error)
             continue
@@ -470,7 +462,8 @@ class Plugins:
                 form=form,
             )
 
-        claimed = (name,) if isinstance(name, str) else ()
+        # Plain: a failure is filed under it, and shown and compared after the isolation.
+        claimed = (str.__str__(name),) if isinstance(name, str) else ()
         ok, info = self._isolated(ep, "registration", make, claimed, where)
         if not ok:
             return

@@ -36,17 +36,21 @@ def parameter_help(factory: Any) -> dict[str, str]:
     ``Args:`` section; a :func:`functools.partial` from what it wraps. Continuation lines
     are joined with spaces. A factory without a readable docstring gives ``{}``.
     """
-    while isinstance(factory, functools.partial):  # a preset: its function documents it
+    # By type(), which reads no __class__ a factory may define as a property.
+    while issubclass(type(factory), functools.partial):  # a preset: its function documents it
         factory = factory.func
     sources = [factory]
-    if inspect.isclass(factory):
-        sources.append(factory.__dict__.get("__init__"))
+    if issubclass(type(factory), type):
+        sources.append(type.__dict__["__dict__"].__get__(factory, type).get("__init__"))
     for source in sources:
         try:
             doc = inspect.getdoc(source) if source is not None else None
-        except Exception:  # noqa: BLE001  # a hostile __doc__ just means "no help"
+        except KeyboardInterrupt:
+            raise
+        # A hostile __doc__ (a metaclass property raising SystemExit, say) just means "no help".
+        except BaseException:  # noqa: BLE001
             doc = None
-        found = _args_section(doc) if isinstance(doc, str) else {}
+        found = _args_section(str.__str__(doc)) if isinstance(doc, str) else {}
         if found:
             return found
     return {}

@@ -95,7 +95,7 @@ def signature_of(factory: Callable[..., Any]) -> Signature:
         return Signature(
             tuple(
                 Parameter(
-                    field.alias or field.name,
+                    str.__str__(field.alias or field.name),
                     _attrs_default(field.default),
                     _typed(_text(field.type), taken.get(field.alias or field.name)),
                 )
@@ -115,7 +115,8 @@ def signature_of(factory: Callable[..., Any]) -> Signature:
         elif parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             default = REQUIRED if parameter.default is parameter.empty else parameter.default
             annotation = "" if parameter.annotation is parameter.empty else parameter.annotation
-            parameters.append(Parameter(parameter.name, default, _text(annotation)))
+            name = str.__str__(parameter.name)  # a plugin's __signature__ may give a subclass
+            parameters.append(Parameter(name, default, _text(annotation)))
     return Signature(tuple(parameters), accepts_any)
 
 
@@ -178,5 +179,5 @@ def _text(annotation: Any) -> str:
     if annotation is None:
         return ""
     if isinstance(annotation, str):
-        return annotation
+        return str.__str__(annotation)
     return safe_repr(annotation)

@@ -42,6 +42,10 @@ _SHOWN_PATH = 200
 _MAX_FILE_BYTES = 1 << 20
 
 
+#: The suffixes of a YAML config file.
+_YAML = (".yaml", ".yml")
+
+
 def _toml(text: str) -> dict[str, Any]:
     """Parse TOML, importing the parser only now: create() by name never needs it."""
     if sys.version_info >= (3, 11):
@@ -150,7 +154,7 @@ def _spec_from_file(
         raise InvalidSamplerConfig(f"cannot read a sampler spec from {shown}: {error}") from None
     where = short_repr(str(file), _SHOWN_PATH)
     try:
-        marks = YAML_MARKS if file.suffix.lower() in (".yaml", ".yml") else CONFIG_MARKS
+        marks = YAML_MARKS if file.suffix.lower() in _YAML else CONFIG_MARKS
         document = load_document(
             file, _parser(file), _MAX_FILE_BYTES, max_values=MAX_CONFIG_VALUES, marks=marks
         )
@@ -257,10 +261,10 @@ def _expected_file(file: Path, key: str | None) -> str:
     suffix = file.suffix.lower()
     if key is None:
         table = "a sampler's table, with its name and parameters"
-        return table if suffix not in (".json", ".yaml", ".yml") else f"{table}, or a spec string"
+        return table if suffix not in (".json", *_YAML) else f"{table}, or a spec string"
     if suffix == ".json":
         return f"a JSON object with a {key!r} entry"
-    if suffix in (".yaml", ".yml"):
+    if suffix in _YAML:
         return f"a YAML mapping with a {key!r} entry"
     return f"a TOML file (or a .json or .yaml file) with a [{key}] table"
 
@@ -283,7 +287,7 @@ def _example_entry(file: Path, key: str) -> str:
     )
     if suffix == ".json":
         return f'{json.dumps(key)}: {{"name": "fixable-first"}}{nested}'
-    if suffix in (".yaml", ".yml"):
+    if suffix in _YAML:
         return f"{written}: {{name: fixable-first}}{nested}"
     return f'a [{written}] table with name = "fixable-first"'
 
@@ -301,7 +305,7 @@ def _parser(file: Path) -> Callable[[str], Any]:
     suffix = file.suffix.lower()
     if suffix == ".json":
         return functools.partial(strict_json, parse_float=_config_float)
-    if suffix in (".yaml", ".yml"):
+    if suffix in _YAML:
         return _yaml_parser(file)
     return _toml
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeGuard
@@ -273,7 +272,8 @@ def _resolve(
 
         # A class answers to its own name, which the pytest fixture checks; a preset (a
         # factory that is not a class) to the name it is registered under, as served.
-        build.own_name = inspect.isclass(info.factory)  # type: ignore[attr-defined]  # a function attribute
+        # By type(): isinstance would read a __class__ the factory may define.
+        build.own_name = issubclass(type(info.factory), type)  # type: ignore[attr-defined]  # a function attribute
         build.selected = info.name  # type: ignore[attr-defined]  # for the report's words
         build.signature = info.signature  # type: ignore[attr-defined]  # its own: **given hides it
 

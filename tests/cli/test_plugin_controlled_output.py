@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +209,46 @@ def test_an_error_of_many_lines_is_shown_in_a_bounded_number(
     ids=["raising repr", "in a list", "in a dict", "huge int", "empty set", "a type", "escape"],
 )
 def test_a_safe_repr_runs_no_plugin_code(value: object, expected: str) -> None:
+    assert safe_repr(value) == expected
+
+
+class _Exits:
+    def __repr__(self) -> str:
+        raise SystemExit("ran")
+
+
+class _Spoofed(_Exits):
+    pass
+
+
+_Spoofed.__module__ = "typing"
+
+
+class _Metaclass(type):
+    pass
+
+
+class _OfAMetaclass(metaclass=_Metaclass):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(list[_Exits()], "<GenericAlias object>"),  # type: ignore[misc]
+     (types.SimpleNamespace(x=_Exits()), "<SimpleNamespace object>"),
+     (typing.Optional[_OfAMetaclass], "<_UnionGenericAlias object>"),  # noqa: UP045  # typing's
+     (_Spoofed(), "<_Spoofed object>"),
+     (typing.Optional[int], "typing.Optional[int]"),  # noqa: UP045  # typing's own form
+     (list[int], "list[int]"),
+     (int | None, "int | None")],
+    ids=["a-hint-holding-an-object", "a-namespace", "a-hint-naming-a-class-of-a-metaclass",
+         "claiming-typings-module", "optional", "generic-alias", "union"],
+)  # fmt: skip
+def test_a_type_hint_is_shown_by_its_repr_only_when_every_part_of_it_is_plain(
+    value: object, expected: str
+) -> None:
+    # typing's and types' reprs were trusted whole, and so ran the repr of what a hint
+    # held, or of a class claiming typing's module.
     assert safe_repr(value) == expected
 
 

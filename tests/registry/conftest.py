@@ -349,16 +349,62 @@ ZOO.update(
             },
             {"hostile-describe": "ads_describe"},
         ),
-        # Code hidden in what a registration hands over as data, to run after its isolation:
-        # a name whose comparison exits, or whose format passes for the built-in; a
-        # description whose strip() is no text; parameter defaults whose class compares by
-        # exiting (a metaclass), or claims typing's module to have its repr shown.
+        # Code hidden in what a registration hands over as data, to run after its isolation
+        # (each gated on it, as a plugin could): a name whose comparison exits, or whose
+        # format passes for the built-in; a failed registration's name; a description whose
+        # strip() is no text; a parameter name or annotation of a str subclass; a docstring
+        # a metaclass computes; parameter defaults whose class compares by exiting (a
+        # metaclass), claims typing's module, or is a hint or a namespace holding such.
         "ads-test-hostile-text": (
             {
                 "ads_hostile_text.py": """
+                    import inspect
                     import sys
+                    import types
+                    import typing
 
+                    from agentdescent_sampling.loading import running_plugin
                     from agentdescent_sampling.plugin import hookimpl
+
+                    def outside():
+                        return running_plugin() is None
+
+                    class Hashes(str):
+                        def __hash__(self):
+                            if outside():
+                                raise SystemExit(32)
+                            return str.__hash__(self)
+
+                        def __bool__(self):
+                            if outside():
+                                raise SystemExit(42)
+                            return True
+
+                    class Documented(type):
+                        @property
+                        def __doc__(cls):
+                            if outside():
+                                raise SystemExit(51)
+                            return "A sampler."
+
+                    class Shown:
+                        def __repr__(self):
+                            if outside():
+                                sys.stdout.write("PRINTED-BY-REPR")
+                            return "shown"
+
+                    class Named(type):
+                        def __getattribute__(cls, name):
+                            if name == "__qualname__" and outside():
+                                sys.stdout.write("PRINTED-BY-REPR")
+                            return type.__getattribute__(cls, name)
+
+                    class K(metaclass=Named):
+                        pass
+
+                    class NoAliases:
+                        def __iter__(self):
+                            raise RuntimeError("no aliases for you")
 
                     class Exits(str):
                         def __lt__(self, other):
@@ -400,11 +446,37 @@ ZOO.update(
                         def record(self, task_id, score):
                             pass
 
+                    class Signed(Plain):
+                        __signature__ = inspect.Signature(
+                            [inspect.Parameter(Hashes("knob"), inspect.Parameter.KEYWORD_ONLY)]
+                        )
+
+                    class Annotated(Plain):
+                        def __init__(self, knob: Hashes("int") = 0):
+                            pass
+
+                    class Docs(Plain, metaclass=Documented):
+                        pass
+
+                    class Hints(Plain):
+                        def __init__(
+                            self,
+                            a=list[Shown()],
+                            b=types.SimpleNamespace(x=Shown()),
+                            c=typing.Optional[K],
+                        ):
+                            pass
+
                     @hookimpl
                     def agentdescent_register_samplers(register):
                         register(Plain, name=Exits("exits-when-sorted"))
                         register(Plain, name=PassesForBuiltin("formats-as-builtin"))
                         register(Plain, name="strips-to-no-text", description=NoText(" x "))
+                        register(Plain, name=Exits("fails-named-oddly"), aliases=NoAliases())
+                        register(Signed, name="hashing-parameter")
+                        register(Annotated, name="truthy-annotation")
+                        register(Docs, name="computed-doc")
+                        register(Hints, name="hints-holding-code")
                 """
             },
             {"hostile-text": "ads_hostile_text"},

@@ -50,7 +50,17 @@ def test_text_and_defaults_a_plugin_hands_over_run_none_of_its_code_once_registe
     # Each ran after its registration's isolation: list and available() exited 9 (a name
     # sorted) or 7 (a default compared), or raised TypeError (a description stripped to no
     # text); show printed the built-in's heading for a name's __format__; a default's class
-    # claiming typing's module had its repr print into list --json.
+    # claiming typing's module, or a hint or a namespace holding a plugin's object, had its
+    # repr print into list --json; show exited on a parameter's name, annotation or a
+    # computed docstring, check --all on a failed registration's name.
+    for command in ("list", "check --all"):  # 1: the zoo's other plugins fail their checks
+        assert zoo.run("agentdescent-sampling", *command.split(), check=False).returncode in (0, 1)
+    for name in ("hashing-parameter", "truthy-annotation", "computed-doc"):
+        assert zoo.run("agentdescent-sampling", "show", name).stdout.startswith(name)
+    hints = zoo.run("agentdescent-sampling", "show", "hints-holding-code").stdout
+    assert "a = <GenericAlias object>\n    b = <SimpleNamespace object>" in hints
+    assert "PRINTED-BY-REPR" not in hints
+    assert "no aliases for you" in zoo.run("agentdescent-sampling", "list").stdout
     listed = zoo.run("agentdescent-sampling", "list", "--json")
     names = {record["name"]: record for record in json.loads(listed.stdout) if "name" in record}
     assert {"exits-when-sorted", "formats-as-builtin", "strips-to-no-text"} <= set(names)
