@@ -429,6 +429,10 @@ def _config_float(text: str) -> float | _PastFloat:
     return _PastFloat(text, value) if _past_float(text, value) else value
 
 
+#: The most characters of a misread scalar a message quotes.
+_SHOWN = 40
+
+
 def _long_base_60(node: Any) -> _Yaml11Number | None:
     """A :class:`_Yaml11Number` for a base-60 scalar (``1:30``) too long to show, left unread:
     PyYAML reads one in time that grows with the square of its length (55 s at 1 MiB), and
@@ -436,10 +440,6 @@ def _long_base_60(node: Any) -> _Yaml11Number | None:
     if ":" in node.value and len(node.value) > _SHOWN:
         return _Yaml11Number(node.value, None, node.start_mark.line + 1)
     return None
-
-
-#: The most characters of a misread scalar a message quotes.
-_SHOWN = 40
 
 
 def _yaml_1_1_only(node: Any, read: Any) -> Any:
