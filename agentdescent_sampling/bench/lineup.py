@@ -94,7 +94,8 @@ def default_specs(registry: Registry) -> tuple[list[SpecLike], list[Skipped]]:
     """The default comparison: the doc's ``c`` sweep, round-robin, then every other sampler.
 
     Every other installed sampler runs at its defaults. One that cannot (it has a
-    required parameter, or its name is provided twice) is returned as skipped.
+    required parameter, its name is provided twice, or it is the name of one of the
+    bench's own entrants) is returned as skipped.
     """
     specs: list[SpecLike] = [SamplerSpec("difficulty-weighted", {"c": c}) for c in DEFAULT_SWEEP]
     specs.append(SamplerSpec("round-robin"))
@@ -106,7 +107,16 @@ def default_specs(registry: Registry) -> tuple[list[SpecLike], list[Skipped]]:
         ):
             continue
         required = record.signature.required
-        if record.status != "ok":
+        own = bare_name(record.name)
+        if own in (ORACLE, LEARNER_CEILING):  # the bench would take it for its own
+            skipped.append(
+                Skipped(
+                    f"{record.name} ({record.distribution})",
+                    f"its name is the bench's own {own}'s, so the bench cannot tell them "
+                    f"apart; rename it to bench it",
+                )
+            )
+        elif record.status != "ok":
             skipped.append(
                 Skipped(
                     f"{record.name} ({record.distribution})",

@@ -232,6 +232,23 @@ def test_the_default_run_adds_every_other_installed_sampler_and_says_what_it_ski
     assert "--sampler 'needs-setting:window=...'" in skipped.reason
 
 
+@pytest.mark.parametrize("name", ["Learner_Ceiling", "oracle"])
+def test_a_plugin_named_as_one_of_the_benchs_own_entrants_is_skipped_not_fatal(
+    plugin: Plugin, name: str
+) -> None:
+    # A plugin named Learner_Ceiling made the default run exit 2; one named oracle was
+    # dropped without a word.
+    registry, _ = plugin(PLUGIN_SOURCE, {"seeded": "Seeded", name: "Seeded"})
+    config = BenchConfig(workloads=[WORKLOADS["stationary"]], loop=RolloutLoop(budget=40), seeds=2)
+
+    result = run_bench(config, registry=registry)
+
+    assert "seeded" in [sampler.label for sampler in result.workloads[0].samplers]
+    [skipped] = result.skipped
+    assert skipped.label.startswith(f"{name} (")
+    assert "its name is the bench's own" in skipped.reason
+
+
 @pytest.mark.parametrize(
     ("label", "why"),
     [("broken", "RuntimeError: lost its place"), ("stray", "'not-a-task'")],
