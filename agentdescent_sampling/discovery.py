@@ -79,11 +79,11 @@ def unmatched(
     warnings: list[str] = []
     if policy.only is not None:
         distributions = {normalize(each.distribution) for each in found}
-        warnings += [
-            _unmatched(entry, policy.only_by, "allows", "is no installed plugin distribution",
-                       distributions)
-            for entry in sorted(policy.only - distributions - {OWN_DISTRIBUTION})
-        ]  # fmt: skip
+        warnings += _each_unmatched(
+            policy.only - distributions - {OWN_DISTRIBUTION}, policy.only_by,
+            lambda entry: _unmatched(entry, policy.only_by, "allows",
+                                     "is no installed plugin distribution", distributions),
+        )  # fmt: skip
     left = policy.disable - known
     if any(isinstance(each, EntryPoint) and each.form == "hook" for each in found):
         return warnings, left
@@ -93,17 +93,32 @@ def unmatched(
 def unmatched_disabled(policy: Policy, left: frozenset[str], known: Collection[str]) -> list[str]:
     """A warning for each DISABLE entry in ``left`` that is none of the normalized names
     ``known`` (:func:`known_names`, and the samplers the plugins registered)."""
-    return [
-        _unmatched(
+    return _each_unmatched(
+        left - set(known),
+        policy.disable_by,
+        lambda entry: _unmatched(
             entry,
             policy.disable_by,
             "disables",
             "matches no built-in, installed plugin distribution or sampler name (a plugin "
             "that may not load names none)",
             known,
-        )
-        for entry in sorted(left - set(known))
-    ]
+        ),
+    )
+
+
+#: The most entries of a plugin list warned of one by one; the rest are counted in one more.
+_WARNED = 10
+
+
+def _each_unmatched(entries: Collection[str], by: str, warning: Callable[[str], str]) -> list[str]:
+    """The ``warning`` of each of ``entries`` in order, up to :data:`_WARNED`, and one that
+    counts the rest: a list of thousands printed thousands of lines."""
+    ordered = sorted(entries)
+    told = [warning(entry) for entry in ordered[:_WARNED]]
+    if len(ordered) > _WARNED:
+        told.append(f"{by} names {len(ordered) - _WARNED:,} more entries that match nothing")
+    return told
 
 
 def known_names(found: Collection[EntryPoint | PluginFailure]) -> set[str]:

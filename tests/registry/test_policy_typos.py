@@ -69,6 +69,22 @@ def test_an_only_or_disable_entry_matching_nothing_installed_is_told_the_closest
 
 
 @pytest.mark.usefixtures("typo_plugins")
+def test_a_list_of_thousands_of_entries_matching_nothing_is_told_in_eleven_warnings() -> None:
+    # Each was one warning: 5,000 entries printed 5,000 lines.
+    registry = Registry(disable=[f"nothing-{number:04}" for number in range(5000)])
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.available()
+
+    told = [str(warning.message) for warning in caught]
+    told = [message for message in told if message.startswith("Registry(disable=...)")]
+    assert len(told) == 11
+    assert told[0].startswith("Registry(disable=...) names 'nothing-0000', which matches no")
+    assert told[-1] == "Registry(disable=...) names 4,990 more entries that match nothing"
+
+
+@pytest.mark.usefixtures("typo_plugins")
 def test_a_built_in_selected_reads_no_metadata_and_tells_nothing() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
