@@ -265,7 +265,10 @@ def _distributions(group: str) -> Iterator[EntryPoint | PluginFailure]:
             continue
         if not _PLAIN_VERSION.fullmatch(version):  # shown everywhere the plugin is named
             version = shown(ascii(version), 40)
-        if normalize(name) in seen:  # as importlib.metadata does: the first on sys.path wins
+        # As importlib.metadata does, the first on sys.path of a name wins; but every one
+        # calling itself this package is read, to be refused and listed: this package
+        # declares no entry points, so whichever comes first, an impostor is no shadow.
+        if normalize(name) in seen and normalize(name) != OWN_DISTRIBUTION:
             continue
         seen.add(normalize(name))
         try:

@@ -6,6 +6,7 @@ import importlib.metadata
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from agentdescent_sampling import InvalidSamplerConfig, Registry, UnknownSampler
 from agentdescent_sampling.policy import VERSION, EntryPoint, Policy
 from tests.registry.conftest import HOOK_MODULES, LONG
 from tests.registry.probes import IMPORTED_PLUGINS, error_of, failures_of, records
+from tests.support.distinfo import write_plugin
 from tests.support.venv import Venv
 
 BUILTIN_MODULES = """
@@ -46,6 +48,24 @@ def test_a_distribution_named_like_this_package_never_serves_a_builtin(
         "from agentdescent_sampling import available\navailable()\n" + IMPORTED_PLUGINS, env=env
     )
     assert "ads_impostor_dist" not in imported
+
+
+def test_every_distribution_named_like_this_package_is_listed_wherever_it_is_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first of a name on sys.path hid the rest, as importlib.metadata has it: after this
+    # package, or after another impostor, one was neither listed nor refused.
+    from agentdescent_sampling.discovery import scan
+
+    for module, name in (("imp_a", "agentdescent-sampling"), ("imp_b", "Agentdescent_Sampling")):
+        write_plugin(tmp_path, module, "class X: pass\n", {f"evil-{module}": "X"}, name)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])  # after this package
+
+    _, refused = scan("agentdescent.samplers", Policy(frozenset(), None, False))
+
+    claims = sorted(failure.names[0] for failure in refused if "imp_" in failure.names[0])
+    assert claims == ["evil-imp_a", "evil-imp_b"]
+    assert not {"imp_a", "imp_b"} & set(sys.modules)
 
 
 def test_a_distribution_named_like_this_package_is_listed_as_a_refused_conflict(
