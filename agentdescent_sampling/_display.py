@@ -8,9 +8,9 @@ bounded, printable line; :func:`safe_repr` shows a value without running its cod
 
 from __future__ import annotations
 
-import abc
 import shutil
 import sys
+import types
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
@@ -51,19 +51,10 @@ _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 #: This package's describing types, whose ``repr`` is its own; a type counts as one only if
 #: it is what the module holds under its name.
 _OWN_MODULE = "agentdescent_sampling.params"
-#: The modules of type hints, and the hint types of ``types`` (the rest of it, a
-#: ``SimpleNamespace`` say, shows what it holds by their own ``repr``). A hint's ``repr``
-#: shows its parts' too: it is trusted only when each part is plain (:func:`_plain_hint`).
-_HINT_TYPES = {"typing": None, "types": ("GenericAlias", "UnionType")}
-#: The parts of a hint its ``repr`` may show.
-_HINT_PARTS = (
-    "__origin__", "__args__", "__metadata__", "__bound__", "__constraints__", "__name__",
-    "__qualname__", "__module__", "__forward_arg__", "__forward_module__", "__supertype__",
-    "_name",
-)  # fmt: skip
-#: The metaclasses of classes a hint may name: typing reads their names, which neither
-#: computes.
-_PLAIN_METACLASSES = (type, abc.ABCMeta)
+#: The modules whose type hints :func:`_hint` writes out itself.
+_HINT_MODULES = ("typing", "types")
+#: The most parts of a type hint written out; a larger one is shown by its type.
+_HINT_BUDGET = 200
 _BRACKETS: dict[type, tuple[str, str]] = {
     list: ("[", "]"),
     tuple: ("(", ")"),
@@ -90,37 +81,119 @@ def _held_by(cls: type) -> str | None:
     class can say ``__module__ = "typing"``, but is not what ``typing`` holds. Read where
     Python keeps them, so no metaclass computes them."""
     module = type.__dict__["__module__"].__get__(cls, type)
-    if type(module) is not str or module not in (_OWN_MODULE, *_HINT_TYPES):
+    if type(module) is not str or module not in (_OWN_MODULE, *_HINT_MODULES):
         return None
     held = getattr(sys.modules.get(module), _type_name(cls), None) is cls
     return module if held else None
 
 
-def _plain_hint(value: object, depth: int = 0) -> bool:
-    """Whether ``repr(value)`` runs no plugin code: ``value`` is plain data, a class of a
-    plain metaclass, or a type hint of ``typing``'s or ``types``' every part of which is
-    (``list[Evil()]`` is not: its repr is ``Evil``'s)."""
+def _hint(value: object, budget: list[int]) -> str | None:
+    """A type hint of ``typing``'s or ``types``' written out as its ``repr`` writes the
+    common ones (``dict[str, typing.Any] | None``, ``typing.Optional[int]``), read only
+    where Python keeps its parts, so that no code of a class it names runs (its
+    ``__module__``, ``__qualname__`` or ``__repr__``); None for any other value, or one of
+    more than :data:`_HINT_BUDGET` parts."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
     cls = type(value)
-    if one_of(cls, _PLAIN) or value is Ellipsis:
-        return True
-    if depth >= 8:
-        return False
-    if one_of(cls, (tuple, list)):
-        return all(_plain_hint(part, depth + 1) for part in value)  # type: ignore[attr-defined]
+    if value is None or value is type(None):
+        return "None"
+    if value is Ellipsis:
+        return "..."
+    if one_of(cls, (str, int, float, bool, bytes)):  # Literal's values
+        return _plain_repr(value)
     if issubclass(cls, type):
-        return one_of(cls, _PLAIN_METACLASSES)
-    module = _held_by(cls)
-    names = _HINT_TYPES.get(module or "", ())
-    if module is None or (names is not None and _type_name(cls) not in names):
-        return False
-    for attribute in _HINT_PARTS:
-        try:  # object's own lookup: typing's __getattr__ forwards to the hint's origin
-            part = object.__getattribute__(value, attribute)
+        return _class_text(value)  # type: ignore[arg-type]  # a class
+    if one_of(cls, (list, tuple)):  # Callable's parameters
+        parts = [_hint(part, budget) for part in value]  # type: ignore[attr-defined]
+        return None if None in parts else f"[{', '.join(parts)}]"  # type: ignore[arg-type]
+    if one_of(cls, (types.GenericAlias, types.UnionType)):
+        args = _parts(cls.__dict__["__args__"].__get__(value), budget)
+        if args is None:
+            return None
+        if cls is types.UnionType:
+            return " | ".join(args)
+        origin = _hint(cls.__dict__["__origin__"].__get__(value), budget)
+        return None if origin is None else f"{origin}[{', '.join(args) or '()'}]"
+    if _held_by(cls) != "typing":
+        return None
+    return _typing_hint(value, _type_name(cls), budget)
+
+
+def _typing_hint(value: object, kind: str, budget: list[int]) -> str | None:
+    """:func:`_hint` of a hint of ``typing``'s, of the class named ``kind``."""
+    try:
+        fields = object.__getattribute__(value, "__dict__")
+    except AttributeError:  # a special form with slots: typing.Any on 3.10, NoReturn
+        fields = {}
+    if type(fields) is not dict:
+        return None
+    name = fields.get("_name")
+    if kind in ("_SpecialForm", "_LiteralSpecialForm", "_SpecialGenericAlias"):
+        try:
+            name = object.__getattribute__(value, "_name")
         except AttributeError:
-            continue
-        if not _plain_hint(part, depth + 1):
-            return False
-    return True
+            return None
+        return f"typing.{name}" if type(name) is str else None
+    if kind in ("TypeVar", "ParamSpec"):
+        label = fields.get("__name__")
+        return f"~{label}" if type(label) is str else None
+    if kind == "ForwardRef":  # its parts are slots
+        try:
+            arg = object.__getattribute__(value, "__forward_arg__")
+        except AttributeError:
+            return None
+        return f"ForwardRef({arg!r})" if type(arg) is str else None
+    origin, args = fields.get("__origin__"), _parts(fields.get("__args__", ()), budget)
+    if args is None or type(fields.get("__args__", ())) is not tuple:
+        return None
+    if kind == "_UnionGenericAlias":
+        if len(args) == 2 and "None" in args:
+            return f"typing.Optional[{args[args[0] == 'None']}]"
+        return f"typing.Union[{', '.join(args)}]"
+    if kind == "_LiteralGenericAlias":
+        return f"typing.Literal[{', '.join(args)}]"
+    if kind == "_CallableGenericAlias" and args:
+        *taken, returned = args
+        given = "..." if taken == ["..."] else f"[{', '.join(taken)}]"
+        return f"typing.Callable[{given}, {returned}]"
+    if kind == "_AnnotatedAlias":
+        shown_origin = _hint(origin, budget)
+        metadata = _parts(fields.get("__metadata__", ()), budget)
+        if shown_origin is None or metadata is None:
+            return None
+        return f"typing.Annotated[{', '.join([shown_origin, *metadata])}]"
+    if kind == "_GenericAlias":
+        head = f"typing.{name}" if type(name) is str else _hint(origin, budget)
+        return None if head is None else f"{head}[{', '.join(args)}]"
+    return None
+
+
+def _parts(values: object, budget: list[int]) -> list[str] | None:
+    """:func:`_hint` of each of a hint's ``values`` (a tuple), or None if one has none."""
+    if type(values) is not tuple:
+        return None
+    parts = [_hint(each, budget) for each in values]
+    return None if None in parts else parts  # type: ignore[return-value]
+
+
+def _class_text(cls: type) -> str | None:
+    """A class as typing writes one in a hint (``int``, ``typing.Any``, ``mypkg.Knob``), read
+    from its own slots: its ``__module__`` and ``__qualname__`` may be any object."""
+    module = type.__dict__["__module__"].__get__(cls, type)
+    qualname = type.__dict__["__qualname__"].__get__(cls, type)
+    if type(module) is not str or type(qualname) is not str:
+        return None
+    return qualname if module == "builtins" else f"{module}.{qualname}"
+
+
+def _plain_repr(value: object) -> str | None:
+    """``repr`` of a plain value of an exact built-in type; None past 4,300 digits."""
+    try:
+        return repr(value)
+    except ValueError:
+        return None
 
 
 def a_type(value: object) -> str:
@@ -197,13 +270,16 @@ def safe_repr(value: object, limit: int = MAX_SHOWN, depth: int = 0) -> str:
     it may raise, never return, or print. Plain data (numbers, text, and lists, tuples,
     sets and dicts of them, up to 8 levels deep) is shown by the built-in ``repr``; a
     value of this package's own describing types by theirs, and a type hint of ``typing``'s
-    or ``types``' by its own when every part of it is plain (:func:`_plain_hint`).
+    or ``types``' written out as its ``repr`` would write it (:func:`_hint`).
     """
     cls = type(value)
     if issubclass(cls, type):  # not isinstance: it reads __class__, which a plugin can define
         return _type_name(value)  # type: ignore[arg-type]  # value is a class here
     module = _held_by(cls)
-    if one_of(cls, _PLAIN) or module == _OWN_MODULE or (module and _plain_hint(value)):
+    hint = _hint(value, [_HINT_BUDGET]) if module in _HINT_MODULES else None
+    if hint is not None:
+        text = hint
+    elif one_of(cls, _PLAIN) or module == _OWN_MODULE:
         try:
             text = repr(value)
         except ValueError:  # an int of over 4,300 digits

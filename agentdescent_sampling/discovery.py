@@ -116,8 +116,10 @@ def _each_unmatched(entries: Collection[str], by: str, warning: Callable[[str], 
     counts the rest: a list of thousands printed thousands of lines."""
     ordered = sorted(entries)
     told = [warning(entry) for entry in ordered[:_WARNED]]
-    if len(ordered) > _WARNED:
-        told.append(f"{by} names {len(ordered) - _WARNED:,} more entries that match nothing")
+    more = len(ordered) - _WARNED
+    if more > 0:
+        entries_word = "entry that matches" if more == 1 else "entries that match"
+        told.append(f"{by} names {more:,} more {entries_word} nothing installed")
     return told
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import types
 from typing import Any
 
 __all__ = ["parameter_help"]
@@ -36,24 +37,37 @@ def parameter_help(factory: Any) -> dict[str, str]:
     ``Args:`` section; a :func:`functools.partial` from what it wraps. Continuation lines
     are joined with spaces. A factory without a readable docstring gives ``{}``.
     """
-    # By type(), which reads no __class__ a factory may define as a property.
+    # Read where Python keeps each part, so that no property or metaclass of the plugin's
+    # runs: this describes a plugin for show, outside its isolation.
     while issubclass(type(factory), functools.partial):  # a preset: its function documents it
-        factory = factory.func
+        factory = functools.partial.__dict__["func"].__get__(factory)
     sources = [factory]
     if issubclass(type(factory), type):
         sources.append(type.__dict__["__dict__"].__get__(factory, type).get("__init__"))
     for source in sources:
-        try:
-            doc = inspect.getdoc(source) if source is not None else None
-        except KeyboardInterrupt:
-            raise
-        # A hostile __doc__ (a metaclass property raising SystemExit, say) just means "no help".
-        except BaseException:  # noqa: BLE001
-            doc = None
-        found = _args_section(str.__str__(doc)) if isinstance(doc, str) else {}
+        doc = _own_doc(source)
+        found = _args_section(doc) if doc is not None else {}
         if found:
             return found
     return {}
+
+
+def _own_doc(source: object) -> str | None:
+    """``source``'s docstring as :func:`inspect.getdoc` finds it, read from the dicts of a
+    class and its bases (not ``object``'s) or a function's slot; None for any other object,
+    or a docstring that is no plain text."""
+    if issubclass(type(source), type):
+        for each in type.__dict__["__mro__"].__get__(source, type):
+            if each is object:
+                break
+            doc = type.__dict__["__dict__"].__get__(each, type).get("__doc__")
+            if type(doc) is str:
+                return inspect.cleandoc(doc)
+        return None
+    if type(source) is types.FunctionType:
+        doc = types.FunctionType.__dict__["__doc__"].__get__(source)
+        return inspect.cleandoc(doc) if type(doc) is str else None
+    return None
 
 
 def _args_section(doc: str) -> dict[str, str]:

@@ -112,8 +112,8 @@ def default_specs(registry: Registry) -> tuple[list[SpecLike], list[Skipped]]:
             skipped.append(
                 Skipped(
                     f"{record.name} ({record.distribution})",
-                    f"its name is the bench's own {own}'s, so the bench cannot tell them "
-                    f"apart; rename it to bench it",
+                    f"its name is the bench's own {own}'s; bench it with --sampler "
+                    f'\'{{"name": "{record.name}", "provider": "{record.distribution}"}}\'',
                 )
             )
         elif record.status != "ok":

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import attrs
 import pytest
 
 from agentdescent_sampling import Registry, SamplerSpec, UnknownSamplerError
@@ -247,6 +249,13 @@ def test_a_plugin_named_as_one_of_the_benchs_own_entrants_is_skipped_not_fatal(
     [skipped] = result.skipped
     assert skipped.label.startswith(f"{name} (")
     assert "its name is the bench's own" in skipped.reason
+    given = skipped.reason.split("--sampler ", 1)[1].strip("'")  # benched as it says
+    labels = [
+        sampler.label
+        for sampler in run_bench(attrs.evolve(config, samplers=[json.loads(given)]),
+                                 registry=registry).workloads[0].samplers
+    ]  # fmt: skip
+    assert any(label.startswith(name) for label in labels)
 
 
 @pytest.mark.parametrize(

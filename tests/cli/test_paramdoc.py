@@ -57,3 +57,35 @@ def test_a_factory_without_an_args_section_has_no_meanings() -> None:
 
     assert parameter_help(Bare) == {}
     assert parameter_help(len) == {}
+
+
+def test_reading_the_help_runs_no_property_or_metaclass_of_the_plugins() -> None:
+    # Read for show outside the plugin's isolation: a partial subclass's func property, or a
+    # metaclass's __doc__, ran (and could exit or print).
+    def tuned(window: int = 3) -> None:
+        """A preset.
+
+        Args:
+            window: how many outcomes to keep.
+        """
+
+    class Wrapped(functools.partial):  # type: ignore[type-arg]
+        @property
+        def func(self) -> None:  # type: ignore[override]
+            raise SystemExit("func ran")
+
+    class Documented(type):
+        @property
+        def __doc__(cls) -> str:  # type: ignore[override]
+            raise SystemExit("__doc__ ran")
+
+    class Sampler(metaclass=Documented):
+        def __init__(self, window: int = 3) -> None:
+            """Build it.
+
+            Args:
+                window: how many outcomes to keep.
+            """
+
+    assert parameter_help(Wrapped(tuned)) == {"window": "how many outcomes to keep."}
+    assert parameter_help(Sampler) == {"window": "how many outcomes to keep."}

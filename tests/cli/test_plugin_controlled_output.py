@@ -224,31 +224,40 @@ class _Spoofed(_Exits):
 _Spoofed.__module__ = "typing"
 
 
-class _Metaclass(type):
+class _Text(str):
+    def __str__(self) -> str:
+        raise SystemExit("ran")
+
+    __format__ = __repr__ = __eq__ = __hash__ = __str__  # type: ignore[assignment]
+
+
+class _Named:
     pass
 
 
-class _OfAMetaclass(metaclass=_Metaclass):
-    pass
+_Named.__qualname__ = _Text("named")
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [(list[_Exits()], "<GenericAlias object>"),  # type: ignore[misc]
      (types.SimpleNamespace(x=_Exits()), "<SimpleNamespace object>"),
-     (typing.Optional[_OfAMetaclass], "<_UnionGenericAlias object>"),  # noqa: UP045  # typing's
+     (typing.Optional[_Named], "<_UnionGenericAlias object>"),  # noqa: UP045  # typing's
+     (typing.Optional[_Exits], f"typing.Optional[{__name__}._Exits]"),  # noqa: UP045  # typing's
+     (dict[str, typing.Any] | None, "dict[str, typing.Any] | None"),
      (_Spoofed(), "<_Spoofed object>"),
      (typing.Optional[int], "typing.Optional[int]"),  # noqa: UP045  # typing's own form
      (list[int], "list[int]"),
      (int | None, "int | None")],
-    ids=["a-hint-holding-an-object", "a-namespace", "a-hint-naming-a-class-of-a-metaclass",
+    ids=["a-hint-holding-an-object", "a-namespace", "a-hint-naming-a-class-of-a-text-name",
+         "a-hint-naming-a-class", "any",
          "claiming-typings-module", "optional", "generic-alias", "union"],
 )  # fmt: skip
-def test_a_type_hint_is_shown_by_its_repr_only_when_every_part_of_it_is_plain(
+def test_a_type_hint_is_written_out_running_no_code_of_what_it_names(
     value: object, expected: str
 ) -> None:
     # typing's and types' reprs were trusted whole, and so ran the repr of what a hint
-    # held, or of a class claiming typing's module.
+    # held, of a class claiming typing's module, or the str subclass a class named itself by.
     assert safe_repr(value) == expected
 
 

@@ -384,7 +384,7 @@ ZOO.update(
                         @property
                         def __doc__(cls):
                             if outside():
-                                raise SystemExit(51)
+                                sys.stdout.write("PRINTED-BY-REPR")
                             return "A sampler."
 
                     class Shown:

@@ -56,7 +56,9 @@ def test_text_and_defaults_a_plugin_hands_over_run_none_of_its_code_once_registe
     for command in ("list", "check --all"):  # 1: the zoo's other plugins fail their checks
         assert zoo.run("agentdescent-sampling", *command.split(), check=False).returncode in (0, 1)
     for name in ("hashing-parameter", "truthy-annotation", "computed-doc"):
-        assert zoo.run("agentdescent-sampling", "show", name).stdout.startswith(name)
+        shown = zoo.run("agentdescent-sampling", "show", name).stdout
+        assert shown.startswith(name)
+        assert "PRINTED-BY-REPR" not in shown
     hints = zoo.run("agentdescent-sampling", "show", "hints-holding-code").stdout
     assert "a = <GenericAlias object>\n    b = <SimpleNamespace object>" in hints
     assert "PRINTED-BY-REPR" not in hints
