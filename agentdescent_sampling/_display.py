@@ -70,10 +70,10 @@ def plain_text(text: object) -> object:
     return str.__str__(text) if isinstance(text, str) else text
 
 
-def one_of(cls: type, types: Iterable[type]) -> bool:
-    """Whether ``cls`` is one of ``types``, by identity: ``in`` compares with ``==`` (and a
+def one_of(cls: type, kinds: Iterable[type]) -> bool:
+    """Whether ``cls`` is one of ``kinds``, by identity: ``in`` compares with ``==`` (and a
     set or dict with ``hash``), which a plugin's metaclass can define to run its code."""
-    return any(cls is each for each in types)
+    return any(cls is each for each in kinds)
 
 
 def _held_by(cls: type) -> str | None:
