@@ -357,13 +357,21 @@ def test_a_symlink_swapped_in_later_is_never_written_through(tmp_path: Path) -> 
     assert target.read_text(encoding="utf-8") == "keep me"
 
 
-def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
-    tmp_path: Path,
-) -> None:
+@contextlib.contextmanager
+def _moved_aside(tmp_path: Path) -> Iterator[tuple[DurableSampler, Path, Path]]:
+    """A durable sampler that recorded once, then had its file moved aside:
+    ``(sampler, state path, where the file is)``; closed on leaving."""
     state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
     with durable("difficulty-weighted", state) as sampler:
         sampler.record("a", 0.0)
         os.rename(state, aside)
+        yield sampler, state, aside
+
+
+def test_a_record_that_could_not_be_written_is_kept_and_written_with_the_next(
+    tmp_path: Path,
+) -> None:
+    with _moved_aside(tmp_path) as (sampler, state, aside):
         with (
             pytest.warns(RuntimeWarning, match="the path now names nothing"),
             pytest.raises(StateError, match="the path now names nothing"),
@@ -416,10 +424,7 @@ def test_a_state_that_cannot_be_written_is_warned_of_at_once_and_again_after_it_
 def test_a_state_that_cannot_be_written_raises_state_error_where_warnings_are_errors(
     tmp_path: Path,
 ) -> None:
-    state, aside = tmp_path / "sampler.sqlite", tmp_path / "aside.sqlite"
-    with durable("difficulty-weighted", state) as sampler:
-        sampler.record("a", 0.0)
-        os.rename(state, aside)
+    with _moved_aside(tmp_path) as (sampler, state, aside):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with pytest.raises(StateError, match="was moved, deleted or replaced"):
