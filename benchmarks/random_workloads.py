@@ -1,0 +1,186 @@
+"""Look for a workload on which fixable-first loses to round-robin: random workloads, drawn.
+
+Usage::
+
+    python benchmarks/random_workloads.py [--workloads 40] [--seeds 12] [--draw-seed 0]
+        [--reflector NAME ...] [--async] [--only INDEX ...] [--first-seed 0]
+        [--change FIELD=VALUE ...]
+
+The engine bench's nine workloads are chosen by hand. A user cannot tell in advance which
+workload they have, so this draws ``--workloads`` more from a seeded generator, each with its
+own make-up (lessons and the failures their rules take, flaky lessons and their luck, always-
+and never-pass tasks, regressions and their held-out weight, graded scores, workers, shared
+shards, concurrency, a budget of 2.5 to 9 rollouts per train task) and a reflector drawn from
+the bench's (or from ``--reflector``), and runs round-robin, ``fixable-first`` and
+``fixable-first + wired`` on ``--seeds`` seeds of each in the real ``evolve()`` (the ``engine``
+extra), paired by seed as the bench pairs them.
+
+It prints one line per workload and sampler: round-robin's rollouts and calls to 75% and 90% of
+the gain over the sampler's (median over seeds, with its 95% interval; a run that never got
+there counts as its budget), the final held-out reward's paired difference from round-robin's,
+and how many of the sampler's runs never reached 75%. A line is marked ``LOSS`` where an
+interval lies wholly below 1.0 (more rollouts or calls than round-robin) or the final reward's
+wholly below 0: the rule this script checks, decided before it was first run. ``--only`` runs
+some of the same draw again, on other seeds with ``--first-seed``, to see whether a loss holds;
+``--change`` runs them changed (``--change shared_shard=false``), to see what makes it.
+
+:func:`drawn` gives the same draw to other scripts: ``benchmarks/gate_calls.py`` splits a drawn
+workload's calls once it is added to ``ENGINE_WORKLOADS`` (BENCHMARKS.md, "Workloads drawn at
+random").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from agentdescent_sampling.bench.engine.metrics import EngineSamplerResult, Reach
+from agentdescent_sampling.bench.engine.runner import EngineBenchConfig, run_engine_bench
+from agentdescent_sampling.bench.engine.workloads import REFLECTORS, EngineWorkload, check_path
+
+#: Rollouts per train task in a run's budget: the bench's own run from 2.5 (sparse) to 8.9 (late).
+BUDGET_PER_TASK = (2.5, 9.0)
+
+
+def draw(rng: random.Random, index: int) -> EngineWorkload:
+    """One random workload, named ``random-INDEX``, summarised by what was drawn."""
+    lessons = rng.randint(1, 12)
+    low = rng.randint(1, 4)
+    failures_needed = tuple(range(low, rng.randint(low, 6) + 1))
+    always, never = rng.randint(0, 20), rng.randint(0, 20)
+    shape: dict[str, Any] = {
+        "lessons": lessons,
+        "failures_needed": failures_needed,
+        "always": always,
+        "never": never,
+    }
+    if rng.random() < 0.35:
+        shape.update(flaky=rng.randint(1, lessons), luck=round(rng.uniform(0.1, 0.8), 2))
+    if rng.random() < 0.35:
+        shape.update(
+            regressions=rng.randint(1, lessons),
+            victim_weight=rng.randint(1, 3),
+            patch_failures=rng.randint(1, 3),
+        )
+    if rng.random() < 0.25:
+        shape["graded"] = True
+    workers = rng.choice((1, 2, 2, 2, 4))
+    shape["workers"] = workers
+    if workers > 1 and rng.random() < 0.3:
+        shape["max_concurrency"] = workers
+        shape["shared_shard"] = rng.random() < 0.5
+    train = lessons + shape.get("regressions", 0) + always + never
+    budget = rng.uniform(*BUDGET_PER_TASK) * train
+    shape["rounds"] = max(4, round(budget / workers))
+    summary = " ".join(f"{key}={value}" for key, value in shape.items())
+    return EngineWorkload(name=f"random-{index}", summary=summary, **shape)
+
+
+def _interval(reach: Reach) -> str:
+    ratio = reach.ratio_to_round_robin
+    return f"{ratio.value:.2f}x [{ratio.low:.2f}-{ratio.high:.2f}]"
+
+
+def line(result: EngineSamplerResult) -> tuple[str, bool]:
+    """The sampler's figures in one line, and whether they show a loss to round-robin."""
+    reaches = [result.at(0.75), result.at(0.75, "calls"), result.at(0.9), result.at(0.9, "calls")]
+    final = result.final_vs_round_robin
+    loss = any(r.ratio_to_round_robin.high < 1.0 for r in reaches) or final.high < 0.0
+    text = (
+        f"  {result.label:24s} rollouts 75% {_interval(reaches[0])}  calls 75% "
+        f"{_interval(reaches[1])}  90% {_interval(reaches[2])} / {_interval(reaches[3])}  "
+        f"final {final.value:+.3f} "
+        f"[{final.low:+.3f}, {final.high:+.3f}]  not at 75%: {reaches[0].not_reached} of "
+        f"{result.seeds}"
+    )
+    return text + ("  LOSS" if loss else ""), loss
+
+
+def drawn(
+    count: int, draw_seed: int = 0, reflectors: Sequence[str] = REFLECTORS
+) -> list[tuple[EngineWorkload, str]]:
+    """The first ``count`` workloads of draw ``draw_seed``, each with the reflector drawn for
+    it from ``reflectors``: what :func:`main` runs."""
+    rng = random.Random(draw_seed)
+    return [(draw(rng, index), rng.choice(reflectors)) for index in range(count)]
+
+
+def changed(workload: EngineWorkload, changes: Sequence[str]) -> EngineWorkload:
+    """``workload`` with each ``FIELD=VALUE`` of ``changes`` (the value read as JSON) set."""
+    if not changes:
+        return workload
+    fields = {key: json.loads(value) for key, _, value in (c.partition("=") for c in changes)}
+    summary = f"{workload.summary}, changed: {' '.join(changes)}"
+    return attrs.evolve(workload, summary=summary, **fields)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", type=int, default=40)
+    parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--draw-seed", type=int, default=0, help="seeds the workloads drawn")
+    parser.add_argument("--reflector", action="append", choices=REFLECTORS)
+    parser.add_argument("--async", dest="asynchronous", action="store_true")
+    parser.add_argument(
+        "--only", type=int, action="append", help="run only random-INDEX of the same draw"
+    )
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set an EngineWorkload field in every workload run (JSON value): shared_shard=false",
+    )
+    args = parser.parse_args(argv)
+    reflectors = [
+        r
+        for r in args.reflector or REFLECTORS
+        if not _refused(r, args.asynchronous)  # llm-like-gate is synchronous only
+    ]
+    chosen: dict[str, list[EngineWorkload]] = {}
+    for index, (workload, reflector) in enumerate(
+        drawn(args.workloads, args.draw_seed, reflectors)
+    ):
+        if args.only is None or index in args.only:
+            chosen.setdefault(reflector, []).append(changed(workload, args.change))
+    losses = 0
+    for reflector, workloads in chosen.items():
+        config = EngineBenchConfig(
+            workloads=workloads,
+            samplers=["fixable-first"],
+            seeds=args.seeds,
+            first_seed=args.first_seed,
+            reflector=reflector,
+            asynchronous=args.asynchronous,
+            ceilings=False,
+        )
+        result = run_engine_bench(config)
+        for found in result.workloads:
+            print(f"{found.name} ({reflector}): {found.workload.summary}")
+            for sampler in found.samplers:
+                if sampler.role == "sampler":
+                    text, loss = line(sampler)
+                    losses += loss
+                    print(text)
+        sys.stdout.flush()
+    print(f"{losses} sampler-workload pairs lose to round-robin by their interval")
+    return 0
+
+
+def _refused(reflector: str, asynchronous: bool) -> bool:
+    try:
+        check_path(reflector, asynchronous)
+    except ValueError:
+        return True
+    return False
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
