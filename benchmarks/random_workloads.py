@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/random_workloads.py [--workloads 40] [--seeds 12] [--draw-seed 0]
-        [--reflector NAME ...] [--async] [--only INDEX ...] [--first-seed 0]
+        [--reflector NAME] [--async] [--only INDEX ...] [--first-seed 0]
         [--change FIELD=VALUE ...]
 
 The engine bench's nine workloads are chosen by hand. A user cannot tell in advance which
@@ -11,22 +11,23 @@ workload they have, so this draws ``--workloads`` more from a seeded generator, 
 own make-up (lessons and the failures their rules take, flaky lessons and their luck, always-
 and never-pass tasks, regressions and their held-out weight, graded scores, workers, shared
 shards, concurrency, a budget of 2.5 to 9 rollouts per train task) and a reflector drawn from
-the bench's (or from ``--reflector``), and runs round-robin, ``fixable-first`` and
-``fixable-first + wired`` on ``--seeds`` seeds of each in the real ``evolve()`` (the ``engine``
-extra), paired by seed as the bench pairs them.
+the bench's (``--reflector`` runs them all with one, the draw unchanged), and runs round-robin,
+``fixable-first`` and ``fixable-first + wired`` on ``--seeds`` seeds of each in the real
+``evolve()`` (the ``engine`` extra), paired by seed as the bench pairs them.
 
 It prints one line per workload and sampler: round-robin's rollouts and calls to 75% and 90% of
 the gain over the sampler's (median over seeds, with its 95% interval; a run that never got
 there counts as its budget), the final held-out reward's paired difference from round-robin's,
-and how many of the sampler's runs never reached 75%. A line is marked ``LOSS`` where an
-interval lies wholly below 1.0 (more rollouts or calls than round-robin) or the final reward's
-wholly below 0: the rule this script checks, decided before it was first run. ``--only`` runs
-some of the same draw again, on other seeds with ``--first-seed``, to see whether a loss holds;
-``--change`` runs them changed (``--change shared_shard=false``), to see what makes it.
+and how many of the sampler's runs never reached 75%. A line is marked ``LOSS`` where one of the
+four ratios' intervals lies wholly below 1.0 (the sampler spent more than round-robin) or the
+final reward's wholly below 0. A default run screens 400 intervals at 95%, so a few marks come
+by chance: ``--only`` runs some of the same draw again, on fresh seeds with ``--first-seed``, to
+see whether a loss holds, and ``--change`` runs them changed (``--change shared_shard=false``),
+to see what makes it.
 
-:func:`drawn` gives the same draw to other scripts: ``benchmarks/gate_calls.py`` splits a drawn
-workload's calls once it is added to ``ENGINE_WORKLOADS`` (BENCHMARKS.md, "Workloads drawn at
-random").
+:func:`register` hands the same draw to the scripts that take ``--workload``:
+``benchmarks/gate_calls.py`` splits a drawn workload's calls (BENCHMARKS.md, "Workloads drawn at
+random"). With ``--async`` a workload drawn with ``llm-like-gate`` (synchronous only) is skipped.
 """
 
 from __future__ import annotations
@@ -42,9 +43,14 @@ import attrs
 
 from agentdescent_sampling.bench.engine.metrics import EngineSamplerResult, Reach
 from agentdescent_sampling.bench.engine.runner import EngineBenchConfig, run_engine_bench
-from agentdescent_sampling.bench.engine.workloads import REFLECTORS, EngineWorkload, check_path
+from agentdescent_sampling.bench.engine.workloads import (
+    ENGINE_WORKLOADS,
+    REFLECTORS,
+    EngineWorkload,
+    check_path,
+)
 
-#: Rollouts per train task in a run's budget: the bench's own run from 2.5 (sparse) to 8.9 (late).
+#: Rollouts per train task in a run's budget: about the bench's own, 2.5 (sparse) to 8.9 (late).
 BUDGET_PER_TASK = (2.5, 9.0)
 
 
@@ -102,22 +108,51 @@ def line(result: EngineSamplerResult) -> tuple[str, bool]:
     return text + ("  LOSS" if loss else ""), loss
 
 
-def drawn(
-    count: int, draw_seed: int = 0, reflectors: Sequence[str] = REFLECTORS
-) -> list[tuple[EngineWorkload, str]]:
+def drawn(count: int, draw_seed: int = 0) -> list[tuple[EngineWorkload, str]]:
     """The first ``count`` workloads of draw ``draw_seed``, each with the reflector drawn for
-    it from ``reflectors``: what :func:`main` runs."""
+    it: what :func:`main` runs (``--reflector`` replaces the reflector, not the draw)."""
     rng = random.Random(draw_seed)
-    return [(draw(rng, index), rng.choice(reflectors)) for index in range(count)]
+    return [(draw(rng, index), rng.choice(REFLECTORS)) for index in range(count)]
+
+
+def register(count: int = 40, draw_seed: int = 0) -> None:
+    """Add the draw's workloads to the engine bench's ``ENGINE_WORKLOADS`` by name, so the
+    scripts that take ``--workload`` (``gate_calls.py``, ``where_rollouts_go.py``) run them."""
+    ENGINE_WORKLOADS.update((workload.name, workload) for workload, _ in drawn(count, draw_seed))
 
 
 def changed(workload: EngineWorkload, changes: Sequence[str]) -> EngineWorkload:
-    """``workload`` with each ``FIELD=VALUE`` of ``changes`` (the value read as JSON) set."""
+    """``workload`` with each ``FIELD=VALUE`` of ``changes`` set, the value read as JSON (a
+    list as a tuple). ``rounds`` stays as drawn, so changing ``workers`` changes the budget.
+
+    Raises:
+        ValueError: a change names no field of the workload's make-up, or its value is no
+            JSON, or the workload refuses it.
+    """
     if not changes:
         return workload
-    fields = {key: json.loads(value) for key, _, value in (c.partition("=") for c in changes)}
+    fields: dict[str, Any] = {}
+    for change in changes:
+        key, sep, text = change.partition("=")
+        if not sep or key not in _CHANGEABLE:
+            raise ValueError(f"--change {change!r}: give FIELD=VALUE, FIELD one of {_CHANGEABLE}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(
+                f"--change {change!r}: the value is read as JSON; for example "
+                f"shared_shard=false or failures_needed=[1,2]"
+            ) from None
+        fields[key] = tuple(value) if isinstance(value, list) else value
     summary = f"{workload.summary}, changed: {' '.join(changes)}"
-    return attrs.evolve(workload, summary=summary, **fields)
+    try:
+        return attrs.evolve(workload, summary=summary, **fields)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"--change {' '.join(changes)}: {error}") from None
+
+
+#: The fields ``--change`` may set: the make-up and run shape, not the name or summary.
+_CHANGEABLE = sorted(set(attrs.fields_dict(EngineWorkload)) - {"name", "summary", "notes"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", type=int, default=40)
     parser.add_argument("--seeds", type=int, default=12)
     parser.add_argument("--draw-seed", type=int, default=0, help="seeds the workloads drawn")
-    parser.add_argument("--reflector", action="append", choices=REFLECTORS)
+    parser.add_argument(
+        "--reflector", choices=REFLECTORS, help="run every workload with this reflector"
+    )
     parser.add_argument("--async", dest="asynchronous", action="store_true")
     parser.add_argument(
         "--only", type=int, action="append", help="run only random-INDEX of the same draw"
@@ -136,20 +173,30 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="set an EngineWorkload field in every workload run (JSON value): shared_shard=false",
+        help="set a field of every workload run, read as JSON: shared_shard=false",
     )
     args = parser.parse_args(argv)
-    reflectors = [
-        r
-        for r in args.reflector or REFLECTORS
-        if not _refused(r, args.asynchronous)  # llm-like-gate is synchronous only
-    ]
+    if args.workloads < 1:
+        parser.error(f"--workloads {args.workloads}: draw at least 1")
+    if args.seeds < 2:
+        parser.error(f"--seeds {args.seeds}: give at least 2, or no interval can be formed")
+    outside = [index for index in args.only or () if not 0 <= index < args.workloads]
+    if outside:
+        parser.error(f"--only {outside[0]}: the draw holds random-0 to random-{args.workloads - 1}")
+    if args.reflector and _refused(args.reflector, args.asynchronous):
+        parser.error(f"--reflector {args.reflector} runs on the synchronous path only")
     chosen: dict[str, list[EngineWorkload]] = {}
-    for index, (workload, reflector) in enumerate(
-        drawn(args.workloads, args.draw_seed, reflectors)
-    ):
-        if args.only is None or index in args.only:
+    for index, (workload, reflector) in enumerate(drawn(args.workloads, args.draw_seed)):
+        if args.only is not None and index not in args.only:
+            continue
+        reflector = args.reflector or reflector
+        if _refused(reflector, args.asynchronous):
+            print(f"{workload.name} ({reflector}): skipped, synchronous only; --reflector runs it")
+            continue
+        try:
             chosen.setdefault(reflector, []).append(changed(workload, args.change))
+        except ValueError as error:
+            parser.error(str(error))
     losses = 0
     for reflector, workloads in chosen.items():
         config = EngineBenchConfig(
@@ -170,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                     losses += loss
                     print(text)
         sys.stdout.flush()
-    print(f"{losses} sampler-workload pairs lose to round-robin by their interval")
+    run = sum(map(len, chosen.values()))
+    print(f"{run} workloads run; {losses} sampler-workload pairs lose to round-robin by the rule")
     return 0
 
 
