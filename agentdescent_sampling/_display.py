@@ -146,7 +146,7 @@ def _typing_hint(value: object, kind: str, budget: list[int]) -> str | None:
             return None
         return f"ForwardRef({arg!r})" if type(arg) is str else None
     origin, args = fields.get("__origin__"), _parts(fields.get("__args__", ()), budget)
-    if args is None or type(fields.get("__args__", ())) is not tuple:
+    if args is None:  # not a tuple, or a part not written out
         return None
     if kind == "_UnionGenericAlias":
         if len(args) == 2 and "None" in args:
