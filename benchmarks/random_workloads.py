@@ -41,7 +41,8 @@ from typing import Any
 
 import attrs
 
-from agentdescent_sampling.bench.engine.metrics import EngineSamplerResult, Reach
+from agentdescent_sampling.bench.engine.metrics import EngineSamplerResult
+from agentdescent_sampling.bench.engine.report import _ratio_interval  # the report's format
 from agentdescent_sampling.bench.engine.runner import EngineBenchConfig, run_engine_bench
 from agentdescent_sampling.bench.engine.workloads import (
     ENGINE_WORKLOADS,
@@ -88,20 +89,15 @@ def draw(rng: random.Random, index: int) -> EngineWorkload:
     return EngineWorkload(name=f"random-{index}", summary=summary, **shape)
 
 
-def _interval(reach: Reach) -> str:
-    ratio = reach.ratio_to_round_robin
-    return f"{ratio.value:.2f}x [{ratio.low:.2f}-{ratio.high:.2f}]"
-
-
 def line(result: EngineSamplerResult) -> tuple[str, bool]:
     """The sampler's figures in one line, and whether they show a loss to round-robin."""
     reaches = [result.at(0.75), result.at(0.75, "calls"), result.at(0.9), result.at(0.9, "calls")]
     final = result.final_vs_round_robin
     loss = any(r.ratio_to_round_robin.high < 1.0 for r in reaches) or final.high < 0.0
+    rollouts, calls, rollouts_90, calls_90 = map(_ratio_interval, reaches)
     text = (
-        f"  {result.label:24s} rollouts 75% {_interval(reaches[0])}  calls 75% "
-        f"{_interval(reaches[1])}  90% {_interval(reaches[2])} / {_interval(reaches[3])}  "
-        f"final {final.value:+.3f} "
+        f"  {result.label:24s} rollouts 75% {rollouts}  calls 75% {calls}  "
+        f"90% {rollouts_90} / {calls_90}  final {final.value:+.3f} "
         f"[{final.low:+.3f}, {final.high:+.3f}]  not at 75%: {reaches[0].not_reached} of "
         f"{result.seeds}"
     )
