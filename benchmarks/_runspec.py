@@ -234,7 +234,8 @@ class PickLog:
         self._append({"record": task_id, "score": score})
 
     def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
-        self.sampler.evidence(task_id, gain, committed)
+        # Reached only where the spec wires the evidence, to a sampler that takes it.
+        self.sampler.evidence(task_id, gain, committed)  # type: ignore[attr-defined]
         self._append({"evidence": task_id, "gain": gain, "committed": committed})
 
     def _append(self, entry: dict[str, Any]) -> None:

@@ -56,9 +56,9 @@ from typing import NamedTuple
 from agentdescent_sampling.bench.engine import ENGINE_WORKLOADS
 from agentdescent_sampling.bench.engine.workloads import EngineWorkload, _plan
 
-sys.path.insert(0, str(Path(__file__).parent))
-import random_count_bound
-from random_count_bound import FRACTION, round_robin_rollouts
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks import random_count_bound  # after the path
+from benchmarks.random_count_bound import FRACTION, round_robin_rollouts
 
 #: What a lesson is: the failures its rule takes on average (``k``), the held-out units its
 #: victim's patch restores (0: its rule breaks nothing), and whether it passes by luck.

@@ -57,10 +57,12 @@ from agentdescent_sampling.bench.engine import (
 )
 from agentdescent_sampling.bench.engine.workloads import ENGINE_WORKLOADS, Built, EngineWorkload
 
-#: A shard's state: (untried, failed once, failed twice), none of them passed or fixed.
-Shard = tuple[int, int, int]
-#: What the whole run has shown: (hopeless found, rules found after 1, 2, 3 failures, solved).
-Found = tuple[int, int, int, int, int]
+#: A shard's state: (untried, failed once, failed twice), none of them passed or fixed; a
+#: planner with more kinds of task (``regressions_bound.py``) adds counts after these.
+Shard = tuple[int, ...]
+#: What the whole run has shown: (hopeless found, rules found after 1, 2, 3 failures, solved),
+#: and after these whatever a planner with more kinds of task counts.
+Found = tuple[int, ...]
 #: The planner may try an untried task ("u"), retry one that failed once or twice, or, with
 #: nothing of those left in its shard, spend the rollout where it teaches nothing ("idle").
 ACTIONS = ("u", "f1", "f2")
@@ -181,6 +183,7 @@ class Planner:
         """What one rollout on ``shard`` can lead to, with its chance."""
         untried, once, twice = shard
         hopeless_found, ones, twos, threes, solved_found = found
+        branches: list[tuple[float, Shard, Found]]
         p_one, p_solved, p_two, p_three = self._pooled(shard, other, found)
         if action == "u":
             rest = (untried - 1, once, twice)
@@ -289,6 +292,7 @@ class ConfirmingPlanner(Planner):
         """What one rollout on ``shard`` can lead to, with its chance."""
         untried, once, twice = shard
         hopeless_found, ones, twos, threes, solved_found = found
+        branches: list[tuple[float, Shard, Found]]
         p_solved, p_one, p_two, p_three, _ = self._pooled(shard, other, found)
         if action == "u":
             branches = [
@@ -452,7 +456,7 @@ class PlannerSampler:
         """The planner's action for this shard, on the first task it applies to."""
         first = self._picks.get(round_index, 0) == 0
         self._picks[round_index] = self._picks.get(round_index, 0) + 1
-        found: Found = tuple(self._found)  # type: ignore[assignment]
+        found: Found = tuple(self._found)
         planner = next((p for p in self._planners if not p.done(found)), None)
         if planner is None:
             return keys[0]

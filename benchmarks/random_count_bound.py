@@ -161,8 +161,8 @@ def floor(make_up: MakeUp, exact: bool) -> float:
                 if exact:
                     expected += share * value(fewer, rest, passing, more, waiting)
                 else:  # the first failure finds the rule with chance 1/k
-                    later = value(fewer, rest, passing, more, waiting)
-                    expected += share * (done(fewer, found, i) / k + later * (k - 1) / k)
+                    missed = value(fewer, rest, passing, more, waiting)
+                    expected += share * (done(fewer, found, i) / k + missed * (k - 1) / k)
             best = min(best, expected)
         return best
 

@@ -70,7 +70,7 @@ def counted(entrant: EngineEntrant, workload: str, seed: int, reflector: str) ->
         propose = agent.propose
 
         def watched(rendered: str, task: Any, output: str, reward: float) -> str | None:
-            proposal = propose(rendered, task, output, reward)
+            proposal: str | None = propose(rendered, task, output, reward)
             if proposal is not None:  # a fix already in the artifact (a slip) changes nothing
                 fix = agent.fix(agent.by_id[task.id])
                 proposals.append(proposal == fix and fix not in rendered)

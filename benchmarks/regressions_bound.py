@@ -97,7 +97,9 @@ class BreakPlanner(Planner):
         self.value = cache(self._value)
         self._after_first = cache(self._after_first_uncached)
 
-    def outcomes(self, shard: Shard, other: Shard, found: Found, action: str) -> list:
+    def outcomes(
+        self, shard: Shard, other: Shard, found: Found, action: str
+    ) -> list[tuple[float, Shard, Found]]:
         """What one rollout from the pool ``shard`` can lead to; "v" patches a broken victim
         (``other`` is ignored: the pool is both shards)."""
         *counts, broken = shard
@@ -286,7 +288,7 @@ class SearchSampler(PlannerSampler):
             self._commits = sum(self._found[1:4])
         first = self._picks.get(round_index, 0) == 0
         self._picks[round_index] = self._picks.get(round_index, 0) + 1
-        base: Found = tuple(self._found[:5])  # type: ignore[assignment]
+        base: Found = tuple(self._found[:5])
         patched = self._found[6]
         planner = next((p for p in self._planners if not p.done((*base, 0, patched))), None)
         if planner is None:

@@ -46,8 +46,8 @@ from agentdescent_sampling.bench.engine import (
 )
 from agentdescent_sampling.samplers import fixable_first
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixable_first_variants import variant_class
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.fixable_first_variants import variant_class  # after the path
 
 
 @attrs.define(eq=False)
@@ -99,9 +99,10 @@ class StaleGuard(NoRetestCap):
 
     cycles: float = 2.0
 
-    def _overdue(self, size: int) -> int:
+    def _overdue(self, size: int) -> Callable[[fixable_first._Task | None], int]:
         # A whole pick number: last < bound holds for a whole last exactly when last < ceil.
-        return math.ceil(self._picks - self.cycles * max(len(self._tasks), size))
+        bound = math.ceil(self._picks - self.cycles * max(len(self._tasks), size))
+        return lambda task: bound
 
 
 @attrs.define(eq=False)

@@ -181,7 +181,7 @@ def in_turn_table() -> list[tuple[str, ...]]:
         "again record us",
         "MB",
     )
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for size in IN_TURN_SIZES:
         keys = keys_of(size)
         for name in IN_TURN_SAMPLERS:

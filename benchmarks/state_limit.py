@@ -77,7 +77,9 @@ SIZED: dict[str, Callable[[int], str]] = {
 }
 
 
-def _state(sampler: str, rows: Callable[[int], str], per_task: int) -> tuple[int, Callable]:
+def _state(
+    sampler: str, rows: Callable[[int], str], per_task: int
+) -> tuple[int, Callable[[int], str]]:
     def body(n: int) -> str:
         params = '{"pass_threshold": 0.999}'
         if sampler == "fixable-first":
@@ -96,7 +98,7 @@ def _state(sampler: str, rows: Callable[[int], str], per_task: int) -> tuple[int
     return per_task, body
 
 
-STATES: dict[str, tuple[int, Callable]] = {
+STATES: dict[str, tuple[int, Callable[[int], str]]] = {
     "fixable-first state": _state("fixable-first", '"task-{0}": [1, 2, 0, 0, {0}, 0]'.format, 11),
     "difficulty-weighted state": _state("difficulty-weighted", '"task-{}": [1, 2]'.format, 7),
 }

@@ -33,8 +33,8 @@ from agentdescent_sampling.bench.engine import (
 )
 from agentdescent_sampling.bench.engine.workloads import SimulatedReflector
 
-sys.path.insert(0, str(Path(__file__).parent))
-from regressions_variants import VARIANTS, _wired
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.regressions_variants import VARIANTS, _wired  # after the path
 
 _finds = SimulatedReflector.finds
 

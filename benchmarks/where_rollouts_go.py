@@ -19,6 +19,7 @@ evidence (``wire()``), as the bench's ``+ wired`` rows do; ``--async`` runs
 from __future__ import annotations
 
 import argparse
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -59,7 +60,7 @@ def with_threshold(name: str, threshold: float) -> TaskSampler:
 def spy_on(name: str, built: Built, spies: list[tuple[Spy, Built]]) -> TaskSampler:
     """A fresh sampler for one run, watched by a Spy kept in ``spies``."""
     spies.append((Spy(with_threshold(name, built.pass_threshold)), built))
-    return spies[-1][0]  # type: ignore[return-value]
+    return spies[-1][0]
 
 
 def kind_of_rollout(plan: object, passed: bool, seen: int, failed: int, found: int | None) -> str:
@@ -107,7 +108,7 @@ def main() -> None:
         spies: list[tuple[Spy, Built]] = []
         run = run_engine(
             workload,
-            lambda built, spies=spies: spy_on(args.sampler, built, spies),
+            functools.partial(spy_on, args.sampler, spies=spies),
             seed,
             reflector=args.reflector,
             wiring=wiring,
