@@ -234,7 +234,7 @@ class PickLog:
         self._append({"record": task_id, "score": score})
 
     def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
-        # Reached only where the spec wires the evidence, to a sampler that takes it.
+        # logged_sampler() links only a sampler that takes evidence.
         self.sampler.evidence(task_id, gain, committed)  # type: ignore[attr-defined]
         self._append({"evidence": task_id, "gain": gain, "committed": committed})
 
@@ -246,7 +246,13 @@ class PickLog:
 def logged_sampler(log: str, link: str | None = None, **config: Any) -> TaskSampler:
     """``from_run_spec(**config)``, logging every pick, record and (with ``link``) every
     evidence card it is told of to ``log``."""
-    logged = PickLog(from_run_spec(**config), Path(log))
+    sampler = from_run_spec(**config)
+    if link is not None and not callable(getattr(sampler, "evidence", None)):
+        raise TypeError(
+            f"logged_sampler: link={link!r} wires the engine's evidence to a sampler that does "
+            f"not take it ({type(sampler).__name__} has no evidence()); drop the link"
+        )
+    logged = PickLog(sampler, Path(log))
     if link is not None:
         _tap(link).attach(logged)
     return logged

@@ -95,14 +95,20 @@ class UntriedFirst(NoRetestCap):
 @attrs.define(eq=False)
 class StaleGuard(NoRetestCap):
     """A free task not picked for ``cycles`` times as many picks as there are tasks goes first:
-    fixable-first's own overdue rule, at another bound than its two cycles."""
+    fixable-first's own overdue rule, at another bound than its two cycles (a task that has
+    failed, before any card, is overdue after one cycle, as in fixable-first since ``f5a0018``)."""
 
     cycles: float = 2.0
 
     def _overdue(self, size: int) -> Callable[[fixable_first._Task | None], int]:
         # A whole pick number: last < bound holds for a whole last exactly when last < ceil.
-        bound = math.ceil(self._picks - self.cycles * max(len(self._tasks), size))
-        return lambda task: bound
+        cycle = max(len(self._tasks), size)
+        bound = math.ceil(self._picks - self.cycles * cycle)
+        if self._evidenced:
+            return lambda task: bound
+        # As the base: until a card comes, a task that has failed is overdue after one cycle.
+        failed = self._picks - fixable_first._FAILED_OVERDUE_CYCLES * cycle
+        return lambda task: failed if task is not None and task.fails else bound
 
 
 @attrs.define(eq=False)

@@ -477,3 +477,13 @@ def test_a_linked_spec_planned_by_a_long_lived_process_leaves_its_state_file_to_
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["state"] == "done"
     assert read_state(state)["records"] > 0
+
+
+def test_the_logging_wrapper_refuses_to_link_a_sampler_that_takes_no_evidence(
+    tmp_path: Path,
+) -> None:
+    # Its own evidence() would pass wiring's check, and the first card would then fail.
+    from benchmarks._runspec import logged_sampler
+
+    with pytest.raises(TypeError, match="RoundRobin has no evidence"):
+        logged_sampler(str(tmp_path / "log.jsonl"), link="main", spec="round-robin")
