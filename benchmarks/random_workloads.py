@@ -11,7 +11,8 @@ workload they have, so this draws ``--workloads`` more from a seeded generator, 
 own make-up (lessons and the failures their rules take, flaky lessons and their luck, always-
 and never-pass tasks, regressions and their held-out weight, graded scores, workers, shared
 shards, concurrency, a budget of 2.5 to 9 rollouts per train task) and a reflector drawn from
-the bench's (``--reflector`` runs them all with one, the draw unchanged), and runs round-robin,
+:data:`DRAWN_REFLECTORS` (``--reflector`` runs them all with any of the bench's, the draw
+unchanged), and runs round-robin,
 ``fixable-first`` and ``fixable-first + wired`` on ``--seeds`` seeds of each in the real
 ``evolve()`` (the ``engine`` extra), paired by seed as the bench pairs them.
 
@@ -51,6 +52,17 @@ from agentdescent_sampling.bench.engine.workloads import (
     check_path,
 )
 
+#: The reflectors a workload is drawn with: the bench's as the committed draws were made. A
+#: reflector the bench adds later is left out, so that each draw stays as committed.
+DRAWN_REFLECTORS = (
+    "llm-like",
+    "silent",
+    "llm-like-wrong",
+    "llm-like-random",
+    "llm-like-noisy",
+    "llm-like-all",
+    "llm-like-gate",
+)
 #: Rollouts per train task in a run's budget: about the bench's own, 2.5 (sparse) to 8.9 (late).
 BUDGET_PER_TASK = (2.5, 9.0)
 
@@ -108,7 +120,7 @@ def drawn(count: int, draw_seed: int = 0) -> list[tuple[EngineWorkload, str]]:
     """The first ``count`` workloads of draw ``draw_seed``, each with the reflector drawn for
     it: what :func:`main` runs (``--reflector`` replaces the reflector, not the draw)."""
     rng = random.Random(draw_seed)
-    return [(draw(rng, index), rng.choice(REFLECTORS)) for index in range(count)]
+    return [(draw(rng, index), rng.choice(DRAWN_REFLECTORS)) for index in range(count)]
 
 
 def register(count: int = 40, draw_seed: int = 0) -> None:

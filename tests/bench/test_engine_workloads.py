@@ -516,6 +516,26 @@ def test_llm_like_all_departs_from_llm_like_in_each_way_its_three_parts_do() -> 
     assert departures("llm-like-gate") == (False, False, False)  # its slips are held-out ones
 
 
+def test_llm_like_repeat_counts_a_look_only_on_an_artifact_its_task_has_not_failed_on() -> None:
+    def answers(reflector: str, artifacts: Sequence[str]) -> list[str | None]:
+        built = build(LATE, 0, reflector)
+        plan = next(plan for plan in built.agent.by_id.values()
+                    if plan.kind == "lesson" and plan.failures_needed == 6)  # fmt: skip
+        task = next(task for task in built.tasks if task.id == plan.id)
+        found = [built.agent.propose(artifact, task, "", 0.0) for artifact in artifacts]
+        return ["rule" if answer == plan.rule else answer for answer in found]
+
+    same = answers("llm-like-repeat", [""] * 12)
+    assert same == [same[0]] * 12  # the same note, twelve times
+    assert same[0] != "rule"
+    assert answers("llm-like", [""] * 12)[5] == "rule"  # every failure is a look
+    changed = answers("llm-like-repeat", [f"v{n}" for n in range(6)] + ["v0", "v5", "v6"])
+    assert changed[:6] == [*changed[:5], "rule"]
+    assert "rule" not in changed[:5]
+    assert changed[6:8] == [changed[0], "rule"]  # an artifact seen failing: its answer again
+    assert changed[8] != "rule"  # the seventh artifact is the seventh look
+
+
 def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:
     recorder, answers = _recorded(ENGINE_WORKLOADS["regressions"], round_robin, 1, "llm-like-wrong")
     assert any(answer and answer.startswith("[wrong rule") for answer in answers)

@@ -49,6 +49,12 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
   score that refused it. Train rollouts are exact, and the bench's measure of the gain is the
   exact held-out reward of the committed artifact (:attr:`Built.held_out_of`), not the gate's
   noisy one.
+- ``llm-like-repeat`` is ``llm-like`` with a model that repeats itself: a failure on an
+  artifact its task has already failed on gets the proposal that failure got, and is no new
+  look, as a model at temperature 0 shown the same failure again writes the same thing. Only a
+  failure on a changed artifact counts toward ``k``. The others count every failure, so two
+  workers handed one task in one round (round-robin on a shared shard) give its reflector two
+  looks for one held-out measurement.
 """
 
 from __future__ import annotations
@@ -89,18 +95,21 @@ REFLECTOR_SUMMARIES = {
     "llm-like-noisy": "llm-like, with each train rollout coming out the other way 1 time in 10",
     "llm-like-all": "llm-like-random, -wrong and -noisy at once",
     "llm-like-gate": "llm-like, with each held-out measurement coming out the other way 1 in 10",
+    "llm-like-repeat": "llm-like, with a failure on an artifact seen failing before no new look",
 }
 #: The reflectors :func:`build` can give the agent; the first is the default.
 REFLECTORS = tuple(REFLECTOR_SUMMARIES)
 #: Which of ``llm-like``'s departures each reflector makes: a fix at a random failure
 #: (``random``), wrong rules (``wrong``), an agent that slips (``noisy``), a gate whose
-#: held-out measurements slip (``gate``).
+#: held-out measurements slip (``gate``), a model that repeats itself on an artifact it has
+#: seen fail the task (``repeat``).
 _DEPARTURES: dict[str, frozenset[str]] = {
     "llm-like-wrong": frozenset({"wrong"}),
     "llm-like-random": frozenset({"random"}),
     "llm-like-noisy": frozenset({"noisy"}),
     "llm-like-all": frozenset({"random", "wrong", "noisy"}),
     "llm-like-gate": frozenset({"gate"}),
+    "llm-like-repeat": frozenset({"repeat"}),
 }
 
 
@@ -415,11 +424,16 @@ class SimulatedReflector:
         self.slips = "noisy" in departures
         #: A held-out measurement comes out the other way with chance SLIP_SHARE.
         self.gate_slips = "gate" in departures
+        #: A failure on an artifact its task already failed on gets that failure's proposal.
+        self.repeats = "repeat" in departures
         self.wrong_targets = wrong_targets
         self.latency = latency
         self.solves: dict[str, int] = {}
         self.failures: dict[str, int] = {}
-        #: train task id -> the failure (1 for its first) on which its fix was first proposed
+        #: train task id -> the artifacts it failed on (``repeat``), each with its look (1 first)
+        self.looks: dict[str, dict[str, int]] = {}
+        #: train task id -> the failure (1 for its first; with ``repeat``, the look) on which
+        #: its fix was first proposed
         self.found: dict[str, int] = {}
         self.playbook = ""
         #: The artifact each round's first train rollout saw (a rollout, not a self-verify
@@ -458,7 +472,8 @@ class SimulatedReflector:
         return f"{rendered}{marks}\nattempt {attempt}"
 
     def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
-        """Return the task's fix on every ``k``-th failure, else what ``style`` says."""
+        """Return the task's fix on every ``k``-th failure (with ``llm-like-repeat``, on every
+        ``k``-th artifact the task fails on), else what ``style`` says."""
         if self.latency:
             time.sleep(self.latency)
         plan = self.by_id[task.id]
@@ -466,6 +481,9 @@ class SimulatedReflector:
             return None
         with self.lock:
             failed = self.failures[task.id] = self.failures.get(task.id, 0) + 1
+            if self.repeats:
+                seen = self.looks.setdefault(task.id, {})
+                failed = seen.setdefault(rendered, len(seen) + 1)
         fix = self.fix(plan)
         if fix is not None and self.finds(plan, failed):
             with self.lock:
