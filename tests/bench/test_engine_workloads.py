@@ -529,11 +529,11 @@ def test_llm_like_repeat_counts_a_look_only_on_an_artifact_its_task_has_not_fail
     assert same == [same[0]] * 12  # the same note, twelve times
     assert same[0] != "rule"
     assert answers("llm-like", [""] * 12)[5] == "rule"  # every failure is a look
-    changed = answers("llm-like-repeat", [f"v{n}" for n in range(6)] + ["v0", "v5", "v6"])
-    assert changed[:6] == [*changed[:5], "rule"]
-    assert "rule" not in changed[:5]
-    assert changed[6:8] == [changed[0], "rule"]  # an artifact seen failing: its answer again
-    assert changed[8] != "rule"  # the seventh artifact is the seventh look
+    # the sixth artifact is the sixth look, after seven failures
+    changed = answers("llm-like-repeat", ["v0", "v0"] + [f"v{n}" for n in range(1, 7)] + ["v5"])
+    assert changed[1] == changed[0]
+    assert "rule" not in changed[:6]
+    assert changed[6:] == ["rule", changed[0].replace("1]", "7]"), "rule"]  # v5 seen: the rule
 
 
 def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:

@@ -52,9 +52,10 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
 - ``llm-like-repeat`` is ``llm-like`` with a model that repeats itself: a failure on an
   artifact its task has already failed on gets the proposal that failure got, and is no new
   look, as a model at temperature 0 shown the same failure again writes the same thing. Only a
-  failure on a changed artifact counts toward ``k``. The others count every failure, so two
-  workers handed one task in one round (round-robin on a shared shard) give its reflector two
-  looks for one held-out measurement.
+  failure on a changed artifact counts toward ``k``. The others count every failure, so the
+  workers handed one task in one round (round-robin on a shared shard) give its reflector a
+  look each for one held-out measurement. A repeated proposal is the same text on the same
+  artifact, so the engine's evaluation cache answers its gate without a measurement.
 """
 
 from __future__ import annotations
@@ -386,7 +387,8 @@ def _breaks(stem: str) -> str:
 
 
 class SimulatedReflector:
-    """Answers with the playbook, and finds a task's rule only on its ``k``-th failure.
+    """Answers with the playbook, and finds a task's rule only on its ``k``-th failure (its
+    ``k``-th look: see ``llm-like-repeat``).
 
     What it proposes on the other failures depends on ``style``, one of :data:`REFLECTORS`
     (see the module docstring). Thread-safe: the engine scores held-out tasks and runs
@@ -432,8 +434,7 @@ class SimulatedReflector:
         self.failures: dict[str, int] = {}
         #: train task id -> the artifacts it failed on (``repeat``), each with its look (1 first)
         self.looks: dict[str, dict[str, int]] = {}
-        #: train task id -> the failure (1 for its first; with ``repeat``, the look) on which
-        #: its fix was first proposed
+        #: train task id -> the failure (1 for its first) on which its fix was first proposed
         self.found: dict[str, int] = {}
         self.playbook = ""
         #: The artifact each round's first train rollout saw (a rollout, not a self-verify
@@ -480,32 +481,32 @@ class SimulatedReflector:
         if not task.id.endswith("-train"):
             return None
         with self.lock:
-            failed = self.failures[task.id] = self.failures.get(task.id, 0) + 1
+            failed = look = self.failures[task.id] = self.failures.get(task.id, 0) + 1
             if self.repeats:
                 seen = self.looks.setdefault(task.id, {})
-                failed = seen.setdefault(rendered, len(seen) + 1)
+                look = seen.setdefault(rendered, len(seen) + 1)
         fix = self.fix(plan)
-        if fix is not None and self.finds(plan, failed):
+        if fix is not None and self.finds(plan, look):
             with self.lock:
                 self.found.setdefault(task.id, failed)
             # A model words each proposal afresh: the engine's cache, keyed by the artifact's
             # text, then measures a fix proposed again instead of recalling a slipped score.
-            return f"{fix} (worded {failed})" if self.gate_slips else fix
+            return f"{fix} (worded {look})" if self.gate_slips else fix
         if self.style == "silent":
             return None
         if (
             self.writes_wrong_rules
             and self.wrong_targets
-            and unit(self.seed, "wrong", task.id, failed) < WRONG_SHARE
+            and unit(self.seed, "wrong", task.id, look) < WRONG_SHARE
         ):
-            pick = unit(self.seed, "target", task.id, failed) * len(self.wrong_targets)
-            return f"[wrong rule {task.id} {failed}] {_breaks(self.wrong_targets[int(pick)])}"
-        return f"[note {task.id} {failed}]"
+            pick = unit(self.seed, "target", task.id, look) * len(self.wrong_targets)
+            return f"[wrong rule {task.id} {look}] {_breaks(self.wrong_targets[int(pick)])}"
+        return f"[note {task.id} {look}]"
 
     def finds(self, plan: _Task, failed: int) -> bool:
-        """Whether the ``failed``-th failure of ``plan``'s task yields its fix: every
-        ``k``-th one, or, with ``llm-like-random`` and ``llm-like-all``, each with chance
-        ``1/k``."""
+        """Whether the ``failed``-th failure (the look, with ``llm-like-repeat``) of ``plan``'s
+        task yields its fix: every ``k``-th one, or, with ``llm-like-random`` and
+        ``llm-like-all``, each with chance ``1/k``."""
         if self.at_random:
             return unit(self.seed, "find", plan.id, failed) < 1 / plan.failures_needed
         return failed % plan.failures_needed == 0
