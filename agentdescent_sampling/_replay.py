@@ -18,10 +18,11 @@ from .errors import StateError
 from .protocol import MAX_COUNT, Stateful, short_repr
 
 #: The methods through which the engine wiring tells a sampler something (:func:`wire` calls
-#: ``evidence`` for each card and ``end_round`` after each round). A durable sampler forwards
-#: each call, then logs its name and JSON arguments, so the call is replayed on resume. A
-#: sampler that learns from another such call only needs its name added here.
-TOLD: tuple[str, ...] = ("end_round", "evidence")
+#: ``evidence`` for each card, ``repeated`` after a card made where its task's card before
+#: was, and ``end_round`` after each round). A durable sampler forwards each call, then logs
+#: its name and JSON arguments, so the call is replayed on resume. A sampler that learns
+#: from another such call only needs its name added here.
+TOLD: tuple[str, ...] = ("end_round", "evidence", "repeated")
 #: The told call after which a sampler's ``state_dict()`` is whole: ``fixable-first``'s leaves
 #: out the failures of a round not yet ended. Such a sampler is snapshotted only after it.
 ROUND_END = "end_round"

@@ -5,7 +5,7 @@ which keeps its state in an SQLite database at ``PATH`` (WAL mode, ``synchronous
 
 - **What is kept.** A snapshot of ``state_dict()`` and, after it, a log of everything the
   sampler was told: each ``record(task_id, score)``, each call named in :data:`TOLD`
-  (``evidence``, ``end_round``) with its JSON arguments, and each pick (with its
+  (``evidence``, ``end_round``, ``repeated``) with its JSON arguments, and each pick (with its
   shard, stored once). Opening the file loads the snapshot and replays the log, so the
   sampler is exactly the one that stopped, between rounds and, but for what it keeps only in
   memory until a round ends, mid-round. Exactly, that is, for a sampler whose calls depend

@@ -25,6 +25,7 @@ Form = Literal["built-in", "class", "hook", "in-process"]
 WIRING = {
     "evidence": "each evidence card's self-verify gain and whether it was committed (evidence)",
     "end_round": "each round's commit count (end_round)",
+    "repeated": "whether a card proposes again what its task's card before did (repeated)",
 }
 
 

@@ -24,6 +24,7 @@ Nothing here imports agentdescent at module level; :func:`wire` imports it when 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import math
@@ -32,6 +33,8 @@ import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from .protocol import TaskSampler, is_real, refuse_a_class, short_repr, unbindable
 
@@ -44,6 +47,8 @@ ENGINE_INSTALL = (
 
 #: ``evidence(task_id, gain, committed)``: what a sampler must have for :func:`wire`.
 Evidence = Callable[[str, "float | None", bool], object]
+#: ``repeated(task_id, same)``: what a sampler may have to be told of proposals made again.
+Repeated = Callable[[str, bool], object]
 
 
 def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
@@ -81,13 +86,14 @@ def wire(sampler: TaskSampler, **yours: Any) -> dict[str, Any]:
 
     Raises:
         TypeError: ``sampler`` is not a sampler or has no ``evidence(task_id, gain,
-            committed)`` method (or one, or an ``end_round(committed)``, that cannot be called
-            so), ``task_sampler`` or ``aggregator_factory`` is among
-            ``yours``, ``policies`` is not agentdescent's ``Policies``, is already wired,
-            has an ``aggregator_factory`` or a ``task_sampler`` other than ``sampler`` (which
-            ``evolve()`` would run instead), ``on_round`` is not callable, ``self_verify`` or
-            ``asynchronous`` is not a bool (a string ``'false'`` would read as true), or
-            ``max_tokens`` or ``solved_threshold`` is not a number.
+            committed)`` method (or one, or an ``end_round(committed)`` or
+            ``repeated(task_id, same)``, that cannot be called so), ``task_sampler`` or
+            ``aggregator_factory`` is among ``yours``, ``policies`` is not agentdescent's
+            ``Policies``, is already wired, has an ``aggregator_factory`` or a
+            ``task_sampler`` other than ``sampler`` (which ``evolve()`` would run instead),
+            ``on_round`` is not callable, ``self_verify`` or ``asynchronous`` is not a bool (a
+            string ``'false'`` would read as true), or ``max_tokens`` or ``solved_threshold``
+            is not a number.
         ValueError: ``solved_threshold`` is given and the sampler's ``pass_threshold``
             differs from it, so the two would count different passes; not for a
             ``solved_threshold`` above 1 (the engine then counts no task solved) or a sampler
@@ -298,8 +304,8 @@ class EvidenceTap:
     :meth:`promotion` in the run's policies (:func:`wire` does both).
 
     Args:
-        sampler: has ``evidence(task_id, gain, committed)``; or None, to :meth:`attach`
-            one later.
+        sampler: has ``evidence(task_id, gain, committed)``, and perhaps
+            ``repeated(task_id, same)``; or None, to :meth:`attach` one later.
         self_verify: whether the engine re-ran each failure with its proposal. ``True``:
             every one (``evolve(self_verify=True)`` without ``max_tokens``), so each card's
             ``before_after_delta`` is a gain; ``False``: none, so the sampler is told
@@ -318,7 +324,8 @@ class EvidenceTap:
             None outside a run spec.
 
     Raises:
-        TypeError: ``sampler`` has no ``evidence`` method.
+        TypeError: ``sampler`` has no ``evidence`` method, or one (or a ``repeated``) that
+            cannot be called as the run calls it.
     """
 
     def __init__(
@@ -340,9 +347,13 @@ class EvidenceTap:
         # Which of the sampler, acceptance and promotion this tap has been given.
         self._parts: set[str] = set()
         self._evidence: Evidence | None = None
+        self._repeated: Repeated | None = None
         self._lock = threading.Lock()
-        # Candidate diff id -> (task id, gain, part of the candidate) for each card shown.
-        self._pending: dict[str, list[tuple[str, float | None, bool]]] = {}
+        # Candidate diff id -> (task id, gain, part of the candidate, what it made) for each
+        # card shown.
+        self._pending: dict[str, list[tuple[str, float | None, bool, _Made | None]]] = {}
+        # Task id -> what its last card told proposed, and on what, for repeated().
+        self._made: dict[str, _Made] = {}
         if sampler is not None:
             self.attach(sampler)
 
@@ -350,7 +361,8 @@ class EvidenceTap:
         """Tell ``sampler`` from now on (a run spec builds the sampler and the policies apart).
 
         Raises:
-            TypeError: ``sampler`` has no ``evidence`` method.
+            TypeError: ``sampler`` has no ``evidence`` method, or one (or a ``repeated``)
+                that cannot be called as the run calls it.
         """
         evidence = getattr(sampler, "evidence", None)
         if not callable(evidence):
@@ -358,7 +370,11 @@ class EvidenceTap:
                 no_evidence(sampler, "pass the sampler to evolve(task_sampler=...) without wire()")
             )
         _refuse_uncallable(sampler, evidence, "evidence(task_id, gain, committed)", "t", 0.0, True)
+        repeated = getattr(sampler, "repeated", None)
+        if callable(repeated):
+            _refuse_uncallable(sampler, repeated, "repeated(task_id, same)", "t", True)
         self._evidence = evidence
+        self._repeated = repeated if callable(repeated) else None
         self._parts.add("task_sampler")
 
     @property
@@ -392,9 +408,11 @@ class EvidenceTap:
         self._spent = (tokens, step)
 
     def started(self) -> None:
-        """Forget the spend of an earlier run: the engine installs the policies (and calls
-        their ``configure``) as each run starts."""
+        """Forget the spend and the cards of an earlier run: the engine installs the policies
+        (and calls their ``configure``) as each run starts."""
         self._spent = None
+        with self._lock:
+            self._made.clear()
 
     def _rerun_sure(self) -> bool:
         """Whether the engine re-ran every card of this round (see :meth:`budget`)."""
@@ -438,7 +456,8 @@ class EvidenceTap:
             if task_id is None:
                 continue
             part = card.diff is diff or card.diff.diff_id in parts or _holds(diff, card.diff)
-            noted.append((task_id, self._gain(card), part))
+            made = _made(card) if self._repeated is not None else None
+            noted.append((task_id, self._gain(card), part, made))
         with self._lock:
             self._pending[diff.diff_id] = noted
 
@@ -463,6 +482,7 @@ class EvidenceTap:
         self._require()
         evidence = self._evidence
         assert evidence is not None  # for mypy: _require() checked
+        compared: set[int] = set()
         for report in reports:
             diff = getattr(report, "candidate_diff", None)
             if diff is None:
@@ -470,8 +490,21 @@ class EvidenceTap:
             with self._lock:
                 noted = self._pending.pop(diff.diff_id, [])
             committed = report.committed_version is not None
-            for task_id, gain, part in noted:
+            for task_id, gain, part, made in noted:
                 evidence(task_id, gain, committed and part)
+                if made is not None and made.card not in compared:  # a card behind two
+                    compared.add(made.card)  # candidates is compared once: the cards of a
+                    self._compare(task_id, made)  # merge live through it, their ids unique
+
+    def _compare(self, task_id: str, made: _Made) -> None:
+        """Tell the sampler's ``repeated()`` whether the card just told of ``task_id``, made on
+        the artifact version its card before was made on, proposes the same change."""
+        assert self._repeated is not None  # for mypy: made only for a sampler that has it
+        with self._lock:
+            before = self._made.get(task_id)
+            self._made[task_id] = made
+        if before is not None and before.base == made.base:
+            self._repeated(task_id, before.change == made.change)
 
     def _require(self) -> None:
         """Refuse to run with a part missing: its cards would reach no sampler, silently."""
@@ -648,6 +681,33 @@ def _holds(candidate: Any, proposal: Any) -> bool:
         return all(key in made and made[key] == value for key, value in edits.items())
     except Exception:  # noqa: BLE001  # an edit that cannot be compared is not known held
         return False
+
+
+@attrs.frozen
+class _Made:
+    """What a card proposed and on what, as digests: the same ``change`` on the same ``base``
+    is a model proposing again what it proposed before. ``card`` is the card's ``id()``,
+    which tells it apart from itself shown again within one merge."""
+
+    card: int
+    base: bytes
+    change: bytes
+
+
+def _made(card: Any) -> _Made | None:
+    """What ``card`` proposed (its diff's edits) and on which artifact version, or None where
+    either is not JSON (a ``repr`` may abridge, or hold an address): never then a repeat."""
+    try:
+        base = json.dumps(card.base_version, sort_keys=True, allow_nan=False)
+        change = json.dumps(card.diff.ops, sort_keys=True, allow_nan=False)
+    except Exception:  # noqa: BLE001  # a card that cannot be read is never a repeat
+        return None
+    return _Made(id(card), _digest(base), _digest(change))
+
+
+def _digest(text: str) -> bytes:
+    """A short digest of ``text``: what the tap keeps of a card, whatever its size."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _task_id(card: Any) -> str | None:

@@ -64,12 +64,14 @@ def drive(
     *,
     told: bool = False,
     reflect: bool = True,
+    repeats: bool = False,
     shards: list[list[str]] = SHARDS,
 ) -> list[str]:
     """Roll out one pick per shard per round, as evolve()'s sequential path does.
 
     With ``told``, each failure is followed by ``evidence()`` (unless not ``reflect``) and
-    each round by ``end_round()``, as ``wire()`` wires them.
+    each round by ``end_round()``, as ``wire()`` wires them; with ``repeats`` too, every
+    other note by ``repeated()``, as if its card proposed what the one before did.
     """
     picks = []
     for round_index in rounds:
@@ -83,6 +85,8 @@ def drive(
                 proposed = trials[picked] % 2 == 1  # a fix that passed its re-run, and landed
                 if reflect:
                     sampler.evidence(picked, 1.0 if proposed else 0.0, proposed)  # type: ignore[attr-defined]
+                if repeats and not proposed:
+                    sampler.repeated(picked, trials[picked] % 4 == 2)  # type: ignore[attr-defined]
                 commits += proposed
             picks.append(picked)
         if told:  # the engine fuses fixes: half as many commits as proposals
@@ -122,6 +126,26 @@ def test_what_fixable_first_was_told_between_rounds_survives_a_stop(tmp_path: Pa
     assert before + after == expected
     # The told calls changed what was picked: without them the run picks otherwise.
     assert drive(create("fixable-first"), range(12), {}) != expected
+
+
+def test_what_fixable_first_was_told_of_repeated_proposals_survives_a_stop(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "sampler.sqlite"
+    uninterrupted = create("fixable-first")
+    expected = drive(uninterrupted, range(12), {}, told=True, repeats=True)
+    assert uninterrupted.state_dict()["repeats"], "some task's proposals should repeat"
+
+    trials: dict[str, int] = {}
+    with durable("fixable-first", state) as first:
+        before = drive(first, range(5), trials, told=True, repeats=True)
+    with durable("fixable-first", state) as second:
+        after = drive(second, range(7), trials, told=True, repeats=True)
+        assert second.state_dict() == uninterrupted.state_dict()
+
+    assert before + after == expected
+    # The repeats changed what was picked: without them the run picks otherwise.
+    assert drive(create("fixable-first"), range(12), {}, told=True) != expected
 
 
 def test_a_sampler_told_of_round_ends_is_never_snapshotted_mid_round(tmp_path: Path) -> None:

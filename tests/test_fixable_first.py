@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -9,11 +10,13 @@ import random
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
 from agentdescent_sampling import FixableFirst, StateError, create
 from agentdescent_sampling.protocol import short_repr
+from agentdescent_sampling.samplers import fixable_first as ff
 from agentdescent_sampling.samplers.fixable_first import _Task
 
 
@@ -567,7 +570,7 @@ def test_a_round_without_commits_credits_nothing_and_notes_its_failures_made_non
     closed = {"closed_at": before["picks"], "longest_round": before["picks"]}
     assert after == {**before, "no_commit": ["a"], **closed}
     sampler.end_round(1)  # the round that failed "a" is closed: a later commit is not its
-    assert sampler.state_dict() == after
+    assert sampler.state_dict() == {**after, "unchanged": []}  # only noted: the artifact changed
 
 
 def test_a_pass_right_after_a_failure_that_made_no_commit_is_luck() -> None:
@@ -774,7 +777,8 @@ def test_evidence_ignores_a_task_that_did_not_just_fail() -> None:
     before = sampler.state_dict()
     sampler.evidence("a", 0.0, True)  # its last outcome is a pass
     sampler.evidence("never-recorded", 1.0, True)
-    assert sampler.state_dict() == {**before, "evidenced": True}
+    # The commits are noted all the same: the artifact changed.
+    assert sampler.state_dict() == {**before, "evidenced": True, "unchanged": []}
 
 
 @pytest.mark.parametrize(
@@ -833,3 +837,209 @@ def test_evidence_refusing_a_gain_says_what_to_pass() -> None:
     sampler = outcomes(FixableFirst(), [("a", 0.0)])
     with pytest.raises(TypeError, match=r"got gain=Decimal\('NaN'\).*pass the card's before_after"):
         sampler.evidence("a", Decimal("NaN"), True)  # type: ignore[arg-type]
+
+
+def test_a_failed_task_whose_model_repeats_itself_waits_for_the_artifact_to_change() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.evidence("a", 0.0, False)
+    assert sampler.pick(keys, 0) == "a"  # nothing says a retry is wasted: retried at once
+    sampler.record("a", 0.0)
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", True)  # the same proposal, on the same artifact
+    assert sampler.pick(keys, 1) == "b"
+    sampler.record("b", 1.0)
+    assert sampler.pick(keys, 2) == "b"  # held while another task is free
+    sampler.record("b", 1.0)
+    sampler.evidence("b", 0.0, True)  # a commit: the artifact changed
+    assert sampler.pick(keys, 3) == "a"
+
+
+def test_a_task_held_for_its_model_repeating_itself_is_retried_within_a_cycle() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", True)
+    seen = []
+    for round_index in range(6):  # five tasks: a cycle is five picks
+        seen.append(sampler.pick(keys, round_index))
+        sampler.record(seen[-1], 1.0 if seen[-1] == "b" else 0.0)
+    assert seen[:5] == ["b"] * 5  # no commit came
+    assert seen[5] == "a"  # as round-robin would retry it, at the latest
+
+
+def test_a_task_whose_model_repeats_itself_is_held_after_each_failure_until_it_does_not() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", True)
+    sampler.evidence("b", 0.0, True)  # a commit frees it
+    assert sampler.pick(keys, 0) == "a"
+    sampler.record("a", 0.0)  # failed on the new artifact: its model still repeats itself
+    assert sampler.pick(keys, 1) == "b"
+    sampler.record("b", 1.0)
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", False)  # another proposal on one artifact: a model that varies
+    assert sampler.pick(keys, 2) == "a"
+
+
+def test_a_repeat_told_of_a_task_that_passed_since_or_is_unknown_holds_nothing() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.evidence("b", 0.0, True)  # a commit since its failure
+    sampler.repeated("a", True)  # told late: the artifact it failed on has changed
+    sampler.repeated("unknown", True)
+    assert sampler.state_dict()["held"] == {}
+    assert sampler.pick(keys, 0) == "a"
+
+
+@pytest.mark.parametrize(("task_id", "same"), [("a", 1), ("a", "true"), (3, True), (None, False)])
+def test_repeated_refuses_a_bad_task_id_or_same(task_id: object, same: object) -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0)])
+    before = sampler.state_dict()
+    with pytest.raises(TypeError, match=r"fixable-first: repeated\(\) takes") as raised:
+        sampler.repeated(task_id, same)  # type: ignore[arg-type]
+    assert short_repr(task_id) in str(raised.value)
+    assert sampler.state_dict() == before
+
+
+def test_no_more_than_the_bound_of_tasks_are_held_the_oldest_let_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ff, "_MAX_HELD", 2)
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("b", 0.0), ("c", 0.0)])
+    for task_id in "abc":
+        sampler.repeated(task_id, True)
+    assert list(sampler.state_dict()["held"]) == ["b", "c"]
+
+
+def test_what_is_held_for_a_model_repeating_itself_is_saved_and_restored() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", True)
+    state = sampler.state_dict()
+    assert (state["repeats"], state["held"]) == (["a"], {"a": 4})
+    assert state["unchanged"] == ["p0", "p1", "p2", "a"]
+    resumed = FixableFirst(failure_cost=1)
+    resumed.load_state_dict(json.loads(json.dumps(state)))
+    assert resumed.state_dict() == state
+    assert resumed.pick(keys, 0) == sampler.pick(keys, 0) == "b"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"unchanged": "a"},
+        {"unchanged": ["nowhere"]},
+        {"unchanged": ["a", "a"]},
+        {"repeats": "a"},
+        {"repeats": ["nowhere"]},
+        {"held": ["a"]},  # a list, not task ids mapped to pick counts
+        {"held": {"b": 0}},  # failed last, since the last commit, but not repeating itself
+        {"held": {"a": 0}, "unchanged": ["p0"]},  # its failure came before a commit
+        {"held": {"a": 0, "c": 0}, "repeats": ["a", "c"]},  # passed last
+        {"held": {"a": 99}},  # after the state's picks
+        {"held": {"a": -1}},
+    ],
+    ids=repr,
+)
+def test_a_state_with_a_bad_repeat_entry_is_refused_whole(damage: dict[str, Any]) -> None:
+    sampler = outcomes(
+        FixableFirst(), [*PASSED_FIRST, ("c", 0.0), ("c", 1.0), ("b", 0.0), ("a", 0.0)]
+    )
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", True)
+    state = {**sampler.state_dict(), **damage}
+    fresh = FixableFirst()
+    with pytest.raises(StateError, match=r"fixable-first: .*(unchanged|repeats|held)"):
+        fresh.load_state_dict(state)
+    assert fresh.state_dict() == FixableFirst().state_dict()
+
+
+def test_a_state_saved_before_repeats_were_told_loads_with_none() -> None:
+    state = outcomes(FixableFirst(), [("a", 0.0)]).state_dict()
+    for key in ("unchanged", "repeats", "held"):
+        del state[key]
+    sampler = FixableFirst()
+    sampler.load_state_dict(state)
+    assert (sampler.state_dict()["unchanged"], sampler.state_dict()["held"]) == ([], {})
+
+
+def test_a_failure_whose_card_repeats_the_one_before_is_no_failure_a_fix_takes() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 0.0), ("b", 0.0)])
+    sampler.repeated("a", True)  # its second failure taught the reflector nothing new
+    sampler.repeated("b", True)  # its one failure is kept: the card before was another's
+    sampler.repeated("a", False)
+    assert {key: row[0] for key, row in sampler.state_dict()["tasks"].items()} == {"a": 1, "b": 1}
+    passed = outcomes(FixableFirst(), [("c", 0.0), ("c", 0.0), ("c", 1.0)])
+    passed.repeated("c", True)  # told after its pass: the count is that of its fix
+    assert passed.state_dict()["tasks"]["c"][0] == 2
+
+
+def test_a_copy_holds_a_task_told_of_its_repeat_as_the_original_does() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.evidence("b", 0.0, True)  # a commit, before "a" fails again
+    outcomes(sampler, [("a", 0.0)])
+    copied = copy.deepcopy(sampler)
+    for each in (sampler, copied):
+        each.repeated("a", True)
+    assert sampler.pick(keys, 0) == copied.pick(keys, 0) == "b"
+
+
+def test_a_round_that_commits_lets_the_held_tasks_go() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.repeated("a", True)
+    assert sampler.pick(keys, 0) == "b"
+    sampler.record("b", 1.0)
+    sampler.end_round(1)
+    assert sampler.pick(keys, 1) == "a"
+
+
+def test_a_task_that_passes_or_stops_repeating_is_no_longer_held() -> None:
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.repeated("a", True)
+    sampler.pick(["a"], 0)  # alone in its shard
+    sampler.record("a", 1.0)
+    assert sampler.state_dict()["held"] == {}
+    outcomes(sampler, [("a", 0.0)])
+    sampler.repeated("a", False)  # another proposal on one artifact: its model varies
+    outcomes(sampler, [("a", 0.0)])  # so its next failure is not held
+    assert sampler.state_dict()["held"] == {}
+
+
+def test_the_held_are_let_go_before_the_rounds_failures_when_nothing_else_is_free() -> None:
+    sampler = FixableFirst(failure_cost=1)
+    sampler.end_round(0)
+    outcomes(sampler, [("a", 0.0), ("b", 0.0)])
+    sampler.evidence("a", 0.0, False)
+    sampler.repeated("a", True)
+    sampler.end_round(0)  # "a" is held; "b" failed in the round just ended
+    outcomes(sampler, [("b", 0.0)])  # "b" failed in this round, not yet ended
+    assert sampler.pick(["a", "b"], 1) == "a"  # passing over both would leave none
+
+
+def test_a_repeat_never_takes_a_tasks_failures_below_its_refused_fix() -> None:
+    sampler = outcomes(FixableFirst(), [("a", 0.0), ("a", 0.0)])
+    sampler.evidence("a", 1.0, False)  # a verified fix the gate refused, at failure 2
+    sampler.repeated("a", True)
+    state = sampler.state_dict()
+    assert (state["tasks"]["a"][0], state["refused"]) == (2, {"a": 2})
+
+
+def test_a_hold_lasts_a_cycle_from_the_failure_however_late_its_card_comes() -> None:
+    keys = ["a", "b"]
+    sampler = outcomes(FixableFirst(failure_cost=1), [*PASSED_FIRST, ("a", 0.0)])
+    sampler.repeated("a", True)
+    sampler.evidence("b", 0.0, True)  # a commit frees it
+    assert sampler.pick(keys, 0) == "a"
+    sampler.record("a", 0.0)  # held at once: its model repeats itself
+    seen = []
+    for round_index in range(1, 10):  # five tasks: a cycle is five picks
+        if round_index == 3:
+            sampler.repeated("a", True)  # its card, told late
+        seen.append(sampler.pick(keys, round_index))
+        sampler.record(seen[-1], 1.0 if seen[-1] == "b" else 0.0)
+    assert seen.index("a") == 5  # once a cycle of picks has passed since its failure

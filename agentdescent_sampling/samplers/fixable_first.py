@@ -100,6 +100,10 @@ _MAX_FAILURE_COST = 1000.0
 #: The most a commit is credited with fixing one failure's task: even a committed proposal
 #: that passed its self-verify re-run may not have fixed it, so the task is not dropped for good.
 _MAX_CREDIT = 0.9
+#: The most tasks held for a change of the artifact at once (see :meth:`FixableFirst.repeated`):
+#: each pick skips the held tasks one by one, so a run whose artifact stops changing while a
+#: model repeats itself on many tasks does not slow every pick; past it the oldest is let go.
+_MAX_HELD = 1024
 #: Failures x commits of a round up to which :func:`_credits` is exact.
 _EXACT_CREDITS = 1 << 16
 
@@ -129,6 +133,9 @@ class _Task:
     # The failure count at which a proposal of its passed the self-verify re-run and the gate
     # refused it (0: never). Its fix has been seen, so its failures since count afresh.
     refused: int = 0
+    # (wired) Its last card made on the artifact version its card before was made on
+    # proposed the same change: the model repeats itself on it.
+    repeats: bool = False
 
     @property
     def afresh(self) -> int:
@@ -206,7 +213,10 @@ class FixableFirst(CopiedByState):
     the task's failures since count afresh, as if it had none behind it, so it is retried as
     soon as a task that has just begun to fail would be. Until a card arrives (a reflector that
     proposes nothing), each round's commit count from :meth:`end_round` is shared among the
-    round's failures by how likely each was to yield a fix.
+    round's failures by how likely each was to yield a fix. And :meth:`repeated` is told, of
+    a card made on the artifact version its task's card before was made on, whether it
+    proposes the same change again: a model that repeats itself learns nothing from that task
+    until the artifact changes.
 
     Ties in recency go to the earliest key. A task with a rollout in flight is passed over
     while another is free, so concurrent workers spread. Once told that rounds end
@@ -275,6 +285,11 @@ class FixableFirst(CopiedByState):
     # _round_failures are passed over until the next end_round().
     _closed_at: int | None = attrs.field(init=False, default=None, repr=False)
     _longest_round: int = attrs.field(init=False, default=0, repr=False)
+    # (wired) The tasks whose last outcome came in since the last commit told; and those of
+    # them that failed and whose model repeats itself, each with the pick count when it was
+    # held: each is passed over while another is free, until a commit or for a cycle.
+    _unchanged: dict[str, None] = attrs.field(init=False, factory=dict, repr=False)
+    _held: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
     _pending: Pending = attrs.field(init=False, factory=Pending, repr=False)
     _watch: GradedScoreWatch = attrs.field(init=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
@@ -338,20 +353,29 @@ class FixableFirst(CopiedByState):
         return task.last > self._picks - cycle and value.fail_chance(task) < 0.5
 
     def _waiting(self, size: int, in_shard: Callable[[str], bool]) -> set[str]:
-        """The tasks a pick passes over while another is free: those in flight and, once
-        rounds end, those that failed in this round; only those in flight if that leaves
-        none of the shard's ``size`` distinct keys. Rounds end while the last
-        :meth:`end_round` came within ``_OVERDUE_CYCLES`` times a cycle, or the longest round,
-        of picks."""
+        """The tasks a pick passes over while another is free: those in flight; once rounds
+        end, those that failed in this round; and the tasks held within a cycle of picks (see
+        :meth:`repeated`). The held are let go first, then the round's failures, as long as
+        passing over them would leave none of the shard's ``size`` distinct keys. Rounds end
+        while the last :meth:`end_round` came within ``_OVERDUE_CYCLES`` times a cycle, or
+        the longest round, of picks."""
         in_flight = self._pending.tasks(self._picks + 1)
         span = max(len(self._tasks), size, self._longest_round)
         closing = self._closed_at is not None and (
             self._picks - self._closed_at <= _OVERDUE_CYCLES * span
         )
-        if not (closing and self._round_failures):
-            return in_flight
-        waiting = in_flight | self._round_failures.keys()
-        return waiting if sum(map(in_shard, waiting)) < size else in_flight
+        layers = [in_flight]
+        if closing and self._round_failures:
+            layers.append(layers[-1] | self._round_failures.keys())
+        since = self._picks - max(len(self._tasks), size)
+        for task_id in [task_id for task_id, at in self._held.items() if at <= since]:
+            del self._held[task_id]  # held for a cycle: retried as round-robin would
+        if self._held:
+            layers.append(layers[-1] | self._held.keys())
+        for waiting in reversed(layers[1:]):
+            if sum(map(in_shard, waiting)) < size:
+                return waiting
+        return in_flight
 
     def _grouping(self) -> TaskGroups[_Task]:
         """The groups of ``_tasks``, built afresh when ``_tasks`` was replaced."""
@@ -401,6 +425,8 @@ class FixableFirst(CopiedByState):
             elif flip and not task.verified:  # a verified fix counted at its card
                 self._changes += 1  # the artifact probably changed
             task.seen = self._changes
+            self._unchanged[task_id] = None
+            self._held.pop(task_id, None)
             if not (passed and task.mixed):
                 task.credit = 0.0
                 task.no_commit = False
@@ -419,6 +445,8 @@ class FixableFirst(CopiedByState):
             task.streak = 0
             task.low = value
             self._round_failures[task_id] = None
+            if task.repeats:
+                self._hold(task_id)
 
     def evidence(self, task_id: str, gain: float | None, committed: bool) -> None:
         """Tell the sampler what the engine made of the last failure of ``task_id``.
@@ -461,6 +489,8 @@ class FixableFirst(CopiedByState):
         gain = number
         with self._lock:
             self._evidenced = True
+            if committed:
+                self._commit()
             self._touch(task_id)
             task = self._tasks.get(task_id)
             if task is None or not task.fails or task.streak:
@@ -522,6 +552,8 @@ class FixableFirst(CopiedByState):
                 f"got {committed}"
             )
         with self._lock:
+            if committed:
+                self._commit()
             self._touch(*self._round_failures)
             # A task that passed again within the round has said whether it is fixed.
             failed = [
@@ -541,12 +573,68 @@ class FixableFirst(CopiedByState):
             for task, credit in zip(failed, _credits(chances, committed), strict=True):
                 task.credit = credit
 
+    def repeated(self, task_id: str, same: bool) -> None:
+        """Tell the sampler whether the card of the last failure of ``task_id``, made on the
+        same artifact version as the task's card before it, proposes the same change.
+
+        Opt-in: :func:`agentdescent_sampling.wire` calls it after the card's :meth:`evidence`,
+        for each card made where the task's card before was. A model that proposes the same
+        change again on the same artifact (at temperature 0, shown the same failure) learns
+        nothing from another failure of that task until the artifact changes. So a failure
+        whose card repeats is not counted among the failures its task's fix takes (a fix
+        takes so many of the reflector's looks, not of rollouts). From ``same`` on, until a
+        card of the task on one artifact version proposes something else, the task is held
+        after each failure: passed over while another task is free, until a commit (a
+        committed card, or :meth:`end_round`'s count) changes the artifact, or for one cycle
+        of picks at most (as many as there are tasks) from its failure. At most
+        ``_MAX_HELD`` tasks are held at once, the oldest let go first. Where a model words
+        each proposal afresh, no card repeats, and nothing changes. Ignored for a task the
+        sampler has not seen.
+
+        Raises:
+            TypeError: ``task_id`` is not a string or ``same`` is not a bool.
+        """
+        if not isinstance(task_id, str) or not isinstance(same, bool):
+            raise TypeError(
+                f"{self.name}: repeated() takes the id of the task whose card repeats the "
+                f"artifact version of its card before, a str, and whether it proposes the same "
+                f"change, True or False; got task_id={short_repr(task_id)}, "
+                f"same={short_repr(same)}"
+            )
+        with self._lock:
+            task = self._tasks.get(task_id)
+            if task is None:
+                return
+            task.repeats = same
+            failed = bool(task.fails) and not task.streak
+            if not same:
+                self._held.pop(task_id, None)
+                return
+            if failed and task.fails > task.refused and task.fails > 1:
+                self._touch(task_id)
+                task.fails -= 1  # no new look: the reflector learned nothing from it
+            if failed and task_id in self._unchanged:
+                self._hold(task_id)
+
+    def _hold(self, task_id: str) -> None:
+        """Pass over ``task_id`` while another task is free, until the next commit or for a
+        cycle of picks."""
+        self._held.setdefault(task_id, self._picks)  # held since its failure, if it was
+        if len(self._held) > _MAX_HELD:
+            del self._held[next(iter(self._held))]
+
+    def _commit(self) -> None:
+        """Note a commit: the artifact changed, and every held task is free again."""
+        self._unchanged.clear()
+        self._held.clear()
+
     def _values(self) -> _Values:
         """What each kind of task is worth now (a subclass may supply its own estimates)."""
         return _Values(self)
 
     def stats(self) -> dict[str, tuple[int, int]]:
-        """Return a copy of ``{task_id: (passes, trials)}``."""
+        """Return a copy of ``{task_id: (passes, trials)}``; wired, a failure whose card
+        repeated the one before (see :meth:`repeated`) is not among the trials."""
         with self._lock:
             return {
                 key: (task.passes, task.passes + task.fails) for key, task in self._tasks.items()
@@ -580,6 +668,9 @@ class FixableFirst(CopiedByState):
                 "evidenced": self._evidenced,
                 "closed_at": self._closed_at,
                 "longest_round": self._longest_round,
+                "unchanged": list(self._unchanged),
+                "repeats": [task_id for task_id, task in self._tasks.items() if task.repeats],
+                "held": dict(self._held),
                 "evidence": [
                     self._first_fail,
                     self._flip_luck,
@@ -610,6 +701,9 @@ class FixableFirst(CopiedByState):
         evidenced: Any = state.get("evidenced", False)
         closed_at: Any = state.get("closed_at")
         longest: Any = state.get("longest_round", 0)
+        unchanged: Any = state.get("unchanged", [])  # absent from states before repeated()
+        repeats: Any = state.get("repeats", [])
+        held: Any = state.get("held", {})
         if not (
             is_count(picks)
             and is_count(changes)
@@ -717,10 +811,59 @@ class FixableFirst(CopiedByState):
                 f"{self.name}: 'longest_round' must be the most picks a round has taken, a "
                 f"whole number at most the state's 'picks' ({picks}); got {short_repr(longest)}"
             )
+        for key, ids in (("unchanged", unchanged), ("repeats", repeats)):
+            if not isinstance(ids, (list, tuple)):
+                raise StateError(
+                    f"{self.name}: {key!r} must list task ids; got {type(ids).__name__}"
+                )
+        since: dict[str, None] = {}
+        for task_id in unchanged:
+            if not isinstance(task_id, str) or task_id not in tasks or task_id in since:
+                raise StateError(
+                    f"{self.name}: bad 'unchanged' entry {short_repr(task_id)}: expected the id "
+                    f"of a task in 'tasks', once each"
+                )
+            since[task_id] = None
+        if not isinstance(held, Mapping):
+            raise StateError(
+                f"{self.name}: 'held' must map task ids to pick counts; got {type(held).__name__}"
+            )
+        for task_id in repeats:
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if task is None:
+                raise StateError(
+                    f"{self.name}: bad 'repeats' entry {short_repr(task_id)}: expected the id "
+                    f"of a task in 'tasks'"
+                )
+            task.repeats = True
+        kept: dict[str, int] = {}
+        for task_id, at in held.items():
+            task = tasks.get(task_id) if isinstance(task_id, str) else None
+            if (
+                task is None
+                or not task.repeats
+                or task_id not in since
+                or not task.fails
+                or task.streak
+                or not (is_count(at) and at <= picks)
+            ):
+                raise StateError(
+                    f"{self.name}: bad 'held' entry {short_repr(task_id)}: {short_repr(at)}; "
+                    f"expected the id of a task in 'repeats' and 'unchanged' whose last outcome "
+                    f"is a failure, and the pick count, at most the state's 'picks' ({picks}), "
+                    f"when it was held"
+                )
+            kept[task_id] = at
+        if len(kept) > _MAX_HELD:
+            raise StateError(
+                f"{self.name}: 'held' lists {len(kept)} tasks; at most {_MAX_HELD} are held"
+            )
         with self._lock:
             self._evidenced = evidenced
             self._closed_at = closed_at
             self._longest_round = longest
+            self._unchanged = since
+            self._held = kept
             self._tasks = tasks
             self._picks = picks
             self._changes = changes

@@ -254,13 +254,14 @@ def test_show_names_the_opt_in_wiring_of_fixable_first(capsys: pytest.CaptureFix
     shown = " ".join(capsys.readouterr().out.split())
     assert (
         "wiring: opt-in: it can be told each evidence card's self-verify gain and whether it "
-        "was committed (evidence) and each round's commit count (end_round); wire it with "
+        "was committed (evidence), each round's commit count (end_round) and whether a card "
+        "proposes again what its task's card before did (repeated); wire it with "
         "agentdescent_sampling.wire(sampler, **your_evolve_kwargs), or in a run spec with a "
         '"link" joining its task_sampler ref to the evidence_acceptance and evidence_promotion '
         'refs (docs/engine.md, "From a run spec")'
     ) in shown
     assert main(["show", "fixable-first", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["wiring"] == ["evidence", "end_round"]
+    assert json.loads(capsys.readouterr().out)["wiring"] == ["evidence", "end_round", "repeated"]
 
 
 def test_show_says_a_built_in_without_wiring_needs_none(

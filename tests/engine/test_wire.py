@@ -45,7 +45,18 @@ class NoteAgent(HintAgent):
         return super().propose(rendered, task, output, reward) or f"note on {task.id}"
 
 
-def _evolve(toy: ToyWorkload, sampler: Listening, **yours: Any) -> Any:
+class FreshNoteAgent(NoteAgent):
+    """Words each proposal afresh, as a model sampled at a temperature does."""
+
+    def __init__(self) -> None:
+        self.words = itertools.count()
+
+    def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
+        proposal = super().propose(rendered, task, output, reward)
+        return f"{proposal} (worded {next(self.words)})"
+
+
+def _evolve(toy: ToyWorkload, sampler: Listening, agent: Any = None, **yours: Any) -> Any:
     from agentdescent import evolve
 
     if yours.get("asynchronous", False):
@@ -55,7 +66,7 @@ def _evolve(toy: ToyWorkload, sampler: Listening, **yours: Any) -> Any:
     return evolve(
         toy.tasks,
         toy.reward,
-        agent=NoteAgent(),
+        agent=agent or NoteAgent(),
         n_workers=toy.n_workers,
         held_out_frac=toy.held_out_frac,
         **budget,
@@ -79,6 +90,33 @@ def test_each_card_reaches_the_sampler_with_its_gain_and_whether_it_committed(
         assert gain == (1.0 if task_id.startswith("lesson") else 0.0), sampler.told
     assert sum(info.committed for info in result.history) >= 1
     assert any(committed for _, _, committed in sampler.told)
+
+
+@attrs.define(eq=False)
+class Repeats(Listening):
+    """fixable-first that keeps what ``repeated()`` told it."""
+
+    repeats: list[tuple[str, bool]] = attrs.field(factory=list)
+
+    def repeated(self, task_id: str, same: bool) -> None:
+        self.repeats.append((task_id, same))
+        super().repeated(task_id, same)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_card_proposing_again_what_its_tasks_card_did_on_one_artifact_is_told_repeated(
+    toy: ToyWorkload, asynchronous: bool
+) -> None:
+    sampler = Repeats()  # NoteAgent words a task's note the same each time, as at temperature 0
+    assert _evolve(toy, sampler, asynchronous=asynchronous).error is None
+    assert sampler.repeats, "no card was made where its task's card before was"
+    assert all(same for _, same in sampler.repeats), sampler.repeats
+    assert sampler.state_dict()["repeats"], "the sampler should hold what it was told"
+    fresh = Repeats()
+    assert _evolve(toy, fresh, FreshNoteAgent(), asynchronous=asynchronous).error is None
+    assert fresh.repeats, "no card was made where its task's card before was"
+    assert not any(same for _, same in fresh.repeats), fresh.repeats
+    assert not fresh.state_dict()["repeats"]
 
 
 def test_your_acceptance_still_decides_and_a_refused_card_is_told_not_committed(
