@@ -369,7 +369,7 @@ class FixableFirst(CopiedByState):
             layers.append(layers[-1] | self._round_failures.keys())
         since = self._picks - max(len(self._tasks), size)
         for task_id in [task_id for task_id, at in self._held.items() if at <= since]:
-            del self._held[task_id]  # held for a cycle: retried as round-robin would
+            del self._held[task_id]  # held for a cycle of picks: let go
         if self._held:
             layers.append(layers[-1] | self._held.keys())
         for waiting in reversed(layers[1:]):
