@@ -492,9 +492,12 @@ class EvidenceTap:
             committed = report.committed_version is not None
             for task_id, gain, part, made in noted:
                 evidence(task_id, gain, committed and part)
-                if made is not None and made.card not in compared:  # a card behind two
-                    compared.add(made.card)  # candidates is compared once: the cards of a
-                    self._compare(task_id, made)  # merge live through it, their ids unique
+                # A card behind two candidates is compared once. The engine reports a whole
+                # merge in one call (record_round, on both paths), and its cards live through
+                # it, so their ids are unique here; across calls, CPython reuses them.
+                if made is not None and made.card not in compared:
+                    compared.add(made.card)
+                    self._compare(task_id, made)
 
     def _compare(self, task_id: str, made: _Made) -> None:
         """Tell the sampler's ``repeated()`` whether the card just told of ``task_id``, made on

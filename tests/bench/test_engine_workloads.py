@@ -536,6 +536,47 @@ def test_llm_like_repeat_counts_a_look_only_on_an_artifact_its_task_has_not_fail
     assert changed[6:] == ["rule", changed[0].replace("1]", "7]"), "rule"]  # v5 seen: the rule
 
 
+def warm_looks(seed: int, artifacts: Sequence[str]) -> list[int]:
+    """The look each failure of a never-pass task on ``artifacts`` is, by ``llm-like-warm``."""
+    built = build(LESSONS, seed, "llm-like-warm")
+    never = next(task for task in built.tasks if task.id == "never0-train")
+    notes = [str(built.agent.propose(artifact, never, "", 0.0)) for artifact in artifacts]
+    return [int(note.rsplit(" ", 1)[1].rstrip("]")) for note in notes]
+
+
+def test_llm_like_warm_repeats_a_failure_on_a_seen_artifact_half_the_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # v0 again and again, each time after a fresh artifact
+    artifacts = [f"v{n // 2 + 1}" if n % 2 else "v0" for n in range(400)]
+    looks = warm_looks(0, artifacts)
+    assert looks[:2] == [1, 2]
+    repeats = 0
+    for n in range(2, len(looks)):
+        newest = max(looks[:n])
+        if n % 2:  # a fresh artifact: always a new look
+            assert looks[n] == newest + 1
+        else:  # v0 again: what its last look there proposed, or a new look
+            assert looks[n] in (looks[n - 2], newest + 1)
+            repeats += looks[n] == looks[n - 2]
+    assert 0.4 <= repeats / 199 <= 0.6  # REPEAT_SHARE, sd 0.035 over 199
+    assert warm_looks(1, artifacts) != looks  # seeded
+    monkeypatch.setattr(engine_workloads, "REPEAT_SHARE", 0.2)
+    steps = [after - before for before, after in itertools.pairwise(warm_looks(0, ["v0"] * 400))]
+    assert 0.1 <= steps.count(0) / len(steps) <= 0.3  # sd 0.02 over 399
+    # a fix comes on its k-th look, as with llm-like-repeat
+    late = build(LATE, 0, "llm-like-warm")
+    plan = next(plan for plan in late.agent.by_id.values()
+                if plan.kind == "lesson" and plan.failures_needed == 6)  # fmt: skip
+    task = next(task for task in late.tasks if task.id == plan.id)
+    answers = []
+    for _ in range(40):
+        answers.append(late.agent.propose("v0", task, "", 0.0))
+        look = late.agent.looked[plan.id]
+        assert answers[-1] == (plan.rule if look % 6 == 0 else f"[note {plan.id} {look}]")
+    assert plan.rule in answers
+
+
 def test_a_wrong_rule_in_a_run_breaks_only_its_target_while_unpatched() -> None:
     recorder, answers = _recorded(ENGINE_WORKLOADS["regressions"], round_robin, 1, "llm-like-wrong")
     assert any(answer and answer.startswith("[wrong rule") for answer in answers)

@@ -56,6 +56,11 @@ The reflector (:data:`REFLECTORS`) says what the agent proposes on a failure:
   workers handed one task in one round (round-robin on a shared shard) give its reflector a
   look each for one held-out measurement. A repeated proposal is the same text on the same
   artifact, so the engine's evaluation cache answers its gate without a measurement.
+- ``llm-like-warm`` is ``llm-like-repeat`` at a temperature above 0: a failure on an artifact
+  its task has already failed on gets, with chance :data:`REPEAT_SHARE` (seeded), what the
+  task's last look there proposed, and is otherwise a new look (a note then worded afresh; a fix
+  is the same text whenever it comes). A real model lies somewhere between ``llm-like`` (never
+  repeats) and ``llm-like-repeat`` (always does).
 """
 
 from __future__ import annotations
@@ -97,13 +102,15 @@ REFLECTOR_SUMMARIES = {
     "llm-like-all": "llm-like-random, -wrong and -noisy at once",
     "llm-like-gate": "llm-like, with each held-out measurement coming out the other way 1 in 10",
     "llm-like-repeat": "llm-like, with a failure on an artifact seen failing before no new look",
+    "llm-like-warm": "llm-like, with a failure on an artifact seen failing before a new look "
+    "1 time in 2",
 }
 #: The reflectors :func:`build` can give the agent; the first is the default.
 REFLECTORS = tuple(REFLECTOR_SUMMARIES)
 #: Which of ``llm-like``'s departures each reflector makes: a fix at a random failure
 #: (``random``), wrong rules (``wrong``), an agent that slips (``noisy``), a gate whose
 #: held-out measurements slip (``gate``), a model that repeats itself on an artifact it has
-#: seen fail the task (``repeat``).
+#: seen fail the task (``repeat``), and does so only with chance :data:`REPEAT_SHARE` (``warm``).
 _DEPARTURES: dict[str, frozenset[str]] = {
     "llm-like-wrong": frozenset({"wrong"}),
     "llm-like-random": frozenset({"random"}),
@@ -111,6 +118,7 @@ _DEPARTURES: dict[str, frozenset[str]] = {
     "llm-like-all": frozenset({"random", "wrong", "noisy"}),
     "llm-like-gate": frozenset({"gate"}),
     "llm-like-repeat": frozenset({"repeat"}),
+    "llm-like-warm": frozenset({"repeat", "warm"}),
 }
 
 
@@ -135,6 +143,9 @@ WRONG_SHARE = 1 / 6
 #: The chance ``llm-like-noisy``'s agent answers a train task the other way, and
 #: ``llm-like-gate``'s a held-out one.
 SLIP_SHARE = 1 / 10
+#: The chance ``llm-like-warm``'s model repeats what it proposed on an artifact its task has
+#: already failed on, rather than taking a new look.
+REPEAT_SHARE = 1 / 2
 #: Seconds each agent call takes on the asynchronous path (see :class:`SimulatedReflector`).
 ASYNC_LATENCY = 0.002
 
@@ -428,12 +439,17 @@ class SimulatedReflector:
         self.gate_slips = "gate" in departures
         #: A failure on an artifact its task already failed on gets that failure's proposal.
         self.repeats = "repeat" in departures
+        #: ... with chance REPEAT_SHARE only, and is otherwise a new look.
+        self.warm = "warm" in departures
         self.wrong_targets = wrong_targets
         self.latency = latency
         self.solves: dict[str, int] = {}
         self.failures: dict[str, int] = {}
-        #: train task id -> the artifacts it failed on (``repeat``), each with its look (1 first)
-        self.looks: dict[str, dict[str, int]] = {}
+        #: train task id -> a digest of each artifact it failed on (``repeat``), with its last
+        #: look there: 16 bytes an artifact, whatever its size
+        self.looks: dict[str, dict[bytes, int]] = {}
+        #: train task id -> its looks so far (``repeat``): 1 for its first
+        self.looked: dict[str, int] = {}
         #: train task id -> the failure (1 for its first) on which its fix was first proposed
         self.found: dict[str, int] = {}
         self.playbook = ""
@@ -474,17 +490,23 @@ class SimulatedReflector:
 
     def propose(self, rendered: str, task: Any, output: str, reward: float) -> str | None:
         """Return the task's fix on every ``k``-th failure (with ``llm-like-repeat``, on every
-        ``k``-th artifact the task fails on), else what ``style`` says."""
+        ``k``-th look: a failure on an artifact the task has not failed on, or with
+        ``llm-like-warm`` on one it has, by chance), else what ``style`` says."""
         if self.latency:
             time.sleep(self.latency)
         plan = self.by_id[task.id]
         if not task.id.endswith("-train"):
             return None
+        artifact = hashlib.blake2b(rendered.encode(), digest_size=16).digest()
         with self.lock:
             failed = look = self.failures[task.id] = self.failures.get(task.id, 0) + 1
             if self.repeats:
                 seen = self.looks.setdefault(task.id, {})
-                look = seen.setdefault(rendered, len(seen) + 1)
+                look = seen.get(artifact, 0)
+                if not look or (
+                    self.warm and unit(self.seed, "repeat", task.id, failed) >= REPEAT_SHARE
+                ):
+                    look = seen[artifact] = self.looked[task.id] = self.looked.get(task.id, 0) + 1
         fix = self.fix(plan)
         if fix is not None and self.finds(plan, look):
             with self.lock:
