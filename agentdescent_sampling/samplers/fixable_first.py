@@ -726,11 +726,7 @@ class FixableFirst(CopiedByState):
                 )
             fails, passes, streak, mixed, last, seen = row
             tasks[task_id] = _Task(fails, passes, streak, bool(mixed), last, seen)
-        if not isinstance(credits, Mapping):
-            raise StateError(
-                f"{self.name}: 'credit' must map task ids to chances in [0, 1]; got "
-                f"{type(credits).__name__}"
-            )
+        _check_kind(self.name, "credit", credits, "chances in [0, 1]")
         for task_id, credit in credits.items():
             task = tasks.get(task_id)
             if task is None or not (is_real(credit) and 0 <= credit <= 1) or not task.judged():
@@ -740,10 +736,7 @@ class FixableFirst(CopiedByState):
                     f"that has failed and not passed since, or has failed after a pass"
                 )
             task.credit = float(credit)
-        if not isinstance(no_commit, (list, tuple)):
-            raise StateError(
-                f"{self.name}: 'no_commit' must list task ids; got {type(no_commit).__name__}"
-            )
+        _check_kind(self.name, "no_commit", no_commit)
         for task_id in no_commit:
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None or not task.judged() or task.credit:
@@ -753,10 +746,7 @@ class FixableFirst(CopiedByState):
                     f"after a pass, and has no credit (its round committed nothing)"
                 )
             task.no_commit = True
-        if not isinstance(verified, (list, tuple)):
-            raise StateError(
-                f"{self.name}: 'verified' must list task ids; got {type(verified).__name__}"
-            )
+        _check_kind(self.name, "verified", verified)
         for task_id in verified:
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None or not task.fails or task.streak:
@@ -765,11 +755,7 @@ class FixableFirst(CopiedByState):
                     f"a task in 'tasks' whose last outcome is a failure"
                 )
             task.verified = True
-        if not isinstance(refused, Mapping):
-            raise StateError(
-                f"{self.name}: 'refused' must map task ids to failure counts; got "
-                f"{type(refused).__name__}"
-            )
+        _check_kind(self.name, "refused", refused, "failure counts")
         for task_id, count in refused.items():
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None or not is_count(count) or not 1 <= count <= task.fails:
@@ -779,10 +765,7 @@ class FixableFirst(CopiedByState):
                     f"count, from 1 to its failures, at which the gate refused its verified fix"
                 )
             task.refused = count
-        if not isinstance(lows, Mapping):
-            raise StateError(
-                f"{self.name}: 'low' must map task ids to scores; got {type(lows).__name__}"
-            )
+        _check_kind(self.name, "low", lows, "scores")
         for task_id, low in lows.items():
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if (
@@ -811,11 +794,9 @@ class FixableFirst(CopiedByState):
                 f"{self.name}: 'longest_round' must be the most picks a round has taken, a "
                 f"whole number at most the state's 'picks' ({picks}); got {short_repr(longest)}"
             )
-        for key, ids in (("unchanged", unchanged), ("repeats", repeats)):
-            if not isinstance(ids, (list, tuple)):
-                raise StateError(
-                    f"{self.name}: {key!r} must list task ids; got {type(ids).__name__}"
-                )
+        _check_kind(self.name, "unchanged", unchanged)
+        _check_kind(self.name, "repeats", repeats)
+        _check_kind(self.name, "held", held, "pick counts")
         since: dict[str, None] = {}
         for task_id in unchanged:
             if not isinstance(task_id, str) or task_id not in tasks or task_id in since:
@@ -824,10 +805,6 @@ class FixableFirst(CopiedByState):
                     f"of a task in 'tasks', once each"
                 )
             since[task_id] = None
-        if not isinstance(held, Mapping):
-            raise StateError(
-                f"{self.name}: 'held' must map task ids to pick counts; got {type(held).__name__}"
-            )
         for task_id in repeats:
             task = tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None:
@@ -1072,6 +1049,17 @@ def _rate(counts: list[float]) -> float:
 def _count(counts: list[float], event: bool) -> None:
     counts[0] += event
     counts[1] += 1
+
+
+def _check_kind(name: str, key: str, value: object, values: str | None = None) -> None:
+    """Refuse a state's ``key`` unless it lists task ids, or, given what it maps them to
+    (``values``), unless it is a mapping."""
+    if values is None and not isinstance(value, (list, tuple)):
+        raise StateError(f"{name}: {key!r} must list task ids; got {type(value).__name__}")
+    if values is not None and not isinstance(value, Mapping):
+        raise StateError(
+            f"{name}: {key!r} must map task ids to {values}; got {type(value).__name__}"
+        )
 
 
 def _is_row(row: object, changes: int) -> bool:
