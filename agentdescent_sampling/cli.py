@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import loading
+from . import loading, testing
 from ._display import safe_repr, shown, shown_data, shown_lines
 from ._files import parse_bounded, reason_of, strict_json, user_file_path, user_path
 from ._version import __version__
@@ -196,6 +196,14 @@ def _parser() -> argparse.ArgumentParser:
         "--provider",
         metavar="DIST",
         help="the distribution to take the sampler from, if two provide it",
+    )
+    check.add_argument(
+        "--seconds",
+        type=_seconds,
+        metavar="S",
+        help=f"how long one check may run before it is reported as a hang (default: "
+        f"{testing.CHECK_SECONDS:g}; 'inf' for no limit); raise it on a loaded machine or for "
+        f"a slow sampler",
     )
     check.set_defaults(run=_check)
 
@@ -489,7 +497,32 @@ def _pick_a_provider(error: SamplerConflictError, command: str, name: str | dict
     return f"{error}. Here, pick one with --provider: {again} --provider DIST, DIST one of those"
 
 
+def _seconds(value: str) -> float:
+    """``--seconds``: a time above 0, in seconds, ``inf`` too."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:  # NaN fails this comparison too
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds above 0, got {safe_repr(value, 40)}; for example "
+            f"--seconds 600, or --seconds inf for no limit"
+        )
+    return seconds
+
+
 def _check(args: argparse.Namespace) -> int:
+    if args.seconds is None:
+        return _checked(args)
+    before = testing.CHECK_SECONDS
+    testing.CHECK_SECONDS = args.seconds
+    try:
+        return _checked(args)
+    finally:
+        testing.CHECK_SECONDS = before
+
+
+def _checked(args: argparse.Namespace) -> int:
     if args.all:
         if args.provider is not None:
             _error("--provider selects one sampler's distribution: give the sampler's name, "

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import sys
+import threading
 
-#: The longest one check may take before it is reported as a hang, in seconds.
+#: The longest one check may take before it is reported as a hang, in seconds; ``math.inf``
+#: for no limit (``agentdescent-sampling check --seconds`` sets it for one command).
 CHECK_SECONDS = 60.0
 #: The threads that share one instance in the threads check.
 THREADS = 16
@@ -22,8 +24,8 @@ def _setting(name: str) -> float:
 
 
 def _check_seconds() -> float:
-    """The longest one check may take now."""
-    return _setting("CHECK_SECONDS")
+    """The longest one check may take now, at most the longest wait a thread can make."""
+    return min(_setting("CHECK_SECONDS"), threading.TIMEOUT_MAX)
 
 
 def _threads() -> int:

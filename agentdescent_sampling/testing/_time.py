@@ -137,7 +137,8 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
                 f"records): time pick() and record() on a shard of {len(_SHARD)} tasks, or, "
                 f"if they are this slow by design, give the kit more time or fewer calls in "
                 f"your conftest.py (agentdescent_sampling.testing.CHECK_SECONDS, "
-                f"OPERATIONS_PER_THREAD); the remaining checks were not run",
+                f"OPERATIONS_PER_THREAD) or on the command line (agentdescent-sampling check "
+                f"--seconds); the remaining checks were not run",
             )
         ], False
     if not outcome:

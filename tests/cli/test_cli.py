@@ -14,11 +14,12 @@ import pytest
 
 import agentdescent_sampling
 from agentdescent_sampling import registry as registry_module
+from agentdescent_sampling import testing
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.registry import Registry
 from agentdescent_sampling.testing import check_sampler
 from tests.support.distinfo import FIRST_KEY, TWO_PROVIDERS, install_plugins
-from tests.support.venv import REPO
+from tests.support.venv import PATIENT, REPO
 
 COMMAND = [sys.executable, "-m", "agentdescent_sampling"]
 
@@ -146,6 +147,37 @@ def test_check_needs_a_name_or_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert "one of the arguments spec --all is required" in capsys.readouterr().err
 
 
+def test_check_seconds_bounds_each_check_of_that_command_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    limit = testing.CHECK_SECONDS
+    # fixable-first's threads check takes seconds: 0.05 s is a hang by this limit.
+    assert main(["check", "fixable-first", "--seconds", "0.05"]) == 1
+    out = capsys.readouterr().out
+    assert "did not finish within 0.05 s" in out
+    assert "agentdescent-sampling check --seconds" in out  # how to give it more time here
+    assert limit == testing.CHECK_SECONDS  # the next command, or test, has the kit's own
+
+
+def test_check_seconds_inf_waits_without_a_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    # A wait longer than a thread can make would raise OverflowError in the kit.
+    assert main(["check", "round-robin", "--seconds", "inf"]) == 0
+    assert "round-robin: all 11 checks passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given", ["0", "-5", "nan", "soon", ""])
+def test_check_seconds_refuses_a_time_not_above_0_naming_it(
+    capsys: pytest.CaptureFixture[str], given: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "round-robin", "--seconds", given])
+    assert exited.value.code == 2
+    assert (
+        f"argument --seconds: expected a number of seconds above 0, got {given!r}; for example "
+        "--seconds 600, or --seconds inf for no limit"
+    ) in capsys.readouterr().err
+
+
 def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
     # One built-in and one plugin distribution show the loop: each sampler's own conformance
     # is pinned where it is defined (test_the_builtins_conform, the plugins' own suites), and
@@ -159,7 +191,7 @@ def test_check_all_checks_every_installed_sampler_at_its_defaults() -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*COMMAND, *args], capture_output=True, text=True, env=env)
 
-    result = run("check", "--all")
+    result = run("check", "--all", *PATIENT)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     checked = [line.split()[1] for line in lines if line.startswith("checking")]

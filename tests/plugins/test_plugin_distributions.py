@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from agentdescent_sampling import __version__
 from tests.plugins.conftest import EXTRAS, HARDEST
-from tests.support.venv import REPO, Venv
+from tests.support.venv import PATIENT, REPO, Venv
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,7 +55,7 @@ def test_list_shows_the_plugins_with_their_versions(plugins_env: Venv) -> None:
     ],
 )
 def test_check_passes_a_builtin_and_every_plugin_sampler(plugins_env: Venv, name: str) -> None:
-    result = plugins_env.run("agentdescent-sampling", "check", name)
+    result = plugins_env.run("agentdescent-sampling", "check", name, *PATIENT)
     assert "checks passed" in result.stdout
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.registry.probes import IMPORTED_PLUGINS, error_of, failure_of, records
-from tests.support.venv import Venv
+from tests.support.venv import PATIENT, Venv
 
 
 def test_a_class_form_plugin_is_registered_under_its_entry_point_name(zoo: Venv) -> None:
@@ -367,7 +367,7 @@ def test_a_class_declaring_thread_safe_false_is_served_synchronized(zoo: Venv) -
 
 @pytest.mark.version_independent
 def test_check_passes_the_wrapped_sampler_that_fails_unwrapped(zoo: Venv) -> None:
-    assert zoo.run("agentdescent-sampling", "check", "unsafe-counter").returncode == 0
+    assert zoo.run("agentdescent-sampling", "check", "unsafe-counter", *PATIENT).returncode == 0
     raw = zoo.json(
         """
         import json
@@ -385,7 +385,7 @@ def test_check_passes_the_wrapped_sampler_that_fails_unwrapped(zoo: Venv) -> Non
 
 
 def test_check_fails_a_nonconforming_sampler_with_a_line_per_violation(zoo: Venv) -> None:
-    result = zoo.run("agentdescent-sampling", "check", "sloppy", check=False)
+    result = zoo.run("agentdescent-sampling", "check", "sloppy", *PATIENT, check=False)
     assert result.returncode == 1
     lines = [line for line in result.stdout.splitlines() if line.startswith("  - ")]
     assert [line.split("]")[0] for line in lines] == ["  - [empty-shard"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.registry.probes import error_of, failure_of, failures_of, records
 from tests.registry.test_trust import first_on_path
-from tests.support.venv import Venv
+from tests.support.venv import PATIENT, Venv
 
 
 def test_describing_parameters_never_calls_an_attrs_default_factory(zoo: Venv) -> None:
@@ -326,7 +326,7 @@ def test_a_hook_form_preset_answers_to_its_own_name_and_shows_it_is_a_preset(
         "b",
         "lrt",  # the name it was selected by, though the class calls itself least-recently-tried
     ]
-    check = zoo.run("agentdescent-sampling", "check", "lrt-shuffled")
+    check = zoo.run("agentdescent-sampling", "check", "lrt-shuffled", *PATIENT)
     assert "checks passed" in check.stdout
     assert (
         json.loads(zoo.run("agentdescent-sampling", "show", "lrt-shuffled", "--json").stdout)[
@@ -364,7 +364,11 @@ def test_an_attrs_default_or_a_refusal_that_raises_when_shown_is_the_plugins_fai
     zoo: Venv, aside: dict[str, str]
 ) -> None:
     env = first_on_path(aside["ads-test-crafted-errors"])
-    for command in (["list", "--json"], ["show", "crafted-default"], ["check", "crafted-default"]):
+    for command in (
+        ["list", "--json"],
+        ["show", "crafted-default"],
+        ["check", "crafted-default", *PATIENT],
+    ):
         shown = zoo.run("agentdescent-sampling", *command, env=env, check=False)
         # 1: check's violations (the sampler has no name); SystemExit's 8 ended the command.
         assert shown.returncode in (0, 1), (command, shown.stdout, shown.stderr)

@@ -17,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+#: ``agentdescent-sampling check``'s flag for a time limit a loaded machine cannot trip: the
+#: limit stands guard against a hang, and the kit's 64,000 threaded calls once took over 60 s
+#: beside a benchmark.
+PATIENT = ("--seconds", "600")
 _ENV_PREFIX = "AGENTDESCENT_SAMPLERS_"
 
 
