@@ -35,7 +35,7 @@ import sys
 import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import InvalidSamplerConfig, SamplerError, StateError
 from .protocol import SAVED_WITH, Sampler, short_repr
@@ -109,6 +109,7 @@ def from_run_spec(
     Every message starts with ``policies.task_sampler:``, the slot it is about, but that
     of a ``link`` that differs, which starts with ``policies:``.
     """
+    _refuse_elsewhere("task_sampler")
     _refuse_unknown("task_sampler", unknown)
     _refuse_wide_allow("task_sampler")
     if (spec is None) == (file is None):
@@ -399,6 +400,7 @@ def evidence_acceptance(
             ``algorithm`` replaces the engine's merge (its acceptance rule is then never
             called).
     """
+    _refuse_elsewhere("acceptance")
     _refuse_unknown("acceptance", unknown)
     _refuse_wide_allow("acceptance")
     if not isinstance(self_verify, bool):
@@ -423,6 +425,7 @@ def evidence_promotion(link: str | None = None, **unknown: Any) -> EvidencePromo
         InvalidSamplerConfig: an unknown key, ``link`` is missing, is not a name or differs
             from the other two refs', or the spec's ``algorithm`` replaces the engine's merge.
     """
+    _refuse_elsewhere("promotion")
     _refuse_unknown("promotion", unknown)
     _refuse_wide_allow("promotion")
     tap = _tap(link, "promotion")
@@ -477,8 +480,9 @@ def _check_links() -> None:
     before any rollout, and in ``agentdescent plan`` too."""
     policies = _policies_being_built()
     if policies is not None:
+        for slot in (*LINKED, *(slot for slot in policies if slot not in LINKED)):
+            _refuse_misplaced(str(slot), policies.get(slot))
         for slot in LINKED:
-            _refuse_misplaced(slot, policies.get(slot))
             _check_keys(slot, _our_ref(policies.get(slot), _OURS[slot], depth=0))
         _refuse_replaced_merge()
         # A link that is no name is its own ref's fault, whichever ref is resolved first.
@@ -493,15 +497,38 @@ def _check_links() -> None:
 
 def _refuse_misplaced(slot: str, given: Any) -> None:
     """Refuse one of our refs in ``slot`` of the spec being built that belongs in another
-    slot (the engine would build our promotion policy as the acceptance policy, say, and
-    fail at the first merge, after rollouts were paid for)."""
-    for other in LINKED:
-        if other != slot and _our_ref(given, _OURS[other], depth=0) is not None:
-            raise InvalidSamplerConfig(
-                f"policies.{slot}: holds the {REFS_MODULE}:{_OURS[other]} ref, which builds "
-                f"policies.{other}; move it there, and give policies.{slot} the "
-                f"{REFS_MODULE}:{_OURS[slot]} ref with the same 'link'"
-            )
+    slot (the engine would build our promotion policy as the acceptance policy, or our
+    sampler as the selection policy, say, and fail at the first merge, after rollouts were
+    paid for)."""
+    for own in LINKED:
+        if own != slot and _our_ref(given, _OURS[own], depth=0) is not None:
+            _misplaced(f"policies.{slot}", own)
+
+
+def _refuse_elsewhere(own: str) -> None:
+    """Refuse our ref for ``policies.<own>`` that the engine is resolving in another place of
+    the spec, told by the name the engine resolves it under (``where``: ``policies.fusion``,
+    say, whatever refs of the user's it is nested in). Outside a spec, nothing is refused."""
+    for local in _engine_locals():
+        where = local.get("where")
+        if isinstance(where, str):
+            if where != f"policies.{own}":
+                _misplaced(where, own)
+            return
+
+
+def _misplaced(where: str, own: str) -> NoReturn:
+    """Raise that ``where`` in the spec holds our ref that builds ``policies.<own>``."""
+    slot = where.removeprefix("policies.")
+    instead = (
+        f", and give {where} the {REFS_MODULE}:{_OURS[slot]} ref with the same 'link'"
+        if slot != where and slot in LINKED
+        else ""
+    )
+    raise InvalidSamplerConfig(
+        f"{where}: holds the {REFS_MODULE}:{_OURS[own]} ref, which builds policies.{own}; "
+        f"move it there{instead}"
+    )
 
 
 def _check_keys(slot: str, ref: Mapping[str, Any] | None) -> None:

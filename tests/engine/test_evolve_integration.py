@@ -210,3 +210,56 @@ def test_a_class_in_place_of_a_sampler_ends_the_run_with_the_error_not_an_except
 
     assert result.stop_reason == "error"
     assert "round_index" in result.error
+
+
+class _RaisesInPick:
+    """A sampler whose every pick raises."""
+
+    name = "raises-in-pick"
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        raise RuntimeError("boom")
+
+    def record(self, task_id: str, score: float) -> None:
+        pass
+
+
+def test_a_sampler_that_raises_ends_a_run_shorter_than_max_worker_errors_with_no_error(
+    toy: ToyWorkload, recwarn: pytest.WarningsRecorder
+) -> None:
+    # What docs/engine.md says agentdescent 0.7.0 does: 2 dead rounds of its 3 allowed.
+    from agentdescent import evolve
+
+    from tests.engine.conftest import HintAgent
+
+    result = evolve(
+        toy.tasks, toy.reward, agent=HintAgent(), task_sampler=_RaisesInPick(), rounds=2,
+        n_workers=toy.n_workers, held_out_frac=toy.held_out_frac,
+    )  # fmt: skip
+
+    assert (result.stop_reason, result.error) == ("rounds", None)
+    assert [info.rollouts for info in result.history] == [0, 0]
+    assert not [each for each in recwarn if "stopped early" in str(each.message)]
+
+
+def test_a_sampler_that_raises_on_the_asynchronous_path_ends_each_worker_and_idles_the_run(
+    toy: ToyWorkload, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What docs/engine.md says agentdescent 0.7.0 does: the exception ends the worker
+    # thread, and the run waits out max_seconds with no error.
+    from agentdescent import evolve
+
+    from tests.engine.conftest import HintAgent
+
+    ended: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: ended.append(hook.exc_value))
+
+    result = evolve(
+        toy.tasks, toy.reward, agent=HintAgent(), task_sampler=_RaisesInPick(),
+        asynchronous=True, n_workers=toy.n_workers, held_out_frac=toy.held_out_frac,
+        max_rollouts=100, max_seconds=2.0,
+    )  # fmt: skip
+
+    assert (result.stop_reason, result.error) == ("max_seconds", None)
+    assert len(ended) == toy.n_workers
+    assert all(isinstance(error, RuntimeError) and str(error) == "boom" for error in ended)

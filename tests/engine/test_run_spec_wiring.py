@@ -242,8 +242,19 @@ def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_eac
          "policies.acceptance; move it there"),
         ({"acceptance": "acceptance", "promotion": "promotion", "nested": "acceptance"},
          "policies.promotion: holds the agentdescent_sampling.refs:evidence_acceptance ref"),
+        # In a slot no evidence ref belongs in: the engine would build our policy as the
+        # fusion or selection policy, and fail at round 0, after agent calls were paid for.
+        ({"acceptance": "acceptance", "promotion": "promotion", "fusion": "acceptance"},
+         "policies.fusion: holds the agentdescent_sampling.refs:evidence_acceptance ref, "
+         "which builds policies.acceptance; move it there"),
+        ({"selection": "acceptance", "promotion": "promotion"}, "policies.selection: holds "
+         "the agentdescent_sampling.refs:evidence_acceptance ref, which builds "
+         "policies.acceptance; move it there"),  # not "no policies.acceptance ref gives ..."
+        ({"acceptance": "acceptance", "promotion": "promotion", "selection": "task_sampler"},
+         "policies.selection: holds the agentdescent_sampling.refs:from_run_spec ref, which "
+         "builds policies.task_sampler; move it there"),
     ],
-    ids=["swapped", "copied", "nested"],
+    ids=["swapped", "copied", "nested", "fusion", "moved-to-selection", "sampler-in-selection"],
 )  # fmt: skip
 def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belongs(
     workspace: Workspace, slots: dict[str, str], message: str
@@ -252,6 +263,8 @@ def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belo
     ref = {"ref": REF, "spec": "fixable-first", "state": str(state), "link": "main"}
     policies: dict[str, object] = {
         slot: {"ref": f"agentdescent_sampling.refs:evidence_{held}", "link": "main"}
+        if held != "task_sampler"
+        else {"ref": REF, "spec": "fixable-first", "link": "main"}
         for slot, held in slots.items()
         if slot != "nested"
     }
@@ -267,6 +280,23 @@ def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belo
     assert evolved.returncode == 2
     assert message in evolved.stdout + evolved.stderr
     assert not workspace.store.exists(), "no run is started, no rollout paid for"
+
+
+@pytest.mark.version_independent
+@pytest.mark.parametrize("slot", ["selection", "fusion", "promotion"])
+def test_our_sampler_ref_in_another_slot_is_refused_by_plan_unlinked_too(
+    workspace: Workspace, slot: str
+) -> None:
+    sampler = {"ref": REF, "spec": "fixable-first"}
+    spec = workspace.spec(sampler, policies={slot: sampler})
+
+    planned = json.loads(workspace.cli("--json", "plan", spec).stdout)
+
+    assert planned["ok"] is False
+    assert planned["error"].startswith(
+        f"policies.{slot}: holds the agentdescent_sampling.refs:from_run_spec ref, which "
+        f"builds policies.task_sampler; move it there"
+    )
 
 
 def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped() -> None:
