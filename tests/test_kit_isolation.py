@@ -212,12 +212,14 @@ def test_a_check_that_hangs_is_reported_by_name_with_the_call_and_line_it_is_stu
 
 
 class SlowPick(HangsInPick):
-    """Never stuck, only slow: each pick takes 5 ms."""
+    """Never stuck, only slow: each pick of the threads check's takes 5 ms (the other checks'
+    are quick, so that they end within their time on a loaded machine too)."""
 
     name = "slow-pick"
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
-        threading.Event().wait(0.005)
+        if threading.current_thread().name.startswith("conformance-threads"):
+            threading.Event().wait(0.005)
         return keys[round_index % len(keys)]
 
 
@@ -232,6 +234,31 @@ def test_a_check_still_making_calls_at_its_time_is_told_slow_not_stuck() -> None
     assert "deadlock" not in hung
     assert ". The sampler's calls are too slow for the checks" in hung
     assert "give the kit more time or fewer calls in your conftest.py" in hung
+
+
+class SlowFirstPick(HangsInPick):
+    """Its first pick takes 1.5 s; every other is quick."""
+
+    name = "slow-first-pick"
+
+    def __init__(self) -> None:
+        self._waited = threading.Event()
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        if not self._waited.is_set():
+            self._waited.set()
+            threading.Event().wait(1.5)
+        return keys[round_index % len(keys)]
+
+
+@pytest.mark.usefixtures("quick_timeout")
+def test_a_check_that_finishes_after_its_time_while_the_kit_looks_again_is_still_reported() -> None:
+    # The kit looks again 1 s after a check's time is up; a check done by then once passed,
+    # so a limit of 1 s let 2 s through.
+    report = check_sampler(SlowFirstPick)
+    (late,) = [str(v) for v in report.violations if "did not finish" in str(v)]
+    assert "did not finish within 1 s, though it was not stuck: it finished less than 1 s " in late
+    assert ". The sampler's calls are too slow for the checks" in late
 
 
 class Stray(HangsInPick):

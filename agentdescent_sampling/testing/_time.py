@@ -19,6 +19,9 @@ from ._settings import _check_seconds, _operations, _thread_rounds, _threads
 #: How long after a check's time is up the kit looks again at where it is, to tell a check
 #: still making calls (another call, or the same with other arguments) from one stuck.
 _LOOK_AGAIN = 1.0
+#: What the look again finds of a check that finished in the meantime: past its time, so
+#: reported, as slow and not stuck.
+_FINISHED = ""
 
 #: Numbers each run of a check in a thread, whose name, and its threads', carry it.
 _RUNS = itertools.count()
@@ -49,7 +52,9 @@ def _in_thread(
     (:data:`CHECK_SECONDS` by default), with where the threads it started are stuck then
     (:func:`_stuck_at`). Given ``later``, a run past ``seconds`` is looked at once more,
     :data:`_LOOK_AGAIN` seconds on, and where it is then appended to ``later`` if it is in
-    another call (:func:`_call_of`): a run still making calls is slow, not stuck."""
+    another call (:func:`_call_of`), or :data:`_FINISHED` if it has finished: a run still
+    making calls is slow, not stuck, and so is one that finished late, which is still
+    ``[]``."""
     outcome: list[Any] = []
 
     def run() -> None:
@@ -67,10 +72,13 @@ def _in_thread(
     stuck = _stuck_at(label)
     if later is not None:
         worker.join(_LOOK_AGAIN)
-        again = "" if outcome else _stuck_at(label)
-        if _call_of(again) and _call_of(stuck) and _call_of(again) != _call_of(stuck):
-            later.append(again)
-    return outcome, stuck
+        if outcome:
+            later.append(_FINISHED)
+        else:
+            again = _stuck_at(label)
+            if _call_of(again) and _call_of(stuck) and _call_of(again) != _call_of(stuck):
+                later.append(again)
+    return [], stuck
 
 
 def _call_of(stuck: str) -> str:
@@ -117,6 +125,14 @@ def _stuck_at(label: str) -> str:
     return found[min(found)] if found else ""
 
 
+def _slow(stuck: str, later: str) -> str:
+    """What showed a check past its time to be slow: where it was then and a moment later
+    (``later``, from :func:`_in_thread`), or that it finished a moment later."""
+    if later == _FINISHED:
+        return f"it finished less than {_LOOK_AGAIN:g} s later"
+    return f"it was still making calls:{stuck}; {_LOOK_AGAIN:g} s later,{later}"
+
+
 def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool]:
     """Run ``check`` in a daemon thread for at most :data:`CHECK_SECONDS`.
 
@@ -130,8 +146,8 @@ def _bounded(name: str, check: Callable[[], list[Any]]) -> tuple[list[Any], bool
         return [
             Violation(
                 name,
-                f"did not finish within {_check_seconds():g} s, though it was not stuck: it was "
-                f"still making calls:{stuck}; {_LOOK_AGAIN:g} s later,{later[0]}. The "
+                f"did not finish within {_check_seconds():g} s, though it was not stuck: "
+                f"{_slow(stuck, later[0])}. The "
                 f"sampler's calls are too slow for the checks (the threads check makes "
                 f"{_thread_rounds() * _threads() * _operations():,} picks and as many "
                 f"records): time pick() and record() on a shard of {len(_SHARD)} tasks, or, "
