@@ -42,20 +42,23 @@ def write_plugin(name: str, *, directory: Path | None = None, hooks: bool = Fals
             no Python class name (``none``, a keyword, a leading digit); ``directory``
             exists or cannot be written.
     """
-    slug, cls = _checked(name)
-    # The class would shadow that import in the written modules, or pytest would try to
-    # collect a class named Test... in the written tests, which import it.
-    if cls in _IMPORTED or cls.startswith("Test"):
+    slug, cls, found = _checked(name)
+    if cls in _IMPORTED:  # the class would shadow that import in the written modules
         cls += "Sampler"
     distribution = _distribution(slug)
     package = f"agentdescent_sampling_{slug}"
     target = directory if directory is not None else Path(distribution)
     values = {
         "name": name,
-        "alias": _alias(name),
+        "alias": _alias(name, found),
         "distribution": distribution,
         "package": package,
         "cls": cls,
+        # The written tests import the class, and pytest collects a class named Test...
+        "not_a_test": "\n    #: Not a test class, though pytest would collect it by its name.\n"
+        "    __test__: ClassVar[bool] = False"
+        if cls.startswith("Test")
+        else "",
         "import_cls": _import_line(package, cls),
         "commands": _commented(
             ('python -m pip install -e ".[test]"', ""),
@@ -97,8 +100,9 @@ def _compatible_core() -> str:
     return f">={major}.{minor},<{upper}"
 
 
-def _checked(name: str) -> tuple[str, str]:
-    """The module slug and class name for sampler ``name``, if it makes a usable plugin."""
+def _checked(name: str) -> tuple[str, str, list[EntryPoint]]:
+    """The module slug and class name for sampler ``name``, if it makes a usable plugin, with
+    the installed entry points read to tell."""
     try:
         check_name(name)
     except ValueError as error:
@@ -124,7 +128,7 @@ def _checked(name: str) -> tuple[str, str]:
             f"or a name starting with a digit); start the name with a letter and avoid "
             f"'none', 'true' and 'false'; {_example(name, found)}"
         )
-    return slug, cls
+    return slug, cls, found
 
 
 def _slug(name: str) -> str:
@@ -180,12 +184,15 @@ def _example(refused: str, found: list[EntryPoint] | None = None) -> str:
     return "for example: new-plugin my-own-sampler"
 
 
-def _alias(name: str) -> str:
+def _alias(name: str, found: list[EntryPoint]) -> str:
     """The alias the hook form registers: ``name-sampler``, or for a name ending in
     ``-sampler`` that name without it (``my`` for ``my-sampler``, never
-    ``my-sampler-sampler``), unless that is a built-in's."""
+    ``my-sampler-sampler``); ``name-alias`` where that is a built-in's or an installed
+    sampler's name (``found``: the installed entry points, read by :func:`_scan`)."""
     base = re.sub(r"[-_]sampler$", "", name, flags=re.IGNORECASE)
-    return base if base != name and normalize(base) not in RESERVED else _suffixed(name, "-sampler")
+    taken = RESERVED | {normalize(each.name) for each in found if each.form == "class"}
+    alias = base if base != name else _suffixed(name, "-sampler")
+    return alias if normalize(alias) not in taken else _suffixed(name, "-alias")
 
 
 def _suffixed(name: str, suffix: str) -> str:
@@ -301,7 +308,7 @@ _SAMPLER = '''\
                 equal to ``evolve(solved_threshold=...)``.
         """
 
-        name: ClassVar[str] = "{name}"
+        name: ClassVar[str] = "{name}"{not_a_test}
 
         pass_threshold: float = attrs.field(default=0.999, validator=solved_threshold())
         _trials: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)

@@ -108,10 +108,21 @@ def test_an_empty_directory_argument_is_told_to_give_a_path_not_a_file(
     )
 
 
-def test_a_new_plugin_named_test_has_a_class_pytest_does_not_collect(tmp_path: Path) -> None:
-    written = write_plugin("test-first", directory=tmp_path / "plugin")
-    (module,) = written.glob("agentdescent_sampling_*/__init__.py")
-    assert "class TestFirstSampler:" in module.read_text(encoding="utf-8")
+def test_a_new_plugin_named_test_has_a_class_pytest_does_not_collect(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its tests import the class; TestFirstSampler, as it was once named, pytest collected.
+    written = write_plugin("test-first", directory=pytester.path / "plugin")
+    monkeypatch.setenv("PYTHONPATH", str(written))  # as if installed
+
+    collected = pytester.runpytest_subprocess(
+        str(written / "tests"), "--collect-only", "-q", "-W", "error::pytest.PytestWarning"
+    )
+
+    collected.assert_outcomes()  # collecting runs nothing; a warning made an error would fail
+    assert collected.ret == 0, collected.stdout.str()
+    assert "test_test_first.py::test_conforms_to_the_sampler_contract" in collected.stdout.str()
+    assert "TestFirst" not in collected.stdout.str()
 
 
 @pytest.mark.parametrize(
@@ -122,6 +133,23 @@ def test_a_new_hook_form_plugins_alias_never_doubles_sampler(
     tmp_path: Path, name: str, alias: str
 ) -> None:
     # my-sampler was given the alias my-sampler-sampler.
+    written = write_plugin(name, directory=tmp_path / "plugin", hooks=True)
+    (hooks,) = written.glob("agentdescent_sampling_*/hooks.py")
+    assert f'aliases=("{alias}",)' in hooks.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "alias"),
+    [("round-robin-sampler", "round-robin-sampler-alias"),
+     ("hardest-first-sampler", "hardest-first-sampler-alias")],
+    ids=["a-built-in", "an-installed-plugin"],
+)  # fmt: skip
+def test_a_new_hook_form_plugins_alias_is_no_name_a_sampler_has(
+    tmp_path: Path, name: str, alias: str
+) -> None:
+    # hardest-first-sampler was given the alias hardest-first, which made both plugins'
+    # names conflicts once installed. (plugins/agentdescent-sampling-hardest, class form, is
+    # installed by the README's test command.)
     written = write_plugin(name, directory=tmp_path / "plugin", hooks=True)
     (hooks,) = written.glob("agentdescent_sampling_*/hooks.py")
     assert f'aliases=("{alias}",)' in hooks.read_text(encoding="utf-8")
