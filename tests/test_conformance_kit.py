@@ -817,6 +817,30 @@ def test_a_stats_that_does_not_count_every_record_is_not_taken_for_lost_records(
     assert f"only exceptions and non-members under {testing.THREADS} threads were checked" in note
 
 
+class TrialsCapped(LockedCounts):
+    """Counts trials up to 40 a task, passes without end: a (passes, trials) pair at first,
+    passes above trials once a task has more than 40 records, on one thread as on many."""
+
+    name = "trials-capped"
+
+    def stats(self) -> Any:
+        return {key: (passes, min(trials, 40)) for key, (passes, trials) in super().stats().items()}
+
+
+def test_a_stats_whose_shape_breaks_only_after_many_records_is_not_blamed_on_a_lock() -> None:
+    # The shape broke only after the threads' records, and was told a race of the statistics.
+    report = check_sampler(TrialsCapped)
+
+    assert report.ok, str(report)
+    assert "lock" not in str(report)
+    (note,) = report.notes
+    assert note.startswith("threads: lost records could not be observed: stats() returned an entry")
+    assert (
+        ": passes and trials must be whole numbers with 0 <= passes <= trials, after 16000 "
+        "records made one after another on one thread, and the threads check reads stats() as "
+    ) in note
+
+
 def test_the_threads_check_runs_as_the_settings_on_the_package_say(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

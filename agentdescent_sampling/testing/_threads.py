@@ -82,8 +82,11 @@ def _check_threads(factory: Factory, params: dict[str, Any]) -> Iterator[Finding
                 yield outcome.lost
             else:  # it does not count every record, so nothing was shown to be lost
                 after = f"after {made} records made one after another on one thread"
-                read = "could not be read" if counted is None else f"counts {counted} trials"
-                yield _not_counted(f"{read} {after}")
+                if isinstance(counted, str):  # what is wrong with what it returned
+                    yield _not_counted(f"{counted}, {after}")
+                else:
+                    read = "could not be read" if counted is None else f"counts {counted} trials"
+                    yield _not_counted(f"{read} {after}")
         return
 
 
@@ -198,9 +201,10 @@ def _worker_calls(sampler: Any, worker: int, strays: list[str]) -> None:
         sampler.record(_member(picked, shard), float((worker + step) % 2))
 
 
-def _one_thread_run(sampler: Any, counts: bool) -> tuple[Exception | None, int | None]:
+def _one_thread_run(sampler: Any, counts: bool) -> tuple[Exception | None, int | str | None]:
     """What the threads' calls, made one after another on one thread, raise first, if
-    any, and the trials ``stats()`` then counts (``None`` if it is not read or unreadable)."""
+    any, and the trials ``stats()`` then counts, or what is wrong with what it returned
+    (:func:`_trials`); ``None`` if it is not read or raises."""
     try:
         for worker in range(_threads()):
             _worker_calls(sampler, worker, [])
@@ -212,7 +216,7 @@ def _one_thread_run(sampler: Any, counts: bool) -> tuple[Exception | None, int |
         counted = _trials(sampler.stats())
     except Exception:  # noqa: BLE001  # then the lost records cannot be told
         return None, None
-    return None, counted if isinstance(counted, int) else None
+    return None, counted
 
 
 @attrs.frozen
@@ -272,14 +276,12 @@ def _threads_round(sampler: Any, counts: bool) -> _Round:
             counted = _trials(sampler.stats())
         except Exception as error:  # noqa: BLE001  # reported as a violation
             counted = f"raised {describe(error)}{_where(error)}"
-        if isinstance(counted, str):
-            violations.append(
-                Violation(
-                    "threads",
-                    f"after {_threads()} threads shared one instance, stats() {counted}, though "
-                    f"on one thread it returned {_STATS_SHAPE}; guard the statistics with a "
-                    f"lock, or declare thread_safe = False",
-                )
+        if isinstance(counted, str):  # a race's, only if the same calls on one thread are not
+            lost = Violation(
+                "threads",
+                f"after {_threads()} threads shared one instance, stats() {counted}, though "
+                f"on one thread it returned {_STATS_SHAPE}; guard the statistics with a "
+                f"lock, or declare thread_safe = False",
             )
         elif counted != expected:
             what = (
