@@ -341,6 +341,15 @@ class Plugins:
                 continue
             if ep.form == "hook":
                 self._load_hooks(ep, loaded)
+            elif inspect.isfunction(loaded) and loaded.__name__ == _HOOK:
+                module = ep.value.partition(":")[0].strip()
+                self._fail(
+                    ep,
+                    "failed",
+                    f"{ep.value} is the hook function {_HOOK}, not a sampler factory: a "
+                    f"hook-form entry point names the module that holds its @hookimpl "
+                    f"functions, without ':' ({module})",
+                )
             elif not callable(loaded):
                 self._fail(
                     ep,

@@ -22,6 +22,7 @@ from tests.support.distinfo import FIRST_KEY, TWO_PROVIDERS, install_plugins
 from tests.support.venv import PATIENT, REPO
 
 COMMAND = [sys.executable, "-m", "agentdescent_sampling"]
+HOOK = "agentdescent_register_samplers"
 
 
 def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[str]) -> None:
@@ -454,6 +455,36 @@ def test_check_of_a_plugin_that_fails_to_load_exits_1_as_check_all_counts_it(
     assert main(["check", "--all"]) == 1  # as it was, for the same plugin
     assert main(["show", "bad-sig"]) == 1  # as check says it
     assert main(["check", "no-such-sampler"]) == 2  # a bad name is still the caller's
+
+
+HOOK_AS_A_CLASS = """
+    from agentdescent_sampling.plugin import hookimpl
+
+    @hookimpl
+    def agentdescent_register_samplers(register):
+        pass
+"""
+
+
+def test_a_class_form_entry_point_naming_the_hook_function_is_the_plugins_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was taken for a factory with a required parameter 'register': check said the
+    # user's config missed it (exit 2), and check --all left it "not checked", green.
+    plugin = {"kit-test-hook-as-class": (HOOK_AS_A_CLASS, {"hooked": HOOK})}
+    install_plugins(tmp_path, monkeypatch, plugin, builtins=False)
+
+    assert main(["check", "hooked"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "agentdescent-sampling: error: not checked: sampler 'hooked' comes from a plugin "
+        "that failed to load: kit-test-hook-as-class 0.1"
+    )
+    assert (
+        f":{HOOK} is the hook function {HOOK}, not a sampler factory: a hook-form entry point "
+        f"names the module that holds its @hookimpl functions, without ':' (kit_test_plugin_"
+    ) in err
+    assert main(["check", "--all"]) == 1
 
 
 def test_an_interrupted_command_says_so_in_one_line_and_exits_130(
