@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
+from ._caller import outside_the_package
 from ._display import escaped_name, plain_text, safe_repr, shown
 from .discovery import known_names, scan, unmatched, unmatched_disabled
 from .params import signature_of
@@ -832,7 +833,7 @@ def describe(error: BaseException) -> str:
 def _warn(told: list[str]) -> None:
     """Warn of each entry of the environment's plugin lists that matches nothing installed."""
     for message in told:
-        warnings.warn(message, UserWarning, stacklevel=5)  # the caller of create(), say
+        warnings.warn(message, UserWarning, stacklevel=outside_the_package())
 
 
 def _named(entry_point: EntryPoint, key: str, provider: str | None) -> bool:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
+
+from .._caller import outside_the_package
 
 __all__ = ["GradedScoreWarning", "GradedScoreWatch"]
 
 _MIN_RECORDS = 20
-#: This package's directory: the warning points at the first frame outside it.
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class GradedScoreWarning(UserWarning):
@@ -56,15 +54,6 @@ class GradedScoreWatch:
                 f"scorer lower pass_threshold and the engine's solved_threshold together, "
                 f"e.g. pass_threshold=0.8 with evolve(solved_threshold=0.8).",
                 GradedScoreWarning,
-                stacklevel=_outside_the_package(),
+                stacklevel=outside_the_package(),
             )
         self.records, self.passes, self.graded = records, passes, graded
-
-
-def _outside_the_package() -> int:
-    """The ``stacklevel`` of the nearest caller outside this package, which called
-    ``record()``, whether on a sampler or on the wrapper serving it."""
-    frame, level = sys._getframe(2), 2  # the caller of the caller of warn()
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level

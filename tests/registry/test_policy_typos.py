@@ -66,6 +66,8 @@ def test_an_only_or_disable_entry_matching_nothing_installed_is_told_the_closest
     assert not hook_imported
     assert [str(warning.message) for warning in caught] == TOLD
     assert all(warning.category is UserWarning for warning in caught)
+    # Each points at the call that read the lists, here; registry.py's own line, it did.
+    assert [Path(warning.filename).name for warning in caught] == [Path(__file__).name] * 2
 
 
 @pytest.mark.usefixtures("typo_plugins")
