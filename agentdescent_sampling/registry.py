@@ -201,7 +201,7 @@ class Registry:
             if parsed.source is not None:
                 # A spec read from a file names it, as spec_from_file's own errors do; the
                 # error keeps its class, cause and traceback.
-                read = {"name": parsed.name, **parsed.params}
+                read = {"name": parsed.name, "provider": parsed.provider, **parsed.params}
                 error.args = (f"in {parsed.source}: {cut_read(str(error), read)}",)
             raise
         if path is None:

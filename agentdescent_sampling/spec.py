@@ -325,7 +325,8 @@ _ESCAPES: tuple[tuple[Callable[[str], str], Callable[[str], str]], ...] = tuple(
 
 
 def _texts_in(read: Any) -> Iterator[str]:
-    """The strings in ``read``, and in the lists and tables it holds, breadth first."""
+    """The strings in ``read``, and in the lists and tables it holds, keys too, breadth
+    first."""
     level = [read]
     for _ in range(8):  # deeper than any parameter a sampler takes
         deeper: list[Any] = []
@@ -333,7 +334,7 @@ def _texts_in(read: Any) -> Iterator[str]:
             if isinstance(value, str):
                 yield value
             elif isinstance(value, Mapping):
-                deeper += itertools.islice(value.values(), 64)
+                deeper += itertools.islice(itertools.chain.from_iterable(value.items()), 128)
             elif isinstance(value, list | tuple):
                 deeper += value[:64]
         level = deeper[:256]  # a hostile file: a bounded walk

@@ -12,10 +12,12 @@ import pytest
 from agentdescent_sampling import (
     DurableSampler,
     InvalidSamplerConfig,
+    SamplerError,
     StateError,
     UnknownSamplerError,
     create,
     save_state,
+    spec_from_file,
 )
 from agentdescent_sampling.cli import main
 from agentdescent_sampling.durable import read_durable_state
@@ -458,6 +460,32 @@ def test_a_secret_read_by_the_wrong_key_is_not_shown_in_any_form(
         said = str(raised.value)
         assert secret not in said
         assert secret.replace(" ", "-").replace("__", "_").strip("_") not in said
+
+
+SECRET_URL = "https://svc:s3cr3t-T0ken@llm.internal.example.com/v1"
+
+
+@pytest.mark.parametrize(
+    ("table", "told"),
+    [(f'name = "gpt-4o"\nprovider = "{SECRET_URL}"', "provided by <52 characters, not shown>"),
+     (f'name = "fixable-first"\nprovider = "{SECRET_URL}"', "not by <52 characters, not shown>"),
+     (f'name = "difficulty-weighted"\n"{SECRET_URL}" = 1', "name <52 characters, not shown>"),
+     (f'name = "difficulty-weighted"\nc = {{"{SECRET_URL}" = 1}}',
+      "(c={<52 characters, not shown>: 1})")],
+    ids=["provider-unknown-name", "provider-of-a-built-in", "a-key", "a-key-in-a-table"],
+)  # fmt: skip
+def test_a_provider_or_a_key_read_from_a_file_is_not_shown_either(
+    tmp_path: Path, table: str, told: str
+) -> None:
+    # The provider and the keys were left out of what is hidden: each was shown whole.
+    config = tmp_path / "run.toml"
+    config.write_text(f"[task_sampler]\n{table}\n", encoding="utf-8")
+
+    with pytest.raises(SamplerError) as raised:
+        create(spec_from_file(config))
+
+    assert told in str(raised.value)
+    assert "s3cr3t" not in str(raised.value)
 
 
 def test_hiding_a_value_read_from_a_file_spares_texts_that_begin_as_it_does() -> None:
