@@ -11,6 +11,7 @@ raise there: each caller passes it as ``limit``.
 from __future__ import annotations
 
 import collections
+import warnings
 from typing import Any
 
 from ._statedb import StateDB
@@ -80,42 +81,48 @@ def _replay(
     replayed = 0
     # The shards of the last picks, as a sampler keeps them: memory follows them, not the log.
     shards: dict[int, list[str]] = {}
-    for seq, call, args in db.events():
-        try:
-            if call == "pick":
-                logged = _logged_pick(args)
-                if logged is None:
-                    raise ValueError(
-                        "this library logs a pick as [shard id, round index, task id], both "
-                        "ids whole numbers, so something else wrote this one: give the run a "
-                        "new state path"
-                    )
-                shard_id, round_index = logged
-                if shard_id not in shards:
-                    if len(shards) >= _SHARDS:
-                        del shards[next(iter(shards))]
-                    shards[shard_id] = db.shard(shard_id)
-                sampler.pick(shards[shard_id], round_index)
-                rounds = max(rounds, round_index + 1)
-            elif call == "record":
-                sampler.record(*args)
-                records += 1
-            elif call in TOLD:
-                getattr(sampler, call)(*args)
-            else:
-                raise ValueError(f"no such call as {call!r}")
-        except StateError:
-            raise
-        # A sampler may raise anything on a call it cannot take.
-        except Exception as error:
-            known = call in {"pick", "record", *TOLD}
-            raise StateError(
-                f"{db.where!r}: cannot replay entry {seq} of its log, "
-                f"{call if known else short_repr(call)}{short_repr(args)}, into sampler "
-                f"{name!r}: {type(error).__name__}: {short_repr(str(error), 200)} (the file "
-                f"was left as it is)"
-            ) from error
-        replayed += 1
+    # A replay makes again calls that were made and warned of before: not warned of twice,
+    # nor made errors by a filter that makes warnings errors (-W error), which would leave a
+    # run unable to reopen its state. The filters are the process's: a warning another
+    # thread gives meanwhile is dropped too.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seq, call, args in db.events():
+            try:
+                if call == "pick":
+                    logged = _logged_pick(args)
+                    if logged is None:
+                        raise ValueError(
+                            "this library logs a pick as [shard id, round index, task id], both "
+                            "ids whole numbers, so something else wrote this one: give the run a "
+                            "new state path"
+                        )
+                    shard_id, round_index = logged
+                    if shard_id not in shards:
+                        if len(shards) >= _SHARDS:
+                            del shards[next(iter(shards))]
+                        shards[shard_id] = db.shard(shard_id)
+                    sampler.pick(shards[shard_id], round_index)
+                    rounds = max(rounds, round_index + 1)
+                elif call == "record":
+                    sampler.record(*args)
+                    records += 1
+                elif call in TOLD:
+                    getattr(sampler, call)(*args)
+                else:
+                    raise ValueError(f"no such call as {call!r}")
+            except StateError:
+                raise
+            # A sampler may raise anything on a call it cannot take.
+            except Exception as error:
+                known = call in {"pick", "record", *TOLD}
+                raise StateError(
+                    f"{db.where!r}: cannot replay entry {seq} of its log, "
+                    f"{call if known else short_repr(call)}{short_repr(args)}, into sampler "
+                    f"{name!r}: {type(error).__name__}: {short_repr(str(error), 200)} (the file "
+                    f"was left as it is)"
+                ) from error
+            replayed += 1
     return records, rounds, replayed, cost
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from agentdescent_sampling import (
     FixableFirst,
     GradedScoreWarning,
     InformativeBand,
+    create,
 )
 from agentdescent_sampling.plugin import synchronized
 
@@ -67,6 +69,27 @@ def test_where_warnings_are_errors_the_warning_raises_once_and_counts_nothing_th
         assert sum(trials for _, trials in counted.values()) == 19  # the 20th raised
         record_many(sampler, lambda i: 0.7)  # its retry, and every record after it, counts
     assert sum(trials for _, trials in sampler.stats().values()) == 79  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["difficulty-weighted", "informative-band", "fixable-first"])
+def test_a_state_whose_records_warned_reopens_where_warnings_are_errors_warning_no_more(
+    tmp_path: Path, name: str
+) -> None:
+    # The replay of its log warned again, and where warnings are errors (-W error, pytest's
+    # filterwarnings = error) the state could not be reopened: a StateError.
+    path = tmp_path / "state.sqlite"
+    sampler = create(name, state=path)
+    with pytest.warns(GradedScoreWarning):
+        record_many(sampler, lambda i: 0.7)
+    sampler.close()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reopened = create(name, state=path)
+    try:
+        assert sum(trials for _, trials in reopened.stats().values()) == 60
+    finally:
+        reopened.close()
 
 
 @pytest.mark.parametrize("wrap", [lambda s: s, synchronized], ids=["plain", "synchronized"])
