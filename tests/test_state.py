@@ -23,7 +23,10 @@ import attrs
 import pytest
 
 from agentdescent_sampling import (
+    DifficultyWeighted,
     DurableSampler,
+    FixableFirst,
+    InformativeBand,
     RoundRobin,
     SamplerInfo,
     SamplerSpec,
@@ -514,15 +517,23 @@ def test_a_spec_pickles_and_a_durable_sampler_refuses_saying_what_to_send(tmp_pa
         pickle.dumps(durable)
 
 
-def test_a_subclass_of_a_built_in_is_copied_as_python_copies_it_fields_and_all() -> None:
+@pytest.mark.parametrize("builtin", [RoundRobin, DifficultyWeighted, InformativeBand, FixableFirst])
+def test_a_subclass_of_a_built_in_is_copied_as_python_copies_it_fields_and_all(
+    builtin: type[Any],
+) -> None:
+    # A fresh fixable-first subclass raised AttributeError: its groups were made at first use.
     @attrs.define(eq=False)
-    class Counted(RoundRobin):
+    class Counted(builtin):  # type: ignore[misc,valid-type]
         calls: int = attrs.field(init=False, default=0)
 
     counted = Counted()
     counted.calls = 2
 
-    assert copy.copy(counted).calls == 2
+    copied = copy.copy(counted)
+    assert copied.calls == 2
+    assert copied.pick(["a", "b"], 0) in ("a", "b")
+    with pytest.raises(TypeError, match=r"pickle '_thread\.lock' object"):
+        copy.deepcopy(counted)  # its lock cannot be copied, as configuration.md says
 
 
 def test_a_deep_copy_keeps_a_served_sampler_and_what_it_serves_one_object() -> None:

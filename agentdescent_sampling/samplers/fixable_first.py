@@ -299,6 +299,7 @@ class FixableFirst(CopiedByState):
 
     def __attrs_post_init__(self) -> None:
         self._watch = GradedScoreWatch(self.name, self.pass_threshold)
+        self._groups = TaskGroups(self._filing, self._specimen)  # built afresh at first use
         priors = (_FIRST_FAIL_PRIOR, _FLIP_LUCK_PRIOR, _PASS_BREAKS_PRIOR, _CHANGE_BREAKS_PRIOR)
         self._first_fail, self._flip_luck, self._pass_breaks, self._change_breaks = map(
             list, priors
