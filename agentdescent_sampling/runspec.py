@@ -107,7 +107,8 @@ def from_run_spec(
         StateError: the ``state`` file belongs to another sampler or other parameters.
 
     Every message starts with ``policies.task_sampler:``, the slot it is about, but that
-    of a ``link`` that differs, which starts with ``policies:``.
+    of a ``link`` that differs, which starts with ``policies:``, and that of the ref given in
+    another place of the spec, which starts with that place (``policies.selection:``).
     """
     _refuse_elsewhere("task_sampler")
     _refuse_unknown("task_sampler", unknown)
@@ -501,33 +502,37 @@ def _refuse_misplaced(slot: str, given: Any) -> None:
     sampler as the selection policy, say, and fail at the first merge, after rollouts were
     paid for)."""
     for own in LINKED:
-        if own != slot and _our_ref(given, _OURS[own], depth=0) is not None:
-            _misplaced(f"policies.{slot}", own)
+        ref = _our_ref(given, _OURS[own], depth=0) if own != slot else None
+        if ref is not None:
+            _misplaced(f"policies.{slot}", own, ref)
 
 
 def _refuse_elsewhere(own: str) -> None:
     """Refuse our ref for ``policies.<own>`` that the engine is resolving in another place of
-    the spec, told by the name the engine resolves it under (``where``: ``policies.fusion``,
-    say, whatever refs of the user's it is nested in). Outside a spec, nothing is refused."""
+    the spec: the innermost of its frames that names a place (``where``: ``policies.fusion``,
+    say) resolves a value holding that ref, whatever refs of the user's it is nested in.
+    Outside a spec, or called by code of the user's the spec names, nothing is refused."""
     for local in _engine_locals():
         where = local.get("where")
         if isinstance(where, str):
-            if where != f"policies.{own}":
-                _misplaced(where, own)
+            ref = _our_ref(local.get("value"), _OURS[own], depth=0)
+            if ref is not None and where != f"policies.{own}":
+                _misplaced(where, own, ref)
             return
 
 
-def _misplaced(where: str, own: str) -> NoReturn:
-    """Raise that ``where`` in the spec holds our ref that builds ``policies.<own>``."""
+def _misplaced(where: str, own: str, ref: Mapping[str, Any]) -> NoReturn:
+    """Raise that ``where`` in the spec holds ``ref``, our ref that builds ``policies.<own>``:
+    to move it there, or to remove it where ``policies.<own>`` holds one already; and where it
+    gives a link and ``where`` is a linked slot, to give that slot its own ref."""
+    policies = _policies_being_built() or {}
+    taken = _our_ref(policies.get(own), _OURS[own], depth=0) is not None
+    fix = f"remove it (policies.{own} holds one already)" if taken else "move it there"
     slot = where.removeprefix("policies.")
-    instead = (
-        f", and give {where} the {REFS_MODULE}:{_OURS[slot]} ref with the same 'link'"
-        if slot != where and slot in LINKED
-        else ""
-    )
+    if slot != where and slot in LINKED and ref.get("link") is not None:
+        fix += f", and give {where} the {REFS_MODULE}:{_OURS[slot]} ref with the same 'link'"
     raise InvalidSamplerConfig(
-        f"{where}: holds the {REFS_MODULE}:{_OURS[own]} ref, which builds policies.{own}; "
-        f"move it there{instead}"
+        f"{where}: holds the {REFS_MODULE}:{_OURS[own]} ref, which builds policies.{own}; {fix}"
     )
 
 
@@ -692,17 +697,15 @@ def _link_of(policies: Mapping[str, Any], slot: str) -> object:
 
 def _our_ref(value: Any, function: str, depth: int) -> Mapping[str, Any] | None:
     """The first mapping in ``value`` whose ``ref`` names ``function`` of this package
-    (``agentdescent_sampling:function``, or by a submodule), nested mappings and lists
-    searched to a depth no spec reaches (a hostile one is not walked further)."""
+    (``agentdescent_sampling:function``, or by a submodule), or a ref written as that text
+    alone (as ``{"ref": text}``), nested mappings and lists searched to a depth no spec
+    reaches (a hostile one is not walked further)."""
     if depth > 32:
         return None
+    if isinstance(value, str):
+        return {"ref": value} if _names(value, function) else None
     if isinstance(value, Mapping):
-        ref = value.get("ref")
-        if (
-            isinstance(ref, str)
-            and ref.startswith(__package__ or "")
-            and ref.endswith(f":{function}")
-        ):
+        if _names(value.get("ref"), function):
             return value
         children: Any = value.values()
     elif isinstance(value, list):
@@ -714,6 +717,13 @@ def _our_ref(value: Any, function: str, depth: int) -> Mapping[str, Any] | None:
         if found is not None:
             return found
     return None
+
+
+def _names(ref: object, function: str) -> bool:
+    """Whether ``ref`` is a ref text naming ``function`` of this package."""
+    return (
+        isinstance(ref, str) and ref.startswith(__package__ or "") and ref.endswith(f":{function}")
+    )
 
 
 def _tap(link: object, slot: str = "task_sampler") -> EvidenceTap:

@@ -72,6 +72,8 @@ def _in_thread(
     stuck = _stuck_at(label)
     if later is not None:
         worker.join(_LOOK_AGAIN)
+        if outcome and isinstance(outcome[0], KeyboardInterrupt):
+            return outcome, stuck  # the user's, whenever it comes: raised by the caller
         if outcome:
             later.append(_FINISHED)
         else:

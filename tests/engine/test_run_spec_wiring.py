@@ -229,6 +229,16 @@ def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_eac
     assert read_state(state).get("records", 0) == 0, "the state file holds no record"
 
 
+def _ref_of(held: str) -> object:
+    """The ref building ``policies.<held>``, linked by "main"; written as a text alone for
+    ``"<slot> as a text"`` (the engine resolves that text as a ref too)."""
+    if held == "task_sampler":
+        return {"ref": REF, "spec": "fixable-first", "link": "main"}
+    if held.endswith(" as a text"):
+        return f"agentdescent_sampling.refs:evidence_{held.split()[0]}"
+    return {"ref": f"agentdescent_sampling.refs:evidence_{held}", "link": "main"}
+
+
 @pytest.mark.version_independent
 @pytest.mark.parametrize(
     ("slots", "message"),
@@ -239,22 +249,28 @@ def test_links_that_differ_are_refused_by_plan_and_before_any_rollout_naming_eac
          "agentdescent_sampling.refs:evidence_acceptance ref with the same 'link'"),
         ({"acceptance": "acceptance", "promotion": "acceptance"}, "policies.promotion: holds "
          "the agentdescent_sampling.refs:evidence_acceptance ref, which builds "
-         "policies.acceptance; move it there"),
+         "policies.acceptance; remove it (policies.acceptance holds one already), and give "
+         "policies.promotion the agentdescent_sampling.refs:evidence_promotion ref with the "
+         "same 'link'"),
         ({"acceptance": "acceptance", "promotion": "promotion", "nested": "acceptance"},
          "policies.promotion: holds the agentdescent_sampling.refs:evidence_acceptance ref"),
         # In a slot no evidence ref belongs in: the engine would build our policy as the
         # fusion or selection policy, and fail at round 0, after agent calls were paid for.
         ({"acceptance": "acceptance", "promotion": "promotion", "fusion": "acceptance"},
          "policies.fusion: holds the agentdescent_sampling.refs:evidence_acceptance ref, "
-         "which builds policies.acceptance; move it there"),
+         "which builds policies.acceptance; remove it (policies.acceptance holds one already)"),
         ({"selection": "acceptance", "promotion": "promotion"}, "policies.selection: holds "
          "the agentdescent_sampling.refs:evidence_acceptance ref, which builds "
          "policies.acceptance; move it there"),  # not "no policies.acceptance ref gives ..."
+        ({"selection": "acceptance as a text", "promotion": "promotion"}, "policies.selection: "
+         "holds the agentdescent_sampling.refs:evidence_acceptance ref, which builds "
+         "policies.acceptance; move it there"),
         ({"acceptance": "acceptance", "promotion": "promotion", "selection": "task_sampler"},
          "policies.selection: holds the agentdescent_sampling.refs:from_run_spec ref, which "
-         "builds policies.task_sampler; move it there"),
+         "builds policies.task_sampler; remove it (policies.task_sampler holds one already)"),
     ],
-    ids=["swapped", "copied", "nested", "fusion", "moved-to-selection", "sampler-in-selection"],
+    ids=["swapped", "copied", "nested", "fusion", "moved-to-selection", "a-text-in-selection",
+         "sampler-in-selection"],
 )  # fmt: skip
 def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belongs(
     workspace: Workspace, slots: dict[str, str], message: str
@@ -262,11 +278,7 @@ def test_an_evidence_ref_in_another_slot_is_refused_by_plan_naming_where_it_belo
     state = workspace.root / "sampler.sqlite"
     ref = {"ref": REF, "spec": "fixable-first", "state": str(state), "link": "main"}
     policies: dict[str, object] = {
-        slot: {"ref": f"agentdescent_sampling.refs:evidence_{held}", "link": "main"}
-        if held != "task_sampler"
-        else {"ref": REF, "spec": "fixable-first", "link": "main"}
-        for slot, held in slots.items()
-        if slot != "nested"
+        slot: _ref_of(held) for slot, held in slots.items() if slot != "nested"
     }
     if "nested" in slots:  # inside a policy of the user's that takes a policy
         policies["promotion"] = {"ref": "yours:promotion", "inner": policies["acceptance"]}
@@ -295,8 +307,31 @@ def test_our_sampler_ref_in_another_slot_is_refused_by_plan_unlinked_too(
     assert planned["ok"] is False
     assert planned["error"].startswith(
         f"policies.{slot}: holds the agentdescent_sampling.refs:from_run_spec ref, which "
-        f"builds policies.task_sampler; move it there"
+        f"builds policies.task_sampler; remove it (policies.task_sampler holds one already)"
     )
+    assert "'link'" not in planned["error"]  # no link was given: none to give the slot
+
+
+def _yours_builds_a_sampler() -> object:
+    """Code of a user's, which a spec names in a place of its own, building a sampler."""
+    from agentdescent_sampling.refs import from_run_spec
+
+    return from_run_spec("round-robin")
+
+
+def test_our_ref_called_by_code_of_yours_a_spec_names_elsewhere_is_not_refused() -> None:
+    # The engine resolving data.problems was taken for our ref given there: refused.
+    from agentdescent import evolvespec
+
+    class Spec:  # what the engine's _resolve reads of a spec
+        def allowed_prefixes(self) -> tuple[str, ...]:
+            return (__name__,)
+
+    built = evolvespec._resolve(
+        {"ref": f"{__name__}:_yours_builds_a_sampler"}, Spec(), where="data.problems"
+    )
+
+    assert built.name == "round-robin"
 
 
 def test_a_later_spec_built_in_the_same_process_that_misspells_a_link_is_stopped() -> None:
