@@ -402,9 +402,19 @@ def check_name(name: object) -> str:
         raise ValueError(
             f"invalid sampler name {ascii_name(name, 80)}: expected up to {_MAX_NAME} ASCII "
             f"letters, digits and single '-' or '_' between words, starting with a letter "
-            f"(for example 'difficulty-weighted')"
+            f"(for example 'difficulty-weighted'){_quoted(name)}"
         )
     return name
+
+
+def _quoted(name: object) -> str:
+    """``"; it is written in quotes: drop them"`` for a valid name in quotes (``"'plr'"``, or
+    ``"'plr"``, a spec string's name cut at its ':'); else ``""``."""
+    if not isinstance(name, str) or name[:1] not in ("'", '"'):
+        return ""
+    unquoted = name.strip("'\"")
+    valid = 0 < len(unquoted) <= _MAX_NAME and _NAME.match(unquoted) is not None
+    return "; it is written in quotes: drop them" if valid else ""
 
 
 def declares_thread_unsafe(factory: object) -> bool:

@@ -149,6 +149,22 @@ def test_an_invalid_name_a_separator_slip_away_from_a_built_in_is_told_the_built
         create(name)
 
 
+@pytest.mark.parametrize(
+    "spec",
+    ["'round-robin'", '"fixable-first"', "'difficulty-weighted:c=0.1'", {"name": "'plr'"}],
+)
+def test_a_name_written_in_quotes_is_told_to_drop_them(spec: object) -> None:
+    with pytest.raises(InvalidSamplerConfig, match=r"; it is written in quotes: drop them\. "):
+        create(spec)
+
+
+@pytest.mark.parametrize("name", ["'", "'a b'", "'9lives'", "round-robin'"])
+def test_a_quote_around_no_name_is_told_nothing_of_quotes(name: str) -> None:
+    with pytest.raises(InvalidSamplerConfig) as caught:
+        create(name)
+    assert "quotes" not in str(caught.value)
+
+
 def test_an_invalid_name_no_separator_slip_away_from_a_built_in_is_told_no_name() -> None:
     # A mended plugin name may not exist, and a name may be a secret read by the wrong key.
     for name in ("9lives", "a.b", "os.path:join", "-", "my__plugin", "correct horse battery"):
