@@ -481,7 +481,7 @@ def _check_links() -> None:
     before any rollout, and in ``agentdescent plan`` too."""
     policies = _policies_being_built()
     if policies is not None:
-        for slot in (*LINKED, *(slot for slot in policies if slot not in LINKED)):
+        for slot in dict.fromkeys([*LINKED, *policies]):  # the linked slots first
             _refuse_misplaced(str(slot), policies.get(slot))
         for slot in LINKED:
             _check_keys(slot, _our_ref(policies.get(slot), _OURS[slot], depth=0))

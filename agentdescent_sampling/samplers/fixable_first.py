@@ -299,7 +299,8 @@ class FixableFirst(CopiedByState):
 
     def __attrs_post_init__(self) -> None:
         self._watch = GradedScoreWatch(self.name, self.pass_threshold)
-        self._groups = TaskGroups(self._filing, self._specimen)  # built afresh at first use
+        # Made now so that a copy finds it, and made afresh at first use (_grouping).
+        self._groups = TaskGroups(self._filing, self._specimen)
         priors = (_FIRST_FAIL_PRIOR, _FLIP_LUCK_PRIOR, _PASS_BREAKS_PRIOR, _CHANGE_BREAKS_PRIOR)
         self._first_fail, self._flip_luck, self._pass_breaks, self._change_breaks = map(
             list, priors
