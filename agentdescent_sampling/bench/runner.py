@@ -169,7 +169,9 @@ def _run_workload(
             try:
                 sampler = entrant.build(scenario, config.loop.budget, seed)
                 traces[entrant.label].append(drive(sampler, scenario, config.loop, seed))
-            except Exception as error:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # a sampler's SystemExit too
                 failure = _failure(entrant, workload, seed, error)
                 if entrant.role == "baseline":
                     raise BenchError(failure.message) from error
@@ -194,7 +196,7 @@ def _run_workload(
     )
 
 
-def _failure(entrant: Entrant, workload: Workload, seed: int, error: Exception) -> RunFailure:
+def _failure(entrant: Entrant, workload: Workload, seed: int, error: BaseException) -> RunFailure:
     """What a failed run says: the sampler, where, what it raised, and how to rerun it alone."""
     what = str(error) if isinstance(error, BenchError) else f"{type(error).__name__}: {error}"
     message = (

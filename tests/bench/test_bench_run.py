@@ -59,6 +59,18 @@ class Broken(Seeded):
         return keys[0]
 
 
+class Exits(Broken):
+    """Ends the process on its third pick, as a sampler calling sys.exit() would."""
+
+    name = "exits"
+
+    def pick(self, keys, round_index):
+        self.picks += 1
+        if self.picks == 3:
+            raise SystemExit(3)
+        return keys[0]
+
+
 class Stray(Seeded):
     """Picks a task outside the shard."""
 
@@ -260,14 +272,15 @@ def test_a_plugin_named_as_one_of_the_benchs_own_entrants_is_skipped_not_fatal(
 
 @pytest.mark.parametrize(
     ("label", "why"),
-    [("broken", "RuntimeError: lost its place"), ("stray", "'not-a-task'")],
-    ids=["raises", "breaks-the-contract"],
-)
+    [("broken", "RuntimeError: lost its place"), ("stray", "'not-a-task'"),
+     ("exits", "SystemExit: 3")],
+    ids=["raises", "breaks-the-contract", "exits"],  # exits: it ended the bench, silently
+)  # fmt: skip
 def test_a_sampler_whose_run_fails_is_left_out_with_a_rerun_command_and_the_rest_reported(
     plugin: Plugin, label: str, why: str
 ) -> None:
     registry, module = plugin(
-        PLUGIN_SOURCE, {"broken": "Broken", "stray": "Stray", "seeded": "Seeded"}
+        PLUGIN_SOURCE, {"broken": "Broken", "stray": "Stray", "exits": "Exits", "seeded": "Seeded"}
     )
     config = BenchConfig(
         samplers=["seeded", label],
@@ -285,7 +298,7 @@ def test_a_sampler_whose_run_fails_is_left_out_with_a_rerun_command_and_the_rest
     assert (failure.label, failure.workload, failure.seed) == (label, "stationary", 5)
     assert why in failure.message
     # The line of the sampler's own code it raised at; none where the bench refused its pick.
-    assert (f"(at {module.__file__}:" in failure.message) == (label == "broken")
+    assert (f"(at {module.__file__}:" in failure.message) == (label != "stray")
     assert failure.message.endswith(
         f"reproduce it alone with the same command and options, with --sampler {label} "
         f"--workload stationary --first-seed 5 --seeds 1"

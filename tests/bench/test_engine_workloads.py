@@ -298,8 +298,16 @@ class Broken:
         return None
 
 
-def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> None:
-    broken = EngineEntrant("broken", lambda built: Broken())  # a closure: forked, not pickled
+@pytest.mark.parametrize(
+    ("sampler", "raised"),
+    [("Broken", "RuntimeError: no pick today"), ("Exits", "SystemExit: 3")],
+    ids=["raises", "exits"],  # exits: it ended the bench with no word
+)
+def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed(
+    sampler: str, raised: str
+) -> None:
+    made = {"Broken": Broken, "Exits": Exits}[sampler]
+    broken = EngineEntrant("broken", lambda built: made())  # a closure: forked, not pickled
     config = EngineBenchConfig(
         workloads=[attrs.evolve(ENGINE_WORKLOADS["lessons"], rounds=2)],
         samplers=[],
@@ -311,8 +319,15 @@ def test_a_sampler_that_fails_in_a_worker_process_is_named_with_its_seed() -> No
     [failure] = run_engine_bench(config).failures
     message = failure.message
     assert message.startswith("sampler 'broken' failed on engine workload lessons, seed 7: ")
-    assert "RuntimeError: no pick today" in message
+    assert raised in message
     assert message.endswith("workloads=[...], first_seed=7, seeds=1, ceilings=False))")
+
+
+class Exits(Broken):
+    """A sampler whose every pick ends the process, as sys.exit() would."""
+
+    def pick(self, keys: Sequence[str], round_index: int) -> str:
+        raise SystemExit(3)
 
 
 class Stray(Broken):
@@ -325,11 +340,12 @@ class Stray(Broken):
 @pytest.mark.parametrize(
     ("sampler", "error", "message"),
     [(Broken, RuntimeError, "no pick today"),
-     (Stray, ValueError, "pick\\(\\) returned 'not-a-task', not a task of the shard")],
-    ids=["raises", "strays"],
+     (Stray, ValueError, "pick\\(\\) returned 'not-a-task', not a task of the shard"),
+     (Exits, SystemExit, "3")],
+    ids=["raises", "strays", "exits"],
 )  # fmt: skip
 def test_a_sampler_that_fails_on_the_asynchronous_path_is_raised_not_waited_on(
-    sampler: type[Broken], error: type[Exception], message: str
+    sampler: type[Broken], error: type[BaseException], message: str
 ) -> None:
     # The engine lets the exception (or its lookup of a stray pick) end the worker's thread,
     # and the run would wait out its hour; the bench picks for the broken sampler instead and

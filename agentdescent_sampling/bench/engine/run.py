@@ -55,13 +55,17 @@ class _Tally:
         self.rollouts = 0
         self.useful = 0
         self.taught: set[str] = set()
-        self.error: Exception | None = None
+        self.error: BaseException | None = None
 
     def pick(self, keys: Sequence[str], round_index: int) -> str:
         if self.error is None:
             try:
                 picked = self._sampler.pick(keys, round_index)
-            except Exception as error:  # noqa: BLE001  # kept, and raised after the run
+            except KeyboardInterrupt:
+                raise
+            # Kept, and raised after the run; SystemExit too, which would end the bench, or
+            # on the asynchronous path end the engine's worker thread and stall the run.
+            except BaseException as error:  # noqa: BLE001
                 self._keep(error)
             else:
                 if picked in keys:
@@ -81,10 +85,12 @@ class _Tally:
         if self.error is None:
             try:
                 self._sampler.record(task_id, score)
-            except Exception as error:  # noqa: BLE001  # kept, and raised after the run
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # noqa: BLE001  # kept, as pick()'s
                 self._keep(error)
 
-    def _keep(self, error: Exception) -> None:
+    def _keep(self, error: BaseException) -> None:
         with self._lock:
             self.error = self.error or error
 

@@ -528,7 +528,9 @@ def _run(w: int, e: int, seed: int) -> EngineRun:
             asynchronous=config.asynchronous,
             latency=config.latency,
         )
-    except Exception as error:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # a sampler's SystemExit ends its run only
         message = (
             f"sampler {entrant.label!r} failed on engine workload {workload.name}, seed {seed}: "
             f"{shown(f'{type(error).__name__}: {error}')}{sampler_line(error)}; "
