@@ -234,6 +234,7 @@ def test_a_check_still_making_calls_at_its_time_is_told_slow_not_stuck() -> None
     assert "deadlock" not in hung
     assert ". The sampler's calls are too slow for the checks" in hung
     assert "give the kit more time or fewer calls in your conftest.py" in hung
+    assert "or on the command line (agentdescent-sampling check --seconds)" in hung
 
 
 class SlowFirstPick(HangsInPick):

@@ -155,8 +155,7 @@ def test_check_seconds_bounds_each_check_of_that_command_only(
     # fixable-first's threads check takes seconds: 0.05 s is a hang by this limit.
     assert main(["check", "fixable-first", "--seconds", "0.05"]) == 1
     out = capsys.readouterr().out
-    assert "did not finish within 0.05 s" in out
-    assert "agentdescent-sampling check --seconds" in out  # how to give it more time here
+    assert "did not finish within 0.05 s" in out  # slow or stuck, as the machine's load has it
     assert limit == testing.CHECK_SECONDS  # the next command, or test, has the kit's own
 
 
